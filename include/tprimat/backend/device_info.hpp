@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// What a backend reports about the device(s) a run used: the result JSON's gpu_info.
+#pragma once
+
+#include <string>
+
+namespace tprimat::backend {
+
+struct DeviceInfo {
+  std::string platform;         ///< "nvd", "amd" or "cpu" (the seeds' platform key)
+  std::string software_stack;   ///< "cuda", "rocm" or "cpu"
+  std::string device_name;      ///< e.g. "NVIDIA H100 80GB HBM3" or the CPU model name
+  int device_count = 1;         ///< devices (or, on CPU, sockets treated as one device) per node
+  int cores = 0;                ///< CPU cores, or SMs/CUs on a GPU
+  double total_memory_gb = 0;   ///< memory of one device (host memory on CPU), GiB
+  std::string driver_version;   ///< empty where there is none
+  std::string runtime_version;  ///< CUDA/HIP runtime, or the compiler on CPU
+  double peak_tflops_dense = 0; ///< dense bf16 peak per device; 0 when unknown (MFU is then null)
+};
+
+}  // namespace tprimat::backend

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Predicted memory per GPU for a model x layout x batch x optimizer sharding, before running.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tprimat/model/counts.hpp"
+#include "tprimat/model/spec.hpp"
+
+namespace tprimat::bench {
+
+/// What the plan depends on. `dims.layers` is the number of layers that will run.
+struct MemoryPlanInput {
+  model::Dims dims;
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int mbs = 1;
+  int seq = 2048;
+  int grad_accum = 1;               ///< bounds the micro-batches 1F1B keeps in flight
+  bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
+  int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
+  /// The CPU reference keeps each head's S x S probabilities; flash attention (GPU) does not.
+  bool materialized_attention = false;
+  double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
+};
+
+/// Bytes per GPU, for the busiest pipeline stage (the first holds the embedding and the most
+/// in-flight micro-batches, the last the LM head and the logits).
+struct MemoryPlan {
+  double weights = 0;       ///< compute copy of this rank's parameters
+  double gradients = 0;     ///< fp32 gradient accumulators
+  double master = 0;        ///< fp32 master weights (none when compute is already fp32)
+  double adam_moments = 0;  ///< fp32 first and second moments
+  double activations = 0;   ///< saved for backward, all in-flight micro-batches
+  double logits = 0;        ///< vocab-parallel logits and their gradient
+  double workspace = 0;
+  double total = 0;
+  std::int64_t params = 0;  ///< parameters held by this rank
+};
+
+namespace detail {
+
+/// Activation bytes one layer saves per token (no recomputation), this rank's TP share.
+constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
+  const auto& d = in.dims;
+  const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
+               f = double(d.ffn) / in.tp, b = in.compute_bytes;
+  // inputs and outputs of both norms + residual, q k v, attention output, gate/up/SwiGLU out.
+  const double saved = b * (4 * h + 2 * q + 2 * kv + 3 * f);
+  const double stats = 4.0 * (double(d.heads) / in.tp + 2);  // fp32 logsumexp and norm rstd
+  const double probs =
+      in.materialized_attention ? 4.0 * (double(d.heads) / in.tp) * in.seq : 0.0;
+  return saved + stats + probs;
+}
+
+constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last) {
+  const auto& d = in.dims;
+  const int layers_here = d.layers / in.pp;
+  std::int64_t p = layers_here * model::layer_params(d) / in.tp;
+  if (first) p += model::embedding_params(d) / in.tp;
+  if (last) p += model::head_params(d) / in.tp + d.hidden;
+  MemoryPlan m;
+  m.params = p;
+  const double shard = in.distributed_optimizer ? in.dp : 1;
+  m.weights = double(p) * in.compute_bytes;
+  m.gradients = double(p) * 4;
+  m.master = in.compute_bytes == 4 ? 0.0 : double(p) * 4 / shard;
+  m.adam_moments = double(p) * 8 / shard;
+  // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
+  const int in_flight = first ? std::min(in.pp, std::max(in.grad_accum, 1)) : 1;
+  const double tokens = double(in.mbs) * in.seq;
+  m.activations = tokens * in_flight *
+                  (layers_here * layer_activation_bytes_per_token(in) + d.hidden * 4.0);
+  m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
+  m.workspace = in.workspace_bytes;
+  m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
+            m.workspace;
+  return m;
+}
+
+}  // namespace detail
+
+constexpr MemoryPlan plan_memory(const MemoryPlanInput& in) {
+  if (in.pp <= 1) return detail::plan_stage(in, true, true);
+  const MemoryPlan first = detail::plan_stage(in, true, false);
+  const MemoryPlan last = detail::plan_stage(in, false, true);
+  return first.total >= last.total ? first : last;
+}
+
+/// The safety margin `--layers auto` keeps: the plan times this must fit the device.
+inline constexpr double fit_margin = 1.10;
+
+/// Largest layer count (a multiple of pp, at most the model's depth in `in.dims.layers`) whose
+/// plan, with a 10% margin, fits `capacity_bytes`; 0 when not even `pp` layers fit.
+constexpr int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes) {
+  const int full = in.dims.layers;
+  for (int n = full - full % in.pp; n >= in.pp; n -= in.pp) {
+    in.dims = in.dims.with_layers(n);
+    if (plan_memory(in).total * fit_margin <= capacity_bytes) return n;
+  }
+  return 0;
+}
+
+}  // namespace tprimat::bench

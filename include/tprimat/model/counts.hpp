@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Parameter and FLOP counts of a model, constexpr from its Dims.
+#pragma once
+
+#include <cstdint>
+
+#include "tprimat/model/spec.hpp"
+
+namespace tprimat::model {
+
+/// Parameters of one transformer layer: two RMSNorm gains, QKV (+bias), O, gate/up/down.
+constexpr std::int64_t layer_params(const Dims& d) {
+  const std::int64_t h = d.hidden, q = d.q_dim(), kv = d.kv_dim(), f = d.ffn;
+  const std::int64_t attn = h * q + 2 * h * kv + q * h + (d.qkv_bias ? q + 2 * kv : 0);
+  const std::int64_t mlp = 3 * h * f;
+  return attn + mlp + 2 * h;
+}
+
+constexpr std::int64_t embedding_params(const Dims& d) {
+  return std::int64_t{d.vocab} * d.hidden;
+}
+
+/// The LM head; zero when it shares the embedding matrix.
+constexpr std::int64_t head_params(const Dims& d) {
+  return d.tied_embeddings ? 0 : std::int64_t{d.vocab} * d.hidden;
+}
+
+/// All parameters, as published model cards count them.
+constexpr std::int64_t total_params(const Dims& d) {
+  return embedding_params(d) + d.layers * layer_params(d) + d.hidden + head_params(d);
+}
+
+/// PaLM's P: every parameter that enters a matrix product, i.e. all but the input
+/// embedding lookup (a tied embedding is also the head, so it stays in).
+constexpr std::int64_t matmul_params(const Dims& d) {
+  return total_params(d) - (d.tied_embeddings ? 0 : embedding_params(d));
+}
+
+/// Model FLOPs per trained token, PaLM convention (appendix B): 6P + 12·L·H·Dh·S.
+/// Forward + backward, no recomputation, attention counted as if not causal.
+constexpr double flops_per_token(const Dims& d, int seq) {
+  return 6.0 * static_cast<double>(matmul_params(d)) +
+         12.0 * d.layers * d.heads * d.head_dim * static_cast<double>(seq);
+}
+
+/// The seeds' "6N" figure (6 x all parameters), reported beside the PaLM one, never instead.
+constexpr double flops_per_token_6n(const Dims& d) {
+  return 6.0 * static_cast<double>(total_params(d));
+}
+
+}  // namespace tprimat::model

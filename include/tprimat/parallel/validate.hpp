@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Each rule a layout must satisfy for a model, written once: for static_asserts, the CLI and tests.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "tprimat/model/spec.hpp"
+
+// Rule texts, shared by the static_asserts (which need literals) and the run-time messages.
+#define TPRIMAT_RULE_TP_POSITIVE "tensor-parallel size (TP) must be at least 1"
+#define TPRIMAT_RULE_PP_POSITIVE "pipeline-parallel size (PP) must be at least 1"
+#define TPRIMAT_RULE_TP_HEADS "TP must divide the attention heads"
+#define TPRIMAT_RULE_TP_KV_HEADS "TP must divide the KV heads"
+#define TPRIMAT_RULE_TP_FFN "TP must divide the FFN width"
+#define TPRIMAT_RULE_PP_LAYERS "PP must divide the layers"
+
+namespace tprimat::parallel {
+
+/// A list of valid values, carried in a type so that compilers print it in diagnostics.
+template <int... V>
+struct Values {};
+
+constexpr bool divides(int part, int whole) { return part >= 1 && whole % part == 0; }
+
+/// TP must split heads, KV heads and the FFN evenly: its valid values divide their gcd.
+constexpr int tp_limit(const model::Dims& d) {
+  return std::gcd(std::gcd(d.heads, d.kv_heads), d.ffn);
+}
+
+constexpr bool tp_valid(const model::Dims& d, int tp) {
+  return tp >= 1 && divides(tp, d.heads) && divides(tp, d.kv_heads) && divides(tp, d.ffn);
+}
+constexpr bool pp_valid(const model::Dims& d, int pp) { return divides(pp, d.layers); }
+
+namespace detail {
+template <int N>
+constexpr int count_divisors() {
+  int c = 0;
+  for (int i = 1; i <= N; ++i) c += N % i == 0;
+  return c;
+}
+template <int N>
+constexpr auto divisors() {
+  std::array<int, count_divisors<N>()> out{};
+  std::size_t k = 0;
+  for (int i = 1; i <= N; ++i)
+    if (N % i == 0) out[k++] = i;
+  return out;
+}
+template <int N, std::size_t... I>
+constexpr auto divisor_values(std::index_sequence<I...>) -> Values<divisors<N>()[I]...>;
+template <int N>
+using DivisorValues = decltype(divisor_values<N>(std::make_index_sequence<count_divisors<N>()>{}));
+}  // namespace detail
+
+/// Valid TP and PP values of a model, as types: `ValidTp<Qwen25_7B>` is `Values<1, 2, 4>`.
+template <class M>
+using ValidTp = detail::DivisorValues<tp_limit(model::dims<M>())>;
+template <class M>
+using ValidPp = detail::DivisorValues<M::layers>;
+
+// One trait per rule. The numbers sit in the template arguments, so a failed static_assert prints
+// them: g++/clang show `TpDividesKvHeads<Qwen25_7B, 8, 4, Values<1, 2, 4>>::value` is false.
+template <class M, int Tp, int Heads = M::heads, class Valid = ValidTp<M>>
+struct TpDividesHeads {
+  static constexpr bool value = divides(Tp, Heads);
+};
+template <class M, int Tp, int KvHeads = M::kv_heads, class Valid = ValidTp<M>>
+struct TpDividesKvHeads {
+  static constexpr bool value = divides(Tp, KvHeads);
+};
+template <class M, int Tp, int Ffn = M::ffn, class Valid = ValidTp<M>>
+struct TpDividesFfn {
+  static constexpr bool value = divides(Tp, Ffn);
+};
+template <class M, int Pp, int Layers = M::layers, class Valid = ValidPp<M>>
+struct PpDividesLayers {
+  static constexpr bool value = divides(Pp, Layers);
+};
+
+/// "1, 2, 4": the valid values of `limit` (its divisors) for messages.
+inline std::string divisor_list(int limit) {
+  std::string out;
+  for (int i = 1; i <= limit; ++i)
+    if (limit % i == 0) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return out;
+}
+
+/// The first rule that (model, TP, PP) breaks, as the one-line message the CLI prints;
+/// nullopt when the layout fits. `d.layers` is the number of layers that will run.
+inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int pp) {
+  const std::string model(d.name);
+  const std::string valid_tp =
+      " (valid TP for " + model + ": " + divisor_list(tp_limit(d)) + ")";
+  const std::string valid_pp =
+      " (valid PP for " + std::to_string(d.layers) + " layers: " + divisor_list(d.layers) + ")";
+  if (tp < 1) return "tprimat: " TPRIMAT_RULE_TP_POSITIVE "; got TP=" + std::to_string(tp);
+  if (pp < 1) return "tprimat: " TPRIMAT_RULE_PP_POSITIVE "; got PP=" + std::to_string(pp);
+  if (!divides(tp, d.heads))
+    return "tprimat: " TPRIMAT_RULE_TP_HEADS ": " + model + " has " + std::to_string(d.heads) +
+           " attention heads, TP=" + std::to_string(tp) + " does not divide them" + valid_tp;
+  if (!divides(tp, d.kv_heads))
+    return "tprimat: " TPRIMAT_RULE_TP_KV_HEADS ": " + model + " has " +
+           std::to_string(d.kv_heads) + " KV heads, TP=" + std::to_string(tp) +
+           " does not divide them" + valid_tp;
+  if (!divides(tp, d.ffn))
+    return "tprimat: " TPRIMAT_RULE_TP_FFN ": " + model + " has FFN width " +
+           std::to_string(d.ffn) + ", TP=" + std::to_string(tp) + " does not divide it" +
+           valid_tp;
+  if (!divides(pp, d.layers))
+    return "tprimat: " TPRIMAT_RULE_PP_LAYERS ": " + model + " runs " + std::to_string(d.layers) +
+           " layers, PP=" + std::to_string(pp) + " does not divide them" + valid_pp;
+  return std::nullopt;
+}
+
+}  // namespace tprimat::parallel

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// What a TrainingStep is built from (shape, optimizer) and what one step reports.
+#pragma once
+
+#include <cstdint>
+
+namespace tprimat::train {
+
+/// AdamW, clipping, schedule and init: the seeds' "fair comparison" settings are the defaults.
+struct OptimizerConfig {
+  double lr_peak = 3e-4;
+  double lr_min = 0.0;
+  int warmup_steps = 50;   ///< linear warm-up from 0 to lr_peak over these steps
+  int decay_steps = 500;   ///< cosine from lr_peak to lr_min ends here (the seeds' train_iters)
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;  ///< not applied to norm gains and biases
+  double clip_norm = 1.0;     ///< global gradient norm clip; <= 0 disables
+  double init_std = 0.02;
+};
+
+/// Per-rank shape of one optimizer step.
+struct StepShape {
+  int mbs = 1;         ///< sequences per micro-batch
+  int seq = 2048;      ///< tokens per sequence
+  int grad_accum = 1;  ///< micro-batches per optimizer step on this DP rank
+  int layers = 0;      ///< transformer layers run; 0 means the model's full depth
+};
+
+/// What one optimizer step reports.
+struct StepStats {
+  double loss = 0;       ///< mean cross-entropy over every target token of the global batch
+  double grad_norm = 0;  ///< global gradient norm before clipping
+  double lr = 0;         ///< learning rate applied by this step
+};
+
+}  // namespace tprimat::train
