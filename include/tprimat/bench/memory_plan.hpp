@@ -22,8 +22,6 @@ struct MemoryPlanInput {
   int grad_accum = 1;               ///< bounds the micro-batches 1F1B keeps in flight
   bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
-  /// The CPU reference keeps each head's S x S probabilities; flash attention (GPU) does not.
-  bool materialized_attention = false;
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
 };
 
@@ -51,9 +49,7 @@ constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
   // inputs and outputs of both norms + residual, q k v, attention output, gate/up/SwiGLU out.
   const double saved = b * (4 * h + 2 * q + 2 * kv + 3 * f);
   const double stats = 4.0 * (double(d.heads) / in.tp + 2);  // fp32 logsumexp and norm rstd
-  const double probs =
-      in.materialized_attention ? 4.0 * (double(d.heads) / in.tp) * in.seq : 0.0;
-  return saved + stats + probs;
+  return saved + stats;
 }
 
 constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last) {

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/bench/dispatch.hpp"
+#include "tprimat/bench/driver.hpp"
+#include "tprimat/bench/options.hpp"
+#include "tprimat/bench/session.hpp"
+#include "tprimat/config.hpp"
+#include "tprimat/core/error.hpp"
+
+namespace {
+
+using namespace tprimat;
+
+/// Registers the shared flag table on a CLI11 subcommand; env-backed flags read their variable.
+struct AddOption {
+  CLI::App* app;
+  template <class T>
+  void operator()(std::string_view flag, T& field, std::string_view help, std::string_view env) {
+    auto* opt = app->add_option(std::string(flag), field, std::string(help));
+    if (!env.empty()) opt->envname(std::string(env));
+  }
+};
+
+int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
+  return bench::with_communicator(&argc, &argv, [&](auto comm) {
+    bench::Runtime rt;
+    rt.env.device = backend::Cpu::device_info();
+    rt.env.world = comm.size();
+    rt.env.command_line = bench::command_line(argc, argv);
+    rt.env.compiled = bench::layout_dispatched;
+    rt.rank = comm.rank();
+#ifdef TPRIMAT_SOURCE_DIR
+    rt.git_dir = TPRIMAT_SOURCE_DIR;
+#endif
+    rt.run_once = [comm](const bench::Job& job, int run, bench::Reporter& rep) {
+      return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
+    };
+    return bench::run_bench(opts, rt);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tprimat: times real LLM training steps (forward, backward, AdamW) and writes "
+               "comparable JSON results"};
+  app.set_version_flag("--version", std::string("tprimat ") + tprimat::version_string);
+  app.require_subcommand(1);
+
+  bench::BenchOptions bench_opts;
+  auto* bench_cmd = app.add_subcommand("bench", "run the training-step benchmark");
+  bench::for_each_selection_flag(bench_opts, AddOption{bench_cmd});
+  bench::for_each_run_flag(bench_opts, AddOption{bench_cmd});
+
+  bench::BenchOptions plan_opts;
+  auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
+  bench::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
+  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend"}) {
+    bench::for_each_run_flag(plan_opts, [&](std::string_view flag, auto& field,
+                                            std::string_view help, std::string_view) {
+      if (flag == f) plan_cmd->add_option(std::string(flag), field, std::string(help));
+    });
+  }
+  plan_cmd->add_option("--num-gpus", plan_opts.num_gpus,
+                       "ranks to plan for (default: TP x PP of the strategy, i.e. DP 1)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, the same shape as every other bad-input message, and exit code 2.
+    std::fprintf(stderr, "tprimat: %s; run tprimat %s--help for the options\n", e.what(),
+                 bench_cmd->parsed() ? "bench " : plan_cmd->parsed() ? "plan " : "");
+    return core::exit_bad_input;
+  }
+
+  try {
+    if (*plan_cmd) {
+      bench::Environment env;
+      env.device = backend::Cpu::device_info();
+      env.compiled = bench::layout_dispatched;
+      return bench::run_plan(plan_opts, env);
+    }
+    return bench_main(argc, argv, bench_opts);
+  } catch (const core::InputError& e) {
+    return bench::report_input_error(e, 0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return core::exit_run_failed;
+  }
+}

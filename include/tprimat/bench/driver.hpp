@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// `tprimat bench` and `tprimat plan` as functions: validate everything, then run or print.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "tprimat/bench/jobs.hpp"
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/bench/progress.hpp"
+#include "tprimat/bench/result.hpp"
+#include "tprimat/bench/runner.hpp"
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::bench {
+
+/// Where the bench runs: the environment jobs are checked against, this rank, and how to run.
+struct Runtime {
+  Environment env;
+  int rank = 0;
+  RunOnce run_once;
+  std::string git_dir;  ///< tree whose `git describe` identifies the code; "" for the cwd
+};
+
+/// Prints an InputError the way every tprimat binary does: one line on stderr, rank 0 only.
+inline int report_input_error(const std::exception& e, int rank) {
+  if (rank == 0) std::fprintf(stderr, "%s\n", e.what());
+  return core::exit_bad_input;
+}
+
+inline std::string describe_job(const Job& job) {
+  const auto& c = job.ctx;
+  std::string s = "tprimat: " + std::string(c.full.name) + " (" + std::string(c.full.cli_name) +
+                  "), strategy " + c.plan.strategy_name + ": TP=" + std::to_string(c.plan.tp) +
+                  " PP=" + std::to_string(c.plan.pp) + " DP=" + std::to_string(c.plan.dp) +
+                  " GradAccum=" + std::to_string(c.plan.grad_accum) + ", mbs " +
+                  std::to_string(c.mbs) + " gbs " + std::to_string(c.gbs) + " seq " +
+                  std::to_string(c.seq) + ", " + c.precision + " on " + c.device.device_name;
+  return s;
+}
+
+inline std::string describe_layers(const Job& job) {
+  const auto& c = job.ctx;
+  if (c.dims.layers == c.full.layers)
+    return "tprimat: running all " + std::to_string(c.full.layers) + " layers";
+  return "tprimat: running " + std::to_string(c.dims.layers) + " of " +
+         std::to_string(c.full.layers) + " layers: a proxy of the full " +
+         std::string(c.full.name) + (c.layers_auto ? " (--layers auto: the most that fit " +
+                                                        detail::gib_text(c.device.total_memory_gb * gib) +
+                                                        " with a 10% margin)"
+                                                  : "") +
+         "; per-layer figures, not whole-model ones";
+}
+
+/// The bench: every check first (bad input: exit 2, nothing written), then each job in turn.
+/// A job whose backend rejects the layout at construction is bad input when it is the only one,
+/// and is skipped with its reason under --parallel all. Returns the process exit code.
+inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
+  Reporter rep(rt.rank == 0);
+  JobList list;
+  try {
+    list = resolve_jobs(opts, rt.env);
+  } catch (const core::InputError& e) {
+    return report_input_error(e, rt.rank);
+  }
+  const std::string git = rt.rank == 0 ? git_describe(rt.git_dir) : "unknown";
+  for (const auto& n : list.notices) rep.line(n);
+  int code = 0;
+  for (auto& job : list.jobs) {
+    job.ctx.git_describe = git;
+    job.ctx.timestamp = utc_timestamp();
+    rep.line(describe_job(job));
+    rep.line(describe_layers(job));
+    rep.line("tprimat: predicted memory " + detail::gib_text(job.ctx.predicted.total) +
+             " per GPU of " + detail::gib_text(job.ctx.device.total_memory_gb * gib));
+    try {
+      code = std::max(code, run_job(job, rt.rank, rt.run_once, rep));
+    } catch (const core::InputError& e) {
+      rep.close_log();
+      if (list.jobs.size() == 1) return report_input_error(e, rt.rank);
+      std::string why = e.what();
+      if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+      rep.line("tprimat: skipping " + job.ctx.plan.strategy_name + " for " +
+               std::string(job.ctx.full.cli_name) + ": " + why);
+    } catch (const std::exception& e) {
+      // Writing the result failed (disk full, directory removed mid-run).
+      rep.close_log();
+      if (rt.rank == 0) std::fprintf(stderr, "%s\n", e.what());
+      code = core::exit_run_failed;
+    }
+  }
+  return code;
+}
+
+/// The memory plan as a table, in GiB per GPU.
+inline std::string format_plan(const MemoryPlan& p, double capacity_bytes) {
+  std::string out;
+  auto row = [&](const char* name, double bytes) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "  %-14s %10.3f GiB\n", name, bytes / gib);
+    out += buf;
+  };
+  row("weights", p.weights);
+  row("gradients", p.gradients);
+  row("master", p.master);
+  row("adam_moments", p.adam_moments);
+  row("activations", p.activations);
+  row("logits", p.logits);
+  row("workspace", p.workspace);
+  row("total", p.total);
+  if (capacity_bytes > 0) {
+    row("device", capacity_bytes);
+    out += p.total <= capacity_bytes ? "  fits\n" : "  does NOT fit: pass --layers auto, or a smaller --seq/--mbs\n";
+  }
+  return out;
+}
+
+/// `tprimat plan`: the same checks as the bench (bar the output directory and the OOM check,
+/// which the plan reports instead), then the predicted memory per GPU of each job.
+inline int run_plan(BenchOptions opts, Environment env) {
+  if (opts.num_gpus > 0) env.world = opts.num_gpus;
+  try {
+    detail::check_backend(opts.backend);
+    std::vector<std::string> notices;
+    const auto models = detail::resolve_models(opts, notices);
+    for (const auto& n : notices) std::printf("%s\n", n.c_str());
+    const auto strategies = detail::resolve_strategies(opts, env);
+    for (const auto& m : models) {
+      for (const auto& s : strategies) {
+        Environment e = env;
+        if (opts.num_gpus == 0) {
+          // Default: one replica of the strategy's layout (DP 1), or the config's own DP.
+          parallel::TpPp tp_pp = s.fixed;
+          int dp = 1;
+          if (s.kind == detail::StrategyChoice::Kind::builtin) {
+            tp_pp = parallel::find_strategy(s.name)->for_model(m, env.device.platform);
+          } else if (s.kind == detail::StrategyChoice::Kind::config) {
+            const auto c = parallel::load_config_strategy(s.name, m, env.device.platform);
+            tp_pp = {c.tp, c.pp};
+            dp = std::max(c.dp, 1);
+          }
+          e.world = tp_pp.tp * tp_pp.pp * dp;
+        }
+        Job job;
+        try {
+          job = detail::make_job(opts, e, m, s, /*check_memory=*/false);
+        } catch (const core::InputError& err) {
+          if (strategies.size() == 1 && models.size() == 1) throw;
+          std::printf("%s: %s\n", s.name.c_str(), err.what());
+          continue;
+        }
+        std::printf("%s\n%s\n", describe_job(job).c_str(), describe_layers(job).c_str());
+        std::printf("predicted memory per GPU (busiest pipeline stage):\n%s",
+                    format_plan(job.ctx.predicted, env.device.total_memory_gb * gib).c_str());
+      }
+    }
+  } catch (const core::InputError& e) {
+    return report_input_error(e, 0);
+  }
+  return 0;
+}
+
+}  // namespace tprimat::bench

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// From bench options to validated jobs (model x strategy): every input check happens here, before
+// anything runs or any result file is written.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <unistd.h>
+
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/bench/options.hpp"
+#include "tprimat/bench/result.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/model/all.hpp"
+#include "tprimat/parallel/config_file.hpp"
+#include "tprimat/parallel/strategy.hpp"
+#include "tprimat/parallel/validate.hpp"
+
+namespace tprimat::bench {
+
+/// One model under one strategy, checked and ready to run `runs` times.
+struct Job {
+  ResultContext ctx;
+  int runs = 1;
+  std::filesystem::path output_dir;
+};
+
+/// What the running binary brings: its device, its ranks, and which layouts it has compiled.
+struct Environment {
+  backend::DeviceInfo device;
+  int world = 1;
+  /// True when this binary can run (TP, PP); the CLI compiles TP, PP in {1, 2, 4, 8}.
+  std::function<bool(int, int)> compiled = [](int, int) { return true; };
+  /// Set by an example binary: its one strategy name and layout; `--parallel` is then unused.
+  std::optional<std::pair<std::string, parallel::TpPp>> fixed;
+  std::string command_line;
+};
+
+struct JobList {
+  std::vector<Job> jobs;
+  std::vector<std::string> notices;  ///< one line each, for the console and the log
+};
+
+/// Models `--model all` runs: the three full models (tiny is the test and no-GPU model).
+inline std::vector<std::string> all_models() { return {"llama", "qwen", "mistral"}; }
+
+/// The LR schedule of a run of `total` steps. A run of 500 steps or more gets the seeds' settings
+/// (warm-up 50, cosine to 500, their train_iters); a shorter one keeps their shape, 10% warm-up
+/// then cosine to its last step, so a short run still trains (timing does not depend on it).
+inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
+  train::OptimizerConfig c;
+  if (total < c.decay_steps) {
+    c.decay_steps = total;
+    c.warmup_steps = std::clamp(total / 10, 1, c.warmup_steps);
+  }
+  if (o.lr > 0) c.lr_peak = o.lr;
+  if (o.lr_warmup >= 0) c.warmup_steps = o.lr_warmup;
+  return c;
+}
+
+namespace detail {
+
+struct StrategyChoice {
+  std::string name;        ///< built-in name, or the config spec, or the example's name
+  std::string dir_suffix;  ///< "-00".."-04" for --parallel all, else ""
+  enum class Kind { builtin, config, fixed } kind = Kind::builtin;
+  parallel::TpPp fixed{};
+};
+
+inline void check_positive(int v, const char* flag, int least = 1) {
+  if (v < least)
+    throw core::InputError(std::string(flag) + " must be at least " + std::to_string(least) +
+                               ", got " + std::to_string(v),
+                           "pass " + std::string(flag) + " " + std::to_string(least) + " or more");
+}
+
+inline void check_backend(const std::string& b) {
+  if (b == "auto" || b == "cpu") return;
+  if (b == "cuda" || b == "hip")
+    throw core::InputError("this tprimat is not built with the " +
+                               std::string(b == "cuda" ? "CUDA" : "HIP") + " backend yet",
+                           "use --backend cpu (or auto)");
+  throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
+}
+
+inline void check_data(const std::string& data) {
+  if (data == "synthetic") return;
+  std::error_code ec;
+  if (!std::filesystem::exists(data, ec))
+    throw core::InputError("data file " + data + " not found",
+                           "pass an existing file, or --data synthetic");
+  throw core::InputError("only synthetic data is supported in this version (got --data " + data +
+                             ")",
+                         "pass --data synthetic");
+}
+
+inline std::vector<std::string> resolve_models(const BenchOptions& o,
+                                               std::vector<std::string>& notices) {
+  if (o.model.empty()) {
+    // Only the CPU backend exists in this version, and a full model does not fit a CPU run.
+    notices.push_back("tprimat: no GPU backend found; running the CPU reference backend on model tiny");
+    return {"tiny"};
+  }
+  if (o.model == "all") return all_models();
+  if (!model::find(o.model))
+    throw core::InputError("unknown model '" + o.model + "'",
+                           "pick one of " + model::known_names() + ", all");
+  return {o.model};
+}
+
+inline std::vector<StrategyChoice> resolve_strategies(const BenchOptions& o,
+                                                      const Environment& env) {
+  using K = StrategyChoice::Kind;
+  if (env.fixed) return {{env.fixed->first, "", K::fixed, env.fixed->second}};
+  if (o.parallel == "all") {
+    std::vector<StrategyChoice> out;
+    for (const auto& s : parallel::strategies)
+      out.push_back({std::string(s.name), "-" + std::string(s.index), K::builtin, {}});
+    return out;
+  }
+  if (parallel::find_strategy(o.parallel)) return {{o.parallel, "", K::builtin, {}}};
+  if (parallel::is_config_path(o.parallel)) return {{o.parallel, "", K::config, {}}};
+  throw core::InputError("unknown strategy '" + o.parallel + "'",
+                         "pick one of " + parallel::strategy_names() +
+                             ", all, or a config file ending in .json");
+}
+
+inline int parse_layers(const std::string& s) {
+  if (s == "full" || s.empty()) return 0;
+  if (s == "auto") return -1;
+  int n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc{} || p != s.data() + s.size() || n < 1)
+    throw core::InputError("--layers takes full, auto or a positive count, got '" + s + "'",
+                           "pass e.g. --layers 2 or --layers auto");
+  return n;
+}
+
+inline std::string gib_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / gib);
+  return buf;
+}
+
+/// Creates the directory and proves it writable with a probe file (removed at once).
+inline void check_output_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw core::InputError("cannot create output directory " + dir.string() +
+                               (ec ? " (" + ec.message() + ")" : " (not a directory)"),
+                           "pass a writable --output-dir (or set OUTPUT_DIR)");
+  const auto probe = dir / (".tprimat-probe." + std::to_string(::getpid()));
+  {
+    std::ofstream f(probe);
+    if (!f)
+      throw core::InputError("output directory " + dir.string() + " is not writable",
+                             "pass a writable --output-dir (or set OUTPUT_DIR)");
+  }
+  std::filesystem::remove(probe, ec);
+}
+
+inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
+                    const StrategyChoice& choice, bool check_memory = true) {
+  using K = StrategyChoice::Kind;
+  const model::Dims full = *model::find(cli_model);
+  const std::string& platform = env.device.platform;
+  std::string name = choice.name;
+  parallel::TpPp tp_pp = choice.fixed;
+  int want_dp = 0, want_accum = 0;
+  if (choice.kind == K::builtin) {
+    tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
+  } else if (choice.kind == K::config) {
+    const auto c = parallel::load_config_strategy(choice.name, cli_model, platform);
+    name = c.name;
+    tp_pp = {c.tp, c.pp};
+    want_dp = c.dp;
+    want_accum = c.grad_accum;
+  }
+  // Layout rules first: they explain more than a rank-count mismatch would.
+  if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp))
+    throw core::InputError(*err + " [strategy " + name + "]");
+  const int mp = tp_pp.tp * tp_pp.pp;
+  int gbs = o.gbs;
+  if (gbs == 0) gbs = cli_model == "tiny" ? o.mbs * std::max(1, env.world / mp) : 64;
+  const parallel::Plan plan =
+      parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp, want_accum);
+  if (!env.compiled(plan.tp, plan.pp))
+    throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
+                               std::to_string(plan.pp) + " is not compiled into this binary",
+                           "use TP and PP in 1, 2, 4, 8, or add the layout to the dispatch");
+
+  MemoryPlanInput mem;
+  mem.dims = full;
+  mem.tp = plan.tp;
+  mem.pp = plan.pp;
+  mem.dp = plan.dp;
+  mem.mbs = o.mbs;
+  mem.seq = o.seq;
+  mem.grad_accum = plan.grad_accum;
+  const bool cpu = platform == "cpu";
+  mem.compute_bytes = cpu ? 4 : 2;
+  // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
+  if (cpu) mem.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(o.seq));
+  const double capacity = env.device.total_memory_gb * gib;
+
+  int layers = parse_layers(o.layers);
+  const bool layers_auto = layers < 0;
+  if (layers_auto) {
+    layers = max_layers_that_fit(mem, capacity);
+    if (layers == 0) {
+      mem.dims = full.with_layers(plan.pp);
+      throw core::InputError(
+          "not even " + std::to_string(plan.pp) + " layer(s) of " + std::string(full.name) +
+              " fit the device: predicted " + gib_text(plan_memory(mem).total) + " per GPU x " +
+              std::to_string(fit_margin) + " margin > " + gib_text(capacity) + " of device memory",
+          "pass a smaller --seq or --mbs, or a strategy with more TP/PP");
+    }
+  } else if (layers == 0) {
+    layers = full.layers;
+  } else if (layers > full.layers) {
+    throw core::InputError("--layers " + std::to_string(layers) + " exceeds the " +
+                               std::to_string(full.layers) + " layers of " +
+                               std::string(full.name),
+                           "pass --layers " + std::to_string(full.layers) + " or fewer");
+  }
+  const model::Dims dims = full.with_layers(layers);
+  if (auto err = parallel::layout_error(dims, plan.tp, plan.pp))
+    throw core::InputError(*err + "; pass --layers as a multiple of PP=" +
+                           std::to_string(plan.pp));
+  mem.dims = dims;
+  const MemoryPlan predicted = plan_memory(mem);
+  if (check_memory && capacity > 0 && predicted.total > capacity)
+    throw core::InputError(
+        "predicted out of memory: " + std::string(full.name) + " with " + std::to_string(layers) +
+            " layers, mbs " + std::to_string(o.mbs) + ", seq " + std::to_string(o.seq) +
+            " needs " + gib_text(predicted.total) + " per GPU, the device has " +
+            gib_text(capacity),
+        "pass --layers auto (runs a proxy of the model that fits), or a smaller --seq/--mbs");
+
+  Job job;
+  auto& c = job.ctx;
+  c.device = env.device;
+  c.full = full;
+  c.dims = dims;
+  c.plan = plan;
+  c.mbs = o.mbs;
+  c.gbs = gbs;
+  c.seq = o.seq;
+  c.steps = o.steps;
+  c.warmup_steps = o.warmup_steps;
+  c.layers_auto = layers_auto;
+  c.data = o.data;
+  c.seed = o.seed;
+  c.precision = cpu ? "fp32" : "bf16";
+  c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
+  c.predicted = predicted;
+  c.command_line = env.command_line;
+  job.runs = o.runs;
+  std::string dir = o.output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  job.output_dir = dir + choice.dir_suffix;
+  return job;
+}
+
+}  // namespace detail
+
+/// Checks every option and builds the jobs; throws core::InputError naming the problem and fix.
+/// With `--parallel all`, a strategy that cannot run here is skipped with a one-line notice.
+inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
+  JobList out;
+  detail::check_backend(o.backend);
+  detail::check_data(o.data);
+  detail::check_positive(o.runs, "--runs");
+  detail::check_positive(o.steps, "--steps");
+  detail::check_positive(o.warmup_steps, "--warmup-steps", 0);
+  detail::check_positive(o.mbs, "--mbs");
+  detail::check_positive(o.gbs, "--gbs", 0);
+  detail::check_positive(o.seq, "--seq");
+  if (o.lr < 0)
+    throw core::InputError("--lr must be positive, got " + std::to_string(o.lr),
+                           "pass e.g. --lr 3e-4");
+  if (o.lr_warmup < -1)  // -1 is the "not given" default
+    throw core::InputError("--warmup must be 0 or more, got " + std::to_string(o.lr_warmup),
+                           "pass e.g. --warmup 50");
+  if (o.seed < 0)
+    throw core::InputError("--seed must be non-negative", "pass e.g. --seed 42");
+  (void)detail::parse_layers(o.layers);
+  const auto models = detail::resolve_models(o, out.notices);
+  const auto strategies = detail::resolve_strategies(o, env);
+  const bool skip_bad = o.parallel == "all" && !env.fixed;
+  for (const auto& m : models) {
+    for (const auto& s : strategies) {
+      try {
+        out.jobs.push_back(detail::make_job(o, env, m, s));
+      } catch (const core::InputError& e) {
+        if (!skip_bad) throw;
+        std::string why = e.what();
+        if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+        out.notices.push_back("tprimat: skipping " + s.name + " for " + m + " (output" +
+                              s.dir_suffix + "): " + why);
+      }
+    }
+  }
+  if (out.jobs.empty())
+    throw core::InputError("no strategy of --parallel all can run here on " +
+                               std::to_string(env.world) + " rank(s)",
+                           "launch with mpirun -np 4 or 8, or pick one strategy");
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& j : out.jobs)
+    if (std::find(dirs.begin(), dirs.end(), j.output_dir) == dirs.end())
+      dirs.push_back(j.output_dir);
+  for (const auto& d : dirs) detail::check_output_dir(d);
+  return out;
+}
+
+}  // namespace tprimat::bench

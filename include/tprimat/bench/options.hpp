@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The bench flags, listed once: the tprimat CLI (CLI11) and the example binaries parse the same table.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::bench {
+
+/// Everything `tprimat bench` (and an example binary) can be told. Defaults are the seeds'.
+struct BenchOptions {
+  std::string model;  ///< "" picks the backend's default (tiny on the CPU backend)
+  std::string parallel = "minimal_communication";  ///< strategy, "all" or a config .json
+  std::string output_dir = "./output";
+  int runs = 1;
+  int steps = 10;         ///< measured steps per run
+  int warmup_steps = 2;   ///< run before the measured steps, excluded from statistics
+  int mbs = 1;
+  int gbs = 0;            ///< 0: mbs x DP for tiny, 64 for the full models (the seeds' setting)
+  int seq = 2048;
+  std::string layers = "full";  ///< "full", a count, or "auto" (largest that fits memory)
+  std::string backend = "auto";
+  std::string data = "synthetic";
+  std::int64_t seed = 42;
+  double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
+  int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see bench/jobs.hpp)
+  int num_gpus = 0;       ///< `tprimat plan` only: ranks to plan for; 0 is TP x PP (DP 1)
+};
+
+/// A flag: its name, help, the environment variable that sets its default (or ""), and field.
+/// `f(name, field, help, env)` is called for each; fields are int, int64, double or string.
+template <class F>
+void for_each_selection_flag(BenchOptions& o, F&& f) {
+  f("--model", o.model, "model: llama, qwen, mistral, tiny or all (default: tiny on the CPU backend)", "");
+  f("--parallel", o.parallel,
+    "strategy name, all (writes <output-dir>-00..04), or a config .json[:name] "
+    "(default: minimal_communication)",
+    "PARALLEL");
+}
+
+template <class F>
+void for_each_run_flag(BenchOptions& o, F&& f) {
+  f("--output-dir", o.output_dir, "directory for benchmark_<platform>_<model>.json and the log (default: ./output)", "OUTPUT_DIR");
+  f("--runs", o.runs, "repetitions of the whole benchmark (default: 1)", "");
+  f("--steps", o.steps, "measured training steps per run (default: 10)", "");
+  f("--warmup-steps", o.warmup_steps, "steps run first and excluded from statistics (default: 2)", "");
+  f("--mbs", o.mbs, "micro batch size (default: 1)", "");
+  f("--gbs", o.gbs, "global batch size (default: mbs x DP for tiny, 64 for the full models)", "");
+  f("--seq", o.seq, "sequence length (default: 2048)", "");
+  f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits)", "");
+  f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto)", "");
+  f("--data", o.data, "synthetic, or a tokenized data file (default: synthetic)", "");
+  f("--seed", o.seed, "seed of weights and synthetic data (default: 42)", "");
+  f("--lr", o.lr, "peak learning rate (default: 3e-4)", "");
+  f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)", "");
+}
+
+namespace detail {
+
+template <class T>
+void parse_value(std::string_view flag, std::string_view text, T& out) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    out = std::string(text);
+  } else if constexpr (std::is_same_v<T, double>) {
+    char* end = nullptr;
+    const std::string s(text);
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size())
+      throw core::InputError(std::string(flag) + " takes a number, got '" + s + "'",
+                             "pass e.g. " + std::string(flag) + " 3e-4");
+    out = v;
+  } else {
+    T v{};
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || p != text.data() + text.size())
+      throw core::InputError(std::string(flag) + " takes an integer, got '" + std::string(text) +
+                                 "'",
+                             "pass e.g. " + std::string(flag) + " 1");
+    out = v;
+  }
+}
+
+}  // namespace detail
+
+/// Environment defaults (PARALLEL, OUTPUT_DIR), applied before flags so that flags win.
+inline void apply_env_defaults(BenchOptions& o, bool with_selection) {
+  auto apply = [](std::string_view flag, auto& field, std::string_view, std::string_view env) {
+    if (env.empty()) return;
+    if (const char* v = std::getenv(std::string(env).c_str()); v != nullptr && *v != '\0')
+      detail::parse_value(flag, v, field);
+  };
+  if (with_selection) for_each_selection_flag(o, apply);
+  for_each_run_flag(o, apply);
+}
+
+/// Usage text for the hand parser below.
+inline std::string usage(std::string_view program, bool with_selection) {
+  BenchOptions o;
+  std::string out = "usage: " + std::string(program) + " [options]\n";
+  auto line = [&](std::string_view flag, auto&, std::string_view help, std::string_view env) {
+    out += "  " + std::string(flag) + " ARG";
+    out += std::string(flag.size() < 16 ? 16 - flag.size() : 1, ' ');
+    out += std::string(help) + (env.empty() ? "" : " [env " + std::string(env) + "]") + "\n";
+  };
+  if (with_selection) for_each_selection_flag(o, line);
+  for_each_run_flag(o, line);
+  return out;
+}
+
+/// Parses "--flag value" and "--flag=value" against the table, for binaries without CLI11.
+/// Returns false when --help was asked for. Unknown flags are an InputError.
+inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& args,
+                       bool with_selection) {
+  apply_env_defaults(o, with_selection);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--help" || a == "-h") return false;
+    std::string_view value;
+    bool has_value = false;
+    if (auto eq = a.find('='); eq != std::string_view::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    bool matched = false;
+    auto try_flag = [&](std::string_view flag, auto& field, std::string_view, std::string_view) {
+      if (matched || flag != a) return;
+      matched = true;
+      if (!has_value) {
+        if (i + 1 >= args.size())
+          throw core::InputError(std::string(flag) + " needs a value",
+                                 "pass " + std::string(flag) + " <value>");
+        value = args[++i];
+      }
+      detail::parse_value(flag, value, field);
+    };
+    if (with_selection) for_each_selection_flag(o, try_flag);
+    for_each_run_flag(o, try_flag);
+    if (!matched)
+      throw core::InputError("unknown option '" + std::string(args[i]) + "'",
+                             "run with --help for the options");
+  }
+  return true;
+}
+
+}  // namespace tprimat::bench

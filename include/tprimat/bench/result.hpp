@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The result document (a superset of the seeds' JSON) and its atomic write to disk.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/bench/metrics.hpp"
+#include "tprimat/config.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/core/stats.hpp"
+#include "tprimat/model/counts.hpp"
+#include "tprimat/parallel/strategy.hpp"
+#include "tprimat/train/config.hpp"
+
+namespace tprimat::bench {
+
+/// Bumped when a key changes meaning or disappears; adding keys keeps it.
+inline constexpr int schema_version = 1;
+
+/// What one run measured. Vectors hold the measured (post-warm-up) steps, in order.
+struct RunRecord {
+  std::vector<double> warmup_step_times;  ///< seconds, excluded from statistics
+  std::vector<double> step_times;         ///< seconds
+  std::vector<double> losses;
+  std::vector<double> learning_rates;
+  std::vector<double> grad_norms;
+  std::vector<double> memory_gb;          ///< peak bytes after each step, GiB
+  double peak_bytes = 0;
+  bool complete = false;
+  std::string error;                      ///< why it stopped early, when !complete
+};
+
+/// Everything about a run that is not a measurement: what ran, where, and how to rerun it.
+struct ResultContext {
+  backend::DeviceInfo device;
+  model::Dims full;    ///< the model as published
+  model::Dims dims;    ///< the model as run (layers may be a proxy)
+  parallel::Plan plan;
+  int mbs = 1;
+  int gbs = 1;
+  int seq = 2048;
+  int steps = 0;
+  int warmup_steps = 0;
+  bool layers_auto = false;
+  std::string data = "synthetic";
+  std::int64_t seed = 42;
+  std::string precision = "bf16";
+  train::OptimizerConfig optimizer;
+  MemoryPlan predicted;
+  std::string command_line;
+  std::string git_describe = "unknown";
+  std::string timestamp;
+};
+
+inline constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+/// NaN (undefined statistic) becomes null rather than a number nobody measured.
+inline nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+/// "benchmark_cpu_tiny.json": the seeds' naming (software stack, then model).
+inline std::string result_file_name(const backend::DeviceInfo& d, std::string_view model) {
+  return "benchmark_" + d.software_stack + "_" + std::string(model) + ".json";
+}
+inline std::string log_file_name(std::string_view model) {
+  return "training_" + std::string(model) + ".log";
+}
+
+/// UTC, ISO 8601, seconds.
+inline std::string utc_timestamp() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// `git describe --always --dirty` of `dir` (the tprimat source tree when known), else "unknown".
+inline std::string git_describe(const std::string& dir = {}) {
+  const std::string cmd = "git " + (dir.empty() ? std::string() : "-C '" + dir + "' ") +
+                          "describe --always --dirty 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "unknown";
+  char buf[256];
+  std::string out;
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int rc = ::pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return rc == 0 && !out.empty() ? out : "unknown";
+}
+
+/// argv joined, each argument single-quoted where the shell would split or expand it.
+inline std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789-_./=:,+@%") == std::string::npos;
+    if (!plain) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    out += (i ? " " : "") + a;
+  }
+  return out;
+}
+
+namespace detail {
+
+inline nlohmann::json array_of(const std::vector<double>& v) {
+  auto a = nlohmann::json::array();
+  for (double x : v) a.push_back(number_or_null(x));
+  return a;
+}
+
+inline MetricsInput metrics_input(const ResultContext& c) {
+  MetricsInput in;
+  in.tokens_per_step = double(c.gbs) * c.seq;
+  in.num_gpus = c.plan.world();
+  in.flops_per_token_palm = model::flops_per_token(c.dims, c.seq);
+  in.flops_per_token_6n = model::flops_per_token_6n(c.dims);
+  in.peak_tflops_dense = c.device.peak_tflops_dense;
+  return in;
+}
+
+inline nlohmann::json performance_json(const Metrics& m, const MetricsInput& in) {
+  return {
+      {"tokens_per_second", number_or_null(m.tokens_per_second)},
+      {"tokens_per_second_per_gpu", number_or_null(m.tokens_per_second_per_gpu)},
+      {"avg_step_time_seconds", number_or_null(m.step_time.mean)},
+      {"median_step_time_seconds", number_or_null(m.step_time.median)},
+      {"std_step_time_seconds", number_or_null(m.step_time.std)},
+      {"min_step_time_seconds", number_or_null(m.step_time.min)},
+      {"max_step_time_seconds", number_or_null(m.step_time.max)},
+      {"ci95_step_time_seconds", number_or_null(m.step_time.ci95)},
+      {"measured_steps", m.step_time.count},
+      {"steps_per_second", number_or_null(m.steps_per_second)},
+      {"model_tflops_per_gpu", number_or_null(m.model_tflops_per_gpu)},
+      {"mfu", m.mfu ? number_or_null(*m.mfu) : nlohmann::json(nullptr)},
+      {"peak_tflops_dense", in.peak_tflops_dense > 0 ? nlohmann::json(in.peak_tflops_dense)
+                                                     : nlohmann::json(nullptr)},
+      {"flops_per_token_palm", in.flops_per_token_palm},
+      {"flops_per_token_6n", in.flops_per_token_6n},
+      {"tflops_per_gpu_6n", number_or_null(m.tflops_per_gpu_6n)},
+  };
+}
+
+inline nlohmann::json summary_json(const std::vector<double>& v) {
+  const auto s = core::summarize(v);
+  return {{"mean", number_or_null(s.mean)},
+          {"std", number_or_null(s.std)},
+          {"min", number_or_null(s.min)},
+          {"max", number_or_null(s.max)}};
+}
+
+template <class F>
+std::vector<double> concat(const std::vector<RunRecord>& runs, F member) {
+  std::vector<double> out;
+  for (const auto& r : runs) out.insert(out.end(), (r.*member).begin(), (r.*member).end());
+  return out;
+}
+
+}  // namespace detail
+
+/// The result document. Top-level statistics and raw_* arrays pool the measured steps of every
+/// run, in run order (identical to `runs[0]` for --runs 1); `runs` keeps each run apart.
+inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunRecord>& runs) {
+  using nlohmann::json;
+  const MetricsInput in = detail::metrics_input(c);
+  const auto step_times = detail::concat(runs, &RunRecord::step_times);
+  const auto losses = detail::concat(runs, &RunRecord::losses);
+  const auto lrs = detail::concat(runs, &RunRecord::learning_rates);
+  const auto memory = detail::concat(runs, &RunRecord::memory_gb);
+  const Metrics m = compute_metrics(step_times, in);
+  bool complete = !runs.empty();
+  double peak = 0;
+  std::string error;
+  for (const auto& r : runs) {
+    complete = complete && r.complete;
+    peak = std::max(peak, r.peak_bytes);
+    if (!r.complete && error.empty()) error = r.error;
+  }
+  const bool proxy = c.dims.layers != c.full.layers;
+
+  json doc;
+  doc["schema_version"] = schema_version;
+  doc["complete"] = complete;
+  if (!complete) doc["error"] = error.empty() ? "the run did not finish" : error;
+  doc["platform"] = c.device.platform;
+  doc["model"] = {{"cli_name", c.full.cli_name},
+                  {"name", c.full.name},
+                  {"params", model::total_params(c.full)},
+                  {"params_run", model::total_params(c.dims)},
+                  {"matmul_params_run", model::matmul_params(c.dims)}};
+  doc["gpu_info"] = {{"device_name", c.device.device_name},
+                     {"device_count", c.plan.world()},
+                     {"devices_per_node", c.device.device_count},
+                     {"total_memory_gb", c.device.total_memory_gb},
+                     {"software_stack", c.device.software_stack},
+                     {"driver_version", c.device.driver_version},
+                     {"runtime_version", c.device.runtime_version},
+                     {"cores", c.device.cores},
+                     {"peak_tflops_dense", c.device.peak_tflops_dense > 0
+                                               ? json(c.device.peak_tflops_dense)
+                                               : json(nullptr)}};
+  doc["parallelism_config"] = {{"tensor_model_parallel_size", c.plan.tp},
+                               {"pipeline_model_parallel_size", c.plan.pp},
+                               {"data_parallel_size", c.plan.dp},
+                               {"gradient_accumulation_steps", c.plan.grad_accum},
+                               {"strategy_name", c.plan.strategy_name}};
+  doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
+                            {"measured_steps", c.steps},
+                            {"warmup_steps", c.warmup_steps},
+                            {"runs", static_cast<int>(runs.size())},
+                            {"micro_batch_size", c.mbs},
+                            {"global_batch_size", c.gbs},
+                            {"sequence_length", c.seq},
+                            {"num_gpus", c.plan.world()},
+                            {"precision", c.precision},
+                            {"num_layers", c.dims.layers},
+                            {"num_layers_full_model", c.full.layers},
+                            {"layers_are_proxy", proxy},
+                            {"layers_auto", c.layers_auto},
+                            {"data", c.data},
+                            {"seed", c.seed}};
+  const auto& o = c.optimizer;
+  doc["optimizer"] = {{"name", "adamw"},         {"lr_peak", o.lr_peak},
+                      {"lr_min", o.lr_min},      {"lr_warmup_steps", o.warmup_steps},
+                      {"lr_decay_steps", o.decay_steps}, {"beta1", o.beta1},
+                      {"beta2", o.beta2},        {"eps", o.eps},
+                      {"weight_decay", o.weight_decay}, {"clip_norm", o.clip_norm},
+                      {"init_std", o.init_std}};
+  doc["performance_metrics"] = detail::performance_json(m, in);
+  const auto& p = c.predicted;
+  doc["memory_metrics"] = {
+      {"peak_allocated_gb", peak / gib},
+      {"peak_reserved_gb", peak / gib},  // the CPU backend allocates exactly what it reserves
+      {"predicted_gb", p.total / gib},
+      {"device_memory_gb", c.device.total_memory_gb},
+      {"predicted_breakdown_gb",
+       {{"weights", p.weights / gib},
+        {"gradients", p.gradients / gib},
+        {"master", p.master / gib},
+        {"adam_moments", p.adam_moments / gib},
+        {"activations", p.activations / gib},
+        {"logits", p.logits / gib},
+        {"workspace", p.workspace / gib}}}};
+  doc["raw_step_times"] = detail::array_of(step_times);
+  doc["warmup_step_times"] = detail::array_of(detail::concat(runs, &RunRecord::warmup_step_times));
+  doc["raw_loss_values"] = detail::array_of(losses);
+  doc["raw_learning_rates"] = detail::array_of(lrs);
+  doc["raw_memory_values"] = detail::array_of(memory);
+  doc["raw_grad_norms"] = detail::array_of(detail::concat(runs, &RunRecord::grad_norms));
+  // Primus-Rival's names for the same arrays, so its readers work unchanged.
+  doc["step_times"] = doc["raw_step_times"];
+  doc["loss_values"] = doc["raw_loss_values"];
+
+  json per_run = json::array();
+  std::vector<double> run_tps, run_step;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const Metrics rm = compute_metrics(r.step_times, in);
+    if (std::isfinite(rm.tokens_per_second)) run_tps.push_back(rm.tokens_per_second);
+    if (std::isfinite(rm.step_time.mean)) run_step.push_back(rm.step_time.mean);
+    per_run.push_back({{"run", static_cast<int>(i)},
+                       {"complete", r.complete},
+                       {"performance_metrics", detail::performance_json(rm, in)},
+                       {"peak_allocated_gb", r.peak_bytes / gib},
+                       {"raw_step_times", detail::array_of(r.step_times)},
+                       {"warmup_step_times", detail::array_of(r.warmup_step_times)},
+                       {"raw_loss_values", detail::array_of(r.losses)},
+                       {"raw_learning_rates", detail::array_of(r.learning_rates)},
+                       {"raw_memory_values", detail::array_of(r.memory_gb)}});
+  }
+  doc["runs"] = per_run;
+  doc["across_runs"] = {{"runs", static_cast<int>(runs.size())},
+                        {"tokens_per_second", detail::summary_json(run_tps)},
+                        {"avg_step_time_seconds", detail::summary_json(run_step)}};
+  doc["reproduce"] = {{"command_line", c.command_line},
+                      {"git_describe", c.git_describe},
+                      {"seed", c.seed},
+                      {"timestamp", c.timestamp},
+                      {"tprimat_version", version_string}};
+  return doc;
+}
+
+/// Writes `text` to `path` so that readers see the old file or the whole new one, never a
+/// partial one: temp file in the same directory, fsync, rename, fsync of the directory.
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const auto fail = [&](const char* what) {
+    const std::string msg = std::string("cannot ") + what + " " + tmp.string() + ": " +
+                            std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw core::RunError(msg);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("create");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("write");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);  // makes the rename itself durable; best effort
+    ::close(dfd);
+  }
+}
+
+inline void write_result(const std::filesystem::path& path, const nlohmann::json& doc) {
+  write_file_atomically(path, doc.dump(2) + "\n");
+}
+
+}  // namespace tprimat::bench

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Custom parallel strategies from a JSON file, with the seeds' config.yaml keys and nesting.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/parallel/strategy.hpp"
+
+namespace tprimat::parallel {
+
+/// One strategy read from a config file. `dp` and `grad_accum` 0 mean "derive" (see make_plan).
+struct ConfigStrategy {
+  std::string name;
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;
+  int grad_accum = 0;
+};
+
+/// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
+inline bool is_config_path(std::string_view arg) {
+  return arg.ends_with(".json") || arg.find(".json:") != std::string_view::npos ||
+         arg.find('/') != std::string_view::npos;
+}
+
+namespace detail {
+
+inline constexpr std::string_view tp_key = "tensor_model_parallel_size";
+inline constexpr std::string_view pp_key = "pipeline_model_parallel_size";
+inline constexpr std::string_view dp_key = "data_parallel_size";
+inline constexpr std::string_view accum_key = "gradient_accumulation_steps";
+
+inline bool is_flat(const nlohmann::json& j) {
+  return j.is_object() && (j.contains(tp_key) || j.contains(pp_key) || j.contains(dp_key));
+}
+
+/// The first of `keys` present in `j`, or nullptr.
+inline const nlohmann::json* first_of(const nlohmann::json& j,
+                                      std::initializer_list<std::string_view> keys,
+                                      std::string* found) {
+  for (auto k : keys) {
+    auto it = j.find(k);
+    if (it != j.end()) {
+      *found = std::string(k);
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+inline std::string join_keys(const nlohmann::json& j) {
+  std::string out;
+  for (auto it = j.begin(); it != j.end(); ++it) out += (out.empty() ? "" : ", ") + it.key();
+  return out.empty() ? "none" : out;
+}
+
+/// Reads one integer key. Missing optional keys give `fallback`; a missing required key, a
+/// non-integer or a value below 1 is an InputError naming the file, the key path and the fix.
+inline int read_size(const nlohmann::json& block, std::string_view key, const std::string& file,
+                     const std::string& where, bool required, int fallback) {
+  auto it = block.find(key);
+  const std::string at = file + ": " + (where.empty() ? "" : where + ".") + std::string(key);
+  if (it == block.end()) {
+    if (required)
+      throw core::InputError("config " + file + ": " + (where.empty() ? "the top level" : where) +
+                                 " has no " + std::string(key),
+                             "add \"" + std::string(key) + "\": <positive integer> there");
+    return fallback;
+  }
+  if (!it->is_number_integer())
+    throw core::InputError("config " + at + " must be an integer, got " + it->dump(),
+                           "write it as a number without quotes, e.g. \"" + std::string(key) +
+                               "\": 1");
+  const auto v = it->get<long long>();
+  if (v < 1 || v > 1 << 20)
+    throw core::InputError("config " + at + " must be a positive integer, got " +
+                               std::to_string(v),
+                           "use 1 or more");
+  return static_cast<int>(v);
+}
+
+/// Picks this model's block: its own entry, else (mistral, tiny) Llama's, whose shape they share.
+inline const nlohmann::json& model_block(const nlohmann::json& j, std::string_view model,
+                                         const std::string& file, const std::string& where,
+                                         std::string* path) {
+  std::string found;
+  const nlohmann::json* m = first_of(j, {model}, &found);
+  if (m == nullptr && model != "qwen") m = first_of(j, {"llama"}, &found);
+  if (m == nullptr)
+    throw core::InputError("config " + file + ": " + (where.empty() ? "the top level" : where) +
+                               " has no block for model " + std::string(model) + " (keys: " +
+                               join_keys(j) + ")",
+                           "add a \"" + std::string(model) +
+                               "\" block with tensor_model_parallel_size");
+  *path = (where.empty() ? "" : where + ".") + found;
+  return *m;
+}
+
+/// Picks the platform block: nvidia/nvd, amd, or cpu (which falls back to the NVIDIA block,
+/// as the built-in strategies do). A flat block applies to every platform.
+inline const nlohmann::json& platform_block(const nlohmann::json& j, std::string_view platform,
+                                            const std::string& file, std::string* path) {
+  if (!j.is_object())
+    throw core::InputError("config " + file + ": " + *path + " must be an object, got " +
+                               j.dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  if (is_flat(j)) return j;
+  std::string found;
+  const nlohmann::json* p = nullptr;
+  if (platform == "amd") p = first_of(j, {"amd", "rocm"}, &found);
+  else if (platform == "cpu") p = first_of(j, {"cpu", "nvidia", "nvd", "cuda"}, &found);
+  else p = first_of(j, {"nvidia", "nvd", "cuda"}, &found);
+  if (p == nullptr)
+    throw core::InputError("config " + file + ": " + *path + " has no block for platform " +
+                               std::string(platform) + " (keys: " + join_keys(j) + ")",
+                           "add an \"" + std::string(platform == "amd" ? "amd" : "nvidia") +
+                               "\" block with tensor_model_parallel_size");
+  *path += "." + found;
+  return *p;
+}
+
+inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
+                                 const std::string& file, const std::string& where) {
+  if (!block.is_object())
+    throw core::InputError("config " + file + ": " + where + " must be an object, got " +
+                               block.dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  ConfigStrategy s;
+  s.name = std::move(name);
+  s.tp = read_size(block, tp_key, file, where, true, 1);
+  s.pp = read_size(block, pp_key, file, where, false, 1);
+  s.dp = read_size(block, dp_key, file, where, false, 0);
+  s.grad_accum = read_size(block, accum_key, file, where, false, 0);
+  return s;
+}
+
+}  // namespace detail
+
+/// Reads the strategy for `model` (cli name) on `platform` ("nvd", "amd", "cpu") from parsed
+/// JSON. Accepted shapes, as the seeds' config.yaml `parallelism` block allows:
+///   {"tensor_model_parallel_size": 2, ...}                      flat: every model and platform
+///   {"llama": {"nvidia": {...}, "amd": {...}}, "qwen": {...}}   per model, then per platform
+///   {"parallelism": {"my_cfg": <either of the above>}}          named strategies
+/// `file` names the source in messages; `name` selects one of several named strategies.
+inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const std::string& file,
+                                            std::string_view name, std::string_view model,
+                                            std::string_view platform) {
+  if (!root.is_object())
+    throw core::InputError("config " + file + " must hold a JSON object, got " +
+                               std::string(root.type_name()),
+                           "write {\"tensor_model_parallel_size\": 1, ...}");
+  std::string strategy = std::filesystem::path(file).stem().string();
+  std::string where;
+  const nlohmann::json* body = &root;
+  if (auto it = root.find("parallelism"); it != root.end()) {
+    if (!it->is_object() || it->empty())
+      throw core::InputError("config " + file + ": parallelism must be a non-empty object",
+                             "write {\"parallelism\": {\"my_cfg\": {...}}}");
+    if (!name.empty()) {
+      auto n = it->find(name);
+      if (n == it->end())
+        throw core::InputError("config " + file + " has no strategy " + std::string(name) +
+                                   " under parallelism (has: " + detail::join_keys(*it) + ")",
+                               "pass --parallel " + file + ":<one of those>");
+      strategy = std::string(name);
+      body = &*n;
+    } else if (it->size() == 1) {
+      strategy = it->begin().key();
+      body = &it->begin().value();
+    } else {
+      throw core::InputError("config " + file + " holds several strategies (" +
+                                 detail::join_keys(*it) + ")",
+                             "pick one with --parallel " + file + ":" + it->begin().key());
+    }
+    where = "parallelism." + strategy;
+  } else if (!name.empty()) {
+    throw core::InputError("config " + file + " has no parallelism block to pick strategy " +
+                               std::string(name) + " from",
+                           "pass --parallel " + file + " without :" + std::string(name));
+  }
+  if (!body->is_object())
+    throw core::InputError("config " + file + ": " + where + " must be an object, got " +
+                               body->dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  if (detail::is_flat(*body)) return detail::read_block(*body, strategy, file, where);
+  std::string path;
+  const auto& m = detail::model_block(*body, model, file, where, &path);
+  const auto& p = detail::platform_block(m, platform, file, &path);
+  return detail::read_block(p, strategy, file, path);
+}
+
+/// Loads `spec` ("path.json" or "path.json:name") for `model` on `platform`.
+/// A missing file, unreadable file or malformed JSON is an InputError naming the file.
+inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
+                                           std::string_view platform) {
+  std::string file(spec);
+  std::string name;
+  if (auto colon = spec.rfind(".json:"); colon != std::string_view::npos) {
+    file = std::string(spec.substr(0, colon + 5));
+    name = std::string(spec.substr(colon + 6));
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec))
+    throw core::InputError("config file " + file + " not found",
+                           "pass an existing JSON file, or a strategy name (" +
+                               strategy_names() + ")");
+  std::ifstream in(file);
+  if (!in)
+    throw core::InputError("config file " + file + " cannot be read",
+                           "check its permissions");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    throw core::InputError("config file " + file + " is not valid JSON (" + what + ")",
+                           "fix the JSON syntax at that position");
+  }
+  return parse_config_strategy(root, file, name, model, platform);
+}
+
+}  // namespace tprimat::parallel

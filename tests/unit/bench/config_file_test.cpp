@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// parallel/config_file.hpp: the seeds' parallelism block shapes, platform fallback, and errors.
+#include "tprimat/parallel/config_file.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace tprimat;
+using nlohmann::json;
+using parallel::parse_config_strategy;
+
+TEST(ConfigFile, FlatObjectAppliesToEveryModel) {
+  const json j = {{"tensor_model_parallel_size", 2}, {"pipeline_model_parallel_size", 2},
+                  {"data_parallel_size", 4}, {"gradient_accumulation_steps", 8}};
+  const auto s = parse_config_strategy(j, "dir/my_cfg.json", "", "qwen", "amd");
+  EXPECT_EQ(s.name, "my_cfg");
+  EXPECT_EQ(s.tp, 2);
+  EXPECT_EQ(s.pp, 2);
+  EXPECT_EQ(s.dp, 4);
+  EXPECT_EQ(s.grad_accum, 8);
+}
+
+TEST(ConfigFile, OptionalKeysDefault) {
+  const auto s = parse_config_strategy(json{{"tensor_model_parallel_size", 4}}, "c.json", "",
+                                       "llama", "nvd");
+  EXPECT_EQ(s.tp, 4);
+  EXPECT_EQ(s.pp, 1);
+  EXPECT_EQ(s.dp, 0) << "0 = derive from the world size";
+  EXPECT_EQ(s.grad_accum, 0);
+}
+
+TEST(ConfigFile, SeedsParallelismBlockPerModelAndPlatform) {
+  const json j = json::parse(R"({"parallelism": {"my_custom_config": {
+      "llama": {"nvidia": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 1},
+                "amd":    {"tensor_model_parallel_size": 1}},
+      "qwen":  {"nvd":    {"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2}}}}})");
+  auto s = parse_config_strategy(j, "c.json", "", "llama", "nvd");
+  EXPECT_EQ(s.name, "my_custom_config");
+  EXPECT_EQ(s.tp, 2);
+  EXPECT_EQ(parse_config_strategy(j, "c.json", "", "llama", "amd").tp, 1);
+  // cpu falls back to the NVIDIA block, as the built-in strategies do.
+  EXPECT_EQ(parse_config_strategy(j, "c.json", "", "llama", "cpu").tp, 2);
+  s = parse_config_strategy(j, "c.json", "", "qwen", "cpu");
+  EXPECT_EQ(s.tp, 4);
+  EXPECT_EQ(s.pp, 2);
+  // mistral and tiny share Llama's block shape and take its entry.
+  EXPECT_EQ(parse_config_strategy(j, "c.json", "", "tiny", "nvd").tp, 2);
+  EXPECT_THROW(parse_config_strategy(j, "c.json", "", "qwen", "amd"), core::InputError);
+}
+
+TEST(ConfigFile, PerModelWithoutParallelismKey) {
+  const json j = json::parse(R"({"llama": {"nvidia": {"tensor_model_parallel_size": 8},
+                                           "cpu": {"tensor_model_parallel_size": 1}}})");
+  EXPECT_EQ(parse_config_strategy(j, "x.json", "", "llama", "nvd").tp, 8);
+  EXPECT_EQ(parse_config_strategy(j, "x.json", "", "llama", "cpu").tp, 1) << "cpu key wins";
+}
+
+TEST(ConfigFile, SeveralNamedStrategiesNeedAName) {
+  const json j = json::parse(R"({"parallelism": {
+      "a": {"tensor_model_parallel_size": 1}, "b": {"tensor_model_parallel_size": 2}}})");
+  try {
+    parse_config_strategy(j, "c.json", "", "tiny", "cpu");
+    FAIL() << "expected InputError";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.json:a"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_config_strategy(j, "c.json", "b", "tiny", "cpu").tp, 2);
+  EXPECT_THROW(parse_config_strategy(j, "c.json", "zzz", "tiny", "cpu"), core::InputError);
+}
+
+void expect_error(const json& j, const std::string& needle) {
+  try {
+    parse_config_strategy(j, "cfg.json", "", "llama", "nvd");
+    FAIL() << "expected InputError containing " << needle;
+  } catch (const core::InputError& e) {
+    const std::string w = e.what();
+    EXPECT_EQ(w.rfind("tprimat: ", 0), 0u) << w;
+    EXPECT_NE(w.find("cfg.json"), std::string::npos) << w;
+    EXPECT_NE(w.find(needle), std::string::npos) << w;
+    EXPECT_EQ(w.find('\n'), std::string::npos) << "one line: " << w;
+  }
+}
+
+TEST(ConfigFile, ErrorsNameFileKeyAndFix) {
+  expect_error(json{{"pipeline_model_parallel_size", 2}}, "has no tensor_model_parallel_size");
+  expect_error(json{{"tensor_model_parallel_size", "2"}}, "must be an integer");
+  expect_error(json{{"tensor_model_parallel_size", 2.5}}, "must be an integer");
+  expect_error(json{{"tensor_model_parallel_size", 0}}, "must be a positive integer");
+  expect_error(json{{"tensor_model_parallel_size", 1}, {"data_parallel_size", -1}},
+               "data_parallel_size");
+  expect_error(json::parse(R"({"parallelism": {"c": {"llama": {"nvidia": {"pipeline_model_parallel_size": 1}}}}})"),
+               "parallelism.c.llama.nvidia has no tensor_model_parallel_size");
+  expect_error(json::parse(R"({"qwen": {"nvidia": {"tensor_model_parallel_size": 1}}})"),
+               "no block for model llama");
+  expect_error(json::array({1, 2}), "must hold a JSON object");
+}
+
+class ConfigFileOnDisk : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tprimat-config-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
+  const auto good = write("tp2.json", R"({"tensor_model_parallel_size": 2})");
+  const auto s = parallel::load_config_strategy(good, "tiny", "cpu");
+  EXPECT_EQ(s.name, "tp2");
+  EXPECT_EQ(s.tp, 2);
+  const auto named = write("many.json", R"({"parallelism": {"x": {"tensor_model_parallel_size": 4}, "y": {"tensor_model_parallel_size": 1}}})");
+  EXPECT_EQ(parallel::load_config_strategy(named + ":x", "tiny", "cpu").tp, 4);
+
+  const auto bad = write("bad.json", "{\"tensor_model_parallel_size\": 2,,}");
+  try {
+    parallel::load_config_strategy(bad, "tiny", "cpu");
+    FAIL();
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json is not valid JSON"), std::string::npos)
+        << e.what();
+  }
+  try {
+    parallel::load_config_strategy((dir_ / "nope.json").string(), "tiny", "cpu");
+    FAIL();
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.json not found"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigFile, WhatLooksLikeAPath) {
+  EXPECT_TRUE(parallel::is_config_path("cfg.json"));
+  EXPECT_TRUE(parallel::is_config_path("cfg.json:name"));
+  EXPECT_TRUE(parallel::is_config_path("./configs/x"));
+  EXPECT_FALSE(parallel::is_config_path("balanced"));
+}
+
+}  // namespace

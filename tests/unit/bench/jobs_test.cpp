@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// bench/jobs.hpp and bench/options.hpp: every bad input is caught before a run, with its fix.
+#include "tprimat/bench/jobs.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tprimat/bench/options.hpp"
+
+namespace {
+
+using namespace tprimat;
+namespace fs = std::filesystem;
+
+class Jobs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tprimat-jobs-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    env_.device.platform = "cpu";
+    env_.device.software_stack = "cpu";
+    env_.device.total_memory_gb = 24;
+    opts_.output_dir = (dir_ / "out").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// The InputError message of resolve_jobs, or "" when it succeeds.
+  std::string error_of(const bench::BenchOptions& o) {
+    try {
+      bench::resolve_jobs(o, env_);
+    } catch (const core::InputError& e) {
+      const std::string w = e.what();
+      EXPECT_EQ(w.rfind("tprimat: ", 0), 0u) << w;
+      EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+      return w;
+    }
+    return "";
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+  bench::Environment env_;
+  bench::BenchOptions opts_;
+};
+
+TEST_F(Jobs, DefaultIsTinyOnOneRank) {
+  const auto list = bench::resolve_jobs(opts_, env_);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  const auto& c = list.jobs[0].ctx;
+  EXPECT_EQ(c.full.cli_name, "tiny");
+  EXPECT_EQ(c.plan.strategy_name, "minimal_communication");
+  EXPECT_EQ(c.gbs, 1) << "tiny's default gbs is mbs x DP";
+  EXPECT_EQ(c.precision, "fp32");
+  EXPECT_EQ(c.dims.layers, 4);
+  ASSERT_EQ(list.notices.size(), 1u);
+  EXPECT_EQ(list.notices[0],
+            "tprimat: no GPU backend found; running the CPU reference backend on model tiny");
+  EXPECT_TRUE(fs::is_directory(dir_ / "out"));
+}
+
+TEST_F(Jobs, FullModelsDefaultToTheSeedsBatch) {
+  opts_.model = "llama";
+  opts_.layers = "auto";
+  opts_.seq = 128;
+  const auto list = bench::resolve_jobs(opts_, env_);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  const auto& c = list.jobs[0].ctx;
+  EXPECT_EQ(c.gbs, 64);
+  EXPECT_EQ(c.plan.grad_accum, 64);
+  EXPECT_TRUE(c.layers_auto);
+  EXPECT_GE(c.dims.layers, 1);
+  EXPECT_LT(c.dims.layers, 32) << "8B fp32 + Adam does not fit 24 GiB: a proxy must run";
+  EXPECT_LE(c.predicted.total * bench::fit_margin, 24 * bench::gib);
+}
+
+#define EXPECT_INPUT_ERROR(o, needle)                                              \
+  do {                                                                             \
+    const std::string msg_ = error_of(o);                                          \
+    EXPECT_NE(msg_.find(needle), std::string::npos) << "got: '" << msg_ << "'"; \
+  } while (0)
+
+TEST_F(Jobs, BadInputNamesProblemAndFix) {
+  auto o = opts_;
+  o.model = "gpt5";
+  EXPECT_INPUT_ERROR(o, "unknown model 'gpt5'; pick one of llama, qwen, mistral, tiny, all");
+  o = opts_;
+  o.parallel = "fastest";
+  EXPECT_INPUT_ERROR(o, "unknown strategy 'fastest'; pick one of maximum_performance");
+  o = opts_;
+  o.backend = "cuda";
+  EXPECT_INPUT_ERROR(o, "not built with the CUDA backend yet");
+  o.backend = "tpu";
+  EXPECT_INPUT_ERROR(o, "unknown backend 'tpu'");
+  o = opts_;
+  o.data = (dir_ / "missing.bin").string();
+  EXPECT_INPUT_ERROR(o, "missing.bin not found");
+  o.data = write("tokens.bin", "x");
+  EXPECT_INPUT_ERROR(o, "only synthetic data is supported in this version");
+  o = opts_;
+  o.gbs = 3;
+  o.mbs = 2;
+  EXPECT_INPUT_ERROR(o, "global batch 3 is not divisible by micro batch x DP = 2 x 1");
+  o = opts_;
+  o.steps = 0;
+  EXPECT_INPUT_ERROR(o, "--steps must be at least 1");
+  o = opts_;
+  o.layers = "many";
+  EXPECT_INPUT_ERROR(o, "--layers takes full, auto or a positive count");
+  o.layers = "9";
+  EXPECT_INPUT_ERROR(o, "--layers 9 exceeds the 4 layers of Tiny");
+  o = opts_;
+  o.model = "llama";
+  EXPECT_INPUT_ERROR(o, "predicted out of memory");
+  EXPECT_INPUT_ERROR(o, "--layers auto");
+  o = opts_;
+  o.parallel = "balanced";
+  EXPECT_INPUT_ERROR(o, "strategy balanced needs a multiple of TP=2 x PP=1 = 2 GPUs");
+}
+
+TEST_F(Jobs, ConfigFileLayoutErrorsUseTheRuleMessage) {
+  auto o = opts_;
+  o.model = "qwen";
+  o.parallel = write("tp8.json", R"({"tensor_model_parallel_size": 8})");
+  EXPECT_INPUT_ERROR(o, "TP must divide the attention heads: Qwen 2.5 7B has 28 attention heads, TP=8");
+  EXPECT_INPUT_ERROR(o, "(valid TP for Qwen 2.5 7B: 1, 2, 4)");
+  o = opts_;
+  o.parallel = write("dp4.json", R"({"tensor_model_parallel_size": 1, "data_parallel_size": 4})");
+  EXPECT_INPUT_ERROR(o, "GPU count does not match TP x PP x DP");
+  o.parallel = write("broken.json", R"({"tensor_model_parallel_size": )");
+  EXPECT_INPUT_ERROR(o, "broken.json is not valid JSON");
+  o.parallel = (dir_ / "absent.json").string();
+  EXPECT_INPUT_ERROR(o, "absent.json not found");
+  o.parallel = write("nokey.json", R"({"pipeline_model_parallel_size": 1})");
+  EXPECT_INPUT_ERROR(o, "has no tensor_model_parallel_size");
+  o = opts_;
+  o.layers = "3";
+  o.parallel = write("pp2.json", R"({"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2})");
+  env_.world = 2;
+  EXPECT_INPUT_ERROR(o, "PP must divide the layers");
+}
+
+TEST_F(Jobs, OutputDirectoryMustBeCreatable) {
+  auto o = opts_;
+  o.output_dir = (fs::path(write("a_file", "x")) / "sub").string();
+  EXPECT_INPUT_ERROR(o, "cannot create output directory");
+}
+
+TEST_F(Jobs, ParallelAllSkipsWhatCannotRunHere) {
+  auto o = opts_;
+  o.parallel = "all";
+  auto list = bench::resolve_jobs(o, env_);
+  ASSERT_EQ(list.jobs.size(), 1u) << "on one rank only TP=1 PP=1 runs";
+  EXPECT_EQ(list.jobs[0].ctx.plan.strategy_name, "minimal_communication");
+  EXPECT_EQ(list.jobs[0].output_dir, fs::path(o.output_dir + "-03"));
+  int skipped = 0;
+  for (const auto& n : list.notices) skipped += n.rfind("tprimat: skipping ", 0) == 0;
+  EXPECT_EQ(skipped, 4);
+
+  env_.world = 8;
+  o.gbs = 8;
+  list = bench::resolve_jobs(o, env_);
+  EXPECT_EQ(list.jobs.size(), 5u) << "8 ranks fit every strategy of tiny";
+  EXPECT_EQ(list.jobs[2].ctx.plan.tp * list.jobs[2].ctx.plan.pp, 8);
+  EXPECT_EQ(list.jobs[2].output_dir, fs::path(o.output_dir + "-02"));
+}
+
+TEST_F(Jobs, ShortRunsKeepTheScheduleShape) {
+  bench::BenchOptions o;
+  auto c = bench::optimizer_for(o, 32);
+  EXPECT_EQ(c.decay_steps, 32);
+  EXPECT_EQ(c.warmup_steps, 3);
+  c = bench::optimizer_for(o, 500);
+  EXPECT_EQ(c.decay_steps, 500);
+  EXPECT_EQ(c.warmup_steps, 50);
+  c = bench::optimizer_for(o, 2000);
+  EXPECT_EQ(c.decay_steps, 500) << "the seeds' settings for long runs";
+  o.lr = 1e-3;
+  o.lr_warmup = 0;
+  c = bench::optimizer_for(o, 32);
+  EXPECT_DOUBLE_EQ(c.lr_peak, 1e-3);
+  EXPECT_EQ(c.warmup_steps, 0);
+}
+
+TEST(Options, HandParserSharesTheFlagTable) {
+  bench::BenchOptions o;
+  ::setenv("OUTPUT_DIR", "/tmp/from-env", 1);
+  ::setenv("PARALLEL", "balanced", 1);
+  std::vector<std::string_view> args{"--steps", "7", "--seq=64", "--layers", "auto", "--lr",
+                                     "1e-3"};
+  EXPECT_TRUE(bench::parse_args(o, args, true));
+  ::unsetenv("OUTPUT_DIR");
+  ::unsetenv("PARALLEL");
+  EXPECT_EQ(o.steps, 7);
+  EXPECT_EQ(o.seq, 64);
+  EXPECT_EQ(o.layers, "auto");
+  EXPECT_DOUBLE_EQ(o.lr, 1e-3);
+  EXPECT_EQ(o.output_dir, "/tmp/from-env");
+  EXPECT_EQ(o.parallel, "balanced");
+
+  bench::BenchOptions p;
+  std::vector<std::string_view> bad{"--model", "tiny"};
+  EXPECT_THROW(bench::parse_args(p, bad, false), core::InputError) << "no --model in examples";
+  std::vector<std::string_view> nan{"--steps", "ten"};
+  EXPECT_THROW(bench::parse_args(p, nan, false), core::InputError);
+  std::vector<std::string_view> help{"--help"};
+  EXPECT_FALSE(bench::parse_args(p, help, false));
+  EXPECT_NE(bench::usage("x", false).find("--warmup-steps"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// bench/result.hpp: the document's keys and values, warm-up exclusion, runs, and atomic writes.
+#include "tprimat/bench/result.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tprimat/model/tiny.hpp"
+
+namespace {
+
+using namespace tprimat;
+namespace fs = std::filesystem;
+
+bench::ResultContext tiny_context() {
+  bench::ResultContext c;
+  c.device.platform = "cpu";
+  c.device.software_stack = "cpu";
+  c.device.device_name = "test cpu";
+  c.device.total_memory_gb = 16;
+  c.full = model::dims<model::Tiny>();
+  c.dims = c.full.with_layers(2);
+  c.plan = parallel::Plan{"minimal_communication", 1, 1, 2, 4};
+  c.mbs = 1;
+  c.gbs = 8;
+  c.seq = 64;
+  c.steps = 3;
+  c.warmup_steps = 1;
+  c.precision = "fp32";
+  c.command_line = "tprimat bench";
+  c.timestamp = "2026-01-01T00:00:00Z";
+  return c;
+}
+
+bench::RunRecord record(double base) {
+  bench::RunRecord r;
+  r.warmup_step_times = {9.0};
+  r.step_times = {base, base, base};
+  r.losses = {5.0, 4.5, 4.0};
+  r.learning_rates = {1e-4, 2e-4, 3e-4};
+  r.grad_norms = {1, 1, 1};
+  r.memory_gb = {0.5, 0.5, 0.5};
+  r.peak_bytes = 0.5 * bench::gib;
+  r.complete = true;
+  return r;
+}
+
+TEST(Result, SeedsKeysAndWarmupExcluded) {
+  const auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["complete"], true);
+  EXPECT_EQ(doc["platform"], "cpu");
+  EXPECT_EQ(doc["gpu_info"]["device_count"], 2);
+  EXPECT_EQ(doc["gpu_info"]["software_stack"], "cpu");
+  EXPECT_TRUE(doc["gpu_info"]["peak_tflops_dense"].is_null());
+  const auto& p = doc["parallelism_config"];
+  EXPECT_EQ(p["tensor_model_parallel_size"], 1);
+  EXPECT_EQ(p["data_parallel_size"], 2);
+  EXPECT_EQ(p["gradient_accumulation_steps"], 4);
+  EXPECT_EQ(p["strategy_name"], "minimal_communication");
+  const auto& t = doc["training_config"];
+  EXPECT_EQ(t["global_batch_size"], 8);
+  EXPECT_EQ(t["num_layers"], 2);
+  EXPECT_EQ(t["num_layers_full_model"], 4);
+  EXPECT_EQ(t["layers_are_proxy"], true);
+  EXPECT_EQ(t["max_steps"], 4);
+  const auto& m = doc["performance_metrics"];
+  // The 9 s warm-up step must not enter the statistics.
+  EXPECT_DOUBLE_EQ(m["avg_step_time_seconds"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(m["max_step_time_seconds"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(m["tokens_per_second"].get<double>(), 8 * 64 / 0.5);
+  EXPECT_DOUBLE_EQ(m["tokens_per_second_per_gpu"].get<double>(), 8 * 64 / 0.5 / 2);
+  EXPECT_TRUE(m["mfu"].is_null());
+  EXPECT_EQ(doc["raw_step_times"].size(), 3u);
+  EXPECT_EQ(doc["warmup_step_times"], nlohmann::json::array({9.0}));
+  EXPECT_EQ(doc["raw_loss_values"], doc["loss_values"]);
+  EXPECT_EQ(doc["raw_step_times"], doc["step_times"]);
+  EXPECT_EQ(doc["model"]["params"], model::total_params(model::dims<model::Tiny>()));
+  EXPECT_DOUBLE_EQ(doc["memory_metrics"]["peak_allocated_gb"].get<double>(), 0.5);
+  EXPECT_EQ(doc["reproduce"]["seed"], 42);
+  EXPECT_EQ(doc["reproduce"]["command_line"], "tprimat bench");
+  EXPECT_FALSE(doc.contains("error"));
+}
+
+TEST(Result, RunsPooledAndKeptApart) {
+  const auto doc = bench::make_result(tiny_context(), {record(1.0), record(3.0)});
+  EXPECT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(doc["raw_step_times"].size(), 6u);
+  EXPECT_DOUBLE_EQ(doc["performance_metrics"]["avg_step_time_seconds"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(doc["runs"][1]["performance_metrics"]["avg_step_time_seconds"].get<double>(),
+                   3.0);
+  const auto& a = doc["across_runs"];
+  EXPECT_EQ(a["runs"], 2);
+  EXPECT_DOUBLE_EQ(a["avg_step_time_seconds"]["mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(a["avg_step_time_seconds"]["min"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(a["tokens_per_second"]["max"].get<double>(), 512.0);
+}
+
+TEST(Result, IncompleteRunSaysWhy) {
+  auto r = record(1.0);
+  r.complete = false;
+  r.error = "tprimat: loss is not finite at step 3";
+  const auto doc = bench::make_result(tiny_context(), {r});
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_EQ(doc["error"], "tprimat: loss is not finite at step 3");
+  const auto empty = bench::make_result(tiny_context(), {});
+  EXPECT_EQ(empty["complete"], false);
+  EXPECT_TRUE(empty["performance_metrics"]["tokens_per_second"].is_null());
+}
+
+TEST(Result, FileNamesFollowTheSeeds) {
+  backend::DeviceInfo d;
+  d.software_stack = "rocm";
+  EXPECT_EQ(bench::result_file_name(d, "llama"), "benchmark_rocm_llama.json");
+  EXPECT_EQ(bench::log_file_name("qwen"), "training_qwen.log");
+}
+
+TEST(Result, CommandLineQuotesWhatTheShellWouldSplit) {
+  char a0[] = "tprimat", a1[] = "--output-dir", a2[] = "my dir", a3[] = "it's";
+  char* argv[] = {a0, a1, a2, a3};
+  EXPECT_EQ(bench::command_line(4, argv), "tprimat --output-dir 'my dir' 'it'\\''s'");
+}
+
+class AtomicWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tprimat-result-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
+  const auto file = dir_ / "benchmark_cpu_tiny.json";
+  bench::write_result(file, nlohmann::json{{"a", 1}});
+  bench::write_result(file, nlohmann::json{{"b", 2}});
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_EQ(nlohmann::json::parse(s.str()), (nlohmann::json{{"b", 2}}));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 1) << "the temp file must be renamed away";
+}
+
+TEST_F(AtomicWrite, FailureThrowsRunErrorAndWritesNothing) {
+  const auto file = dir_ / "missing" / "benchmark_cpu_tiny.json";
+  EXPECT_THROW(bench::write_result(file, nlohmann::json{{"a", 1}}), core::RunError);
+  EXPECT_FALSE(fs::exists(file));
+}
+
+}  // namespace
