@@ -98,12 +98,3 @@ TEST(DataParallel, TwoRanksEqualOneProcess) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  tprimat::parallel::MpiSession session(&argc, &argv);
-  testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  // A failure on any rank fails the job on every rank, so mpirun reports it whichever rank saw it.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return failed;
-}

@@ -19,6 +19,9 @@ struct OptimizerConfig {
   double weight_decay = 0.1;  ///< not applied to norm gains and biases
   double clip_norm = 1.0;     ///< global gradient norm clip; <= 0 disables
   double init_std = 0.02;
+  /// Distributed optimizer (ZeRO-1): gradients reduce-scattered over DP, AdamW state and the
+  /// update sharded across DP ranks, updated weights all-gathered. Off: gradient all-reduce.
+  bool distributed_optimizer = false;
 };
 
 /// Per-rank shape of one optimizer step.

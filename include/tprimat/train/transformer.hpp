@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
@@ -18,7 +19,14 @@ namespace tprimat::train {
 /// How a parameter tensor starts: matrices normal(0, init_std), norm gains 1, biases 0.
 enum class Init { normal, ones, zeros };
 
-/// One parameter tensor inside the flat parameter buffer (row-major [rows, cols]).
+/// How tensor parallelism cuts a parameter: not at all (replicated on every TP rank: norm
+/// gains), by rows (row-parallel O and down, vocab-parallel embedding) or by columns
+/// (column-parallel QKV, gate/up, their biases, the untied LM head).
+enum class Split { none, rows, cols };
+
+/// One parameter tensor inside the flat parameter buffer (row-major [rows, cols]). Under tensor
+/// parallelism it is this rank's block [row_begin, +rows) x [col_begin, +cols) of the full
+/// [full_rows, full_cols] tensor.
 struct ParamTensor {
   std::string name;         ///< e.g. "layers.0.attn.wq"
   std::int64_t offset = 0;  ///< first element in the flat buffer
@@ -26,7 +34,37 @@ struct ParamTensor {
   std::int64_t cols = 0;
   bool decay = true;  ///< AdamW weight decay applies (matrices yes; norm gains, biases no)
   Init init = Init::normal;
+  Split split = Split::none;
+  std::int64_t full_rows = 0;
+  std::int64_t full_cols = 0;
+  std::int64_t row_begin = 0;
+  std::int64_t col_begin = 0;
   std::int64_t size() const { return rows * cols; }
+  /// True when every TP rank holds the same copy (its gradient must be counted once).
+  bool replicated() const { return rows == full_rows && cols == full_cols; }
+};
+
+/// The part of the model this rank holds: TP rank tp_rank of tp_size (Megatron TP), and the
+/// pipeline stage's layers [layer_begin, layer_begin + layer_count) (-1: all) with the
+/// embedding on the first stage and final norm + head + loss on the last. `slots` micro-batches
+/// can be in flight at once (1F1B keeps up to PP - stage of them), each with its activations.
+struct Shard {
+  int tp_rank = 0;
+  int tp_size = 1;
+  int layer_begin = 0;
+  int layer_count = -1;
+  bool first_stage = true;
+  bool last_stage = true;
+  int slots = 1;
+};
+
+/// The tensor-parallel collectives the model calls inside forward and backward. Type-erased
+/// (std::function) so the engine compiles once per element type whatever the communicator; one
+/// call per block half is nothing next to the GEMMs it follows. Unset means TP = 1.
+template <class T>
+struct TensorParallelOps {
+  std::function<void(std::span<T>)> all_reduce_sum;
+  std::function<void(std::span<T>)> all_reduce_max;
 };
 
 /// Llama-style decoder: embedding -> L x [RMSNorm, QKV (+bias), RoPE, GQA causal attention, O,
@@ -45,9 +83,16 @@ template <class Backend, class T>
 class Transformer {
  public:
   Transformer(const model::Dims& d, int mbs, int seq, double init_std = 0.02,
-              std::uint64_t seed = 42);
+              std::uint64_t seed = 42)
+      : Transformer(d, mbs, seq, init_std, seed, Shard{}, {}) {}
+  /// The part `shard` of the model (TP block, pipeline stage): its weights are the matching
+  /// blocks of the single-process model's weights for the same seed, so a parallel run and one
+  /// process start identical. `ops` are the TP group's collectives (unused when TP = 1).
+  Transformer(const model::Dims& d, int mbs, int seq, double init_std, std::uint64_t seed,
+              Shard shard, TensorParallelOps<T> ops);
 
   const model::Dims& dims() const { return dims_; }
+  const Shard& shard() const { return shard_; }
   int mbs() const { return mbs_; }
   int seq() const { return seq_; }
   std::span<T> params() { return params_; }
@@ -66,6 +111,22 @@ class Transformer {
   double forward_backward(std::span<const std::int32_t> tokens, double grad_scale);
   /// Bytes held by parameters, gradients and activation/workspace buffers.
   std::size_t bytes() const;
+
+  // ---- pipeline stages: one micro-batch at a time per activation slot --------------------
+  /// Forward of this stage over one micro-batch into activation slot `slot`. A stage other than
+  /// the first reads its input from input_activation(slot), written by the caller; a stage
+  /// other than the last leaves its output in output_activation(slot). Returns the loss sum on
+  /// the last stage, 0 elsewhere.
+  double forward_micro(std::span<const std::int32_t> tokens, int slot, bool with_grad,
+                       double grad_scale);
+  /// Backward of the micro-batch in `slot` (ADDS to grads()). A stage other than the last first
+  /// receives the gradient of its output into output_grad(); a stage other than the first then
+  /// finds the gradient of its input in input_grad().
+  void backward_micro(int slot);
+  std::span<T> input_activation(int slot);
+  std::span<const T> output_activation(int slot) const { return slots_[slot].x_final; }
+  std::span<T> output_grad() { return dx_; }
+  std::span<const T> input_grad() const { return dx_; }
 
  private:
   struct LayerParams {  // offsets into the flat buffers; bias offsets -1 without qkv_bias
@@ -88,9 +149,14 @@ class Transformer {
     AlignedVector<T> up;     // [n, ffn]
   };
 
-  std::int64_t add_tensor(std::string name, std::int64_t rows, std::int64_t cols, Init init);
+  std::int64_t add_tensor(std::string name, std::int64_t rows, std::int64_t cols, Init init,
+                          Split split = Split::none, bool owned = true);
+  void tp_sum(T* x, std::int64_t n) {
+    if (shard_.tp_size > 1) ops_.all_reduce_sum(std::span<T>(x, n));
+  }
+  double vocab_parallel_cross_entropy(T grad_scale, bool with_grad);
   void init_params(double init_std, std::uint64_t seed);
-  void load_tokens(std::span<const std::int32_t> tokens);
+  void load_tokens(std::span<const std::int32_t> tokens, int slot = 0);
   double run_forward(bool with_grad, double grad_scale);
   void run_backward();
   T* p(std::int64_t offset) { return params_.data() + offset; }
@@ -99,25 +165,46 @@ class Transformer {
   model::Dims dims_;
   int mbs_, seq_;
   std::int64_t n_;  // tokens per micro-batch
+  Shard shard_;
+  TensorParallelOps<T> ops_;
+  // This rank's share of the split dimensions (the full sizes when TP = 1).
+  int heads_l_, kv_heads_l_;
+  std::int64_t qd_l_, kvd_l_, ffn_l_, vocab_l_, vocab_begin_;
   std::vector<ParamTensor> tensors_;
-  std::vector<LayerParams> layer_params_;
+  // Every tensor of the whole model in creation order, for initialisation: index into tensors_
+  // where this rank holds it, -1 where another stage does (its draws are skipped over).
+  std::vector<ParamTensor> all_tensors_;
+  std::vector<int> local_index_;
+  std::vector<LayerParams> layer_params_;  // this stage's layers
   std::int64_t embedding_ = 0, final_norm_ = 0, head_ = 0;
   AlignedVector<T> params_, grads_;
-  std::vector<LayerActs> acts_;
-  AlignedVector<T> x_final_, xn_final_, rstd_final_, logits_;  // [n,h] [n,h] [n] [n,vocab]
-  AlignedVector<T> rope_cos_, rope_sin_;                       // [seq, head_dim/2]
+  /// What backward needs of one micro-batch in flight.
+  struct MicroActs {
+    std::vector<LayerActs> layers;                           // this stage's layers
+    AlignedVector<T> x_final, xn_final, rstd_final, logits;  // [n,h] [n,h] [n] [n,vocab/TP]
+    std::vector<std::int32_t> inputs, targets;               // [n]
+  };
+  std::vector<MicroActs> slots_;
+  MicroActs* cur_ = nullptr;  // the slot forward/backward work on
+  int local_layers_ = 0;
+  AlignedVector<T> rope_cos_, rope_sin_;  // [seq, head_dim/2]
   AlignedVector<T> attn_workspace_;
   // Backward scratch, shared by all layers.
   AlignedVector<T> dx_, dxn_, dq_, dk_, dv_, dattn_, h_, dh_, dgate_, dup_;
-  std::vector<std::int32_t> inputs_, targets_;  // [n]
+  AlignedVector<T> ce_max_, ce_sums_;  // [n], [2n]: vocab-parallel cross-entropy row statistics
 };
 
 // ---- definitions (compiled once per (Backend, T) in src/ when extern templates are on) ------
 
 template <class Backend, class T>
 Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, double init_std,
-                                     std::uint64_t seed)
-    : dims_(d), mbs_(mbs), seq_(seq), n_(std::int64_t{mbs} * seq) {
+                                     std::uint64_t seed, Shard shard, TensorParallelOps<T> ops)
+    : dims_(d),
+      mbs_(mbs),
+      seq_(seq),
+      n_(std::int64_t{mbs} * seq),
+      shard_(shard),
+      ops_(std::move(ops)) {
   if (mbs < 1 || seq < 1)
     throw core::InputError("micro-batch size and sequence length must be at least 1 (got mbs " +
                            std::to_string(mbs) + ", seq " + std::to_string(seq) + ")");
@@ -126,64 +213,107 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     throw core::InputError("model " + std::string(d.name) +
                            " has inconsistent dimensions (heads must be a multiple of KV heads, "
                            "head_dim even, all sizes positive)");
+  const int tp = shard.tp_size;
+  if (tp < 1 || shard.tp_rank < 0 || shard.tp_rank >= tp || d.heads % tp != 0 ||
+      d.kv_heads % tp != 0 || d.ffn % tp != 0 || d.vocab % tp != 0)
+    throw core::InputError("tensor parallelism TP=" + std::to_string(tp) + " must divide the " +
+                           "heads, KV heads, FFN and vocabulary of " + std::string(d.name));
+  if (tp > 1 && !(ops_.all_reduce_sum && ops_.all_reduce_max))
+    throw core::InputError("a TP shard needs its tensor-parallel collectives");
+  heads_l_ = d.heads / tp;
+  kv_heads_l_ = d.kv_heads / tp;
+  qd_l_ = std::int64_t{heads_l_} * d.head_dim;
+  kvd_l_ = std::int64_t{kv_heads_l_} * d.head_dim;
+  ffn_l_ = d.ffn / tp;
+  vocab_l_ = d.vocab / tp;
+  vocab_begin_ = vocab_l_ * shard.tp_rank;
+  local_layers_ = shard.layer_count < 0 ? d.layers : shard.layer_count;
+  if (shard.layer_begin < 0 || shard.layer_begin + local_layers_ > d.layers || shard.slots < 1 ||
+      (local_layers_ < 1 && !(shard.first_stage && shard.last_stage)))
+    throw core::InputError("pipeline stage of layers [" + std::to_string(shard.layer_begin) + ", " +
+                           std::to_string(shard.layer_begin + local_layers_) + ") of " +
+                           std::to_string(d.layers) + " is empty or out of range");
+  if (d.tied_embeddings && !(shard.first_stage && shard.last_stage))
+    throw core::InputError(
+        "pipeline parallelism with tied embeddings (" + std::string(d.name) +
+            ") is not implemented on the CPU backend: the first and last stages would share the "
+            "embedding",
+        "use PP=1 for this model");
   const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, v = d.vocab;
-  embedding_ = add_tensor("embedding", v, h, Init::normal);
+  embedding_ = add_tensor("embedding", v, h, Init::normal, Split::rows, shard.first_stage);
   for (int l = 0; l < d.layers; ++l) {
     const std::string pre = "layers." + std::to_string(l) + ".";
+    const bool mine = l >= shard.layer_begin && l < shard.layer_begin + local_layers_;
+    auto add_tensor = [&](std::string name, std::int64_t rows, std::int64_t cols, Init init,
+                          Split split = Split::none) {
+      return this->add_tensor(std::move(name), rows, cols, init, split, mine);
+    };
     LayerParams lp{};
     lp.attn_norm = add_tensor(pre + "attn_norm", 1, h, Init::ones);
-    lp.wq = add_tensor(pre + "attn.wq", h, qd, Init::normal);
-    lp.wk = add_tensor(pre + "attn.wk", h, kvd, Init::normal);
-    lp.wv = add_tensor(pre + "attn.wv", h, kvd, Init::normal);
+    lp.wq = add_tensor(pre + "attn.wq", h, qd, Init::normal, Split::cols);
+    lp.wk = add_tensor(pre + "attn.wk", h, kvd, Init::normal, Split::cols);
+    lp.wv = add_tensor(pre + "attn.wv", h, kvd, Init::normal, Split::cols);
     if (d.qkv_bias) {
-      lp.bq = add_tensor(pre + "attn.bq", 1, qd, Init::zeros);
-      lp.bk = add_tensor(pre + "attn.bk", 1, kvd, Init::zeros);
-      lp.bv = add_tensor(pre + "attn.bv", 1, kvd, Init::zeros);
+      lp.bq = add_tensor(pre + "attn.bq", 1, qd, Init::zeros, Split::cols);
+      lp.bk = add_tensor(pre + "attn.bk", 1, kvd, Init::zeros, Split::cols);
+      lp.bv = add_tensor(pre + "attn.bv", 1, kvd, Init::zeros, Split::cols);
     }
-    lp.wo = add_tensor(pre + "attn.wo", qd, h, Init::normal);
+    lp.wo = add_tensor(pre + "attn.wo", qd, h, Init::normal, Split::rows);
     lp.mlp_norm = add_tensor(pre + "mlp_norm", 1, h, Init::ones);
-    lp.w_gate = add_tensor(pre + "mlp.w_gate", h, f, Init::normal);
-    lp.w_up = add_tensor(pre + "mlp.w_up", h, f, Init::normal);
-    lp.w_down = add_tensor(pre + "mlp.w_down", f, h, Init::normal);
-    layer_params_.push_back(lp);
+    lp.w_gate = add_tensor(pre + "mlp.w_gate", h, f, Init::normal, Split::cols);
+    lp.w_up = add_tensor(pre + "mlp.w_up", h, f, Init::normal, Split::cols);
+    lp.w_down = add_tensor(pre + "mlp.w_down", f, h, Init::normal, Split::rows);
+    if (mine) layer_params_.push_back(lp);
   }
-  final_norm_ = add_tensor("final_norm", 1, h, Init::ones);
+  final_norm_ = add_tensor("final_norm", 1, h, Init::ones, Split::none, shard.last_stage);
   // A tied head reads the embedding matrix transposed; otherwise it is its own [hidden, vocab].
-  head_ = d.tied_embeddings ? embedding_ : add_tensor("head", h, v, Init::normal);
+  head_ = d.tied_embeddings ? embedding_
+                            : add_tensor("head", h, v, Init::normal, Split::cols, shard.last_stage);
 
   const std::int64_t total = tensors_.back().offset + tensors_.back().size();
   try {
     params_.assign(total, T(0));
     grads_.assign(total, T(0));
-    acts_.resize(d.layers);
-    for (auto& a : acts_) {
-      a.x.resize(n_ * h);
-      a.xn1.resize(n_ * h);
-      a.rstd1.resize(n_);
-      a.q.resize(n_ * qd);
-      a.k.resize(n_ * kvd);
-      a.v.resize(n_ * kvd);
-      a.attn.resize(n_ * qd);
-      a.lse.resize(std::int64_t{mbs} * d.heads * seq);
-      a.x_mid.resize(n_ * h);
-      a.xn2.resize(n_ * h);
-      a.rstd2.resize(n_);
-      a.gate.resize(n_ * f);
-      a.up.resize(n_ * f);
+    slots_.resize(shard.slots);
+    for (auto& slot : slots_) {
+      slot.layers.resize(local_layers_);
+      slot.x_final.resize(n_ * h);
+      if (shard.last_stage) {
+        slot.xn_final.resize(n_ * h);
+        slot.rstd_final.resize(n_);
+        slot.logits.resize(n_ * vocab_l_);
+      }
+      slot.inputs.resize(n_);
+      slot.targets.resize(n_);
     }
-    x_final_.resize(n_ * h);
-    xn_final_.resize(n_ * h);
-    rstd_final_.resize(n_);
-    logits_.resize(n_ * v);
+    cur_ = &slots_[0];
+    for (auto& slot : slots_)
+      for (auto& a : slot.layers) {
+        a.x.resize(n_ * h);
+        a.xn1.resize(n_ * h);
+        a.rstd1.resize(n_);
+        a.q.resize(n_ * qd_l_);
+        a.k.resize(n_ * kvd_l_);
+        a.v.resize(n_ * kvd_l_);
+        a.attn.resize(n_ * qd_l_);
+        a.lse.resize(std::int64_t{mbs} * heads_l_ * seq);
+        a.x_mid.resize(n_ * h);
+        a.xn2.resize(n_ * h);
+        a.rstd2.resize(n_);
+        a.gate.resize(n_ * ffn_l_);
+        a.up.resize(n_ * ffn_l_);
+      }
     rope_cos_.resize(std::int64_t{seq} * (d.head_dim / 2));
     rope_sin_.resize(rope_cos_.size());
     attn_workspace_.resize(Backend::attention_workspace(seq));
     for (auto* buf : {&dx_, &dxn_}) buf->resize(n_ * h);
-    for (auto* buf : {&dq_, &dattn_}) buf->resize(n_ * qd);
-    for (auto* buf : {&dk_, &dv_}) buf->resize(n_ * kvd);
-    for (auto* buf : {&h_, &dh_, &dgate_, &dup_}) buf->resize(n_ * f);
-    inputs_.resize(n_);
-    targets_.resize(n_);
+    for (auto* buf : {&dq_, &dattn_}) buf->resize(n_ * qd_l_);
+    for (auto* buf : {&dk_, &dv_}) buf->resize(n_ * kvd_l_);
+    for (auto* buf : {&h_, &dh_, &dgate_, &dup_}) buf->resize(n_ * ffn_l_);
+    if (tp > 1) {
+      ce_max_.resize(n_);
+      ce_sums_.resize(2 * n_);
+    }
   } catch (const std::bad_alloc&) {
     throw core::InputError(std::string(d.name) + " with " + std::to_string(d.layers) +
                                " layers at mbs " + std::to_string(mbs) + ", seq " +
@@ -196,11 +326,28 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
 
 template <class Backend, class T>
 std::int64_t Transformer<Backend, T>::add_tensor(std::string name, std::int64_t rows,
-                                                 std::int64_t cols, Init init) {
+                                                 std::int64_t cols, Init init, Split split,
+                                                 bool owned) {
   const std::int64_t offset =
       tensors_.empty() ? 0 : tensors_.back().offset + tensors_.back().size();
+  const int tp = shard_.tp_size, r = shard_.tp_rank;
+  ParamTensor t;
+  t.name = std::move(name);
+  t.offset = offset;
+  t.full_rows = rows;
+  t.full_cols = cols;
+  t.rows = split == Split::rows ? rows / tp : rows;
+  t.cols = split == Split::cols ? cols / tp : cols;
+  t.row_begin = split == Split::rows ? t.rows * r : 0;
+  t.col_begin = split == Split::cols ? t.cols * r : 0;
+  t.split = tp > 1 ? split : Split::none;
   // Only matrices decay: norm gains and biases are excluded, as Megatron and the seeds do.
-  tensors_.push_back(ParamTensor{std::move(name), offset, rows, cols, init == Init::normal, init});
+  t.decay = init == Init::normal;
+  t.init = init;
+  all_tensors_.push_back(t);
+  local_index_.push_back(owned ? static_cast<int>(tensors_.size()) : -1);
+  if (!owned) return -1;
+  tensors_.push_back(std::move(t));
   return offset;
 }
 
@@ -209,11 +356,20 @@ void Transformer<Backend, T>::init_params(double init_std, std::uint64_t seed) {
   // Draws in double, in tensor order, so float and double models start from the same weights.
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, init_std);
-  for (const auto& t : tensors_) {
-    T* w = params_.data() + t.offset;
-    for (std::int64_t i = 0; i < t.size(); ++i)
-      w[i] = t.init == Init::normal ? static_cast<T>(normal(rng))
-                                    : (t.init == Init::ones ? T(1) : T(0));
+  // A TP shard draws every value of the full tensor and keeps its block, so the draws stay in
+  // step with the single-process model's.
+  // Pipeline stages likewise draw (and drop) the values of the other stages' tensors.
+  for (std::size_t k = 0; k < all_tensors_.size(); ++k) {
+    const auto& t = all_tensors_[k];
+    const bool mine = local_index_[k] >= 0;
+    T* w = mine ? params_.data() + tensors_[local_index_[k]].offset : nullptr;
+    for (std::int64_t i = 0; i < t.full_rows; ++i)
+      for (std::int64_t j = 0; j < t.full_cols; ++j) {
+        const T value = t.init == Init::normal ? static_cast<T>(normal(rng))
+                                               : (t.init == Init::ones ? T(1) : T(0));
+        const std::int64_t r = i - t.row_begin, c = j - t.col_begin;
+        if (mine && r >= 0 && r < t.rows && c >= 0 && c < t.cols) w[r * t.cols + c] = value;
+      }
   }
 }
 
@@ -224,20 +380,30 @@ void Transformer<Backend, T>::zero_grads() {
 
 template <class Backend, class T>
 std::size_t Transformer<Backend, T>::bytes() const {
-  std::size_t elems = params_.size() + grads_.size() + x_final_.size() + xn_final_.size() +
-                      rstd_final_.size() + logits_.size() + rope_cos_.size() + rope_sin_.size() +
-                      attn_workspace_.size();
-  for (const auto& a : acts_)
-    elems += a.x.size() + a.xn1.size() + a.rstd1.size() + a.q.size() + a.k.size() + a.v.size() +
-             a.attn.size() + a.lse.size() + a.x_mid.size() + a.xn2.size() + a.rstd2.size() +
-             a.gate.size() + a.up.size();
-  for (const auto* buf : {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_})
+  std::size_t elems =
+      params_.size() + grads_.size() + rope_cos_.size() + rope_sin_.size() + attn_workspace_.size();
+  std::size_t ids = 0;
+  for (const auto& slot : slots_) {
+    elems +=
+        slot.x_final.size() + slot.xn_final.size() + slot.rstd_final.size() + slot.logits.size();
+    ids += slot.inputs.size() + slot.targets.size();
+    for (const auto& a : slot.layers)
+      elems += a.x.size() + a.xn1.size() + a.rstd1.size() + a.q.size() + a.k.size() + a.v.size() +
+               a.attn.size() + a.lse.size() + a.x_mid.size() + a.xn2.size() + a.rstd2.size() +
+               a.gate.size() + a.up.size();
+  }
+  for (const auto* buf :
+       {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_, &ce_max_, &ce_sums_})
     elems += buf->size();
-  return elems * sizeof(T) + (inputs_.size() + targets_.size()) * sizeof(std::int32_t);
+  return elems * sizeof(T) + ids * sizeof(std::int32_t);
 }
 
 template <class Backend, class T>
-void Transformer<Backend, T>::load_tokens(std::span<const std::int32_t> tokens) {
+void Transformer<Backend, T>::load_tokens(std::span<const std::int32_t> tokens, int slot) {
+  if (slot < 0 || slot >= static_cast<int>(slots_.size()))
+    throw core::InputError("activation slot " + std::to_string(slot) + " of " +
+                           std::to_string(slots_.size()));
+  cur_ = &slots_[slot];
   const std::int64_t expected = std::int64_t{mbs_} * (seq_ + 1);
   if (static_cast<std::int64_t>(tokens.size()) != expected)
     throw core::InputError("a micro-batch needs mbs x (seq + 1) = " + std::to_string(expected) +
@@ -251,8 +417,8 @@ void Transformer<Backend, T>::load_tokens(std::span<const std::int32_t> tokens) 
           throw core::InputError("token id " + std::to_string(id) +
                                  " is outside the vocabulary [0, " + std::to_string(dims_.vocab) +
                                  ") of " + std::string(dims_.name));
-      inputs_[std::int64_t{b} * seq_ + t] = in;
-      targets_[std::int64_t{b} * seq_ + t] = out;
+      cur_->inputs[std::int64_t{b} * seq_ + t] = in;
+      cur_->targets[std::int64_t{b} * seq_ + t] = out;
     }
 }
 
@@ -272,15 +438,50 @@ double Transformer<Backend, T>::forward_backward(std::span<const std::int32_t> t
 }
 
 template <class Backend, class T>
+double Transformer<Backend, T>::forward_micro(std::span<const std::int32_t> tokens, int slot,
+                                              bool with_grad, double grad_scale) {
+  load_tokens(tokens, slot);
+  return run_forward(with_grad, grad_scale);
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::backward_micro(int slot) {
+  cur_ = &slots_.at(slot);
+  run_backward();
+}
+
+template <class Backend, class T>
+std::span<T> Transformer<Backend, T>::input_activation(int slot) {
+  auto& s = slots_.at(slot);
+  return local_layers_ > 0 ? std::span<T>(s.layers[0].x) : std::span<T>(s.x_final);
+}
+
+template <class Backend, class T>
 double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
   using B = Backend;
   const auto& d = dims_;
-  const std::int64_t n = n_, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
-  T* x = d.layers > 0 ? acts_[0].x.data() : x_final_.data();
-  B::embedding_forward(inputs_.data(), n, p(embedding_), d.hidden, x);
-  for (int l = 0; l < d.layers; ++l) {
+  const std::int64_t n = n_, h = d.hidden, qd = qd_l_, kvd = kvd_l_, f = ffn_l_;
+  const bool tp = shard_.tp_size > 1;
+  const int layers = local_layers_;
+  MicroActs& m = *cur_;
+  T* x = layers > 0 ? m.layers[0].x.data() : m.x_final.data();
+  if (!shard_.first_stage) {
+    // the caller received this stage's input into input_activation()
+  } else if (!tp) {
+    B::embedding_forward(m.inputs.data(), n, p(embedding_), d.hidden, x);
+  } else {  // vocab-parallel: the rank owning a token's row contributes it, the others zeros
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t row = m.inputs[t] - vocab_begin_;
+      if (row >= 0 && row < vocab_l_)
+        std::copy_n(p(embedding_) + row * h, h, x + t * h);
+      else
+        std::fill_n(x + t * h, h, T(0));
+    }
+    tp_sum(x, n * h);
+  }
+  for (int l = 0; l < layers; ++l) {
     const LayerParams& lp = layer_params_[l];
-    LayerActs& a = acts_[l];
+    LayerActs& a = m.layers[l];
     B::rmsnorm_forward(a.x.data(), p(lp.attn_norm), n, d.hidden, d.norm_eps, a.xn1.data(),
                        a.rstd1.data());
     B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, p(lp.wq), qd, T(0), a.q.data(), qd);
@@ -291,53 +492,114 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
       B::add_bias(a.k.data(), p(lp.bk), n, kvd);
       B::add_bias(a.v.data(), p(lp.bv), n, kvd);
     }
-    B::rope_forward(a.q.data(), n, seq_, d.heads, d.head_dim, rope_cos_.data(), rope_sin_.data());
-    B::rope_forward(a.k.data(), n, seq_, d.kv_heads, d.head_dim, rope_cos_.data(),
+    B::rope_forward(a.q.data(), n, seq_, heads_l_, d.head_dim, rope_cos_.data(), rope_sin_.data());
+    B::rope_forward(a.k.data(), n, seq_, kv_heads_l_, d.head_dim, rope_cos_.data(),
                     rope_sin_.data());
     B::attention_forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), mbs_,
-                         seq_, d.heads, d.kv_heads, d.head_dim, attn_workspace_.data());
-    std::copy(a.x.begin(), a.x.end(), a.x_mid.begin());  // residual
-    B::gemm(false, false, n, h, qd, T(1), a.attn.data(), qd, p(lp.wo), h, T(1), a.x_mid.data(), h);
+                         seq_, heads_l_, kv_heads_l_, d.head_dim, attn_workspace_.data());
+    if (!tp) {
+      std::copy(a.x.begin(), a.x.end(), a.x_mid.begin());  // residual
+      B::gemm(false, false, n, h, qd, T(1), a.attn.data(), qd, p(lp.wo), h, T(1), a.x_mid.data(),
+              h);
+    } else {  // row-parallel O: partial products summed over TP, then the residual
+      B::gemm(false, false, n, h, qd, T(1), a.attn.data(), qd, p(lp.wo), h, T(0), a.x_mid.data(),
+              h);
+      tp_sum(a.x_mid.data(), n * h);
+      B::add(a.x_mid.data(), a.x.data(), n * h);
+    }
     B::rmsnorm_forward(a.x_mid.data(), p(lp.mlp_norm), n, d.hidden, d.norm_eps, a.xn2.data(),
                        a.rstd2.data());
     B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, p(lp.w_gate), f, T(0), a.gate.data(), f);
     B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, p(lp.w_up), f, T(0), a.up.data(), f);
     B::swiglu_forward(a.gate.data(), a.up.data(), h_.data(), n * f);
-    T* next = l + 1 < d.layers ? acts_[l + 1].x.data() : x_final_.data();
-    std::copy(a.x_mid.begin(), a.x_mid.end(), next);  // residual
-    B::gemm(false, false, n, h, f, T(1), h_.data(), f, p(lp.w_down), h, T(1), next, h);
+    T* next = l + 1 < layers ? m.layers[l + 1].x.data() : m.x_final.data();
+    if (!tp) {
+      std::copy(a.x_mid.begin(), a.x_mid.end(), next);  // residual
+      B::gemm(false, false, n, h, f, T(1), h_.data(), f, p(lp.w_down), h, T(1), next, h);
+    } else {  // row-parallel down: as O
+      B::gemm(false, false, n, h, f, T(1), h_.data(), f, p(lp.w_down), h, T(0), next, h);
+      tp_sum(next, n * h);
+      B::add(next, a.x_mid.data(), n * h);
+    }
   }
-  B::rmsnorm_forward(x_final_.data(), p(final_norm_), n, d.hidden, d.norm_eps, xn_final_.data(),
-                     rstd_final_.data());
-  const std::int64_t v = d.vocab;
-  if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
-    B::gemm(false, true, n, v, h, T(1), xn_final_.data(), h, p(embedding_), h, T(0), logits_.data(),
-            v);
+  if (!shard_.last_stage) return 0.0;  // the caller sends output_activation() on
+  B::rmsnorm_forward(m.x_final.data(), p(final_norm_), n, d.hidden, d.norm_eps, m.xn_final.data(),
+                     m.rstd_final.data());
+  const std::int64_t v = vocab_l_;  // column-parallel head: this rank's vocabulary slice
+  if (d.tied_embeddings)            // logits = xn E^T, E [vocab, hidden]
+    B::gemm(false, true, n, v, h, T(1), m.xn_final.data(), h, p(embedding_), h, T(0),
+            m.logits.data(), v);
   else
-    B::gemm(false, false, n, v, h, T(1), xn_final_.data(), h, p(head_), v, T(0), logits_.data(), v);
-  return B::cross_entropy(logits_.data(), targets_.data(), n, d.vocab, static_cast<T>(grad_scale),
+    B::gemm(false, false, n, v, h, T(1), m.xn_final.data(), h, p(head_), v, T(0), m.logits.data(),
+            v);
+  if (tp) return vocab_parallel_cross_entropy(static_cast<T>(grad_scale), with_grad);
+  return B::cross_entropy(m.logits.data(), m.targets.data(), n, d.vocab, static_cast<T>(grad_scale),
                           with_grad);
+}
+
+/// Megatron's vocab-parallel cross-entropy: each rank holds logits [n, vocab / TP]; the row max,
+/// the softmax denominator and the target logit are reduced over TP ([n] and [2n] numbers per
+/// micro-batch), so the full [n, vocab] logits never exist on one rank.
+template <class Backend, class T>
+double Transformer<Backend, T>::vocab_parallel_cross_entropy(T grad_scale, bool with_grad) {
+  const std::int64_t n = n_, v = vocab_l_;
+  using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+  T* logits = cur_->logits.data();
+  const std::int32_t* targets = cur_->targets.data();
+  for (std::int64_t t = 0; t < n; ++t) ce_max_[t] = Row(logits + t * v, v).maxCoeff();
+  ops_.all_reduce_max(std::span<T>(ce_max_.data(), n));
+  for (std::int64_t t = 0; t < n; ++t) {
+    Row row(logits + t * v, v);
+    const std::int64_t target = targets[t] - vocab_begin_;
+    const bool mine = target >= 0 && target < v;
+    ce_sums_[2 * t + 1] = mine ? row[target] : T(0);
+    if (with_grad) {
+      row = (row - ce_max_[t]).exp();
+      ce_sums_[2 * t] = row.sum();
+    } else {
+      ce_sums_[2 * t] = (row - ce_max_[t]).exp().sum();
+    }
+  }
+  ops_.all_reduce_sum(std::span<T>(ce_sums_.data(), 2 * n));
+  double total = 0;
+  for (std::int64_t t = 0; t < n; ++t) {
+    const T sum = ce_sums_[2 * t];
+    total +=
+        static_cast<double>(ce_max_[t]) + std::log(static_cast<double>(sum)) - ce_sums_[2 * t + 1];
+    if (!with_grad) continue;
+    Row row(logits + t * v, v);
+    row *= grad_scale / sum;
+    const std::int64_t target = targets[t] - vocab_begin_;
+    if (target >= 0 && target < v) row[target] -= grad_scale;
+  }
+  return total;
 }
 
 template <class Backend, class T>
 void Transformer<Backend, T>::run_backward() {
   using B = Backend;
   const auto& d = dims_;
-  const std::int64_t n = n_, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, v = d.vocab;
-  const T* dlogits = logits_.data();  // cross_entropy left grad_scale * dloss/dlogits here
-  if (d.tied_embeddings) {
-    B::gemm(true, false, v, h, n, T(1), dlogits, v, xn_final_.data(), h, T(1), g(embedding_), h);
-    B::gemm(false, false, n, h, v, T(1), dlogits, v, p(embedding_), h, T(0), dxn_.data(), h);
-  } else {
-    B::gemm(true, false, h, v, n, T(1), xn_final_.data(), h, dlogits, v, T(1), g(head_), v);
-    B::gemm(false, true, n, h, v, T(1), dlogits, v, p(head_), v, T(0), dxn_.data(), h);
-  }
-  std::fill(dx_.begin(), dx_.end(), T(0));
-  B::rmsnorm_backward(x_final_.data(), p(final_norm_), rstd_final_.data(), dxn_.data(), n, d.hidden,
-                      dx_.data(), g(final_norm_));
-  for (int l = d.layers - 1; l >= 0; --l) {
+  const std::int64_t n = n_, h = d.hidden, qd = qd_l_, kvd = kvd_l_, f = ffn_l_, v = vocab_l_;
+  const bool tp = shard_.tp_size > 1;
+  MicroActs& m = *cur_;
+  if (shard_.last_stage) {
+    const T* dlogits = m.logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
+    if (d.tied_embeddings) {
+      B::gemm(true, false, v, h, n, T(1), dlogits, v, m.xn_final.data(), h, T(1), g(embedding_), h);
+      B::gemm(false, false, n, h, v, T(1), dlogits, v, p(embedding_), h, T(0), dxn_.data(), h);
+    } else {
+      B::gemm(true, false, h, v, n, T(1), m.xn_final.data(), h, dlogits, v, T(1), g(head_), v);
+      B::gemm(false, true, n, h, v, T(1), dlogits, v, p(head_), v, T(0), dxn_.data(), h);
+    }
+    // Conjugate of each column-parallel layer: its input gradient is a partial sum over TP.
+    tp_sum(dxn_.data(), n * h);
+    std::fill(dx_.begin(), dx_.end(), T(0));
+    B::rmsnorm_backward(m.x_final.data(), p(final_norm_), m.rstd_final.data(), dxn_.data(), n,
+                        d.hidden, dx_.data(), g(final_norm_));
+  }  // else: the caller received the gradient of this stage's output into output_grad() (dx_)
+  for (int l = local_layers_ - 1; l >= 0; --l) {
     const LayerParams& lp = layer_params_[l];
-    LayerActs& a = acts_[l];
+    LayerActs& a = m.layers[l];
     // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dx_ holds d x_next.
     B::swiglu_forward(a.gate.data(), a.up.data(), h_.data(), n * f);  // recompute, not stored
     B::gemm(true, false, f, h, n, T(1), h_.data(), f, dx_.data(), h, T(1), g(lp.w_down), h);
@@ -347,16 +609,17 @@ void Transformer<Backend, T>::run_backward() {
     B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, dup_.data(), f, T(1), g(lp.w_up), f);
     B::gemm(false, true, n, h, f, T(1), dgate_.data(), f, p(lp.w_gate), f, T(0), dxn_.data(), h);
     B::gemm(false, true, n, h, f, T(1), dup_.data(), f, p(lp.w_up), f, T(1), dxn_.data(), h);
+    tp_sum(dxn_.data(), n * h);
     B::rmsnorm_backward(a.x_mid.data(), p(lp.mlp_norm), a.rstd2.data(), dxn_.data(), n, d.hidden,
                         dx_.data(), g(lp.mlp_norm));
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
     B::gemm(true, false, qd, h, n, T(1), a.attn.data(), qd, dx_.data(), h, T(1), g(lp.wo), h);
     B::gemm(false, true, n, qd, h, T(1), dx_.data(), h, p(lp.wo), h, T(0), dattn_.data(), qd);
     B::attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
-                          dattn_.data(), dq_.data(), dk_.data(), dv_.data(), mbs_, seq_, d.heads,
-                          d.kv_heads, d.head_dim, attn_workspace_.data());
-    B::rope_backward(dq_.data(), n, seq_, d.heads, d.head_dim, rope_cos_.data(), rope_sin_.data());
-    B::rope_backward(dk_.data(), n, seq_, d.kv_heads, d.head_dim, rope_cos_.data(),
+                          dattn_.data(), dq_.data(), dk_.data(), dv_.data(), mbs_, seq_, heads_l_,
+                          kv_heads_l_, d.head_dim, attn_workspace_.data());
+    B::rope_backward(dq_.data(), n, seq_, heads_l_, d.head_dim, rope_cos_.data(), rope_sin_.data());
+    B::rope_backward(dk_.data(), n, seq_, kv_heads_l_, d.head_dim, rope_cos_.data(),
                      rope_sin_.data());
     if (d.qkv_bias) {
       B::bias_backward(dq_.data(), n, qd, g(lp.bq));
@@ -369,10 +632,20 @@ void Transformer<Backend, T>::run_backward() {
     B::gemm(false, true, n, h, qd, T(1), dq_.data(), qd, p(lp.wq), qd, T(0), dxn_.data(), h);
     B::gemm(false, true, n, h, kvd, T(1), dk_.data(), kvd, p(lp.wk), kvd, T(1), dxn_.data(), h);
     B::gemm(false, true, n, h, kvd, T(1), dv_.data(), kvd, p(lp.wv), kvd, T(1), dxn_.data(), h);
+    tp_sum(dxn_.data(), n * h);
     B::rmsnorm_backward(a.x.data(), p(lp.attn_norm), a.rstd1.data(), dxn_.data(), n, d.hidden,
                         dx_.data(), g(lp.attn_norm));
   }
-  B::embedding_backward(inputs_.data(), n, dx_.data(), d.hidden, g(embedding_));
+  if (!shard_.first_stage) {
+    // dx_ holds the gradient of this stage's input: the caller sends input_grad() back
+  } else if (!tp) {
+    B::embedding_backward(m.inputs.data(), n, dx_.data(), d.hidden, g(embedding_));
+  } else {  // vocab-parallel: only the rows this rank owns
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t row = m.inputs[t] - vocab_begin_;
+      if (row >= 0 && row < vocab_l_) B::add(g(embedding_) + row * h, dx_.data() + t * h, h);
+    }
+  }
 }
 
 }  // namespace tprimat::train

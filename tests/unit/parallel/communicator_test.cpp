@@ -25,6 +25,15 @@ TEST(ParallelCommunicator, SingleIsIdentity) {
   c.barrier();
   EXPECT_EQ(f, (std::vector<float>{1.5f, -2.0f}));
   EXPECT_EQ(d, (std::vector<double>{3.0}));
+  std::vector<float> out(2);
+  c.reduce_scatter_sum(f, out);
+  EXPECT_EQ(out, f);
+  c.all_gather(f, out);
+  EXPECT_EQ(out, f);
+  c.all_reduce_max(std::span<float>(f));
+  EXPECT_EQ(f, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_THROW(c.send(f, 0), core::RunError);  // one rank has no peer
+  EXPECT_EQ(c.split(0, 0).size(), 1);
 }
 
 }  // namespace

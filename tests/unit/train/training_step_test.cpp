@@ -39,16 +39,31 @@ std::vector<std::int32_t> batch(const data::SyntheticTokens& data, std::int64_t 
   return out;
 }
 
-TEST(TrainingStep, ModelParallelLayoutCompilesButThrowsOnCpu) {
+TEST(TrainingStep, ModelParallelLayoutNeedsItsRanks) {
+  // TP=2 x PP=2 runs on the CPU (tests/mpi prove it equal to one process), but one process
+  // cannot host it: the world size is checked before anything is allocated.
   using Step = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<2, 2>>;
   try {
     Step step(shape(1, 8), {});
     FAIL() << "expected InputError";
   } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("not implemented yet (issue 3)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("layout TP=2 x PP=2 needs a multiple of 4 ranks, but "
+                                         "this run has 1"),
+              std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("minimal_communication"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("mpirun -np 4"), std::string::npos) << e.what();
   }
+}
+
+TEST(TrainingStep, PipelineBubbleAndSlots) {
+  EXPECT_EQ(train::pipeline_bubble_fraction(1, 8), 0.0);
+  EXPECT_DOUBLE_EQ(train::pipeline_bubble_fraction(2, 2), 1.0 / 3.0);  // (PP-1)/(M+PP-1)
+  EXPECT_DOUBLE_EQ(train::pipeline_bubble_fraction(4, 8), 3.0 / 11.0);
+  EXPECT_EQ(train::pipeline_slots(4, 0, 8), 4);  // first stage: PP micro-batches in flight
+  EXPECT_EQ(train::pipeline_slots(4, 3, 8), 1);  // last stage: forward then backward at once
+  EXPECT_EQ(train::pipeline_slots(4, 0, 2), 2);  // never more than there are micro-batches
+  TinyStep step(shape(1, 8), {});
+  EXPECT_EQ(step.pipeline_bubble_fraction(), 0.0);
 }
 
 TEST(TrainingStep, RejectsBadTokensAndSizes) {

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Run under mpirun -np 2 and -np 4: groups, collectives, and TP / DP / ZeRO-1 == one process.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/data/synthetic.hpp"
+#include "tprimat/model/tiny.hpp"
+#include "tprimat/parallel/groups.hpp"
+#include "tprimat/parallel/layout.hpp"
+#include "tprimat/parallel/mpi.hpp"
+#include "tprimat/train/training_step.hpp"
+
+namespace {
+
+using namespace tprimat;
+using parallel::comm::Mpi;
+
+/// The second tiny spec: QKV bias and KV heads = heads / 4 (Tiny has heads / 2).
+struct TinyQkvBias : model::Tiny {
+  static constexpr std::string_view name = "Tiny QKV-bias";
+  static constexpr std::string_view cli_name = "tiny-qkv-bias";
+  static constexpr int kv_heads = 2;
+  static constexpr bool qkv_bias = true;
+};
+static_assert(model::ModelSpec<TinyQkvBias>);
+
+/// And tied embeddings: the head is the vocab-parallel embedding read transposed (PP = 1 only).
+struct TinyTied : TinyQkvBias {
+  static constexpr std::string_view name = "Tiny QKV-bias tied";
+  static constexpr std::string_view cli_name = "tiny-tied";
+  static constexpr bool tied_embeddings = true;
+};
+static_assert(model::ModelSpec<TinyTied>);
+
+TEST(MpiGroups, MegatronOrderAndGroupSizes) {
+  Mpi world;
+  const int n = world.size();
+  const int tp = n >= 2 ? 2 : 1;
+  auto g = parallel::make_groups(world, tp, 1);
+  EXPECT_EQ(g.shape.world(), n);
+  EXPECT_EQ(g.tp.size(), tp);
+  EXPECT_EQ(g.dp.size(), n / tp);
+  EXPECT_EQ(g.pp.size(), 1);
+  EXPECT_EQ(g.at.tp, world.rank() % tp);  // TP fastest
+  EXPECT_EQ(g.at.dp, world.rank() / tp);
+  EXPECT_EQ(g.tp.rank(), g.at.tp);
+  EXPECT_EQ(g.dp.rank(), g.at.dp);
+  // A TP group sums over its own ranks only.
+  std::vector<float> x{static_cast<float>(world.rank())};
+  g.tp.all_reduce_sum(x);
+  const int base = world.rank() - g.at.tp;
+  EXPECT_EQ(x[0], static_cast<float>(tp * base + tp * (tp - 1) / 2));
+}
+
+TEST(MpiGroups, WrongWorldSizeFailsBeforeAnyWork) {
+  Mpi world;
+  if (world.size() != 2) GTEST_SKIP() << "needs exactly 2 ranks";
+  using Step = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<4, 1>, Mpi>;
+  try {
+    Step step(train::StepShape{1, 8, 1, 1}, {}, 42, world);
+    FAIL() << "expected InputError";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a multiple of 4 ranks, but this run has 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(MpiComm, ReduceScatterAllGatherMaxSendRecv) {
+  Mpi world;
+  const int n = world.size(), r = world.rank();
+  std::vector<float> in(2 * n), out(2);
+  for (int i = 0; i < 2 * n; ++i) in[i] = static_cast<float>(i + r);
+  world.reduce_scatter_sum(in, out);
+  const float rank_sum = static_cast<float>(n * (n - 1) / 2);
+  EXPECT_EQ(out[0], n * static_cast<float>(2 * r) + rank_sum);
+  EXPECT_EQ(out[1], n * static_cast<float>(2 * r + 1) + rank_sum);
+  std::vector<float> gathered(2 * n);
+  world.all_gather(out, gathered);
+  for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(gathered[i], n * static_cast<float>(i) + rank_sum);
+  std::vector<float> m{static_cast<float>(r), -static_cast<float>(r)};
+  world.all_reduce_max(m);
+  EXPECT_EQ(m[0], static_cast<float>(n - 1));
+  EXPECT_EQ(m[1], 0.0f);
+  if (n >= 2 && r < 2) {  // ranks 0 and 1 swap a buffer
+    std::vector<float> buf{static_cast<float>(r + 10)};
+    if (r == 0) {
+      world.send(buf, 1);
+      world.recv(buf, 1);
+      EXPECT_EQ(buf[0], 11.0f);
+    } else {
+      std::vector<float> got(1);
+      world.recv(got, 0);
+      world.send(buf, 0);
+      EXPECT_EQ(got[0], 10.0f);
+    }
+  }
+}
+
+struct Observed {
+  double loss = 0, norm = 0, weight = 0;  // largest relative differences seen
+};
+
+/// 3 optimizer steps of model M under Layout<Tp, Pp> on the world (DP = world / (Tp x Pp),
+/// `accum` micro-batches of 1 sequence per DP rank) against one process running the same
+/// global batch; every rank checks its shard against the matching block of the reference, and a
+/// mismatch names the tensor (layer and name). Tolerance: 1e-5 relative, fp32 (see below).
+template <class M, int Tp, int Pp>
+Observed compare_with_one_process(bool zero, int accum) {
+  Mpi world;
+  const int dp = world.size() / (Tp * Pp);
+  const int seq = 32, layers = 2, gbs = accum * dp;
+  train::OptimizerConfig opt;
+  opt.lr_peak = 1e-3;
+  opt.warmup_steps = 1;
+  opt.decay_steps = 10;
+  opt.distributed_optimizer = zero;
+  // Adam's eps 1e-8 turns a gradient of 1e-9 (pure summation-order noise, of either sign) into
+  // a full lr-sized step, so two correct runs could differ by 2 lr in such weights. eps 1e-4
+  // keeps the update a smooth function of the gradient: the weights then test the parallel
+  // machinery (measured <= 5e-6 relative), not Adam's conditioning. The losses of every step
+  // agree to ~1e-8 with either eps.
+  opt.eps = 1e-4;
+  train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> par(
+      train::StepShape{1, seq, accum, layers}, opt, 42, world);
+  train::TrainingStep<backend::Cpu, M, parallel::Layout<1, 1>> one(
+      train::StepShape{1, seq, gbs, layers}, opt, 42);
+  const int dp_rank = par.groups().at.dp;
+  data::SyntheticTokens data(M::vocab, 42);
+  std::vector<std::int32_t> rank_tokens(accum * (seq + 1)), all_tokens(gbs * (seq + 1));
+  Observed seen;
+  for (int step = 0; step < 3; ++step) {
+    data::fill_rank_batch(data, step, gbs, dp_rank, dp, seq, rank_tokens);
+    data::fill_rank_batch(data, step, gbs, 0, 1, seq, all_tokens);
+    const auto a = par.run(rank_tokens);
+    const auto b = one.run(all_tokens);
+    // fp32 sums in another order (TP partial products, DP replicas): loss and norm agree to
+    // 1e-5 relative; NaN fails (the comparisons are false).
+    const double dl = std::abs(a.loss - b.loss) / std::abs(b.loss);
+    const double dn = std::abs(a.grad_norm - b.grad_norm) / std::abs(b.grad_norm);
+    EXPECT_LE(dl, 1e-5) << "loss at step " << step << ": " << a.loss << " vs " << b.loss;
+    EXPECT_LE(dn, 1e-5) << "grad norm at step " << step << ": " << a.grad_norm << " vs "
+                        << b.grad_norm;
+    EXPECT_EQ(a.lr, b.lr);
+    seen.loss = std::max(seen.loss, dl);
+    seen.norm = std::max(seen.norm, dn);
+  }
+  const auto& mine = par.model().tensors();
+  const auto& ref = one.model().tensors();
+  // The stages of one pipeline hold every tensor of the model between them, each once.
+  std::vector<double> count{static_cast<double>(mine.size())};
+  Mpi pipeline = par.groups().pp;
+  pipeline.all_reduce_sum(std::span<double>(count));
+  EXPECT_EQ(count[0], static_cast<double>(ref.size()));
+  const auto wa = par.model().params();
+  const auto wb = one.model().params();
+  for (const auto& t : mine) {
+    const auto it = std::find_if(ref.begin(), ref.end(),
+                                 [&](const train::ParamTensor& r) { return r.name == t.name; });
+    if (it == ref.end() || t.full_rows != it->rows || t.full_cols != it->cols) {
+      ADD_FAILURE() << "tensor " << t.name << " [" << t.full_rows << ", " << t.full_cols
+                    << "] has no match in one process";
+      return seen;
+    }
+    const auto& r = *it;
+    double max_diff = 0, max_ref = 0;
+    for (std::int64_t row = 0; row < t.rows; ++row)
+      for (std::int64_t col = 0; col < t.cols; ++col) {
+        const double x = wa[t.offset + row * t.cols + col];
+        const double y = wb[r.offset + (row + t.row_begin) * r.cols + col + t.col_begin];
+        const double diff = std::abs(x - y);
+        max_diff = std::isnan(diff) ? INFINITY : std::max(max_diff, diff);
+        max_ref = std::max(max_ref, std::abs(y));
+      }
+    // Relative to the tensor's largest weight: an element-wise relative test would divide by
+    // weights that three updates moved through zero.
+    const double rel = max_diff / max_ref;
+    EXPECT_LE(rel, 1e-5) << "tensor " << t.name << " (rank " << world.rank() << ", stage "
+                         << par.groups().at.pp << ", TP block rows " << t.row_begin << "+" << t.rows
+                         << ", cols " << t.col_begin << "+" << t.cols
+                         << "): max |w_par - w_one| = " << max_diff
+                         << ", largest |w| = " << max_ref;
+    seen.weight = std::max(seen.weight, rel);
+  }
+  return seen;
+}
+
+template <class M, int Tp, int Pp = 1>
+void check_layout(const char* what, bool zero, int accum = 2) {
+  Mpi world;
+  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum);
+  double worst[3] = {o.loss, o.norm, o.weight};
+  MPI_Allreduce(MPI_IN_PLACE, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (world.rank() == 0)
+    std::printf(
+        "%s (%s, %d ranks) vs one process, 3 steps: max rel diff loss %.3g, grad norm "
+        "%.3g, weights %.3g\n",
+        what, std::string(M::name).c_str(), world.size(), worst[0], worst[1], worst[2]);
+}
+
+// -np 2: TP=2, PP=2, DP=2, DP=2 with ZeRO-1. -np 4: TP=2 x PP=2, TP=2 x DP=2 (plain and ZeRO-1),
+// PP=2 x DP=2 with ZeRO-1, DP=4 with ZeRO-1. Gradient accumulation 2 unless said otherwise.
+TEST(ParallelEquivalence, TensorParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
+  check_layout<model::Tiny, 2>("TP=2", false);
+  check_layout<TinyQkvBias, 2>("TP=2", false);
+  check_layout<TinyTied, 2>("TP=2", false);
+}
+
+TEST(ParallelEquivalence, PipelineParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
+  check_layout<model::Tiny, 1, 2>("PP=2", false);
+  check_layout<TinyQkvBias, 1, 2>("PP=2", false);
+  // 4 micro-batches: 1F1B's steady phase runs 3 times on stage 0 and reuses its 2 slots.
+  check_layout<TinyQkvBias, 1, 2>("PP=2 accum 4", false, 4);
+}
+
+TEST(ParallelEquivalence, PipelineParallelRejectsTiedEmbeddings) {
+  Mpi world;
+  if (world.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
+  using Step = train::TrainingStep<backend::Cpu, TinyTied, parallel::Layout<1, 2>, Mpi>;
+  EXPECT_THROW(Step(train::StepShape{1, 8, 2, 2}, {}, 42, world), core::InputError);
+}
+
+TEST(ParallelEquivalence, DataParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "DP=2 needs 2 ranks";
+  check_layout<model::Tiny, 1>("DP=2", false);
+  check_layout<TinyTied, 1>("DP=2", false);
+}
+
+TEST(ParallelEquivalence, DataParallel2DistributedOptimizer) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "DP=2 needs 2 ranks";
+  check_layout<model::Tiny, 1>("DP=2 ZeRO-1", true);
+  check_layout<TinyTied, 1>("DP=2 ZeRO-1", true);
+}
+
+TEST(ParallelEquivalence, TensorParallel2PipelineParallel2) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x PP=2 needs 4 ranks";
+  check_layout<model::Tiny, 2, 2>("TP=2 x PP=2", false);
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2", false);
+}
+
+TEST(ParallelEquivalence, TensorParallel2DataParallel2) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x DP=2 needs 4 ranks";
+  check_layout<model::Tiny, 2>("TP=2 x DP=2", false);
+  check_layout<TinyTied, 2>("TP=2 x DP=2", false);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2 ZeRO-1", true);
+}
+
+TEST(ParallelEquivalence, PipelineParallel2DataParallel2DistributedOptimizer) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1", true);
+}
+
+TEST(ParallelEquivalence, DataParallel4DistributedOptimizer) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "DP=4 needs 4 ranks";
+  check_layout<TinyTied, 1>("DP=4 ZeRO-1", true);
+}
+
+}  // namespace
