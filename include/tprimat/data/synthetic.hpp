@@ -66,7 +66,10 @@ class SyntheticTokens {
 /// The global batch of optimizer step `step` is samples [step * gbs, (step + 1) * gbs); DP rank r
 /// takes the contiguous block [step * gbs + r * gbs/dp, step * gbs + (r + 1) * gbs/dp), written
 /// sample after sample (so micro-batch after micro-batch). out.size() == gbs/dp * (seq + 1).
-inline void fill_rank_batch(const SyntheticTokens& tokens, std::int64_t step, int gbs, int dp_rank,
+/// `Source` is any corpus with `sample(int64 index, span<int32> out)` (SyntheticTokens,
+/// data::BlendedSamples), so every data source obeys this one split rule.
+template <class Source>
+void fill_rank_batch(const Source& tokens, std::int64_t step, int gbs, int dp_rank,
                             int dp, int seq, std::span<std::int32_t> out) {
   if (dp < 1 || gbs < 1 || gbs % dp != 0 || dp_rank < 0 || dp_rank >= dp)
     throw core::InputError("global batch " + std::to_string(gbs) + " cannot be split over DP=" +

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// `tprimat data inspect` and `tprimat data write`: Megatron .bin/.idx pairs, read and made.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/data/indexed_writer.hpp"
+#include "tprimat/data/megatron_indexed.hpp"
+
+namespace tprimat::cli {
+
+struct DataCommand {
+  CLI::App* inspect = nullptr;
+  CLI::App* write = nullptr;
+  std::string prefix;  ///< inspect
+  std::string input;   ///< write: JSONL of {"ids": [...]}
+  std::string text;    ///< write: plain text, one byte per token
+  std::string output;  ///< write: output prefix
+  std::string dtype;   ///< write: token type name; "" picks one
+};
+
+/// Registers `tprimat data inspect|write`; `cmd` must outlive parsing (CLI11 keeps pointers).
+inline void add_data_command(CLI::App& app, DataCommand& cmd) {
+  auto* data = app.add_subcommand("data", "read and write Megatron .bin/.idx token data sets");
+  data->require_subcommand(1);
+  cmd.inspect = data->add_subcommand(
+      "inspect", "print documents, tokens, dtype and min/max token of a .bin/.idx pair");
+  cmd.inspect->add_option("prefix", cmd.prefix, "data set prefix (PREFIX.bin + PREFIX.idx)")
+      ->required();
+  cmd.write = data->add_subcommand(
+      "write", "build a .bin/.idx pair from JSONL token ids or from the bytes of a text file");
+  cmd.write->add_option("--input", cmd.input,
+                        "JSONL file, one document per line: {\"ids\": [1, 2, ...]}");
+  cmd.write->add_option("--text", cmd.text,
+                        "plain-text file: its bytes are the tokens (vocab 256), one document per "
+                        "paragraph (blank-line separated; the documents concatenate back to the "
+                        "file byte for byte)");
+  cmd.write->add_option("--output", cmd.output, "output prefix: writes PREFIX.bin and PREFIX.idx")
+      ->required();
+  cmd.write->add_option("--dtype", cmd.dtype,
+                        "uint8, int8, int16, uint16, int32, int64, float32 or float64 (default: "
+                        "uint8 for --text; for --input uint16 below id 65500, else int32)");
+}
+
+namespace detail {
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw core::InputError("cannot read " + path, "pass an existing, readable file");
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// One document per JSONL line ({"ids": [...]}); blank lines are skipped.
+inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw core::InputError("cannot read " + path, "pass an existing JSONL file");
+  std::vector<std::vector<std::int64_t>> docs;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + " line " + std::to_string(n);
+    const std::string fix = "write one {\"ids\": [1, 2, ...]} object per line";
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) throw core::InputError(where + " is not valid JSON", fix);
+    if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array())
+      throw core::InputError(where + " has no \"ids\" array", fix);
+    std::vector<std::int64_t> ids;
+    for (const auto& v : j["ids"]) {
+      if (!v.is_number_integer())
+        throw core::InputError(where + ": token id " + v.dump() + " is not an integer", fix);
+      ids.push_back(v.get<std::int64_t>());
+    }
+    docs.push_back(std::move(ids));
+  }
+  return docs;
+}
+
+/// Paragraphs: a document ends after a run of blank lines, which it keeps, so that the
+/// documents concatenated are the file again.
+inline std::vector<std::vector<std::int64_t>> text_documents(const std::string& path) {
+  const std::string text = read_file(path);
+  std::vector<std::vector<std::int64_t>> docs(1);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t eol = text.find('\n', i);
+    const std::size_t end = eol == std::string::npos ? text.size() : eol + 1;
+    const bool blank = text.find_first_not_of(" \t\r\n", i) >= end;
+    const bool next_blank = end < text.size() && text.find_first_not_of(" \t\r\n", end) >=
+                                                     std::min(text.find('\n', end), text.size());
+    for (std::size_t k = i; k < end; ++k)
+      docs.back().push_back(static_cast<unsigned char>(text[k]));
+    if (blank && !next_blank && end < text.size()) docs.emplace_back();
+    i = end;
+  }
+  if (docs.back().empty()) docs.pop_back();
+  return docs;
+}
+
+inline int inspect(const DataCommand& c) {
+  const data::IndexedDataset ds(data::resolve_prefix(c.prefix));
+  const auto range = ds.token_range();
+  std::printf("data set   %s\n", ds.prefix().c_str());
+  std::printf("files      %s (%zu bytes), %s (%zu bytes)\n", data::bin_path(ds.prefix()).c_str(),
+              ds.bin_bytes(), data::idx_path(ds.prefix()).c_str(), ds.idx_bytes());
+  std::printf("dtype      %s (code %d, %zu bytes per token)\n",
+              std::string(data::token_type_name(ds.token_type())).c_str(),
+              static_cast<int>(ds.token_type()), data::token_bytes(ds.token_type()));
+  std::printf("documents  %lld\n", static_cast<long long>(ds.documents()));
+  std::printf("sequences  %lld\n", static_cast<long long>(ds.sequences()));
+  std::printf("tokens     %lld\n", static_cast<long long>(ds.tokens()));
+  if (ds.tokens() > 0) {
+    std::printf("min token  %lld\n", static_cast<long long>(range.min));
+    std::printf("max token  %lld\n", static_cast<long long>(range.max));
+  } else {
+    std::printf("min token  n/a (no tokens)\nmax token  n/a (no tokens)\n");
+  }
+  return 0;
+}
+
+inline int write(const DataCommand& c) {
+  if (c.input.empty() == c.text.empty())
+    throw core::InputError("tprimat data write needs exactly one of --input and --text",
+                           "pass --input FILE.jsonl or --text FILE");
+  const bool text = !c.text.empty();
+  const auto docs = text ? text_documents(c.text) : jsonl_documents(c.input);
+  std::int64_t max_id = 0;
+  for (const auto& d : docs)
+    for (auto v : d) max_id = std::max(max_id, v);
+  data::TokenType type = text ? data::TokenType::uint8 : data::default_token_type(max_id);
+  if (!c.dtype.empty()) {
+    const auto t = data::token_type_from_name(c.dtype);
+    if (!t)
+      throw core::InputError("unknown --dtype '" + c.dtype + "'",
+                             "pick one of uint8, int8, int16, uint16, int32, int64, float32, "
+                             "float64");
+    type = *t;
+  }
+  data::IndexedWriter w(c.output, type);
+  std::int64_t tokens = 0;
+  for (const auto& d : docs) {
+    w.add_document(d);
+    tokens += static_cast<std::int64_t>(d.size());
+  }
+  w.finish();
+  std::printf("wrote %s and %s: %lld documents, %lld tokens, dtype %s\n",
+              data::bin_path(c.output).c_str(), data::idx_path(c.output).c_str(),
+              static_cast<long long>(docs.size()), static_cast<long long>(tokens),
+              std::string(data::token_type_name(type)).c_str());
+  return 0;
+}
+
+}  // namespace detail
+
+/// The exit code when a data subcommand was given, else nothing. Errors are core::InputError
+/// (exit 2 in main), each naming the file and the problem.
+inline std::optional<int> run_data_command(const DataCommand& c) {
+  if (c.inspect != nullptr && c.inspect->parsed()) return detail::inspect(c);
+  if (c.write != nullptr && c.write->parsed()) return detail::write(c);
+  return std::nullopt;
+}
+
+}  // namespace tprimat::cli
