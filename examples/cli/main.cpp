@@ -14,6 +14,8 @@
 #include "tprimat/bench/session.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
+#include "data_command.hpp"
+#include "report_commands.hpp"
 
 namespace {
 
@@ -26,6 +28,8 @@ struct AddOption {
   void operator()(std::string_view flag, T& field, std::string_view help, std::string_view env) {
     auto* opt = app->add_option(std::string(flag), field, std::string(help));
     if (!env.empty()) opt->envname(std::string(env));
+    if (flag == "--data")  // a blend: --data 0.7 A 0.3 B (joined by newlines)
+      opt->expected(1, -1)->allow_extra_args()->multi_option_policy(CLI::MultiOptionPolicy::Join);
   }
 };
 
@@ -72,6 +76,11 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--num-gpus", plan_opts.num_gpus,
                        "ranks to plan for (default: TP x PP of the strategy, i.e. DP 1)");
 
+  cli::ReportCommands report_cmds;
+  cli::add_report_commands(app, report_cmds, argc, argv);
+  cli::DataCommand data_cmd;
+  cli::add_data_command(app, data_cmd);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -88,6 +97,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (auto rc = cli::run_report_command(report_cmds)) return *rc;
+    if (auto rc = cli::run_data_command(data_cmd)) return *rc;
     if (*plan_cmd) {
       bench::Environment env;
       env.device = backend::Cpu::device_info();

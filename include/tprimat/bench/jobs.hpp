@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -24,6 +25,7 @@
 #include "tprimat/bench/options.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/data/blend.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/config_file.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -36,6 +38,7 @@ struct Job {
   ResultContext ctx;
   int runs = 1;
   std::filesystem::path output_dir;
+  data::DataSpec data;  ///< what the runner feeds the step; ctx.data is its text
 };
 
 /// What the running binary brings: its device, its ranks, and which layouts it has compiled.
@@ -96,15 +99,11 @@ inline void check_backend(const std::string& b) {
   throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
 }
 
-inline void check_data(const std::string& data) {
-  if (data == "synthetic") return;
-  std::error_code ec;
-  if (!std::filesystem::exists(data, ec))
-    throw core::InputError("data file " + data + " not found",
-                           "pass an existing file, or --data synthetic");
-  throw core::InputError("only synthetic data is supported in this version (got --data " + data +
-                             ")",
-                         "pass --data synthetic");
+/// Parses `--data` and, for indexed data, opens every data set (index checked against its .bin)
+/// and scans its token ids once; the per-job checks (vocab, size) then read the result.
+inline std::unique_ptr<data::DataCheck> open_data(const BenchOptions& o, data::DataSpec& spec) {
+  spec = data::parse_data_spec(o.data);
+  return std::make_unique<data::DataCheck>(spec, o.seq, static_cast<std::uint64_t>(o.seed));
 }
 
 inline std::vector<std::string> resolve_models(const BenchOptions& o,
@@ -174,7 +173,9 @@ inline void check_output_dir(const std::filesystem::path& dir) {
 }
 
 inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
-                    const StrategyChoice& choice, bool check_memory = true) {
+                    const StrategyChoice& choice, bool check_memory = true,
+                    const data::DataCheck* data_check = nullptr,
+                    const data::DataSpec* data_spec = nullptr) {
   using K = StrategyChoice::Kind;
   const model::Dims full = *model::find(cli_model);
   const std::string& platform = env.device.platform;
@@ -198,6 +199,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (gbs == 0) gbs = cli_model == "tiny" ? o.mbs * std::max(1, env.world / mp) : 64;
   const parallel::Plan plan =
       parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp, want_accum);
+  if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
   if (!env.compiled(plan.tp, plan.pp))
     throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
                                std::to_string(plan.pp) + " is not compiled into this binary",
@@ -263,7 +265,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.steps = o.steps;
   c.warmup_steps = o.warmup_steps;
   c.layers_auto = layers_auto;
-  c.data = o.data;
+  c.data = data_spec != nullptr ? data_spec->text : o.data;
+  if (data_spec != nullptr) job.data = *data_spec;
   c.seed = o.seed;
   c.precision = cpu ? "fp32" : "bf16";
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
@@ -283,7 +286,6 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
 inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   JobList out;
   detail::check_backend(o.backend);
-  detail::check_data(o.data);
   detail::check_positive(o.runs, "--runs");
   detail::check_positive(o.steps, "--steps");
   detail::check_positive(o.warmup_steps, "--warmup-steps", 0);
@@ -299,13 +301,15 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   if (o.seed < 0)
     throw core::InputError("--seed must be non-negative", "pass e.g. --seed 42");
   (void)detail::parse_layers(o.layers);
+  data::DataSpec spec;
+  const auto data_check = detail::open_data(o, spec);
   const auto models = detail::resolve_models(o, out.notices);
   const auto strategies = detail::resolve_strategies(o, env);
   const bool skip_bad = o.parallel == "all" && !env.fixed;
   for (const auto& m : models) {
     for (const auto& s : strategies) {
       try {
-        out.jobs.push_back(detail::make_job(o, env, m, s));
+        out.jobs.push_back(detail::make_job(o, env, m, s, true, data_check.get(), &spec));
       } catch (const core::InputError& e) {
         if (!skip_bad) throw;
         std::string why = e.what();

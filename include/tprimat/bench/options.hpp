@@ -29,7 +29,8 @@ struct BenchOptions {
   int seq = 2048;
   std::string layers = "full";  ///< "full", a count, or "auto" (largest that fits memory)
   std::string backend = "auto";
-  std::string data = "synthetic";
+  std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
+                                   ///< joined by newlines (CLI11) or spaces (one quoted value)
   std::int64_t seed = 42;
   double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
   int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see bench/jobs.hpp)
@@ -58,8 +59,11 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--seq", o.seq, "sequence length (default: 2048)", "");
   f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits)", "");
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto)", "");
-  f("--data", o.data, "synthetic, or a tokenized data file (default: synthetic)", "");
-  f("--seed", o.seed, "seed of weights and synthetic data (default: 42)", "");
+  f("--data", o.data,
+    "synthetic, a Megatron .bin/.idx prefix, or a blend W1 PREFIX1 W2 PREFIX2 ... "
+    "(default: synthetic)",
+    "");
+  f("--seed", o.seed, "seed of weights, synthetic data and the data shuffle (default: 42)", "");
   f("--lr", o.lr, "peak learning rate (default: 3e-4)", "");
   f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)", "");
 }

@@ -28,6 +28,7 @@
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/train/config.hpp"
+#include "tprimat/train/pipeline_bubble.hpp"
 
 namespace tprimat::bench {
 
@@ -228,7 +229,9 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                                {"pipeline_model_parallel_size", c.plan.pp},
                                {"data_parallel_size", c.plan.dp},
                                {"gradient_accumulation_steps", c.plan.grad_accum},
-                               {"strategy_name", c.plan.strategy_name}};
+                               {"strategy_name", c.plan.strategy_name},
+                               {"pipeline_bubble_fraction",
+                                train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
                             {"measured_steps", c.steps},
                             {"warmup_steps", c.warmup_steps},

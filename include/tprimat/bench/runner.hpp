@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/data/blend.hpp"
 #include "tprimat/data/synthetic.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/training_step.hpp"
@@ -30,14 +32,20 @@ struct StepDriver {
   int dp_rank = 0;
 };
 
-/// Runs warm-up then measured steps on this rank's share of the synthetic global batch.
+/// Runs warm-up then measured steps on this rank's share of the global batch (synthetic or
+/// indexed data, split by the one rule of data::fill_rank_batch).
 /// A failure (exception, non-finite loss) ends the run with `complete` false and the reason.
 inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporter& rep) {
   const auto& c = job.ctx;
   RunRecord rec;
   const int total = c.warmup_steps + c.steps;
   const double tokens_per_step = double(c.gbs) * c.seq;
-  const data::SyntheticTokens tokens(c.dims.vocab, static_cast<std::uint64_t>(c.seed));
+  std::optional<data::SyntheticTokens> synthetic;
+  std::optional<data::BlendedSamples> indexed;
+  if (job.data.synthetic())
+    synthetic.emplace(c.dims.vocab, static_cast<std::uint64_t>(c.seed));
+  else
+    indexed.emplace(job.data, c.seq, static_cast<std::uint64_t>(c.seed));
   std::vector<std::int32_t> batch(static_cast<std::size_t>(c.gbs / c.plan.dp) * (c.seq + 1));
   if (run == 0) rep.open_log(job.output_dir / log_file_name(c.full.cli_name));
   rep.line("run " + std::to_string(run + 1) + "/" + std::to_string(job.runs) + ": " +
@@ -48,7 +56,10 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
     for (int s = 0; s < total; ++s) {
       const bool warm = s < c.warmup_steps;
       // Data for step s is the same in every run, so runs repeat one workload.
-      data::fill_rank_batch(tokens, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
+      if (synthetic)
+        data::fill_rank_batch(*synthetic, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
+      else
+        data::fill_rank_batch(*indexed, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
       const auto t0 = std::chrono::steady_clock::now();
       const train::StepStats st = d.step(batch);
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -86,7 +97,9 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
 RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   const auto& c = job.ctx;
-  const int dp_rank = comm.rank() / (c.plan.tp * c.plan.pp);
+  // Megatron rank order (parallel/groups.hpp): every TP rank and PP stage of a replica reads
+  // the same DP share.
+  const int dp_rank = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp}).dp;
   train::StepShape shape;
   shape.mbs = c.mbs;
   shape.seq = c.seq;

@@ -105,7 +105,7 @@ TEST_F(Jobs, BadInputNamesProblemAndFix) {
   o.data = (dir_ / "missing.bin").string();
   EXPECT_INPUT_ERROR(o, "missing.bin not found");
   o.data = write("tokens.bin", "x");
-  EXPECT_INPUT_ERROR(o, "only synthetic data is supported in this version");
+  EXPECT_INPUT_ERROR(o, "tokens not found: expected both");  // a .bin without its .idx
   o = opts_;
   o.gbs = 3;
   o.mbs = 2;

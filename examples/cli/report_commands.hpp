@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// `tprimat compare`, `tprimat peak` and `tprimat import`: the reports people read, on CLI11.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/report/compare.hpp"
+#include "tprimat/report/compare_plot.hpp"
+#include "tprimat/report/compare_report.hpp"
+#include "tprimat/report/import_log.hpp"
+#include "tprimat/report/load.hpp"
+#include "tprimat/report/output.hpp"
+#include "tprimat/report/peak.hpp"
+#include "tprimat/report/peak_plot.hpp"
+
+namespace tprimat::cli {
+
+struct CompareOptions {
+  std::vector<std::string> dirs;
+  std::vector<std::string> files;
+  std::string output_dir = "output";
+};
+
+struct PeakCommandOptions {
+  std::vector<std::string> paths;
+  std::string output_dir = "output";
+  report::PeakOptions peak;
+};
+
+struct ImportCommandOptions {
+  std::vector<std::string> logs;
+  std::string output_dir = "output";
+  report::ImportOptions imp;
+};
+
+struct ReportCommands {
+  CLI::App* compare = nullptr;
+  CompareOptions compare_opts;
+  CLI::App* peak = nullptr;
+  PeakCommandOptions peak_opts;
+  CLI::App* import = nullptr;
+  ImportCommandOptions import_opts;
+  std::string command_line;  ///< for the imported results' `reproduce`
+};
+
+/// Registers the subcommands; `cmds` must outlive parsing (CLI11 keeps pointers to its fields).
+inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, char** argv) {
+  cmds.command_line = bench::command_line(argc, argv);
+  auto& c = cmds.compare_opts;
+  cmds.compare = app.add_subcommand(
+      "compare", "compare result JSONs (ours and the seeds'): table, comparison_report.md, plots");
+  cmds.compare->add_option("--results-dir", c.dirs,
+                           "directory searched recursively for benchmark_*.json (repeatable)")
+      ->allow_extra_args(false);
+  cmds.compare->add_option("files", c.files, "result JSON files");
+  cmds.compare->add_option("--output-dir", c.output_dir, "where reports and plots go")
+      ->capture_default_str();
+
+  auto& p = cmds.peak_opts;
+  cmds.peak = app.add_subcommand(
+      "peak", "peak throughput per platform x model, MFU against dense peaks, projections");
+  cmds.peak->add_option("paths", p.paths,
+                        "directories searched for benchmark_*.json, or result files "
+                        "(default: the current directory)");
+  cmds.peak->add_flag("--show-all", p.peak.show_all, "list every result, not only the peaks");
+  cmds.peak->add_option("--peak-tflops", p.peak.peak_tflops,
+                        "dense bf16 peak per device in TFLOP/s, replacing the built-in table")
+      ->check(CLI::PositiveNumber);
+  cmds.peak->add_option("--scaling-efficiency", p.peak.scaling_efficiency,
+                        "multi-node scaling efficiency in (0, 1] (default: measured where "
+                        "results at several GPU counts exist, else 0.90)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmds.peak->add_option("--output-dir", p.output_dir, "where reports and plots go")
+      ->capture_default_str();
+
+  auto& i = cmds.import_opts;
+  cmds.import = app.add_subcommand(
+      "import", "turn Megatron/Primus/NeMo training logs into result JSONs");
+  cmds.import->add_option("--format", i.imp.format, "megatron, primus or nemo")->required();
+  cmds.import->add_option("logs", i.logs, "training logs")->required();
+  cmds.import->add_option("--model", i.imp.model, "llama, qwen, mistral or tiny (for the FLOPs)")
+      ->required();
+  cmds.import->add_option("--num-gpus", i.imp.num_gpus, "GPUs of the run")->capture_default_str();
+  cmds.import->add_option("--global-batch-size", i.imp.gbs, "global batch")
+      ->capture_default_str();
+  cmds.import->add_option("--sequence-length", i.imp.seq, "sequence length")
+      ->capture_default_str();
+  cmds.import->add_option("--micro-batch-size", i.imp.mbs, "micro batch")->capture_default_str();
+  cmds.import->add_option("--tp", i.imp.tp, "tensor parallel size")->capture_default_str();
+  cmds.import->add_option("--pp", i.imp.pp, "pipeline parallel size")->capture_default_str();
+  cmds.import->add_option("--warmup-steps", i.imp.warmup_steps,
+                          "leading iterations left out of the statistics")
+      ->capture_default_str();
+  cmds.import->add_option("--platform", i.imp.platform,
+                          "nvd, amd or cpu (default: amd for primus, else nvd)")
+      ->check(CLI::IsMember({"nvd", "amd", "cpu"}));
+  cmds.import->add_option("--device-name", i.imp.device_name,
+                          "device, e.g. 'NVIDIA H100 80GB HBM3' (picks the dense peak for MFU)")
+      ->capture_default_str();
+  cmds.import->add_option("--strategy", i.imp.strategy, "strategy name to record")
+      ->capture_default_str();
+  cmds.import->add_option("--output-dir", i.output_dir, "where the result JSONs go")
+      ->capture_default_str();
+}
+
+namespace detail {
+
+/// Bad inputs go to stderr, one line each; with nothing usable the whole command is bad input.
+inline report::LoadOutcome load_or_throw(const std::vector<std::string>& dirs,
+                                         const std::vector<std::string>& files,
+                                         const char* command) {
+  if (dirs.empty() && files.empty())
+    throw core::InputError(std::string("nothing to ") + command,
+                           "pass result files or --results-dir DIR");
+  auto in = report::load_inputs(dirs, files);
+  if (in.results.empty()) {
+    std::string why;
+    for (const auto& p : in.problems) why += (why.empty() ? "" : "; ") + report::without_prefix(p);
+    throw core::InputError(std::string("no usable result to ") + command + ": " + why);
+  }
+  for (const auto& p : in.problems) std::fprintf(stderr, "%s\n", p.c_str());
+  return in;
+}
+
+}  // namespace detail
+
+inline int run_compare(const CompareOptions& o) {
+  report::prepare_output_dir(o.output_dir);
+  const auto in = detail::load_or_throw(o.dirs, o.files, "compare");
+  const auto groups = report::group_results(in.results);
+  const auto comparisons = report::compare_groups(groups);
+  std::fputs(report::compare_text(in, groups, comparisons).c_str(), stdout);
+  const auto md = report::write_report_file(o.output_dir, "comparison_report.md",
+                                            report::comparison_report(in, groups, comparisons));
+  std::printf("wrote %s\n", md.c_str());
+  const auto script = report::write_compare_plot(o.output_dir, groups);
+  for (const auto& line : report::draw(o.output_dir, script, "compare"))
+    std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+inline int run_peak(const PeakCommandOptions& o) {
+  report::prepare_output_dir(o.output_dir);
+  std::vector<std::string> dirs, files;
+  for (const auto& p : o.paths.empty() ? std::vector<std::string>{"."} : o.paths)
+    (std::filesystem::is_directory(p) ? dirs : files).push_back(p);
+  auto in = detail::load_or_throw(dirs, files, "analyse");
+  if (o.peak.peak_tflops > 0)
+    for (auto& r : in.results) r.peak_tflops_dense = o.peak.peak_tflops;
+  const auto text = report::peak_text(in, in.results, o.peak);
+  std::fputs(text.c_str(), stdout);
+  const auto path = report::write_report_file(o.output_dir, "peak_throughput_analysis.txt", text);
+  std::printf("wrote %s\n", path.c_str());
+  const auto script = report::write_peak_plot(o.output_dir, in.results);
+  for (const auto& line : report::draw(o.output_dir, script, "peak_throughput_analysis"))
+    std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+/// One result per log; a bad log is named on stderr and the others are still imported.
+inline int run_import(const ImportCommandOptions& o, const std::string& command_line) {
+  report::prepare_output_dir(o.output_dir);
+  std::vector<std::string> problems;
+  int written = 0;
+  for (const auto& log : o.logs) {
+    try {
+      const auto doc = report::import_log(log, o.imp, command_line);
+      auto dir = std::filesystem::path(o.output_dir);
+      // Several logs: one directory each, so compare sees them as separate runs.
+      if (o.logs.size() > 1) dir /= std::filesystem::path(log).stem();
+      report::prepare_output_dir(dir);
+      const auto path = dir / ("benchmark_" + doc["gpu_info"]["software_stack"].get<std::string>() +
+                               "_" + o.imp.model + ".json");
+      bench::write_result(path, doc);
+      std::printf("imported %s (%d iterations, %d measured): wrote %s\n", log.c_str(),
+                  doc["imported"]["iterations_found"].get<int>(),
+                  doc["performance_metrics"]["measured_steps"].get<int>(), path.c_str());
+      ++written;
+    } catch (const core::InputError& e) {
+      // Format and model problems are the same for every log: no point going on.
+      if (std::string(e.what()).find("unknown ") != std::string::npos) throw;
+      problems.push_back(e.what());
+    }
+  }
+  if (written == 0) {
+    std::string why;
+    for (const auto& p : problems) why += (why.empty() ? "" : "; ") + report::without_prefix(p);
+    throw core::InputError("nothing imported: " + why);
+  }
+  for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
+  return 0;
+}
+
+/// The exit code of the report subcommand that was parsed; nullopt when none was.
+inline std::optional<int> run_report_command(const ReportCommands& cmds) {
+  if (cmds.compare->parsed()) return run_compare(cmds.compare_opts);
+  if (cmds.peak->parsed()) return run_peak(cmds.peak_opts);
+  if (cmds.import->parsed()) return run_import(cmds.import_opts, cmds.command_line);
+  return std::nullopt;
+}
+
+}  // namespace tprimat::cli

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// comparison_report.md: the seeds' comparison report, with the statistics stated and sourced.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tprimat/report/compare.hpp"
+#include "tprimat/report/text.hpp"
+
+namespace tprimat::report {
+
+inline std::string comparison_report(const LoadOutcome& in, const std::vector<Group>& groups,
+                                     const std::vector<Comparison>& comparisons) {
+  std::string md = "# tprimat comparison report\n\n## Inputs\n\n";
+  for (const auto& f : in.inputs) md += "- `" + f + "`\n";
+  for (const auto& p : in.problems) md += "- not used: " + without_prefix(p) + "\n";
+
+  md += "\n## Executive summary\n\n";
+  bool any = false;
+  for (const auto& c : comparisons) {
+    if (c.verdict.empty()) continue;
+    any = true;
+    md += "- **" + c.model + " / " + c.strategy + " / " + std::to_string(c.num_gpus) +
+          " GPUs**: " + c.verdict + " in tokens/s/GPU" +
+          (c.noise.empty() ? "" : " (" + c.noise + ")") + "\n";
+  }
+  if (!any) md += "- a single platform per model and strategy: nothing to compare across platforms\n";
+
+  md += "\n## Hardware and software\n\n";
+  Table hw({"platform", "device", "GPUs", "software stack", "driver", "runtime",
+            "dense peak (TFLOP/s)"});
+  std::set<std::string> seen;
+  for (const auto& g : groups)
+    for (const auto* r : g.results) {
+      const std::string key = r->platform + r->device_name + std::to_string(r->num_gpus) +
+                              r->driver_version + r->runtime_version;
+      if (!seen.insert(key).second) continue;
+      hw.add({r->platform, r->device_name, std::to_string(r->num_gpus),
+              r->software_stack.empty() ? "n/a" : r->software_stack,
+              r->driver_version.empty() ? "n/a" : r->driver_version,
+              r->runtime_version.empty() ? "n/a" : r->runtime_version,
+              r->peak_tflops_dense > 0 ? num(r->peak_tflops_dense, 1) : "unknown"});
+    }
+  md += hw.markdown();
+
+  md += "\n## Performance\n\n";
+  Table perf({"model", "strategy", "GPUs", "platform", "runs", "tokens/s/GPU (mean ± std)", "95% CI",
+              "step time (s)", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)"});
+  for (const auto& g : groups)
+    perf.add({g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
+              std::to_string(g.per_gpu.count),
+              mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
+              g.per_gpu.count >= 3 ? "± " + num(g.per_gpu.ci95, 1) : "n/a (runs < 3)",
+              num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+              num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+              num(g.average([](const Result& x) { return x.tflops_per_gpu_6n(); }), 3),
+              percent(g.average([](const Result& x) { return x.mfu(); }))});
+  md += perf.markdown();
+  md += "\nOne sample per run: the mean tokens/s/GPU of its measured steps (warm-up excluded). "
+        "std is the sample standard deviation (n - 1); the 95% confidence interval of the mean "
+        "uses Student's t and is given from 3 runs on.\n";
+
+  md += "\n## Memory\n\n";
+  Table mem({"model", "strategy", "GPUs", "platform", "peak allocated per GPU (GiB)", "predicted (GiB)"});
+  for (const auto& g : groups)
+    mem.add({g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
+             num(g.average([](const Result& x) { return x.memory_gb; }), 2),
+             num(g.average([](const Result& x) { return x.predicted_memory_gb; }), 2)});
+  md += mem.markdown();
+
+  md += "\n## Analysis\n\n";
+  for (const auto& c : comparisons) {
+    if (c.verdict.empty()) continue;
+    const Group& w = *c.platforms[0];
+    md += "- " + c.model + " / " + c.strategy + " / " + std::to_string(c.num_gpus) +
+          " GPUs: " + w.platform + " (" + w.first().device_name +
+          ") leads with " + grouped(w.per_gpu.mean, 1) + " tokens/s/GPU. " +
+          (c.noise.empty() ? "The difference is outside the noise." : "Caution: " + c.noise + ".") +
+          "\n";
+  }
+  for (const auto& g : groups)
+    for (const auto* r : g.results) {
+      if (r->layers_are_proxy)
+        md += "- `" + r->file + "` ran fewer layers than the full model (a proxy): its "
+              "throughput is not the full model's.\n";
+      if (r->flops_source != "from the file (layers run)")
+        md += "- `" + r->file + "`: FLOPs/token " + r->flops_source + ".\n";
+    }
+
+  md += "\n## Conventions\n\n"
+        "- Throughput: global batch x sequence length / mean step time; per GPU: divided by the "
+        "run's GPU count.\n"
+        "- TFLOP/s/GPU (PaLM): tokens/s/GPU x (6 P_matmul + 12 L H Dh S) / 1e12, P_matmul all "
+        "parameters that enter matrix products. (6N): 6 x all parameters, the seeds' figure.\n"
+        "- MFU: PaLM TFLOP/s/GPU over the device's dense bf16 peak (H100 SXM/H200 989.4, "
+        "MI300X 1307.4 TFLOP/s). The seeds used the 2:4-sparse 1979 TFLOP/s for H100, which "
+        "halves utilisation; tprimat does not.\n"
+        "- Memory: peak allocated per GPU, GiB.\n";
+  return md;
+}
+
+}  // namespace tprimat::report

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Reads result JSONs (ours, and the seeds' NeMo/Primus/Primus-Rival schema) into one record type.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/model/all.hpp"
+#include "tprimat/model/counts.hpp"
+#include "tprimat/report/peaks.hpp"
+
+namespace tprimat::report {
+
+inline constexpr double unknown = std::numeric_limits<double>::quiet_NaN();
+
+/// One result file, whichever suite wrote it. NaN marks what the file could not tell.
+struct Result {
+  std::string file;
+  std::string format;        ///< "tprimat" (has schema_version) or "seeds"
+  std::string platform;      ///< nvd, amd, cpu
+  std::string model;         ///< cli name ("llama"), from the file or its name
+  std::string strategy;      ///< parallelism_config.strategy_name, else "unknown"
+  std::string run;           ///< the directory holding the file (the seeds' output-NN)
+  std::string device_name;
+  std::string software_stack, driver_version, runtime_version;
+  int num_gpus = 0;
+  int tp = 0, pp = 0, dp = 0;
+  int gbs = 0, seq = 0;
+  bool layers_are_proxy = false;
+  double tokens_per_second = unknown;
+  double tokens_per_second_per_gpu = unknown;
+  double avg_step_time = unknown;
+  double std_step_time = unknown;
+  double flops_per_token_palm = unknown;  ///< for the layers run
+  double flops_per_token_6n = unknown;
+  std::string flops_source;               ///< where the FLOPs/token came from
+  double peak_tflops_dense = 0;           ///< per device; 0 unknown
+  double memory_gb = unknown;             ///< peak allocated per GPU, GiB
+  double predicted_memory_gb = unknown;
+  std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
+  std::vector<double> step_times, losses, learning_rates, memory;
+
+  double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
+  double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
+  double mfu() const { return peak_tflops_dense > 0 ? tflops_per_gpu() / peak_tflops_dense : unknown; }
+};
+
+namespace detail {
+
+inline const nlohmann::json* at(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object() || !p->contains(k)) return nullptr;
+    p = &(*p)[k];
+  }
+  return p;
+}
+inline double number(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const auto* p = at(j, path);
+  return p && p->is_number() ? p->get<double>() : unknown;
+}
+inline int integer(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const auto* p = at(j, path);
+  return p && p->is_number() ? static_cast<int>(p->get<double>()) : 0;
+}
+inline std::string string(const nlohmann::json& j, std::initializer_list<const char*> path,
+                          std::string fallback = {}) {
+  const auto* p = at(j, path);
+  return p && p->is_string() ? p->get<std::string>() : fallback;
+}
+/// Numbers of an array (nulls skipped); the first of `names` present wins.
+inline std::vector<double> numbers(const nlohmann::json& j,
+                                   std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    const auto* p = at(j, {n});
+    if (!p || !p->is_array()) continue;
+    std::vector<double> out;
+    for (const auto& v : *p)
+      if (v.is_number()) out.push_back(v.get<double>());
+    return out;
+  }
+  return {};
+}
+
+/// "benchmark_cuda_llama.json" -> "llama": the seeds keep the model only in the file name.
+inline std::string model_from_file_name(const std::filesystem::path& p) {
+  const std::string stem = p.stem().string();
+  const auto us = stem.rfind('_');
+  return us == std::string::npos ? stem : stem.substr(us + 1);
+}
+
+}  // namespace detail
+
+/// Throws core::InputError naming `file` when the document is not a result we can compare.
+inline Result from_json(const nlohmann::json& j, const std::filesystem::path& file) {
+  using namespace detail;
+  const std::string name = file.string();
+  const auto missing = [&](const std::string& what) {
+    return core::InputError(name + ": missing " + what + "; not a benchmark result (skipped)");
+  };
+  if (!j.is_object()) throw core::InputError(name + ": not a JSON object (skipped)");
+  Result r;
+  r.file = name;
+  r.format = j.contains("schema_version") ? "tprimat" : "seeds";
+  r.platform = string(j, {"platform"});
+  if (r.platform.empty()) throw missing("platform");
+  r.model = string(j, {"model", "cli_name"}, string(j, {"model_name"}));
+  if (r.model.empty()) r.model = model_from_file_name(file);
+  r.strategy = string(j, {"parallelism_config", "strategy_name"}, "unknown");
+  const auto parent = std::filesystem::absolute(file).parent_path().filename().string();
+  r.run = parent.empty() ? "." : parent;
+  r.device_name = string(j, {"gpu_info", "device_name"}, "unknown");
+  r.software_stack = string(j, {"gpu_info", "software_stack"});
+  r.driver_version = string(j, {"gpu_info", "driver_version"});
+  r.runtime_version = string(j, {"gpu_info", "runtime_version"});
+  r.num_gpus = integer(j, {"training_config", "num_gpus"});
+  if (r.num_gpus == 0) r.num_gpus = integer(j, {"gpu_info", "device_count"});
+  if (r.num_gpus <= 0) throw missing("training_config.num_gpus (or gpu_info.device_count)");
+  r.tp = integer(j, {"parallelism_config", "tensor_model_parallel_size"});
+  r.pp = integer(j, {"parallelism_config", "pipeline_model_parallel_size"});
+  r.dp = integer(j, {"parallelism_config", "data_parallel_size"});
+  r.gbs = integer(j, {"training_config", "global_batch_size"});
+  r.seq = integer(j, {"training_config", "sequence_length"});
+  if (const auto* p = at(j, {"training_config", "layers_are_proxy"}); p && p->is_boolean())
+    r.layers_are_proxy = p->get<bool>();
+
+  const auto perf = [&](const char* k) { return number(j, {"performance_metrics", k}); };
+  r.avg_step_time = perf("avg_step_time_seconds");
+  r.std_step_time = perf("std_step_time_seconds");
+  r.tokens_per_second = perf("tokens_per_second");
+  if (!std::isfinite(r.tokens_per_second) && r.avg_step_time > 0 && r.gbs > 0 && r.seq > 0)
+    r.tokens_per_second = double(r.gbs) * r.seq / r.avg_step_time;
+  if (!std::isfinite(r.tokens_per_second)) throw missing("performance_metrics.tokens_per_second");
+  r.tokens_per_second_per_gpu = perf("tokens_per_second_per_gpu");
+  if (!std::isfinite(r.tokens_per_second_per_gpu))
+    r.tokens_per_second_per_gpu = r.tokens_per_second / r.num_gpus;
+
+  r.step_times = numbers(j, {"raw_step_times", "step_times"});
+  r.losses = numbers(j, {"raw_loss_values", "loss_values"});
+  r.learning_rates = numbers(j, {"raw_learning_rates", "learning_rates"});
+  r.memory = numbers(j, {"raw_memory_values", "memory_values"});
+  if (!std::isfinite(r.std_step_time) && r.step_times.size() >= 2) {
+    double m = 0, ss = 0;
+    for (double t : r.step_times) m += t;
+    m /= r.step_times.size();
+    for (double t : r.step_times) ss += (t - m) * (t - m);
+    r.std_step_time = std::sqrt(ss / (r.step_times.size() - 1));
+  }
+
+  r.flops_per_token_palm = perf("flops_per_token_palm");
+  r.flops_per_token_6n = perf("flops_per_token_6n");
+  if (std::isfinite(r.flops_per_token_palm)) {
+    r.flops_source = "from the file (layers run)";
+  } else if (const auto d = model::find(r.model); d && r.seq > 0) {
+    // The seeds store no FLOPs: count them for the full published model at this sequence.
+    r.flops_per_token_palm = model::flops_per_token(*d, r.seq);
+    r.flops_per_token_6n = model::flops_per_token_6n(*d);
+    r.flops_source = "derived from the model name (full model)";
+  } else {
+    r.flops_source = "unknown model: no FLOPs";
+  }
+  const double peak = number(j, {"gpu_info", "peak_tflops_dense"});
+  r.peak_tflops_dense = peak > 0 ? peak : dense_peak_tflops(r.device_name);
+
+  r.memory_gb = number(j, {"memory_metrics", "peak_allocated_gb"});
+  if (!std::isfinite(r.memory_gb) && !r.memory.empty())
+    r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
+  r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
+
+  // Our files keep each run apart; a seeds' file is one run.
+  if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1) {
+    for (const auto& run : *runs) {
+      const double v = number(run, {"performance_metrics", "tokens_per_second_per_gpu"});
+      if (std::isfinite(v)) r.run_tokens_per_second_per_gpu.push_back(v);
+    }
+  }
+  if (r.run_tokens_per_second_per_gpu.empty())
+    r.run_tokens_per_second_per_gpu.push_back(r.tokens_per_second_per_gpu);
+  return r;
+}
+
+/// Parses and reads one file; throws core::InputError naming it on any failure.
+inline Result load_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw core::InputError(file.string() + ": cannot read the file (skipped)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw core::InputError(file.string() + ": not valid JSON (parse error at byte " +
+                           std::to_string(e.byte) + "; skipped)");
+  }
+  return from_json(j, file);
+}
+
+/// What a report read: the results, and one line per input it could not use.
+struct LoadOutcome {
+  std::vector<Result> results;
+  std::vector<std::string> problems;
+  std::vector<std::string> inputs;  ///< every file tried, in order
+};
+
+/// `benchmark_*.json` below each directory (recursively, sorted), then the named files.
+/// Bad inputs become `problems`; the rest still load.
+inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
+                               const std::vector<std::string>& files) {
+  namespace fs = std::filesystem;
+  LoadOutcome out;
+  std::vector<fs::path> paths;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) {
+      out.problems.push_back("tprimat: " + d + ": not a directory (skipped)");
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      const auto name = it->path().filename().string();
+      if (it->is_regular_file() && name.starts_with("benchmark_") && name.ends_with(".json"))
+        found.push_back(it->path());
+    }
+    std::sort(found.begin(), found.end());
+    if (found.empty()) out.problems.push_back("tprimat: " + d + ": no benchmark_*.json files");
+    paths.insert(paths.end(), found.begin(), found.end());
+  }
+  for (const auto& f : files) paths.emplace_back(f);
+  for (const auto& p : paths) {
+    out.inputs.push_back(p.string());
+    try {
+      out.results.push_back(load_file(p));
+    } catch (const core::InputError& e) {
+      out.problems.push_back(e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace tprimat::report

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Dense bf16 peaks per device, the denominator of every utilisation figure a report prints.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace tprimat::report {
+
+struct DevicePeak {
+  std::string_view match;  ///< substring of gpu_info.device_name, tried in table order
+  std::string_view name;
+  double dense_bf16_tflops;  ///< vendor data sheet, dense (no 2:4 sparsity)
+};
+
+/// Longer matches first: "H100 PCIe" must win over "H100".
+inline constexpr std::array<DevicePeak, 5> dense_peaks{{
+    {"H200", "NVIDIA H200", 989.4},
+    {"H100 PCIe", "NVIDIA H100 PCIe", 756.5},
+    {"H100", "NVIDIA H100 SXM", 989.4},
+    {"MI325X", "AMD Instinct MI325X", 1307.4},
+    {"MI300X", "AMD Instinct MI300X", 1307.4},
+}};
+
+/// What the seeds divided by for H100: the 2:4-sparse figure, which halves every utilisation.
+inline constexpr double seeds_sparse_h100_tflops = 1979.0;
+
+/// Dense bf16 peak of one device named `device_name`; 0 when unknown (utilisation then n/a).
+inline double dense_peak_tflops(std::string_view device_name) {
+  for (const auto& p : dense_peaks)
+    if (device_name.find(p.match) != std::string_view::npos) return p.dense_bf16_tflops;
+  return 0;
+}
+
+}  // namespace tprimat::report

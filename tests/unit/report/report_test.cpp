@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Report building blocks: dense peaks, number formatting, the seeds' schema, grouping and noise.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "tprimat/report/compare.hpp"
+#include "tprimat/report/import_log.hpp"
+#include "tprimat/report/load.hpp"
+#include "tprimat/report/peak.hpp"
+#include "tprimat/report/peaks.hpp"
+#include "tprimat/report/text.hpp"
+
+namespace tprimat::report {
+namespace {
+
+TEST(ReportPeaks, DenseNotSparse) {
+  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H100 80GB HBM3"), 989.4);
+  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H200"), 989.4);
+  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H100 PCIe"), 756.5);
+  EXPECT_DOUBLE_EQ(dense_peak_tflops("AMD Instinct MI300X"), 1307.4);
+  EXPECT_EQ(dense_peak_tflops("AMD EPYC 7763"), 0);
+  EXPECT_NE(dense_peak_tflops("NVIDIA H100 80GB HBM3"), seeds_sparse_h100_tflops);
+}
+
+TEST(ReportText, Numbers) {
+  EXPECT_EQ(grouped(87933.4), "87,933");
+  EXPECT_EQ(grouped(1234567.891, 1), "1,234,567.9");
+  EXPECT_EQ(grouped(-1000), "-1,000");
+  EXPECT_EQ(num(unknown), "n/a");
+  EXPECT_EQ(percent(0.383), "38.3%");
+  EXPECT_EQ(mean_std(10, unknown, 1), "10.0");
+  EXPECT_EQ(mean_std(10, 0.5, 1), "10.0 ± 0.5");
+}
+
+TEST(ReportText, TableAlignsUtf8) {
+  Table t({"a", "bb"});
+  t.add({"± 1", "x"});
+  EXPECT_EQ(t.text(), "a    bb\n± 1  x\n");
+  EXPECT_EQ(t.markdown(), "| a | bb |\n|---|---|\n| ± 1 | x |\n");
+}
+
+nlohmann::json seeds_doc() {
+  return nlohmann::json::parse(R"({
+    "platform": "amd", "gpu_info": {"device_name": "AMD Instinct MI300X", "device_count": 8},
+    "training_config": {"global_batch_size": 128, "sequence_length": 2048, "num_gpus": 8},
+    "performance_metrics": {"avg_step_time_seconds": 2.0},
+    "step_times": [1.9, 2.0, 2.1], "loss_values": [11, 10, 9]})");
+}
+
+TEST(ReportLoad, PrimusRivalSchemaFillsTheGaps) {
+  const Result r = from_json(seeds_doc(), "out/benchmark_rocm_llama.json");
+  EXPECT_EQ(r.model, "llama");  // from the file name
+  EXPECT_EQ(r.run, "out");
+  EXPECT_EQ(r.strategy, "unknown");
+  EXPECT_DOUBLE_EQ(r.tokens_per_second, 128.0 * 2048 / 2.0);
+  EXPECT_DOUBLE_EQ(r.tokens_per_second_per_gpu, 128.0 * 2048 / 2.0 / 8);
+  EXPECT_EQ(r.step_times.size(), 3u);
+  EXPECT_EQ(r.losses.size(), 3u);
+  EXPECT_NEAR(r.std_step_time, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(r.peak_tflops_dense, 1307.4);
+  EXPECT_EQ(r.flops_source, "derived from the model name (full model)");
+  EXPECT_GT(r.mfu(), 0);
+}
+
+TEST(ReportLoad, MissingFieldNamesFileAndField) {
+  auto doc = seeds_doc();
+  doc.erase("performance_metrics");
+  try {
+    from_json(doc, "x/benchmark_rocm_llama.json");
+    FAIL();
+  } catch (const core::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "tprimat: x/benchmark_rocm_llama.json: missing "
+                 "performance_metrics.tokens_per_second; not a benchmark result (skipped)");
+  }
+}
+
+Result fake(std::string platform, std::vector<double> runs, double step_cv = 0.01) {
+  Result r;
+  r.platform = std::move(platform);
+  r.model = "qwen";
+  r.strategy = "s";
+  r.num_gpus = 8;
+  r.run_tokens_per_second_per_gpu = std::move(runs);
+  r.tokens_per_second_per_gpu = core::mean(r.run_tokens_per_second_per_gpu);
+  r.avg_step_time = 1;
+  r.std_step_time = step_cv;
+  return r;
+}
+
+TEST(ReportCompare, OverlappingIntervalsAreNoise) {
+  const std::vector<Result> rs{fake("nvd", {100, 102, 98}), fake("amd", {101, 103, 99})};
+  const auto groups = group_results(rs);
+  const auto cmp = compare_groups(groups);
+  ASSERT_EQ(cmp.size(), 1u);
+  EXPECT_EQ(cmp[0].verdict, "amd wins: 1.01x nvd");
+  EXPECT_NE(cmp[0].noise.find("inside the noise"), std::string::npos);
+}
+
+TEST(ReportCompare, SeparatedIntervalsAreNotNoise) {
+  const std::vector<Result> rs{fake("nvd", {100, 101, 99}), fake("amd", {150, 151, 149})};
+  const auto cmp = compare_groups(group_results(rs));
+  EXPECT_EQ(cmp[0].verdict, "amd wins: 1.50x nvd");
+  EXPECT_EQ(cmp[0].noise, "");
+}
+
+TEST(ReportCompare, FewRunsUseStepSpread) {
+  const std::vector<Result> rs{fake("nvd", {100}, 0.05), fake("amd", {102}, 0.05)};
+  const auto cmp = compare_groups(group_results(rs));
+  EXPECT_EQ(cmp[0].noise,
+            "fewer than 3 runs: no confidence interval; the 2.0% difference is inside the "
+            "step-to-step spread (5.0%)");
+}
+
+TEST(ReportPeak, MeasuredScalingNeedsTwoGpuCounts) {
+  std::vector<Result> rs{fake("nvd", {100})};
+  EXPECT_FALSE(measured_scaling(rs, rs[0]));
+  rs.push_back(fake("nvd", {90}));
+  rs[1].num_gpus = 16;
+  rs[1].tokens_per_second_per_gpu = 90;
+  const auto m = measured_scaling(rs, rs[1]);
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->efficiency, 0.9);
+  EXPECT_EQ(m->from_gpus, 8);
+  EXPECT_EQ(m->to_gpus, 16);
+}
+
+TEST(ReportImport, MegatronLinesAndMemory) {
+  std::istringstream log(
+      " iteration 1/ 10 | elapsed time per iteration (ms): 1500.0 | throughput per GPU "
+      "(TFLOP/s/GPU): 400.5 | learning rate: 3.000000E-04 | lm loss: 1.050000E+01 |\n"
+      "[Rank 0] (after 1 iterations) memory (MB) | allocated: 1.0 | max allocated: 2048.0 |\n"
+      "unrelated line\n");
+  const LogSeries s = parse_megatron_log(log);
+  ASSERT_EQ(s.step_times.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.step_times[0], 1.5);
+  EXPECT_DOUBLE_EQ(s.tflops_per_gpu[0], 400.5);
+  EXPECT_DOUBLE_EQ(s.learning_rates[0], 3e-4);
+  EXPECT_DOUBLE_EQ(s.losses[0], 10.5);
+  EXPECT_DOUBLE_EQ(s.memory_gb[0], 2.0);
+}
+
+TEST(ReportImport, NemoProgressBarRedraws) {
+  std::istringstream log(
+      "Epoch 0: 1/9 [reduced_train_loss=11.0, lr=1e-05, train_step_timing in s=4.0]\r"
+      "Epoch 0: 2/9 [reduced_train_loss=10.5, lr=2e-05, train_step_timing in s=2.5]\n");
+  const LogSeries s = parse_nemo_log(log);
+  ASSERT_EQ(s.step_times.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.step_times[1], 2.5);
+  EXPECT_DOUBLE_EQ(s.losses[1], 10.5);
+  EXPECT_DOUBLE_EQ(s.learning_rates[1], 2e-5);
+}
+
+}  // namespace
+}  // namespace tprimat::report
