@@ -6,55 +6,37 @@
 // This list is the one place that names the umbrella's contents. Left out on purpose:
 // parallel/mpi.hpp (needs MPI: link tprimat::mpi and include it yourself), bench/example_main.hpp
 // and the CLI's option/progress helpers (program plumbing, not library), detail/ (internal).
-// Headers that arrive in later issues are guarded by __has_include so the umbrella always builds.
 
 #include "tprimat/config.hpp"
 
 #include "tprimat/core/error.hpp"
-#if __has_include("tprimat/core/stats.hpp")
 #include "tprimat/core/stats.hpp"
-#endif
 
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
 
 #include "tprimat/parallel/communicator.hpp"
-#if __has_include("tprimat/parallel/config_file.hpp")
 #include "tprimat/parallel/config_file.hpp"
-#endif
+#include "tprimat/parallel/groups.hpp"
+#include "tprimat/parallel/launch.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
 
 #include "tprimat/backend/device_info.hpp"
-#if __has_include("tprimat/backend/concept.hpp")
 #include "tprimat/backend/concept.hpp"
-#endif
-#if __has_include("tprimat/backend/cpu.hpp")
 #include "tprimat/backend/cpu.hpp"
-#endif
 
 #include "tprimat/train/config.hpp"
-#if __has_include("tprimat/train/transformer.hpp")
 #include "tprimat/train/transformer.hpp"
-#endif
-#if __has_include("tprimat/train/training_step.hpp")
 #include "tprimat/train/training_step.hpp"
-#endif
 
-#if __has_include("tprimat/data/synthetic.hpp")
+#include "tprimat/data/blend.hpp"
+#include "tprimat/data/gpt_samples.hpp"
+#include "tprimat/data/megatron_indexed.hpp"
 #include "tprimat/data/synthetic.hpp"
-#endif
 
-#if __has_include("tprimat/bench/memory_plan.hpp")
 #include "tprimat/bench/memory_plan.hpp"
-#endif
-#if __has_include("tprimat/bench/metrics.hpp")
 #include "tprimat/bench/metrics.hpp"
-#endif
-#if __has_include("tprimat/bench/result.hpp")
 #include "tprimat/bench/result.hpp"
-#endif
-#if __has_include("tprimat/bench/runner.hpp")
 #include "tprimat/bench/runner.hpp"
-#endif
