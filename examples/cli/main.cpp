@@ -8,6 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "tprimat/backend/cpu.hpp"
+#if defined(TPRIMAT_WITH_CUDA)
+#include "tprimat/backend/cuda.hpp"
+#endif
 #include "tprimat/bench/dispatch.hpp"
 #include "tprimat/bench/driver.hpp"
 #include "tprimat/bench/options.hpp"
@@ -26,17 +29,52 @@ struct AddOption {
   CLI::App* app;
   template <class T>
   void operator()(std::string_view flag, T& field, std::string_view help, std::string_view env) {
-    auto* opt = app->add_option(std::string(flag), field, std::string(help));
+    CLI::Option* opt = nullptr;
+    if constexpr (std::is_same_v<T, bool>)
+      opt = app->add_flag(std::string(flag), field, std::string(help));
+    else
+      opt = app->add_option(std::string(flag), field, std::string(help));
     if (!env.empty()) opt->envname(std::string(env));
     if (flag == "--data")  // a blend: --data 0.7 A 0.3 B (joined by newlines)
       opt->expected(1, -1)->allow_extra_args()->multi_option_policy(CLI::MultiOptionPolicy::Join);
   }
 };
 
+/// The backend `--backend` asks for, or with auto the GPU one when this binary has it and a GPU
+/// is present. Returns its software stack ("cpu", "cuda").
+std::string pick_backend(const std::string& asked) {
+#if defined(TPRIMAT_WITH_CUDA)
+  const bool gpu = backend::Cuda::device_count() > 0;
+  if (asked == "cuda" && !gpu)
+    throw core::InputError("--backend cuda: no CUDA device is visible (driver or GPU missing)",
+                           "run on a GPU machine, or --backend cpu");
+  if (asked == "cuda" || (asked == "auto" && gpu)) return "cuda";
+#else
+  if (asked == "cuda")
+    throw core::InputError("this tprimat is built without the CUDA backend (no nvcc at build time)",
+                           "rebuild with the CUDA toolkit on PATH, or --backend cpu");
+#endif
+  if (asked == "hip")
+    throw core::InputError("this tprimat is built without the HIP backend",
+                           "use --backend cpu or cuda");
+  return "cpu";
+}
+
+backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
+  backend::DeviceInfo info;
+#if defined(TPRIMAT_WITH_CUDA)
+  if (stack == "cuda") info = backend::Cuda::device_info();
+#endif
+  if (stack == "cpu") info = backend::Cpu::device_info();
+  if (peak_override > 0) info.peak_tflops_dense = peak_override;
+  return info;
+}
+
 int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
+  const std::string stack = pick_backend(opts.backend);
   return bench::with_communicator(&argc, &argv, [&](auto comm) {
     bench::Runtime rt;
-    rt.env.device = backend::Cpu::device_info();
+    rt.env.device = device_for(stack, opts.peak_tflops);
     rt.env.world = comm.size();
     rt.env.command_line = bench::command_line(argc, argv);
     rt.env.compiled = bench::layout_dispatched;
@@ -44,7 +82,10 @@ int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
 #ifdef TPRIMAT_SOURCE_DIR
     rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif
-    rt.run_once = [comm](const bench::Job& job, int run, bench::Reporter& rep) {
+    rt.run_once = [comm, stack](const bench::Job& job, int run, bench::Reporter& rep) {
+#if defined(TPRIMAT_WITH_CUDA)
+      if (stack == "cuda") return bench::run_dispatched<backend::Cuda>(job, run, comm, rep);
+#endif
       return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
     };
     return bench::run_bench(opts, rt);
@@ -67,7 +108,7 @@ int main(int argc, char** argv) {
   bench::BenchOptions plan_opts;
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   bench::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
-  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend"}) {
+  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend", "--peak-tflops"}) {
     bench::for_each_run_flag(plan_opts, [&](std::string_view flag, auto& field,
                                             std::string_view help, std::string_view) {
       if (flag == f) plan_cmd->add_option(std::string(flag), field, std::string(help));
@@ -101,7 +142,7 @@ int main(int argc, char** argv) {
     if (auto rc = cli::run_data_command(data_cmd)) return *rc;
     if (*plan_cmd) {
       bench::Environment env;
-      env.device = backend::Cpu::device_info();
+      env.device = device_for(pick_backend(plan_opts.backend), plan_opts.peak_tflops);
       env.compiled = bench::layout_dispatched;
       return bench::run_plan(plan_opts, env);
     }

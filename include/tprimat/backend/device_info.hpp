@@ -17,6 +17,9 @@ struct DeviceInfo {
   std::string driver_version;   ///< empty where there is none
   std::string runtime_version;  ///< CUDA/HIP runtime, or the compiler on CPU
   double peak_tflops_dense = 0; ///< dense bf16 peak per device; 0 when unknown (MFU is then null)
+  std::string blas_version;     ///< GEMM library, e.g. "cuBLASLt 13.1.0"; empty where none
+  std::string dnn_version;      ///< fused-attention library, e.g. "cuDNN 9.19.0"; empty where none
+  std::string collectives_version;  ///< e.g. "NCCL 2.27.3"; empty where the backend has none
 };
 
 }  // namespace tprimat::backend

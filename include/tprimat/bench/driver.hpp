@@ -122,9 +122,9 @@ inline std::string format_plan(const MemoryPlan& p, double capacity_bytes) {
 inline int run_plan(BenchOptions opts, Environment env) {
   if (opts.num_gpus > 0) env.world = opts.num_gpus;
   try {
-    detail::check_backend(opts.backend);
+    detail::check_backend(opts.backend, env.device);
     std::vector<std::string> notices;
-    const auto models = detail::resolve_models(opts, notices);
+    const auto models = detail::resolve_models(opts, env.device.platform, notices);
     for (const auto& n : notices) std::printf("%s\n", n.c_str());
     const auto strategies = detail::resolve_strategies(opts, env);
     for (const auto& m : models) {

@@ -90,13 +90,19 @@ inline void check_positive(int v, const char* flag, int least = 1) {
                            "pass " + std::string(flag) + " " + std::to_string(least) + " or more");
 }
 
-inline void check_backend(const std::string& b) {
-  if (b == "auto" || b == "cpu") return;
-  if (b == "cuda" || b == "hip")
-    throw core::InputError("this tprimat is not built with the " +
-                               std::string(b == "cuda" ? "CUDA" : "HIP") + " backend yet",
-                           "use --backend cpu (or auto)");
-  throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
+/// `b` must name a backend; the binary already picked `running` (its software stack) from it.
+inline void check_backend(const std::string& b, const backend::DeviceInfo& running) {
+  if (b != "auto" && b != "cpu" && b != "cuda" && b != "hip")
+    throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
+  if (b != "auto" && b != running.software_stack)
+    throw core::InputError("--backend " + b + " was asked but this run uses the " +
+                               running.software_stack + " backend",
+                           "use --backend " + running.software_stack + " or auto");
+}
+
+inline void check_attention(const std::string& a) {
+  if (a != "auto" && a != "flash" && a != "cudnn")
+    throw core::InputError("unknown attention '" + a + "'", "pick one of auto, flash, cudnn");
 }
 
 /// Parses `--data` and, for indexed data, opens every data set (index checked against its .bin)
@@ -106,10 +112,14 @@ inline std::unique_ptr<data::DataCheck> open_data(const BenchOptions& o, data::D
   return std::make_unique<data::DataCheck>(spec, o.seq, static_cast<std::uint64_t>(o.seed));
 }
 
-inline std::vector<std::string> resolve_models(const BenchOptions& o,
+inline std::vector<std::string> resolve_models(const BenchOptions& o, const std::string& platform,
                                                std::vector<std::string>& notices) {
   if (o.model.empty()) {
-    // Only the CPU backend exists in this version, and a full model does not fit a CPU run.
+    if (platform != "cpu") {
+      notices.push_back("tprimat: no --model given; running llama (--model all runs the three)");
+      return {"llama"};
+    }
+    // A full model does not fit a CPU run.
     notices.push_back("tprimat: no GPU backend found; running the CPU reference backend on model tiny");
     return {"tiny"};
   }
@@ -219,7 +229,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (cpu) mem.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(o.seq));
   const double capacity = env.device.total_memory_gb * gib;
 
-  int layers = parse_layers(o.layers);
+  // No --layers: the whole model on the CPU (tiny), the largest count that fits on a GPU.
+  int layers = parse_layers(o.layers.empty() && !cpu ? std::string("auto") : o.layers);
   const bool layers_auto = layers < 0;
   if (layers_auto) {
     layers = max_layers_that_fit(mem, capacity);
@@ -269,6 +280,10 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (data_spec != nullptr) job.data = *data_spec;
   c.seed = o.seed;
   c.precision = cpu ? "fp32" : "bf16";
+  c.device_options.graph = !o.no_graph;
+  c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash
+                               : o.attention == "cudnn" ? train::AttentionChoice::cudnn
+                                                        : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.predicted = predicted;
   c.command_line = env.command_line;
@@ -285,7 +300,10 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
 /// With `--parallel all`, a strategy that cannot run here is skipped with a one-line notice.
 inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   JobList out;
-  detail::check_backend(o.backend);
+  detail::check_backend(o.backend, env.device);
+  detail::check_attention(o.attention);
+  if (o.peak_tflops < 0)
+    throw core::InputError("--peak-tflops must be positive", "pass e.g. --peak-tflops 989.4");
   detail::check_positive(o.runs, "--runs");
   detail::check_positive(o.steps, "--steps");
   detail::check_positive(o.warmup_steps, "--warmup-steps", 0);
@@ -303,7 +321,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   (void)detail::parse_layers(o.layers);
   data::DataSpec spec;
   const auto data_check = detail::open_data(o, spec);
-  const auto models = detail::resolve_models(o, out.notices);
+  const auto models = detail::resolve_models(o, env.device.platform, out.notices);
   const auto strategies = detail::resolve_strategies(o, env);
   const bool skip_bad = o.parallel == "all" && !env.fixed;
   for (const auto& m : models) {

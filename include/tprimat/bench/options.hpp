@@ -27,8 +27,13 @@ struct BenchOptions {
   int mbs = 1;
   int gbs = 0;            ///< 0: mbs x DP for tiny, 64 for the full models (the seeds' setting)
   int seq = 2048;
-  std::string layers = "full";  ///< "full", a count, or "auto" (largest that fits memory)
+  /// "full", a count, or "auto" (largest that fits memory); "" is full on the CPU backend and
+  /// auto on a GPU, where a full 7-8B model does not fit one device.
+  std::string layers;
   std::string backend = "auto";
+  std::string attention = "auto";  ///< GPU attention: auto (cuDNN where supported), flash, cudnn
+  bool no_graph = false;           ///< GPU: enqueue every kernel each step instead of a CUDA graph
+  double peak_tflops = 0;          ///< dense bf16 peak per device for MFU; 0: the built-in table
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
   std::int64_t seed = 42;
@@ -57,8 +62,11 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--mbs", o.mbs, "micro batch size (default: 1)", "");
   f("--gbs", o.gbs, "global batch size (default: mbs x DP for tiny, 64 for the full models)", "");
   f("--seq", o.seq, "sequence length (default: 2048)", "");
-  f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits)", "");
-  f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto)", "");
+  f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");
+  f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
+  f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
+  f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
+  f("--peak-tflops", o.peak_tflops, "dense bf16 peak TFLOP/s per device for MFU (default: by device name)", "");
   f("--data", o.data,
     "synthetic, a Megatron .bin/.idx prefix, or a blend W1 PREFIX1 W2 PREFIX2 ... "
     "(default: synthetic)",
@@ -74,6 +82,12 @@ template <class T>
 void parse_value(std::string_view flag, std::string_view text, T& out) {
   if constexpr (std::is_same_v<T, std::string>) {
     out = std::string(text);
+  } else if constexpr (std::is_same_v<T, bool>) {  // a switch; "--flag=0" turns it off again
+    if (text == "1" || text == "true" || text == "on") out = true;
+    else if (text == "0" || text == "false" || text == "off") out = false;
+    else
+      throw core::InputError(std::string(flag) + " is a switch, got '" + std::string(text) + "'",
+                             "pass " + std::string(flag) + " alone");
   } else if constexpr (std::is_same_v<T, double>) {
     char* end = nullptr;
     const std::string s(text);
@@ -110,9 +124,11 @@ inline void apply_env_defaults(BenchOptions& o, bool with_selection) {
 inline std::string usage(std::string_view program, bool with_selection) {
   BenchOptions o;
   std::string out = "usage: " + std::string(program) + " [options]\n";
-  auto line = [&](std::string_view flag, auto&, std::string_view help, std::string_view env) {
-    out += "  " + std::string(flag) + " ARG";
-    out += std::string(flag.size() < 16 ? 16 - flag.size() : 1, ' ');
+  auto line = [&]<class T>(std::string_view flag, T&, std::string_view help,
+                           std::string_view env) {
+    const std::string shown = std::string(flag) + (std::is_same_v<T, bool> ? "" : " ARG");
+    out += "  " + shown;
+    out += std::string(shown.size() < 20 ? 20 - shown.size() : 1, ' ');
     out += std::string(help) + (env.empty() ? "" : " [env " + std::string(env) + "]") + "\n";
   };
   if (with_selection) for_each_selection_flag(o, line);
@@ -136,10 +152,13 @@ inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& arg
       has_value = true;
     }
     bool matched = false;
-    auto try_flag = [&](std::string_view flag, auto& field, std::string_view, std::string_view) {
+    auto try_flag = [&]<class T>(std::string_view flag, T& field, std::string_view,
+                                 std::string_view) {
       if (matched || flag != a) return;
       matched = true;
-      if (!has_value) {
+      if (!has_value && std::is_same_v<T, bool>) {
+        value = "1";
+      } else if (!has_value) {
         if (i + 1 >= args.size())
           throw core::InputError(std::string(flag) + " needs a value",
                                  "pass " + std::string(flag) + " <value>");

@@ -44,6 +44,9 @@ struct RunRecord {
   std::vector<double> grad_norms;
   std::vector<double> memory_gb;          ///< peak bytes after each step, GiB
   double peak_bytes = 0;
+  double peak_reserved_bytes = 0;         ///< device pool reservation (GPU backends), else 0
+  std::string attention;                  ///< attention policy a GPU run used ("" on the CPU)
+  bool cuda_graph = false;                ///< the measured steps replayed a CUDA graph
   bool complete = false;
   std::string error;                      ///< why it stopped early, when !complete
 };
@@ -64,6 +67,7 @@ struct ResultContext {
   std::int64_t seed = 42;
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
+  train::DeviceOptions device_options;  ///< GPU backends: attention policy and CUDA graph
   MemoryPlan predicted;
   std::string command_line;
   std::string git_describe = "unknown";
@@ -195,11 +199,12 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   const auto memory = detail::concat(runs, &RunRecord::memory_gb);
   const Metrics m = compute_metrics(step_times, in);
   bool complete = !runs.empty();
-  double peak = 0;
+  double peak = 0, peak_reserved = 0;
   std::string error;
   for (const auto& r : runs) {
     complete = complete && r.complete;
     peak = std::max(peak, r.peak_bytes);
+    peak_reserved = std::max(peak_reserved, r.peak_reserved_bytes);
     if (!r.complete && error.empty()) error = r.error;
   }
   const bool proxy = c.dims.layers != c.full.layers;
@@ -221,6 +226,9 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"software_stack", c.device.software_stack},
                      {"driver_version", c.device.driver_version},
                      {"runtime_version", c.device.runtime_version},
+                     {"blas_version", c.device.blas_version},
+                     {"dnn_version", c.device.dnn_version},
+                     {"collectives_version", c.device.collectives_version},
                      {"cores", c.device.cores},
                      {"peak_tflops_dense", c.device.peak_tflops_dense > 0
                                                ? json(c.device.peak_tflops_dense)
@@ -247,6 +255,16 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"layers_auto", c.layers_auto},
                             {"data", c.data},
                             {"seed", c.seed}};
+  if (c.device.platform != "cpu") {
+    std::string attention;
+    bool graph = false;
+    for (const auto& r : runs) {
+      if (!r.attention.empty()) attention = r.attention;
+      graph = graph || r.cuda_graph;
+    }
+    doc["training_config"]["attention"] = attention.empty() ? json(nullptr) : json(attention);
+    doc["training_config"]["cuda_graph"] = graph;
+  }
   const auto& o = c.optimizer;
   doc["optimizer"] = {{"name", "adamw"},         {"lr_peak", o.lr_peak},
                       {"lr_min", o.lr_min},      {"lr_warmup_steps", o.warmup_steps},
@@ -258,7 +276,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   const auto& p = c.predicted;
   doc["memory_metrics"] = {
       {"peak_allocated_gb", peak / gib},
-      {"peak_reserved_gb", peak / gib},  // the CPU backend allocates exactly what it reserves
+      // The CPU backend allocates exactly what it reserves; a GPU pool may reserve more.
+      {"peak_reserved_gb", std::max(peak, peak_reserved) / gib},
       {"predicted_gb", p.total / gib},
       {"device_memory_gb", c.device.total_memory_gb},
       {"predicted_breakdown_gb",

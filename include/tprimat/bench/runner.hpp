@@ -30,6 +30,11 @@ struct StepDriver {
   std::function<train::StepStats(std::span<const std::int32_t>)> step;
   std::function<std::size_t()> peak_bytes;
   int dp_rank = 0;
+  /// GPU backends: the pool's reserved high-water mark, the attention policy, whether the step
+  /// now replays a CUDA graph. Unset on the CPU.
+  std::function<std::size_t()> peak_reserved_bytes;
+  std::function<std::string()> attention;
+  std::function<bool()> graph_captured;
 };
 
 /// Runs warm-up then measured steps on this rank's share of the global batch (synthetic or
@@ -62,7 +67,12 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
         data::fill_rank_batch(*indexed, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
       const auto t0 = std::chrono::steady_clock::now();
       const train::StepStats st = d.step(batch);
-      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // A GPU step reports its CUDA-event time (first upload to result download); the CPU's
+      // measure is the wall clock around the call.
+      const double dt = st.device_seconds > 0
+                            ? st.device_seconds
+                            : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                                  .count();
       if (!std::isfinite(st.loss))
         throw core::RunError("loss is not finite at step " + std::to_string(s + 1) +
                              " (numerical blow-up)");
@@ -85,8 +95,15 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
     }
     rec.complete = true;
   } catch (const std::exception& e) {
-    rep.end_progress();
     rec.error = e.what();
+  }
+  try {  // what a device run used, read even after a failure (it is part of the record)
+    if (d.peak_reserved_bytes) rec.peak_reserved_bytes = double(d.peak_reserved_bytes());
+    if (d.attention) rec.attention = d.attention();
+    if (d.graph_captured) rec.cuda_graph = d.graph_captured();
+  } catch (const std::exception& e) {
+    if (rec.error.empty()) rec.error = e.what();
+    rec.complete = false;
   }
   rep.end_progress();
   return rec;
@@ -105,11 +122,22 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   shape.seq = c.seq;
   shape.grad_accum = c.plan.grad_accum;
   shape.layers = c.dims.layers;
-  train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
-                                                static_cast<std::uint64_t>(c.seed), comm);
-  StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
-               [&] { return step.peak_bytes(); }, dp_rank};
-  return run_steps(job, run, d, rep);
+  if constexpr (backend::DeviceBackend<Backend>) {
+    train::TrainingStep<Backend, M, L, Comm> step(
+        shape, c.optimizer, static_cast<std::uint64_t>(c.seed), comm, c.device_options);
+    StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
+                 [&] { return step.peak_bytes(); }, dp_rank};
+    d.peak_reserved_bytes = [&] { return step.peak_reserved_bytes(); };
+    d.attention = [&] { return step.engine().attention_name(); };
+    d.graph_captured = [&] { return step.engine().graph_captured(); };
+    return run_steps(job, run, d, rep);
+  } else {
+    train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
+                                                  static_cast<std::uint64_t>(c.seed), comm);
+    StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
+                 [&] { return step.peak_bytes(); }, dp_rank};
+    return run_steps(job, run, d, rep);
+  }
 }
 
 /// How a binary runs one run of a job: the CLI dispatches on model and layout, an example binary

@@ -15,13 +15,17 @@ struct DevicePeak {
   double dense_bf16_tflops;  ///< vendor data sheet, dense (no 2:4 sparsity)
 };
 
-/// Longer matches first: "H100 PCIe" must win over "H100".
-inline constexpr std::array<DevicePeak, 5> dense_peaks{{
+/// Longer matches first: "H100 PCIe" must win over "H100". Names as the runtimes report them:
+/// "NVIDIA H100 80GB HBM3" (SXM), "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA A100-SXM4-80GB",
+/// "AMD Instinct MI300X", "AMD Instinct MI250X" (ROCm may print "MI250X/MI250").
+inline constexpr std::array<DevicePeak, 7> dense_peaks{{
     {"H200", "NVIDIA H200", 989.4},
     {"H100 PCIe", "NVIDIA H100 PCIe", 756.5},
     {"H100", "NVIDIA H100 SXM", 989.4},
+    {"A100", "NVIDIA A100", 312.0},  // SXM and PCIe alike
     {"MI325X", "AMD Instinct MI325X", 1307.4},
     {"MI300X", "AMD Instinct MI300X", 1307.4},
+    {"MI250X", "AMD Instinct MI250X", 383.0},
 }};
 
 /// What the seeds divided by for H100: the 2:4-sparse figure, which halves every utilisation.

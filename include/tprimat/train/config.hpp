@@ -32,11 +32,28 @@ struct StepShape {
   int layers = 0;      ///< transformer layers run; 0 means the model's full depth
 };
 
+/// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it
+/// supports the shape (it is the faster of the two on H100, see benchmarks/RESULTS.md) and the
+/// project's flash kernels otherwise.
+enum class AttentionChoice { automatic, flash, cudnn };
+
+/// How a device step is run.
+struct DeviceOptions {
+  AttentionChoice attention = AttentionChoice::automatic;
+  /// Capture the whole step (every micro-batch and the optimizer) once as a CUDA graph and
+  /// replay it; off (`--no-graph`) enqueues every kernel each step.
+  bool graph = true;
+};
+
 /// What one optimizer step reports.
 struct StepStats {
   double loss = 0;       ///< mean cross-entropy over every target token of the global batch
   double grad_norm = 0;  ///< global gradient norm before clipping
   double lr = 0;         ///< learning rate applied by this step
+  /// Seconds the device spent on the step, from events recorded before its first and after its
+  /// last operation (uploads and the result download included); 0 on the CPU backend, where
+  /// the caller's wall clock is the measure.
+  double device_seconds = 0;
 };
 
 }  // namespace tprimat::train

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tprimat/backend/concept.hpp"
@@ -21,6 +22,7 @@
 #include "tprimat/train/optimizer.hpp"
 #include "tprimat/train/pipeline.hpp"
 #include "tprimat/train/schedule.hpp"
+#include "tprimat/train/step_checks.hpp"
 #include "tprimat/train/transformer.hpp"
 
 namespace tprimat::train {
@@ -55,7 +57,7 @@ class TrainingStep {
 
   /// The same over groups already split from the world (their shape must match L).
   TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed, parallel::Groups<C> groups)
-      : shape_(checked(shape)),
+      : shape_(check_step_shape<M, L>(shape)),
         opt_(opt),
         groups_(checked_groups(std::move(groups))),
         tp_comm_(std::make_shared<C>(groups_.tp)),
@@ -81,20 +83,7 @@ class TrainingStep {
   /// identical on every rank.
   StepStats run(std::span<const std::int32_t> tokens) {
     const std::int64_t per_micro = std::int64_t{shape_.mbs} * (shape_.seq + 1);
-    const std::int64_t expected = per_micro * shape_.grad_accum;
-    if (static_cast<std::int64_t>(tokens.size()) != expected)
-      throw core::InputError("a step on this rank needs grad_accum x mbs x (seq + 1) = " +
-                             std::to_string(shape_.grad_accum) + " x " +
-                             std::to_string(shape_.mbs) + " x " + std::to_string(shape_.seq + 1) +
-                             " = " + std::to_string(expected) + " token ids, got " +
-                             std::to_string(tokens.size()));
-    const int vocab = model_.dims().vocab;
-    for (std::size_t i = 0; i < tokens.size(); ++i)
-      if (tokens[i] < 0 || tokens[i] >= vocab)
-        throw core::InputError("token id " + std::to_string(tokens[i]) + " at position " +
-                                   std::to_string(i) + " is outside the vocabulary [0, " +
-                                   std::to_string(vocab) + ") of " + std::string(M::name),
-                               "use token ids below the model's vocab_size");
+    check_step_tokens(tokens, shape_, model_.dims().vocab, M::name);
 
     // Each rank pre-scales by 1 / (target tokens of the global batch); the sum over DP ranks is
     // the global mean, whatever the DP size.
@@ -202,24 +191,6 @@ class TrainingStep {
                              " x PP=" + std::to_string(L::pp));
     return g;
   }
-  static StepShape checked(StepShape shape) {
-    if (shape.layers < 0 || shape.layers > M::layers)
-      throw core::InputError(
-          std::string(M::name) + " has " + std::to_string(M::layers) + " layers, cannot run " +
-              std::to_string(shape.layers),
-          "pass --layers between 1 and " + std::to_string(M::layers) + " (0 = all)");
-    if (shape.layers == 0) shape.layers = M::layers;
-    if (shape.layers % L::pp != 0)
-      throw core::InputError("PP=" + std::to_string(L::pp) + " stages cannot split " +
-                                 std::to_string(shape.layers) + " layers of " +
-                                 std::string(M::name) + " evenly",
-                             "run a multiple of " + std::to_string(L::pp) + " layers (--layers)");
-    if (shape.mbs < 1 || shape.seq < 1 || shape.grad_accum < 1)
-      throw core::InputError("mbs, seq and gradient accumulation must be at least 1 (got mbs " +
-                             std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +
-                             ", grad_accum " + std::to_string(shape.grad_accum) + ")");
-    return shape;
-  }
   static TensorParallelOps<Element> tp_ops(const std::shared_ptr<C>& tp) {
     if (tp->size() <= 1) return {};
     return {[tp](std::span<Element> x) { tp->all_reduce_sum(x); },
@@ -253,3 +224,5 @@ class TrainingStep {
 };
 
 }  // namespace tprimat::train
+
+#include "tprimat/train/device_training_step.hpp"

@@ -13,50 +13,9 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/train/parameters.hpp"
 
 namespace tprimat::train {
-
-/// How a parameter tensor starts: matrices normal(0, init_std), norm gains 1, biases 0.
-enum class Init { normal, ones, zeros };
-
-/// How tensor parallelism cuts a parameter: not at all (replicated on every TP rank: norm
-/// gains), by rows (row-parallel O and down, vocab-parallel embedding) or by columns
-/// (column-parallel QKV, gate/up, their biases, the untied LM head).
-enum class Split { none, rows, cols };
-
-/// One parameter tensor inside the flat parameter buffer (row-major [rows, cols]). Under tensor
-/// parallelism it is this rank's block [row_begin, +rows) x [col_begin, +cols) of the full
-/// [full_rows, full_cols] tensor.
-struct ParamTensor {
-  std::string name;         ///< e.g. "layers.0.attn.wq"
-  std::int64_t offset = 0;  ///< first element in the flat buffer
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  bool decay = true;  ///< AdamW weight decay applies (matrices yes; norm gains, biases no)
-  Init init = Init::normal;
-  Split split = Split::none;
-  std::int64_t full_rows = 0;
-  std::int64_t full_cols = 0;
-  std::int64_t row_begin = 0;
-  std::int64_t col_begin = 0;
-  std::int64_t size() const { return rows * cols; }
-  /// True when every TP rank holds the same copy (its gradient must be counted once).
-  bool replicated() const { return rows == full_rows && cols == full_cols; }
-};
-
-/// The part of the model this rank holds: TP rank tp_rank of tp_size (Megatron TP), and the
-/// pipeline stage's layers [layer_begin, layer_begin + layer_count) (-1: all) with the
-/// embedding on the first stage and final norm + head + loss on the last. `slots` micro-batches
-/// can be in flight at once (1F1B keeps up to PP - stage of them), each with its activations.
-struct Shard {
-  int tp_rank = 0;
-  int tp_size = 1;
-  int layer_begin = 0;
-  int layer_count = -1;
-  bool first_stage = true;
-  bool last_stage = true;
-  int slots = 1;
-};
 
 /// The tensor-parallel collectives the model calls inside forward and backward. Type-erased
 /// (std::function) so the engine compiles once per element type whatever the communicator; one
@@ -99,7 +58,7 @@ class Transformer {
   std::span<const T> params() const { return params_; }
   std::span<T> grads() { return grads_; }
   std::span<const T> grads() const { return grads_; }
-  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  const std::vector<ParamTensor>& tensors() const { return table_.tensors; }
   std::int64_t parameter_count() const { return static_cast<std::int64_t>(params_.size()); }
 
   void zero_grads();
@@ -129,10 +88,7 @@ class Transformer {
   std::span<const T> input_grad() const { return dx_; }
 
  private:
-  struct LayerParams {  // offsets into the flat buffers; bias offsets -1 without qkv_bias
-    std::int64_t attn_norm, wq, wk, wv, bq = -1, bk = -1, bv = -1, wo;
-    std::int64_t mlp_norm, w_gate, w_up, w_down;
-  };
+
   struct LayerActs {         // what backward needs of one layer, for one micro-batch of n tokens
     AlignedVector<T> x;      // [n, hidden]  layer input (residual stream)
     AlignedVector<T> xn1;    // [n, hidden]  attention RMSNorm output
@@ -149,13 +105,10 @@ class Transformer {
     AlignedVector<T> up;     // [n, ffn]
   };
 
-  std::int64_t add_tensor(std::string name, std::int64_t rows, std::int64_t cols, Init init,
-                          Split split = Split::none, bool owned = true);
   void tp_sum(T* x, std::int64_t n) {
     if (shard_.tp_size > 1) ops_.all_reduce_sum(std::span<T>(x, n));
   }
   double vocab_parallel_cross_entropy(T grad_scale, bool with_grad);
-  void init_params(double init_std, std::uint64_t seed);
   void load_tokens(std::span<const std::int32_t> tokens, int slot = 0);
   double run_forward(bool with_grad, double grad_scale);
   void run_backward();
@@ -170,12 +123,8 @@ class Transformer {
   // This rank's share of the split dimensions (the full sizes when TP = 1).
   int heads_l_, kv_heads_l_;
   std::int64_t qd_l_, kvd_l_, ffn_l_, vocab_l_, vocab_begin_;
-  std::vector<ParamTensor> tensors_;
-  // Every tensor of the whole model in creation order, for initialisation: index into tensors_
-  // where this rank holds it, -1 where another stage does (its draws are skipped over).
-  std::vector<ParamTensor> all_tensors_;
-  std::vector<int> local_index_;
-  std::vector<LayerParams> layer_params_;  // this stage's layers
+  ParameterTable table_;
+  std::vector<LayerParams> layer_params_;  // this stage's layers (table_.layers)
   std::int64_t embedding_ = 0, final_norm_ = 0, head_ = 0;
   AlignedVector<T> params_, grads_;
   /// What backward needs of one micro-batch in flight.
@@ -239,38 +188,13 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
             ") is not implemented on the CPU backend: the first and last stages would share the "
             "embedding",
         "use PP=1 for this model");
-  const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, v = d.vocab;
-  embedding_ = add_tensor("embedding", v, h, Init::normal, Split::rows, shard.first_stage);
-  for (int l = 0; l < d.layers; ++l) {
-    const std::string pre = "layers." + std::to_string(l) + ".";
-    const bool mine = l >= shard.layer_begin && l < shard.layer_begin + local_layers_;
-    auto add_tensor = [&](std::string name, std::int64_t rows, std::int64_t cols, Init init,
-                          Split split = Split::none) {
-      return this->add_tensor(std::move(name), rows, cols, init, split, mine);
-    };
-    LayerParams lp{};
-    lp.attn_norm = add_tensor(pre + "attn_norm", 1, h, Init::ones);
-    lp.wq = add_tensor(pre + "attn.wq", h, qd, Init::normal, Split::cols);
-    lp.wk = add_tensor(pre + "attn.wk", h, kvd, Init::normal, Split::cols);
-    lp.wv = add_tensor(pre + "attn.wv", h, kvd, Init::normal, Split::cols);
-    if (d.qkv_bias) {
-      lp.bq = add_tensor(pre + "attn.bq", 1, qd, Init::zeros, Split::cols);
-      lp.bk = add_tensor(pre + "attn.bk", 1, kvd, Init::zeros, Split::cols);
-      lp.bv = add_tensor(pre + "attn.bv", 1, kvd, Init::zeros, Split::cols);
-    }
-    lp.wo = add_tensor(pre + "attn.wo", qd, h, Init::normal, Split::rows);
-    lp.mlp_norm = add_tensor(pre + "mlp_norm", 1, h, Init::ones);
-    lp.w_gate = add_tensor(pre + "mlp.w_gate", h, f, Init::normal, Split::cols);
-    lp.w_up = add_tensor(pre + "mlp.w_up", h, f, Init::normal, Split::cols);
-    lp.w_down = add_tensor(pre + "mlp.w_down", f, h, Init::normal, Split::rows);
-    if (mine) layer_params_.push_back(lp);
-  }
-  final_norm_ = add_tensor("final_norm", 1, h, Init::ones, Split::none, shard.last_stage);
-  // A tied head reads the embedding matrix transposed; otherwise it is its own [hidden, vocab].
-  head_ = d.tied_embeddings ? embedding_
-                            : add_tensor("head", h, v, Init::normal, Split::cols, shard.last_stage);
-
-  const std::int64_t total = tensors_.back().offset + tensors_.back().size();
+  const std::int64_t h = d.hidden;
+  table_ = make_parameter_table(d, shard);
+  layer_params_ = table_.layers;
+  embedding_ = table_.embedding;
+  final_norm_ = table_.final_norm;
+  head_ = table_.head;
+  const std::int64_t total = table_.total();
   try {
     params_.assign(total, T(0));
     grads_.assign(total, T(0));
@@ -321,56 +245,7 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                            "run fewer layers (--layers), a shorter sequence or a smaller model");
   }
   Backend::rope_tables(d, seq, rope_cos_.data(), rope_sin_.data());
-  init_params(init_std, seed);
-}
-
-template <class Backend, class T>
-std::int64_t Transformer<Backend, T>::add_tensor(std::string name, std::int64_t rows,
-                                                 std::int64_t cols, Init init, Split split,
-                                                 bool owned) {
-  const std::int64_t offset =
-      tensors_.empty() ? 0 : tensors_.back().offset + tensors_.back().size();
-  const int tp = shard_.tp_size, r = shard_.tp_rank;
-  ParamTensor t;
-  t.name = std::move(name);
-  t.offset = offset;
-  t.full_rows = rows;
-  t.full_cols = cols;
-  t.rows = split == Split::rows ? rows / tp : rows;
-  t.cols = split == Split::cols ? cols / tp : cols;
-  t.row_begin = split == Split::rows ? t.rows * r : 0;
-  t.col_begin = split == Split::cols ? t.cols * r : 0;
-  t.split = tp > 1 ? split : Split::none;
-  // Only matrices decay: norm gains and biases are excluded, as Megatron and the seeds do.
-  t.decay = init == Init::normal;
-  t.init = init;
-  all_tensors_.push_back(t);
-  local_index_.push_back(owned ? static_cast<int>(tensors_.size()) : -1);
-  if (!owned) return -1;
-  tensors_.push_back(std::move(t));
-  return offset;
-}
-
-template <class Backend, class T>
-void Transformer<Backend, T>::init_params(double init_std, std::uint64_t seed) {
-  // Draws in double, in tensor order, so float and double models start from the same weights.
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, init_std);
-  // A TP shard draws every value of the full tensor and keeps its block, so the draws stay in
-  // step with the single-process model's.
-  // Pipeline stages likewise draw (and drop) the values of the other stages' tensors.
-  for (std::size_t k = 0; k < all_tensors_.size(); ++k) {
-    const auto& t = all_tensors_[k];
-    const bool mine = local_index_[k] >= 0;
-    T* w = mine ? params_.data() + tensors_[local_index_[k]].offset : nullptr;
-    for (std::int64_t i = 0; i < t.full_rows; ++i)
-      for (std::int64_t j = 0; j < t.full_cols; ++j) {
-        const T value = t.init == Init::normal ? static_cast<T>(normal(rng))
-                                               : (t.init == Init::ones ? T(1) : T(0));
-        const std::int64_t r = i - t.row_begin, c = j - t.col_begin;
-        if (mine && r >= 0 && r < t.rows && c >= 0 && c < t.cols) w[r * t.cols + c] = value;
-      }
-  }
+  init_parameters(table_, init_std, seed, params_.data());
 }
 
 template <class Backend, class T>

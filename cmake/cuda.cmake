@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+# SPDX-FileCopyrightText: 2026 tprimat authors
+# Finds nvcc, the CUDA toolkit and cuDNN for the CUDA backend; sets TPRIMAT_HAVE_CUDA and the thin
+# target tprimat::cuda (headers + CUDA runtime, cuBLASLt, cuDNN) that users link.
+set(TPRIMAT_HAVE_CUDA OFF)
+if(NOT TPRIMAT_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # Architectures come from TPRIMAT_CUDA_GENCODE, not CMAKE_CUDA_ARCHITECTURES: sm_90a (Hopper's
+    # wgmma/TMA features) is spelled the same by every CMake version this way.
+    set(CMAKE_CUDA_ARCHITECTURES OFF)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(TPRIMAT_HAVE_CUDA ON)
+  elseif(TPRIMAT_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "tprimat: TPRIMAT_CUDA=ON but no CUDA compiler was found; put nvcc on "
+                        "PATH or set CMAKE_CUDA_COMPILER, or configure with -DTPRIMAT_CUDA=OFF")
+  endif()
+endif()
+message(STATUS "tprimat: CUDA backend ${TPRIMAT_HAVE_CUDA}")
+if(NOT TPRIMAT_HAVE_CUDA)
+  return()
+endif()
+
+set(TPRIMAT_CUDA_GENCODE "-gencode=arch=compute_90a,code=sm_90a" CACHE STRING
+    "nvcc -gencode flags of the CUDA kernels (default: H100/H200, sm_90a); add more to this list")
+
+# cuDNN 9 (fused attention). Optional: without it CudnnAttention::supports() is false.
+find_path(TPRIMAT_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
+          PATH_SUFFIXES cuda/include)
+find_library(TPRIMAT_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+if(TPRIMAT_CUDNN_INCLUDE_DIR AND TPRIMAT_CUDNN_LIBRARY)
+  set(TPRIMAT_HAVE_CUDNN ON)
+else()
+  set(TPRIMAT_HAVE_CUDNN OFF)
+endif()
+message(STATUS "tprimat: cuDNN ${TPRIMAT_HAVE_CUDNN} (${TPRIMAT_CUDNN_LIBRARY})")
+
+add_library(tprimat_cuda INTERFACE)
+add_library(tprimat::cuda ALIAS tprimat_cuda)
+set_target_properties(tprimat_cuda PROPERTIES EXPORT_NAME cuda)
+target_link_libraries(tprimat_cuda INTERFACE tprimat CUDA::cudart CUDA::cublasLt)
+# Device code is C++20 too (concepts in the backend headers); nvcc 13 defaults to C++17, and
+# CMake 3.25 does not know cuda_std_20 for nvcc 13, so the flag is spelled out.
+target_compile_options(tprimat_cuda INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
+if(TPRIMAT_HAVE_CUDNN)
+  target_include_directories(tprimat_cuda INTERFACE $<BUILD_INTERFACE:${TPRIMAT_CUDNN_INCLUDE_DIR}>)
+  target_link_libraries(tprimat_cuda INTERFACE $<BUILD_INTERFACE:${TPRIMAT_CUDNN_LIBRARY}>)
+  target_compile_definitions(tprimat_cuda INTERFACE TPRIMAT_HAVE_CUDNN=1)
+endif()

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// backend::Cuda: the NVIDIA backend's ops as host functions over device pointers (one stream each).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tprimat/backend/device_info.hpp"
+
+namespace tprimat::backend {
+
+/// The scalars the optimizer kernels read from device memory, so that a captured CUDA graph
+/// replays every step unchanged while the learning rate moves (the host writes this struct
+/// before each replay).
+struct OptimizerScalars {
+  float lr = 0;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0;      ///< applied to tensors whose decay flag is set
+  float bias_correction1 = 1;  ///< 1 - beta1^step
+  float bias_correction2 = 1;  ///< 1 - beta2^step
+  float clip_norm = 0;         ///< clip gradients to this global norm; <= 0 disables
+};
+
+/// The CUDA backend: a tag type whose static functions enqueue work on a stream. Element types:
+/// bf16 for GEMM operands and activations, fp32 for the residual stream, norms' statistics,
+/// gradients, master weights and AdamW state. Definitions live in src/cuda/ (compiled once by
+/// nvcc) with the kernels in kernels/tprimat/kernels/*.cuh.
+/// Every op is asynchronous on `stream` and allocates nothing (so a step can be graph-captured);
+/// scratch comes from the caller, sized by the *_workspace functions.
+struct Cuda {
+  static constexpr std::string_view name = "cuda";
+  static constexpr bool is_device = true;
+  using bf16 = __nv_bfloat16;
+  using Stream = cudaStream_t;
+
+  /// Name, memory, SMs, driver/runtime and cuBLAS/cuDNN versions of the current device; the
+  /// dense bf16 peak by device name (0 when unknown). Throws core::RunError without a GPU.
+  static DeviceInfo device_info();
+  /// Number of usable CUDA devices (0 without a driver or GPU; never throws).
+  static int device_count();
+
+  // ---- GEMM (src/cuda/gemm.cpp, cuBLASLt) ------------------------------------------------------
+  /// Row-major C[m, n] = op(A) op(B) + beta C (+ bias[n] broadcast over rows when bias is set),
+  /// op(A) [m, k] (A stored [k, m] when trans_a), op(B) [k, n] (B stored [n, k] when trans_b);
+  /// bf16 operands, fp32 accumulation, C bf16 or fp32. beta 0 ignores C's contents.
+  /// The algorithm is chosen once per shape by cuBLASLt's heuristic and cached. Call
+  /// gemm_prepare() (outside graph capture) before the first gemm on a device.
+  template <class Out>
+  static void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta,
+                   Out* c, std::int64_t ldc, const bf16* bias, Stream stream);
+  /// Creates the cuBLASLt handle and its workspace (gemm_workspace_bytes, from the stream-ordered
+  /// pool) for the current device. Idempotent.
+  static void gemm_prepare(Stream stream);
+  static constexpr std::size_t gemm_workspace_bytes = 32u << 20;
+
+  // ---- element-wise (src/cuda/elementwise.cu) ---------------------------------------------------
+  /// out[t, :] = table[ids[t], :]; table [vocab, hidden] fp32, out [n, hidden] fp32.
+  static void embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
+                                int hidden, float* out, Stream stream);
+  /// Deterministic backward: the n positions grouped by token id (built on the host with
+  /// embedding_groups): for each group u < *group_count, dtable[group_ids[u], :] += the sum, in
+  /// position order, of dout[positions[offsets[u] .. offsets[u + 1]), :]. max_groups bounds
+  /// *group_count (the grid is sized by it so that a captured graph stays valid).
+  static void embedding_backward(const std::int32_t* group_ids, const std::int32_t* offsets,
+                                 const std::int32_t* positions, const std::int32_t* group_count,
+                                 std::int64_t max_groups, const float* dout, int hidden,
+                                 float* dtable, Stream stream);
+
+  /// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] fp32.
+  static void rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
+                              bf16* y, float* rstd, Stream stream);
+  /// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g, then dx_bf16 = bf16(dx);
+  /// dg += sum_t dy * x * rstd, reduced deterministically through `partials`
+  /// (rmsnorm_partials(n, h) floats).
+  static void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+                               std::int64_t n, int h, float* dx, bf16* dx_bf16, float* dg,
+                               float* partials, Stream stream);
+  static std::int64_t rmsnorm_partials(std::int64_t n, int h);
+
+  /// In-place rotation of x [rows, heads * head_dim] (row t at position t % seq), HF
+  /// rotate_half pairing (i, i + head_dim/2); cos/sin fp32 [seq, head_dim/2]. Backward applies
+  /// the inverse rotation to the gradient.
+  static void rope_forward(bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
+                           const float* cos_table, const float* sin_table, Stream stream);
+  static void rope_backward(bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
+                            const float* cos_table, const float* sin_table, Stream stream);
+
+  /// h = silu(gate) * up; backward dgate, dup from dh (silu recomputed in fp32).
+  static void swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t n,
+                             Stream stream);
+  static void swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate,
+                              bf16* dup, std::int64_t n, Stream stream);
+
+  /// dbias[cols] += column sums of dy [rows, cols] (fp32 accumulation, deterministic through
+  /// `partials`: bias_partials(rows, cols) floats).
+  static void bias_backward(const bf16* dy, std::int64_t rows, std::int64_t cols, float* dbias,
+                            float* partials, Stream stream);
+  static std::int64_t bias_partials(std::int64_t rows, std::int64_t cols);
+
+  /// Fused softmax cross-entropy over logits [n, vocab] bf16: row_loss[t] = logsumexp(row) -
+  /// row[targets[t]] (fp32); with_grad overwrites the logits with grad_scale * (softmax -
+  /// onehot) in bf16, so no fp32 copy of the logits ever exists.
+  static void cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
+                            float grad_scale, bool with_grad, float* row_loss, Stream stream);
+
+  /// *out (+)= sum of x[i] (or x[i]^2 with squares) in double, deterministically: a fixed grid
+  /// writes reduce_partials() doubles into `partials`, one block sums them in order.
+  static void reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate,
+                         double* out, double* partials, Stream stream);
+  static constexpr int reduce_partials = 1024;
+
+  /// dst = bf16(src).
+  static void to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream);
+
+  /// AdamW over a flat fp32 buffer in one launch: tensor k covers [tensor_ends[k-1],
+  /// tensor_ends[k]) and takes weight decay when decay[k] != 0. Gradients are first scaled by
+  /// min(1, clip_norm / sqrt(*grad_sum_squares)) (global-norm clipping); the update writes the
+  /// fp32 master, both moments and the bf16 copy the GEMMs read.
+  static void adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
+                    std::int64_t n, const std::int64_t* tensor_ends,
+                    const std::uint8_t* decay, int tensors, const OptimizerScalars* scalars,
+                    const double* grad_sum_squares, Stream stream);
+
+  // ---- initialisation (src/cuda/init.cu) ---------------------------------------------------------
+  /// p[i] = stddev * N(0, 1), drawn from a counter hash of (seed, first + i): the same weights
+  /// for the same seed whatever the grid. (Not the CPU engine's mt19937 draws: a device run
+  /// that must start from CPU weights copies them in.)
+  static void init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+                          std::uint64_t first, Stream stream);
+  static void fill(float* p, std::int64_t n, float value, Stream stream);
+
+  // ---- memory (src/cuda/memory.cpp) --------------------------------------------------------------
+  /// Stream-ordered allocation from the current device's default pool (release threshold set
+  /// to keep freed memory), never managed memory. Throws core::RunError naming the size and the
+  /// free memory when the device is out of memory.
+  static void* allocate(std::size_t bytes, Stream stream);
+  static void deallocate(void* p, Stream stream);
+  /// High-water marks of the pool since the last reset: bytes in use and bytes reserved.
+  static std::size_t peak_allocated_bytes();
+  static std::size_t peak_reserved_bytes();
+  static void reset_peaks();
+};
+
+/// Throws core::RunError("<what>: <CUDA error string>") when `status` is not cudaSuccess.
+void cuda_check(cudaError_t status, const char* what);
+
+}  // namespace tprimat::backend

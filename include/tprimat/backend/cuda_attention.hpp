@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The Attention policies of the CUDA backend: the project's flash kernels and cuDNN's fused SDPA.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+
+#include "tprimat/backend/cuda.hpp"
+
+namespace tprimat::backend {
+
+/// Shape of one causal grouped-query attention call. Layouts are the CPU reference's:
+/// q, o [batch * seq, heads * head_dim] and k, v [batch * seq, kv_heads * head_dim], token-major
+/// (row b * seq + s); lse fp32 [batch, heads, seq] = log(sum_j exp(scale * q.k_j)), natural log,
+/// scale = 1 / sqrt(head_dim). Query head h reads KV head h / (heads / kv_heads).
+struct AttentionShape {
+  int batch = 1;
+  int seq = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+};
+
+/// An Attention policy: forward and backward of causal GQA softmax attention, bf16 in and out,
+/// fp32 softmax statistics. Backward writes (not accumulates) dq, dk, dv.
+template <class A>
+concept AttentionPolicy = requires(const Cuda::bf16* c, Cuda::bf16* x, const float* cl, float* l,
+                                   AttentionShape s, void* ws, Cuda::Stream st) {
+  { A::name } -> std::convertible_to<std::string_view>;
+  { A::supports(s) } -> std::convertible_to<bool>;
+  A::forward(c, c, c, x, l, s, st);
+  { A::backward_workspace_bytes(s) } -> std::convertible_to<std::size_t>;
+  A::backward(c, c, c, c, cl, c, x, x, x, s, ws, st);
+};
+
+/// The project's own flash-attention kernels (online softmax, no seq x seq matrix in memory),
+/// written once for nvcc and hipcc in kernels/tprimat/kernels/flash_attention.cuh.
+struct FlashAttention {
+  static constexpr std::string_view name = "flash";
+  /// head_dim in {16, 32, 64, 128}; any seq; heads a multiple of kv_heads.
+  static bool supports(const AttentionShape& s);
+  static void forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
+                      Cuda::bf16* o, float* lse, const AttentionShape& s, Cuda::Stream stream);
+  static std::size_t backward_workspace_bytes(const AttentionShape& s);
+  static void backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
+                       const Cuda::bf16* o, const float* lse, const Cuda::bf16* dout,
+                       Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv, const AttentionShape& s,
+                       void* workspace, Cuda::Stream stream);
+};
+
+/// cuDNN 9's fused flash attention (SDPA), built through the backend graph API of cudnn.h (no
+/// frontend library); one execution plan per shape, built on first use and cached. Call
+/// prepare() for a shape outside graph capture before the first forward/backward.
+struct CudnnAttention {
+  static constexpr std::string_view name = "cudnn";
+  /// True when cuDNN is loaded, is 9.x or later and finds an engine for the shape.
+  static bool supports(const AttentionShape& s);
+  static void prepare(const AttentionShape& s, Cuda::Stream stream);
+  static void forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
+                      Cuda::bf16* o, float* lse, const AttentionShape& s, Cuda::Stream stream);
+  static std::size_t backward_workspace_bytes(const AttentionShape& s);
+  static void backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
+                       const Cuda::bf16* o, const float* lse, const Cuda::bf16* dout,
+                       Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv, const AttentionShape& s,
+                       void* workspace, Cuda::Stream stream);
+};
+
+static_assert(AttentionPolicy<FlashAttention>);
+static_assert(AttentionPolicy<CudnnAttention>);
+
+}  // namespace tprimat::backend

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// TrainingStep on a device backend (CUDA): the same interface, the step runs in DeviceTransformer.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "tprimat/backend/concept.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/communicator.hpp"
+#include "tprimat/parallel/layout.hpp"
+#include "tprimat/train/config.hpp"
+#include "tprimat/train/device_transformer.hpp"
+#include "tprimat/train/schedule.hpp"
+#include "tprimat/train/step_checks.hpp"
+
+namespace tprimat::train {
+
+template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
+class TrainingStep;
+
+/// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
+/// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
+/// first step unless DeviceOptions::graph is off. One GPU per job in this version: layouts with
+/// TP, PP or DP above 1 are refused at construction with the reason.
+template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
+  requires backend::DeviceBackend<Backend>
+class TrainingStep<Backend, M, L, C> {
+  static_assert(parallel::LayoutFits<M, L>::value);
+
+ public:
+  using Element = float;
+
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
+               DeviceOptions device = {})
+      : shape_(check_step_shape<M, L>(shape)),
+        opt_(opt),
+        world_(checked_world(std::move(world))),
+        engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device) {}
+
+  /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
+  /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
+  StepStats run(std::span<const std::int32_t> tokens) {
+    check_step_tokens(tokens, shape_, dims().vocab, M::name);
+    const double lr = learning_rate(opt_, steps_done_);
+    StepStats st = engine_.step(tokens, lr, steps_done_ + 1);
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
+      throw core::RunError("step " + std::to_string(steps_done_) + " diverged: loss " +
+                           std::to_string(st.loss) + ", gradient norm " +
+                           std::to_string(st.grad_norm));
+    ++steps_done_;
+    return st;
+  }
+
+  model::Dims dims() const { return model::dims<M>().with_layers(shape_.layers); }
+  std::int64_t parameter_count() const { return engine_.parameter_count(); }
+  /// The device pool's high-water mark of bytes in use since the step was built.
+  std::size_t peak_bytes() const { return engine_.peak_allocated_bytes(); }
+  std::size_t peak_reserved_bytes() const { return engine_.peak_reserved_bytes(); }
+  int steps_done() const { return steps_done_; }
+  double pipeline_bubble_fraction() const { return 0.0; }
+  const StepShape& shape() const { return shape_; }
+  C& comm() { return world_; }
+  DeviceTransformer<Backend>& engine() { return engine_; }
+  const DeviceTransformer<Backend>& engine() const { return engine_; }
+
+ private:
+  static C checked_world(C world) {
+    if (L::tp != 1 || L::pp != 1 || world.size() != 1)
+      throw core::InputError(
+          "the " + std::string(Backend::name) + " backend runs one GPU per job in this version; " +
+              "TP=" + std::to_string(L::tp) + " x PP=" + std::to_string(L::pp) + " over " +
+              std::to_string(world.size()) + " rank(s) needs the multi-GPU collectives",
+          "run a single-GPU layout (TP=1, PP=1, one process), or --backend cpu for parallel "
+          "layouts");
+    return world;
+  }
+
+  StepShape shape_;
+  OptimizerConfig opt_;
+  C world_;
+  DeviceTransformer<Backend> engine_;
+  int steps_done_ = 0;
+};
+
+}  // namespace tprimat::train

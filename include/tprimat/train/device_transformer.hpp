@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// DeviceTransformer<Backend>: the whole training step (micro-batches + AdamW) on one GPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tprimat/model/spec.hpp"
+#include "tprimat/train/config.hpp"
+#include "tprimat/train/parameters.hpp"
+
+namespace tprimat::train {
+
+/// The decoder of Transformer<Cpu, T> (same parameter table, same math) on a device backend:
+/// bf16 GEMM operands and activations, fp32 residual stream, gradients, master weights and
+/// AdamW state. All buffers are allocated up front from the device's stream-ordered pool; a step
+/// allocates nothing, so after one eager step it is captured as a graph and replayed.
+/// Single device (TP = PP = DP = 1) in this version. Compiled in src/cuda/ (pimpl: no vendor
+/// header here), instantiated for backend::Cuda.
+template <class Backend>
+class DeviceTransformer {
+ public:
+  /// Weights drawn on the device (Backend::init_normal, seed `seed`); load_parameters() replaces
+  /// them. Throws core::RunError when the buffers do not fit in device memory.
+  DeviceTransformer(const model::Dims& d, StepShape shape, const OptimizerConfig& opt,
+                    std::uint64_t seed, DeviceOptions options);
+  ~DeviceTransformer();
+  DeviceTransformer(const DeviceTransformer&) = delete;
+  DeviceTransformer& operator=(const DeviceTransformer&) = delete;
+
+  /// One optimizer step over shape.grad_accum micro-batches of mbs x (seq + 1) ids (already
+  /// validated by the caller): loss and gradients are means over the step's target tokens,
+  /// the update uses learning rate `lr` and AdamW step number `step` (from 1). Synchronises once
+  /// at the end to return the loss and the gradient norm.
+  StepStats step(std::span<const std::int32_t> tokens, double lr, int step);
+
+  const ParameterTable& table() const;
+  std::int64_t parameter_count() const;
+  /// The fp32 master weights / the gradients of the last step (before clipping), to the host.
+  std::vector<float> parameters() const;
+  std::vector<float> gradients() const;
+  /// Replaces the fp32 master weights (and their bf16 copy) with `host` (parameter_count()
+  /// values in table() order: a CPU Transformer's params() for the same dims).
+  void load_parameters(std::span<const float> host);
+
+  /// Bytes this engine holds on the device (weights, gradients, AdamW state, activations,
+  /// workspaces); the pool's high-water marks since construction.
+  std::size_t held_bytes() const;
+  std::size_t peak_allocated_bytes() const;
+  std::size_t peak_reserved_bytes() const;
+  /// "flash" or "cudnn": the Attention policy in use.
+  std::string attention_name() const;
+  bool graph_captured() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tprimat::train

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// fp32 -> bf16 copies, plus the pack loads/stores and launch helpers the other kernels share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tprimat/kernels/gpu.cuh"
+
+namespace tprimat::kernels {
+
+/// N elements moved as one aligned access (up to 16 bytes: 4 floats or 8 bf16), so each thread
+/// issues one wide load instead of N narrow ones. A plain aligned struct rather than float4/int4
+/// because CUDA's and HIP's vector types differ in what they can be constructed from.
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <int N, class T>
+__device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack<T, N>*>(p);
+}
+template <int N, class T>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& x) {
+  *reinterpret_cast<Pack<T, N>*>(p) = x;
+}
+
+/// Whether `p` may be accessed in packs of `bytes` (callers then also need row strides that keep
+/// every row start aligned, which they check on the sizes).
+inline bool aligned_to(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+/// The global index of this thread, in 64 bits: grids over n * hidden elements pass 2^31.
+__device__ __forceinline__ std::int64_t global_thread() {
+  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+/// Threads per block for a row of `items` packs: enough whole warps to cover it, at most `cap`.
+inline int row_threads(std::int64_t items, int cap) {
+  const std::int64_t warps = (items + gpu::warp_size - 1) / gpu::warp_size;
+  const std::int64_t t = warps * gpu::warp_size;
+  return static_cast<int>(t < cap ? (t > 0 ? t : gpu::warp_size) : cap);
+}
+
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void to_bf16_kernel(const float* __restrict__ src,
+                                                          gpu::bf16* __restrict__ dst,
+                                                          std::int64_t n) {
+  const std::int64_t i = global_thread() * V;
+  if (i + V <= n) {
+    const Pack<float, V> x = load_pack<V>(src + i);
+    Pack<gpu::bf16, V> y;
+#pragma unroll
+    for (int k = 0; k < V; ++k) y.v[k] = gpu::to_bf16(x.v[k]);
+    store_pack<V>(dst + i, y);
+  } else {
+    for (std::int64_t j = i; j < n; ++j) dst[j] = gpu::to_bf16(src[j]);
+  }
+}
+
+/// dst = bf16(src), round to nearest even.
+inline void to_bf16(const float* src, gpu::bf16* dst, std::int64_t n, gpu::Stream stream) {
+  if (n <= 0) return;
+  constexpr int threads = 256;
+  if (aligned_to(src, 16) && aligned_to(dst, 8)) {
+    to_bf16_kernel<4><<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(src, dst, n);
+  } else {
+    to_bf16_kernel<1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(src, dst, n);
+  }
+}
+
+}  // namespace tprimat::kernels

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The portability layer of device code: one kernel source for nvcc and hipcc (see HIP.md).
+#pragma once
+
+// Kernels use only what this header names (gpu::Stream, gpu::bf16, gpu::warp_size, the shuffle
+// and bf16 helpers), never cuda*/hip* spellings, so the same .cuh compiles with both compilers.
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#if __has_include(<hip/hip_bf16.h>)
+#include <hip/hip_bf16.h>
+#define TPRIMAT_HIP_BF16 1
+#else
+#include <hip/hip_bfloat16.h>
+#endif
+#else
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#endif
+
+#include <cstdint>
+
+namespace tprimat::gpu {
+
+#if defined(__HIPCC__)
+using Stream = hipStream_t;
+#if defined(TPRIMAT_HIP_BF16)
+using bf16 = __hip_bfloat16;
+#else
+using bf16 = hip_bfloat16;
+#endif
+// CDNA (gfx9) runs 64-wide wavefronts; RDNA would be 32 but is not a target.
+#if defined(__GFX9__) || !defined(__HIP_DEVICE_COMPILE__)
+inline constexpr int warp_size = 64;
+#else
+#error "tprimat: HIP device pass for an architecture other than gfx9: check warp_size"
+#endif
+#else
+using Stream = cudaStream_t;
+using bf16 = __nv_bfloat16;
+inline constexpr int warp_size = 32;
+#endif
+
+/// Sum/max of `v` over the whole warp (every lane gets the result).
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+  for (int off = warp_size / 2; off > 0; off /= 2) {
+#if defined(__HIPCC__)
+    v += __shfl_xor(v, off, warp_size);
+#else
+    v += __shfl_xor_sync(0xffffffffu, v, off, warp_size);
+#endif
+  }
+  return v;
+}
+
+template <class T>
+__device__ __forceinline__ T warp_max(T v) {
+#pragma unroll
+  for (int off = warp_size / 2; off > 0; off /= 2) {
+#if defined(__HIPCC__)
+    const T o = __shfl_xor(v, off, warp_size);
+#else
+    const T o = __shfl_xor_sync(0xffffffffu, v, off, warp_size);
+#endif
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
+/// bf16 <-> float through one set of helpers (the three bf16 types spell these differently).
+__device__ __host__ __forceinline__ float to_float(bf16 x) {
+#if defined(__HIPCC__) && !defined(TPRIMAT_HIP_BF16)
+  return static_cast<float>(x);
+#else
+  return __bfloat162float(x);
+#endif
+}
+__device__ __host__ __forceinline__ bf16 to_bf16(float x) {
+#if defined(__HIPCC__) && !defined(TPRIMAT_HIP_BF16)
+  return bf16(x);
+#else
+  return __float2bfloat16(x);  // round to nearest even
+#endif
+}
+__device__ __forceinline__ float to_float(float x) { return x; }
+
+/// Blocks of `threads` threads covering n items.
+inline unsigned blocks_for(std::int64_t n, int threads) {
+  return static_cast<unsigned>((n + threads - 1) / threads);
+}
+
+}  // namespace tprimat::gpu
+
+/// Only the max-threads bound travels: the second __launch_bounds__ argument means different
+/// things on CUDA (min blocks per SM) and HIP (min waves per EU).
+#define TPRIMAT_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Parameter initialisation on the device: counter-based normal draws and constant fills.
+#pragma once
+
+#include <cstdint>
+
+#include "tprimat/kernels/gpu.cuh"
+
+namespace tprimat::kernels {
+
+/// splitmix64: a counter hashed into 64 well-mixed bits, so element i's draw depends only on
+/// (seed, i) — no generator state, any grid, same weights every run.
+__device__ __forceinline__ std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// p[i] = stddev * N(0, 1) drawn from (seed, first + i) by Box-Muller.
+__global__ void init_normal_kernel(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+                                   std::uint64_t first) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t bits = mix64(seed ^ mix64(first + static_cast<std::uint64_t>(i)));
+    // Two 32-bit uniforms in (0, 1]: log never sees 0.
+    const float u1 = (static_cast<float>(bits >> 40) + 1.0f) * (1.0f / 16777216.0f);
+    const float u2 = static_cast<float>((bits >> 8) & 0xFFFFFFu) * (1.0f / 16777216.0f);
+    p[i] = stddev * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+  }
+}
+
+__global__ void fill_kernel(float* p, std::int64_t n, float value) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    p[i] = value;
+}
+
+inline void launch_init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+                               std::uint64_t first, gpu::Stream stream) {
+  if (n <= 0) return;
+  const unsigned blocks = n < (std::int64_t{1} << 26) ? gpu::blocks_for(n, 256) : 65536u;
+  init_normal_kernel<<<blocks, 256, 0, stream>>>(p, n, stddev, seed, first);
+}
+
+inline void launch_fill(float* p, std::int64_t n, float value, gpu::Stream stream) {
+  if (n <= 0) return;
+  const unsigned blocks = n < (std::int64_t{1} << 26) ? gpu::blocks_for(n, 256) : 65536u;
+  fill_kernel<<<blocks, 256, 0, stream>>>(p, n, value);
+}
+
+}  // namespace tprimat::kernels

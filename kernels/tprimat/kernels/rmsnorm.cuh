@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// RMSNorm over fp32 rows: bf16 output and fp32 rstd forward; dx, dx_bf16 and a deterministic dg.
+#pragma once
+
+#include <cstdint>
+
+#include "tprimat/kernels/convert.cuh"
+#include "tprimat/kernels/gpu.cuh"
+#include "tprimat/kernels/reduce.cuh"
+
+namespace tprimat::kernels {
+
+/// Row chunks of the backward's dg: each block reduces every rmsnorm_chunks-th row into its own
+/// [h] partial row. 1024 blocks fill an H100 (132 SMs x 8 blocks of 256 threads) while the
+/// partials stay small (16 MiB at h = 4096) and their column sum cheap.
+inline constexpr std::int64_t rmsnorm_chunks = 1024;
+
+/// Floats of `partials` rmsnorm_backward needs.
+inline std::int64_t rmsnorm_partials(std::int64_t n, int h) {
+  return (n < rmsnorm_chunks ? n : rmsnorm_chunks) * std::int64_t{h};
+}
+
+/// dg accumulators above this many columns no longer fit the default 48 KiB of shared memory and
+/// live in the block's partial row in global memory instead.
+inline constexpr int rmsnorm_shared_columns = 12288;
+
+/// One block per row. The whole tree of block_sum is fixed by h, so rstd is reproducible.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(const float* __restrict__ x,
+                                                                  const float* __restrict__ g,
+                                                                  int h, float eps,
+                                                                  gpu::bf16* __restrict__ y,
+                                                                  float* __restrict__ rstd) {
+  __shared__ float scratch[gpu::warp_size];
+  const std::int64_t row = std::int64_t{blockIdx.x} * h;
+  float ss = 0;
+  for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+    const Pack<float, V> xp = load_pack<V>(x + row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) ss += xp.v[k] * xp.v[k];
+  }
+  ss = block_sum(ss, scratch);
+  const float r = rsqrtf(ss / h + eps);
+  if (threadIdx.x == 0) rstd[blockIdx.x] = r;
+  // Second read of the row: it is at most 32 KiB and still in L1/L2, cheaper than holding
+  // h / blockDim floats per thread in registers for every h.
+  for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+    const Pack<float, V> xp = load_pack<V>(x + row + c);
+    const Pack<float, V> gp = load_pack<V>(g + c);
+    Pack<gpu::bf16, V> yp;
+#pragma unroll
+    for (int k = 0; k < V; ++k) yp.v[k] = gpu::to_bf16(xp.v[k] * r * gp.v[k]);
+    store_pack<V>(y + row + c, yp);
+  }
+}
+
+/// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] fp32.
+inline void rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
+                            gpu::bf16* y, float* rstd, gpu::Stream stream) {
+  if (n <= 0 || h <= 0) return;
+  const unsigned grid = static_cast<unsigned>(n);
+  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g, 16) && aligned_to(y, 8)) {
+    rmsnorm_forward_kernel<4><<<grid, row_threads(h / 4, 256), 0, stream>>>(x, g, h, eps, y, rstd);
+  } else {
+    rmsnorm_forward_kernel<1><<<grid, row_threads(h, 256), 0, stream>>>(x, g, h, eps, y, rstd);
+  }
+}
+
+/// Block b takes rows b, b + gridDim.x, ...; each thread always handles the same columns, so its
+/// dg accumulators are private (no atomics, no ordering question) and the block's partial row is
+/// a fixed-order sum. add_column_sums then folds the partial rows into dg in index order.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
+    const float* __restrict__ x, const float* __restrict__ g, const float* __restrict__ rstd,
+    const float* __restrict__ dy, std::int64_t n, int h, float* __restrict__ dx,
+    gpu::bf16* __restrict__ dx_bf16, float* __restrict__ partials) {
+  extern __shared__ float dg_shared[];
+  __shared__ float scratch[gpu::warp_size];
+  float* partial = partials + std::int64_t{blockIdx.x} * h;
+  float* dg_acc = h <= rmsnorm_shared_columns ? dg_shared : partial;
+  for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) dg_acc[c + k] = 0;
+  }
+
+  for (std::int64_t t = blockIdx.x; t < n; t += gridDim.x) {
+    const std::int64_t row = t * h;
+    const float r = rstd[t];
+    float dot = 0;
+    for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+      const Pack<float, V> xp = load_pack<V>(x + row + c);
+      const Pack<float, V> dyp = load_pack<V>(dy + row + c);
+      const Pack<float, V> gp = load_pack<V>(g + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        dot += dyp.v[k] * gp.v[k] * xp.v[k];
+        dg_acc[c + k] += dyp.v[k] * xp.v[k] * r;
+      }
+    }
+    dot = block_sum(dot, scratch);
+    const float coef = dot / h * r * r * r;
+    for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+      const Pack<float, V> xp = load_pack<V>(x + row + c);
+      const Pack<float, V> dyp = load_pack<V>(dy + row + c);
+      const Pack<float, V> gp = load_pack<V>(g + c);
+      Pack<float, V> dxp = load_pack<V>(dx + row + c);
+      Pack<gpu::bf16, V> dxb;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        dxp.v[k] += r * dyp.v[k] * gp.v[k] - xp.v[k] * coef;
+        dxb.v[k] = gpu::to_bf16(dxp.v[k]);
+      }
+      store_pack<V>(dx + row + c, dxp);
+      store_pack<V>(dx_bf16 + row + c, dxb);
+    }
+  }
+  if (dg_acc == partial) return;
+  for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) partial[c + k] = dg_acc[c + k];
+  }
+}
+
+/// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g, dx_bf16 = bf16(dx);
+/// dg += sum_t dy * x * rstd through `partials` (rmsnorm_partials(n, h) floats).
+inline void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+                             std::int64_t n, int h, float* dx, gpu::bf16* dx_bf16, float* dg,
+                             float* partials, gpu::Stream stream) {
+  if (n <= 0 || h <= 0) return;
+  const std::int64_t chunks = n < rmsnorm_chunks ? n : rmsnorm_chunks;
+  const unsigned grid = static_cast<unsigned>(chunks);
+  const std::size_t smem = h <= rmsnorm_shared_columns ? std::size_t(h) * sizeof(float) : 0;
+  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g, 16) && aligned_to(dy, 16) &&
+      aligned_to(dx, 16) && aligned_to(dx_bf16, 8)) {
+    rmsnorm_backward_kernel<4><<<grid, row_threads(h / 4, 256), smem, stream>>>(
+        x, g, rstd, dy, n, h, dx, dx_bf16, partials);
+  } else {
+    rmsnorm_backward_kernel<1>
+        <<<grid, row_threads(h, 256), smem, stream>>>(x, g, rstd, dy, n, h, dx, dx_bf16, partials);
+  }
+  add_column_sums(partials, chunks, h, dg, stream);
+}
+
+}  // namespace tprimat::kernels

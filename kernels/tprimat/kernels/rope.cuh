@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Rotary position embedding on bf16 heads in place (HF rotate_half), forward and its inverse.
+#pragma once
+
+#include <cstdint>
+
+#include "tprimat/kernels/convert.cuh"
+#include "tprimat/kernels/gpu.cuh"
+
+namespace tprimat::kernels {
+
+/// Each thread rotates V consecutive pairs (i, i + half) of one head; the angle math is fp32 on
+/// the fp32 tables, rounded to bf16 once. `sign` -1 applies the transpose rotation (backward).
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rope_kernel(gpu::bf16* __restrict__ x, std::int64_t rows,
+                                                       int seq, int heads, int head_dim,
+                                                       const float* __restrict__ cos_table,
+                                                       const float* __restrict__ sin_table,
+                                                       float sign) {
+  const int half = head_dim / 2;
+  const int per_head = half / V;
+  const std::int64_t per_row = std::int64_t{heads} * per_head;
+  const std::int64_t i = global_thread();
+  if (i >= rows * per_row) return;
+  const std::int64_t t = i / per_row;
+  const std::int64_t in_row = i - t * per_row;
+  const std::int64_t head = in_row / per_head;
+  const int j = static_cast<int>(in_row - head * per_head) * V;
+  gpu::bf16* v = x + (t * heads + head) * head_dim;
+  const std::int64_t angle = (t % seq) * half + j;
+  const Pack<float, V> c = load_pack<V>(cos_table + angle);
+  const Pack<float, V> s = load_pack<V>(sin_table + angle);
+  Pack<gpu::bf16, V> lo = load_pack<V>(v + j);
+  Pack<gpu::bf16, V> hi = load_pack<V>(v + j + half);
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const float x1 = gpu::to_float(lo.v[k]), x2 = gpu::to_float(hi.v[k]), sn = sign * s.v[k];
+    lo.v[k] = gpu::to_bf16(x1 * c.v[k] - x2 * sn);
+    hi.v[k] = gpu::to_bf16(x2 * c.v[k] + x1 * sn);
+  }
+  store_pack<V>(v + j, lo);
+  store_pack<V>(v + j + half, hi);
+}
+
+/// Rotates x [rows, heads * head_dim] in place (row t at position t % seq); cos/sin fp32
+/// [seq, head_dim / 2]. inverse: the transpose rotation, which is the backward of the forward.
+inline void rope_apply(gpu::bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
+                       const float* cos_table, const float* sin_table, bool inverse,
+                       gpu::Stream stream) {
+  const int half = head_dim / 2;
+  if (rows <= 0 || heads <= 0 || half <= 0) return;
+  constexpr int threads = 256;
+  const float sign = inverse ? -1.0f : 1.0f;
+  if (half % 4 == 0 && aligned_to(x, 8) && aligned_to(cos_table, 16) && aligned_to(sin_table, 16)) {
+    const std::int64_t items = rows * heads * (half / 4);
+    rope_kernel<4><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
+        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
+  } else {
+    const std::int64_t items = rows * heads * half;
+    rope_kernel<1><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
+        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
+  }
+}
+
+inline void rope_forward(gpu::bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
+                         const float* cos_table, const float* sin_table, gpu::Stream stream) {
+  rope_apply(x, rows, seq, heads, head_dim, cos_table, sin_table, false, stream);
+}
+inline void rope_backward(gpu::bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
+                          const float* cos_table, const float* sin_table, gpu::Stream stream) {
+  rope_apply(dx, rows, seq, heads, head_dim, cos_table, sin_table, true, stream);
+}
+
+}  // namespace tprimat::kernels

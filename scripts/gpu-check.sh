@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# SPDX-FileCopyrightText: 2026 tprimat authors
+# On a GPU machine: builds the CUDA backend and runs what CI cannot (GPU tests, benchmarks, the
+# PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
+#   scripts/gpu-check.sh [build] [test] [bench] [peer] [sanitize] [cli]   (default: build test)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-check}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build test)
+build=${TPRIMAT_GPU_BUILD:-build-gpu}
+jobs=$(nproc)
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on shared hosts
+
+has() { for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+configure() {
+  local args=(-DCMAKE_BUILD_TYPE=Release -DTPRIMAT_CUDA=ON)
+  # Header-only dependencies carried in .devdeps/ where the machine lacks the packages.
+  [ -d .devdeps ] && args+=("-DCMAKE_PREFIX_PATH=$PWD/.devdeps")
+  # cuDNN from the system, else from the pip wheel PyTorch uses.
+  if ! ls /usr/include/cudnn.h /usr/include/*/cudnn.h /usr/local/cuda/include/cudnn.h >/dev/null 2>&1; then
+    local dnn
+    dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
+    if [ -n "$dnn" ]; then
+      args+=("-DTPRIMAT_CUDNN_INCLUDE_DIR=$dnn/include" "-DTPRIMAT_CUDNN_LIBRARY=$(ls "$dnn"/lib/libcudnn.so* | head -1)")
+      export LD_LIBRARY_PATH="$dnn/lib:${LD_LIBRARY_PATH:-}"
+    fi
+  fi
+  cmake -B "$build" -G Ninja "${args[@]}"
+}
+
+if has build; then
+  { configure && ninja -C "$build" -j"$jobs" tprimat_cli tprimat_gpu_gemm_tests \
+      tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
+      tprimat_bench_gpu_micro tprimat_bench_step_cuda; } 2>&1 | tee "$out/build.log" | tail -30
+fi
+dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
+[ -n "$dnn" ] && export LD_LIBRARY_PATH="$dnn/lib:${LD_LIBRARY_PATH:-}"
+if has test; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
+  for t in gemm elementwise attention step; do
+    "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
+  done
+fi
+if has bench; then
+  "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_min_time=0.2s 2>&1 | tee "$out/bench_micro.log"
+  "$build/benchmarks/step/tprimat_bench_step_cuda" 2>&1 | tee "$out/bench_step.log"
+fi
+if has peer; then
+  for m in llama qwen; do
+    PYTHONUNBUFFERED=1 python3 benchmarks/peer/pytorch_step.py --model $m --layers 8 2>&1 | tee -a "$out/peer.log"
+  done
+fi
+if has cli; then
+  for m in llama qwen; do
+    "$build/examples/cli/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \
+      --output-dir "$out/cli" 2>&1 | tee -a "$out/cli.log" | tail -8
+  done
+fi
+if has sanitize; then
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/examples/cli/tprimat" bench \
+    --model tiny --backend cuda --seq 256 --steps 2 --warmup-steps 1 --output-dir /tmp/san \
+    2>&1 | tee "$out/sanitize.log" | tail -15
+fi

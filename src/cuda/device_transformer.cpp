@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// DeviceTransformer<Cuda>: buffers, forward, backward, AdamW and the CUDA graph of one step.
+#include "tprimat/train/device_transformer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tprimat/backend/cpu.hpp"  // rope tables, computed on the host in double
+#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/cuda_attention.hpp"
+#include "tprimat/backend/cuda_buffer.hpp"
+#include "tprimat/backend/embedding_groups.hpp"
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::train {
+
+using backend::Cuda;
+using backend::DeviceBuffer;
+using bf16 = Cuda::bf16;
+
+namespace {
+
+/// Page-locked host memory: asynchronous copies from it overlap and never stage through pageable
+/// buffers. Freed after the stream has finished with it (the engine synchronises every step).
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t n) : size_(n) {
+    backend::cuda_check(cudaMallocHost(reinterpret_cast<void**>(&data_), n * sizeof(T)),
+                        "cudaMallocHost");
+  }
+  PinnedBuffer(PinnedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  ~PinnedBuffer() {
+    if (data_) cudaFreeHost(data_);
+  }
+  T* data() { return data_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  std::size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+template <>
+struct DeviceTransformer<Cuda>::Impl {
+  struct LayerActs {  // what backward needs of one layer (one micro-batch of n tokens)
+    DeviceBuffer<float> x, x_mid;             // [n, h] residual stream in, after attention
+    DeviceBuffer<bf16> xn1, xn2;              // [n, h] norm outputs
+    DeviceBuffer<float> rstd1, rstd2;         // [n]
+    DeviceBuffer<bf16> q, k, v, attn;         // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
+    DeviceBuffer<float> lse;                  // [mbs, heads, seq]
+    DeviceBuffer<bf16> gate, up;              // [n, ffn]
+  };
+
+  model::Dims d;
+  StepShape shape;
+  OptimizerConfig opt;
+  DeviceOptions options;
+  ParameterTable table;
+  std::int64_t n = 0, params = 0;
+  backend::AttentionShape attn_shape;
+  bool use_cudnn = false;
+
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaGraphExec_t graph = nullptr;
+  int eager_steps = 0;
+  std::size_t held = 0;
+
+  DeviceBuffer<float> master, grads, m, v;
+  DeviceBuffer<bf16> weights;
+  DeviceBuffer<std::int64_t> tensor_ends;
+  DeviceBuffer<std::uint8_t> decay;
+  std::vector<LayerActs> layers;
+  DeviceBuffer<float> x_final, rstd_final, row_loss;
+  DeviceBuffer<bf16> xn_final, logits;
+  DeviceBuffer<bf16> hidden, dhidden, dgate, dup, dres_bf, dattn, dq, dk, dv;
+  DeviceBuffer<float> dres, dxn, norm_partials, bias_partials, rope_cos, rope_sin;
+  DeviceBuffer<std::uint8_t> attn_workspace;
+  DeviceBuffer<std::int32_t> inputs, targets, group_ids, offsets, positions, group_count;
+  DeviceBuffer<backend::OptimizerScalars> scalars;
+  DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
+
+  PinnedBuffer<std::int32_t> h_inputs, h_targets, h_group_ids, h_offsets, h_positions,
+      h_group_count;
+  PinnedBuffer<backend::OptimizerScalars> h_scalars;
+  PinnedBuffer<double> h_results;
+
+  template <class T>
+  DeviceBuffer<T> alloc(std::int64_t count) {
+    DeviceBuffer<T> b(static_cast<std::size_t>(count), stream);
+    held += b.bytes();
+    return b;
+  }
+
+  float* pm(std::int64_t off) { return master.data() + off; }
+  float* g(std::int64_t off) { return grads.data() + off; }
+  const bf16* w(std::int64_t off) { return weights.data() + off; }
+
+  Impl(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
+       DeviceOptions opts)
+      : d(dims), shape(s), opt(o), options(opts) {
+    if (Cuda::device_count() == 0)
+      throw core::RunError("no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
+    table = make_parameter_table(d, Shard{});
+    n = std::int64_t{shape.mbs} * shape.seq;
+    params = table.total();
+    attn_shape = {shape.mbs, shape.seq, d.heads, d.kv_heads, d.head_dim};
+    use_cudnn = options.attention == AttentionChoice::cudnn ||
+                (options.attention == AttentionChoice::automatic &&
+                 backend::CudnnAttention::supports(attn_shape));
+    if (options.attention == AttentionChoice::cudnn &&
+        !backend::CudnnAttention::supports(attn_shape))
+      throw core::InputError("cuDNN's fused attention does not support head_dim " +
+                                 std::to_string(d.head_dim) + " at seq " +
+                                 std::to_string(shape.seq) + " on this device/cuDNN",
+                             "use --attention flash (or auto)");
+    if (!use_cudnn && !backend::FlashAttention::supports(attn_shape))
+      throw core::InputError("no attention kernel supports head_dim " +
+                             std::to_string(d.head_dim) + " (flash: 16, 32, 64, 128)");
+    backend::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                        "cudaStreamCreate");
+    backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+    Cuda::reset_peaks();
+    allocate_buffers();
+    init_weights(seed);
+    Cuda::gemm_prepare(stream);
+    if (use_cudnn) backend::CudnnAttention::prepare(attn_shape, stream);
+    backend::cuda_check(cudaStreamSynchronize(stream), "engine set-up");
+  }
+
+  ~Impl() {
+    if (graph) cudaGraphExecDestroy(graph);
+    if (stream) cudaStreamSynchronize(stream);
+    // Buffers free on `stream` in their destructors (members, after this body): keep it alive
+    // until then by destroying it last, below, after clearing them.
+    layers.clear();
+    master = {}; grads = {}; m = {}; v = {}; weights = {}; tensor_ends = {}; decay = {};
+    x_final = {}; rstd_final = {}; row_loss = {}; xn_final = {}; logits = {};
+    hidden = {}; dhidden = {}; dgate = {}; dup = {}; dres_bf = {}; dattn = {}; dq = {}; dk = {};
+    dv = {}; dres = {}; dxn = {}; norm_partials = {}; bias_partials = {}; rope_cos = {};
+    rope_sin = {}; attn_workspace = {}; inputs = {}; targets = {}; group_ids = {}; offsets = {};
+    positions = {}; group_count = {}; scalars = {}; results = {}; reduce_partials = {};
+    if (stream) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+
+  void allocate_buffers() {
+    const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
+    const int ga = shape.grad_accum;
+    master = alloc<float>(params);
+    grads = alloc<float>(params);
+    m = alloc<float>(params);
+    v = alloc<float>(params);
+    weights = alloc<bf16>(params);
+    layers.resize(d.layers);
+    for (auto& a : layers) {
+      a.x = alloc<float>(n * h);
+      a.x_mid = alloc<float>(n * h);
+      a.xn1 = alloc<bf16>(n * h);
+      a.xn2 = alloc<bf16>(n * h);
+      a.rstd1 = alloc<float>(n);
+      a.rstd2 = alloc<float>(n);
+      a.q = alloc<bf16>(n * qd);
+      a.k = alloc<bf16>(n * kvd);
+      a.v = alloc<bf16>(n * kvd);
+      a.attn = alloc<bf16>(n * qd);
+      a.lse = alloc<float>(std::int64_t{shape.mbs} * d.heads * shape.seq);
+      a.gate = alloc<bf16>(n * f);
+      a.up = alloc<bf16>(n * f);
+    }
+    x_final = alloc<float>(n * h);
+    xn_final = alloc<bf16>(n * h);
+    rstd_final = alloc<float>(n);
+    logits = alloc<bf16>(n * V);
+    row_loss = alloc<float>(n);
+    for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = alloc<bf16>(n * f);
+    dres = alloc<float>(n * h);
+    dxn = alloc<float>(n * h);
+    dres_bf = alloc<bf16>(n * h);
+    dattn = alloc<bf16>(n * qd);
+    dq = alloc<bf16>(n * qd);
+    dk = alloc<bf16>(n * kvd);
+    dv = alloc<bf16>(n * kvd);
+    norm_partials = alloc<float>(Cuda::rmsnorm_partials(n, d.hidden));
+    bias_partials = alloc<float>(d.qkv_bias ? Cuda::bias_partials(n, qd) : 1);
+    const std::size_t ws = use_cudnn ? backend::CudnnAttention::backward_workspace_bytes(attn_shape)
+                                     : backend::FlashAttention::backward_workspace_bytes(attn_shape);
+    attn_workspace = alloc<std::uint8_t>(static_cast<std::int64_t>(std::max<std::size_t>(ws, 1)));
+    const std::int64_t half = d.head_dim / 2;
+    rope_cos = alloc<float>(shape.seq * half);
+    rope_sin = alloc<float>(shape.seq * half);
+    inputs = alloc<std::int32_t>(ga * n);
+    targets = alloc<std::int32_t>(ga * n);
+    group_ids = alloc<std::int32_t>(ga * n);
+    offsets = alloc<std::int32_t>(ga * (n + 1));
+    positions = alloc<std::int32_t>(ga * n);
+    group_count = alloc<std::int32_t>(ga);
+    scalars = alloc<backend::OptimizerScalars>(1);
+    results = alloc<double>(2);
+    reduce_partials = alloc<double>(Cuda::reduce_partials);
+    const int t = static_cast<int>(table.tensors.size());
+    tensor_ends = alloc<std::int64_t>(t);
+    decay = alloc<std::uint8_t>(t);
+
+    h_inputs = PinnedBuffer<std::int32_t>(ga * n);
+    h_targets = PinnedBuffer<std::int32_t>(ga * n);
+    h_group_ids = PinnedBuffer<std::int32_t>(ga * n);
+    h_offsets = PinnedBuffer<std::int32_t>(ga * (n + 1));
+    h_positions = PinnedBuffer<std::int32_t>(ga * n);
+    h_group_count = PinnedBuffer<std::int32_t>(ga);
+    h_scalars = PinnedBuffer<backend::OptimizerScalars>(1);
+    h_results = PinnedBuffer<double>(2);
+
+    std::vector<std::int64_t> ends(t);
+    std::vector<std::uint8_t> flags(t);
+    for (int i = 0; i < t; ++i) {
+      ends[i] = table.tensors[i].offset + table.tensors[i].size();
+      flags[i] = table.tensors[i].decay ? 1 : 0;
+    }
+    tensor_ends.upload(ends);
+    decay.upload(flags);
+    std::vector<float> cos_t(shape.seq * half), sin_t(shape.seq * half);
+    backend::Cpu::rope_tables(d, shape.seq, cos_t.data(), sin_t.data());
+    rope_cos.upload(cos_t);
+    rope_sin.upload(sin_t);
+  }
+
+  void init_weights(std::uint64_t seed) {
+    for (const auto& t : table.tensors) {
+      if (t.init == Init::normal)
+        Cuda::init_normal(pm(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
+                          static_cast<std::uint64_t>(t.offset), stream);
+      else
+        Cuda::fill(pm(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
+    }
+    refresh_state();
+  }
+
+  /// bf16 copy from the master; zero gradients and AdamW moments.
+  void refresh_state() {
+    Cuda::to_bf16(master.data(), weights.data(), params, stream);
+    for (auto* b : {&grads, &m, &v})
+      backend::cuda_check(cudaMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
+  }
+
+  template <class Out>
+  void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a,
+            std::int64_t lda, const bf16* b, std::int64_t ldb, float beta, Out* c,
+            std::int64_t ldc, const bf16* bias = nullptr) {
+    Cuda::gemm<Out>(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc, bias, stream);
+  }
+
+  void copy(float* dst, const float* src, std::int64_t count) {
+    backend::cuda_check(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice,
+                                        stream),
+                        "residual copy");
+  }
+
+  void forward(int micro, float grad_scale) {
+    const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
+    const float eps = static_cast<float>(d.norm_eps);
+    const std::int32_t* ids = inputs.data() + micro * n;
+    float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
+    Cuda::embedding_forward(ids, n, pm(table.embedding), d.hidden, x0, stream);
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      const LayerParams& lp = table.layers[l];
+      LayerActs& a = layers[l];
+      Cuda::rmsnorm_forward(a.x.data(), pm(lp.attn_norm), n, d.hidden, eps, a.xn1.data(),
+                            a.rstd1.data(), stream);
+      const bool bias = d.qkv_bias;
+      gemm(false, false, n, qd, h, a.xn1.data(), h, w(lp.wq), qd, 0.f, a.q.data(), qd,
+           bias ? w(lp.bq) : nullptr);
+      gemm(false, false, n, kvd, h, a.xn1.data(), h, w(lp.wk), kvd, 0.f, a.k.data(), kvd,
+           bias ? w(lp.bk) : nullptr);
+      gemm(false, false, n, kvd, h, a.xn1.data(), h, w(lp.wv), kvd, 0.f, a.v.data(), kvd,
+           bias ? w(lp.bv) : nullptr);
+      Cuda::rope_forward(a.q.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
+                         rope_sin.data(), stream);
+      Cuda::rope_forward(a.k.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
+                         rope_sin.data(), stream);
+      if (use_cudnn)
+        backend::CudnnAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                         a.lse.data(), attn_shape, stream);
+      else
+        backend::FlashAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                         a.lse.data(), attn_shape, stream);
+      copy(a.x_mid.data(), a.x.data(), n * h);  // residual, then += attn Wo in the GEMM
+      gemm(false, false, n, h, qd, a.attn.data(), qd, w(lp.wo), h, 1.f, a.x_mid.data(), h);
+      Cuda::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
+                            a.rstd2.data(), stream);
+      gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
+      gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
+      Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
+      float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
+      copy(next, a.x_mid.data(), n * h);
+      gemm(false, false, n, h, f, hidden.data(), f, w(lp.w_down), h, 1.f, next, h);
+    }
+    Cuda::rmsnorm_forward(x_final.data(), pm(table.final_norm), n, d.hidden, eps,
+                          xn_final.data(), rstd_final.data(), stream);
+    if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
+      gemm(false, true, n, V, h, xn_final.data(), h, w(table.embedding), h, 0.f, logits.data(),
+           V);
+    else
+      gemm(false, false, n, V, h, xn_final.data(), h, w(table.head), V, 0.f, logits.data(), V);
+    Cuda::cross_entropy(logits.data(), targets.data() + micro * n, n, d.vocab, grad_scale, true,
+                        row_loss.data(), stream);
+    Cuda::reduce_sum(row_loss.data(), n, false, micro > 0, results.data(),
+                     reduce_partials.data(), stream);
+  }
+
+  void backward(int micro) {
+    const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
+    const bf16* dlogits = logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
+    if (d.tied_embeddings) {
+      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, 1.f, g(table.embedding), h);
+      gemm(false, false, n, h, V, dlogits, V, w(table.embedding), h, 0.f, dxn.data(), h);
+    } else {
+      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, 1.f, g(table.head), V);
+      gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
+    }
+    backend::cuda_check(cudaMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
+    Cuda::rmsnorm_backward(x_final.data(), pm(table.final_norm), rstd_final.data(), dxn.data(), n,
+                           d.hidden, dres.data(), dres_bf.data(), g(table.final_norm),
+                           norm_partials.data(), stream);
+    for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
+      const LayerParams& lp = table.layers[l];
+      LayerActs& a = layers[l];
+      // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
+      Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);  // recompute
+      gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, 1.f, g(lp.w_down), h);
+      gemm(false, true, n, f, h, dres_bf.data(), h, w(lp.w_down), h, 0.f, dhidden.data(), f);
+      Cuda::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
+                            n * f, stream);
+      gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, 1.f, g(lp.w_gate), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, 1.f, g(lp.w_up), f);
+      gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
+      gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
+      Cuda::rmsnorm_backward(a.x_mid.data(), pm(lp.mlp_norm), a.rstd2.data(), dxn.data(), n,
+                             d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
+                             norm_partials.data(), stream);
+      // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
+      gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, 1.f, g(lp.wo), h);
+      gemm(false, true, n, qd, h, dres_bf.data(), h, w(lp.wo), h, 0.f, dattn.data(), qd);
+      if (use_cudnn)
+        backend::CudnnAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                          a.lse.data(), dattn.data(), dq.data(), dk.data(),
+                                          dv.data(), attn_shape, attn_workspace.data(), stream);
+      else
+        backend::FlashAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                          a.lse.data(), dattn.data(), dq.data(), dk.data(),
+                                          dv.data(), attn_shape, attn_workspace.data(), stream);
+      Cuda::rope_backward(dq.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
+                          rope_sin.data(), stream);
+      Cuda::rope_backward(dk.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
+                          rope_sin.data(), stream);
+      if (d.qkv_bias) {
+        Cuda::bias_backward(dq.data(), n, qd, g(lp.bq), bias_partials.data(), stream);
+        Cuda::bias_backward(dk.data(), n, kvd, g(lp.bk), bias_partials.data(), stream);
+        Cuda::bias_backward(dv.data(), n, kvd, g(lp.bv), bias_partials.data(), stream);
+      }
+      gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, 1.f, g(lp.wq), qd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, 1.f, g(lp.wk), kvd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dv.data(), kvd, 1.f, g(lp.wv), kvd);
+      gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
+      gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
+      gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
+      Cuda::rmsnorm_backward(a.x.data(), pm(lp.attn_norm), a.rstd1.data(), dxn.data(), n,
+                             d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
+                             norm_partials.data(), stream);
+    }
+    Cuda::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
+                             positions.data() + micro * n, group_count.data() + micro, n,
+                             dres.data(), d.hidden, g(table.embedding), stream);
+  }
+
+  /// Everything one step enqueues after its uploads: the part a CUDA graph captures.
+  void enqueue_step() {
+    const float grad_scale =
+        static_cast<float>(1.0 / (double(shape.grad_accum) * double(n)));
+    backend::cuda_check(cudaMemsetAsync(grads.data(), 0, grads.bytes(), stream), "memset");
+    for (int micro = 0; micro < shape.grad_accum; ++micro) {
+      forward(micro, grad_scale);
+      backward(micro);
+    }
+    Cuda::reduce_sum(grads.data(), params, true, false, results.data() + 1,
+                     reduce_partials.data(), stream);
+    Cuda::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
+                tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
+                scalars.data(), results.data() + 1, stream);
+  }
+
+  template <class T>
+  void upload(DeviceBuffer<T>& dst, PinnedBuffer<T>& src) {
+    backend::cuda_check(cudaMemcpyAsync(dst.data(), src.data(), dst.bytes(),
+                                        cudaMemcpyHostToDevice, stream),
+                        "upload");
+  }
+
+  StepStats step(std::span<const std::int32_t> tokens, double lr, int step_number) {
+    const int ga = shape.grad_accum, seq = shape.seq;
+    // Inputs [0, seq) and targets [1, seq + 1) of each sequence, and the embedding backward's
+    // deterministic grouping of positions by token id, per micro-batch.
+    for (int micro = 0; micro < ga; ++micro) {
+      const std::int32_t* src = tokens.data() + micro * std::int64_t{shape.mbs} * (seq + 1);
+      std::int32_t* in = h_inputs.data() + micro * n;
+      std::int32_t* out = h_targets.data() + micro * n;
+      for (int b = 0; b < shape.mbs; ++b) {
+        std::memcpy(in + std::int64_t{b} * seq, src + std::int64_t{b} * (seq + 1),
+                    seq * sizeof(std::int32_t));
+        std::memcpy(out + std::int64_t{b} * seq, src + std::int64_t{b} * (seq + 1) + 1,
+                    seq * sizeof(std::int32_t));
+      }
+      h_group_count[micro] = backend::embedding_groups_into(
+          std::span<const std::int32_t>(in, n),
+          std::span<std::int32_t>(h_group_ids.data() + micro * n, n),
+          std::span<std::int32_t>(h_offsets.data() + micro * (n + 1), n + 1),
+          std::span<std::int32_t>(h_positions.data() + micro * n, n));
+    }
+    backend::OptimizerScalars& sc = h_scalars[0];
+    sc.lr = static_cast<float>(lr);
+    sc.beta1 = static_cast<float>(opt.beta1);
+    sc.beta2 = static_cast<float>(opt.beta2);
+    sc.eps = static_cast<float>(opt.eps);
+    sc.weight_decay = static_cast<float>(opt.weight_decay);
+    sc.bias_correction1 = static_cast<float>(1.0 - std::pow(opt.beta1, step_number));
+    sc.bias_correction2 = static_cast<float>(1.0 - std::pow(opt.beta2, step_number));
+    sc.clip_norm = static_cast<float>(opt.clip_norm);
+
+    backend::cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    upload(inputs, h_inputs);
+    upload(targets, h_targets);
+    upload(group_ids, h_group_ids);
+    upload(offsets, h_offsets);
+    upload(positions, h_positions);
+    upload(group_count, h_group_count);
+    upload(scalars, h_scalars);
+    if (graph) {
+      backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+    } else if (options.graph && eager_steps >= 1) {
+      // Captured after one eager step: cuBLASLt's algorithms and cuDNN's plans are chosen and
+      // every kernel is loaded by then, so capture sees only launches on fixed buffers.
+      cudaGraph_t captured = nullptr;
+      backend::cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                          "cudaStreamBeginCapture");
+      try {
+        enqueue_step();
+      } catch (...) {
+        cudaStreamEndCapture(stream, &captured);
+        if (captured) cudaGraphDestroy(captured);
+        throw;
+      }
+      backend::cuda_check(cudaStreamEndCapture(stream, &captured), "cudaStreamEndCapture");
+      const cudaError_t inst = cudaGraphInstantiate(&graph, captured, 0);
+      cudaGraphDestroy(captured);
+      backend::cuda_check(inst, "cudaGraphInstantiate");
+      backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+    } else {
+      enqueue_step();
+      ++eager_steps;
+    }
+    backend::cuda_check(cudaMemcpyAsync(h_results.data(), results.data(), results.bytes(),
+                                        cudaMemcpyDeviceToHost, stream),
+                        "download of the loss");
+    backend::cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    backend::cuda_check(cudaEventSynchronize(stop), "training step");
+    float ms = 0;
+    backend::cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    StepStats st;
+    st.loss = h_results[0] / (double(ga) * double(n));
+    st.grad_norm = std::sqrt(h_results[1]);
+    st.lr = lr;
+    st.device_seconds = ms * 1e-3;
+    return st;
+  }
+};
+
+template <>
+DeviceTransformer<Cuda>::DeviceTransformer(const model::Dims& d, StepShape shape,
+                                           const OptimizerConfig& opt, std::uint64_t seed,
+                                           DeviceOptions options)
+    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options)) {}
+
+template <>
+DeviceTransformer<Cuda>::~DeviceTransformer() = default;
+
+template <>
+StepStats DeviceTransformer<Cuda>::step(std::span<const std::int32_t> tokens, double lr,
+                                        int step) {
+  return impl_->step(tokens, lr, step);
+}
+
+template <>
+const ParameterTable& DeviceTransformer<Cuda>::table() const {
+  return impl_->table;
+}
+template <>
+std::int64_t DeviceTransformer<Cuda>::parameter_count() const {
+  return impl_->params;
+}
+template <>
+std::vector<float> DeviceTransformer<Cuda>::parameters() const {
+  return impl_->master.download();
+}
+template <>
+std::vector<float> DeviceTransformer<Cuda>::gradients() const {
+  return impl_->grads.download();
+}
+template <>
+void DeviceTransformer<Cuda>::load_parameters(std::span<const float> host) {
+  if (static_cast<std::int64_t>(host.size()) != impl_->params)
+    throw core::InputError("loading " + std::to_string(host.size()) + " weights into a model of " +
+                           std::to_string(impl_->params) + " parameters");
+  impl_->master.upload(host);
+  impl_->refresh_state();
+  backend::cuda_check(cudaStreamSynchronize(impl_->stream), "load_parameters");
+}
+template <>
+std::size_t DeviceTransformer<Cuda>::held_bytes() const {
+  return impl_->held;
+}
+template <>
+std::size_t DeviceTransformer<Cuda>::peak_allocated_bytes() const {
+  return Cuda::peak_allocated_bytes();
+}
+template <>
+std::size_t DeviceTransformer<Cuda>::peak_reserved_bytes() const {
+  return Cuda::peak_reserved_bytes();
+}
+template <>
+std::string DeviceTransformer<Cuda>::attention_name() const {
+  return impl_->use_cudnn ? "cudnn" : "flash";
+}
+template <>
+bool DeviceTransformer<Cuda>::graph_captured() const {
+  return impl_->graph != nullptr;
+}
+
+template class DeviceTransformer<Cuda>;
+
+}  // namespace tprimat::train

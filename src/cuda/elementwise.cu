@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// backend::Cuda's element-wise ops: each forwards to its kernel family's launcher, then checks it.
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "tprimat/backend/cuda.hpp"
+#include "tprimat/kernels/adamw.cuh"
+#include "tprimat/kernels/bias.cuh"
+#include "tprimat/kernels/convert.cuh"
+#include "tprimat/kernels/cross_entropy.cuh"
+#include "tprimat/kernels/embedding.cuh"
+#include "tprimat/kernels/reduce.cuh"
+#include "tprimat/kernels/rmsnorm.cuh"
+#include "tprimat/kernels/rope.cuh"
+#include "tprimat/kernels/swiglu.cuh"
+
+namespace tprimat::backend {
+
+static_assert(std::is_same_v<Cuda::bf16, gpu::bf16> && std::is_same_v<Cuda::Stream, gpu::Stream>,
+              "tprimat: backend::Cuda and the kernels' gpu.cuh must agree on bf16 and the stream");
+
+// Each op checks its launches only (bad configuration, missing kernel image): a fault inside a
+// kernel surfaces at the next synchronisation, where the caller checks anyway, and a check here
+// would need one and so break graph capture.
+
+void Cuda::embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
+                             int hidden, float* out, Stream stream) {
+  kernels::embedding_forward(ids, n, table, hidden, out, stream);
+  cuda_check(cudaGetLastError(), "embedding_forward");
+}
+
+void Cuda::embedding_backward(const std::int32_t* group_ids, const std::int32_t* offsets,
+                              const std::int32_t* positions, const std::int32_t* group_count,
+                              std::int64_t max_groups, const float* dout, int hidden, float* dtable,
+                              Stream stream) {
+  kernels::embedding_backward(group_ids, offsets, positions, group_count, max_groups, dout, hidden,
+                              dtable, stream);
+  cuda_check(cudaGetLastError(), "embedding_backward");
+}
+
+void Cuda::rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
+                           bf16* y, float* rstd, Stream stream) {
+  kernels::rmsnorm_forward(x, g, n, h, eps, y, rstd, stream);
+  cuda_check(cudaGetLastError(), "rmsnorm_forward");
+}
+
+void Cuda::rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+                            std::int64_t n, int h, float* dx, bf16* dx_bf16, float* dg,
+                            float* partials, Stream stream) {
+  kernels::rmsnorm_backward(x, g, rstd, dy, n, h, dx, dx_bf16, dg, partials, stream);
+  cuda_check(cudaGetLastError(), "rmsnorm_backward");
+}
+
+std::int64_t Cuda::rmsnorm_partials(std::int64_t n, int h) {
+  return kernels::rmsnorm_partials(n, h);
+}
+
+void Cuda::rope_forward(bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
+                        const float* cos_table, const float* sin_table, Stream stream) {
+  kernels::rope_forward(x, rows, seq, heads, head_dim, cos_table, sin_table, stream);
+  cuda_check(cudaGetLastError(), "rope_forward");
+}
+
+void Cuda::rope_backward(bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
+                         const float* cos_table, const float* sin_table, Stream stream) {
+  kernels::rope_backward(dx, rows, seq, heads, head_dim, cos_table, sin_table, stream);
+  cuda_check(cudaGetLastError(), "rope_backward");
+}
+
+void Cuda::swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t n,
+                          Stream stream) {
+  kernels::swiglu_forward(gate, up, h, n, stream);
+  cuda_check(cudaGetLastError(), "swiglu_forward");
+}
+
+void Cuda::swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate, bf16* dup,
+                           std::int64_t n, Stream stream) {
+  kernels::swiglu_backward(gate, up, dh, dgate, dup, n, stream);
+  cuda_check(cudaGetLastError(), "swiglu_backward");
+}
+
+void Cuda::bias_backward(const bf16* dy, std::int64_t rows, std::int64_t cols, float* dbias,
+                         float* partials, Stream stream) {
+  kernels::bias_backward(dy, rows, cols, dbias, partials, stream);
+  cuda_check(cudaGetLastError(), "bias_backward");
+}
+
+std::int64_t Cuda::bias_partials(std::int64_t rows, std::int64_t cols) {
+  return kernels::bias_partials(rows, cols);
+}
+
+void Cuda::cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
+                         float grad_scale, bool with_grad, float* row_loss, Stream stream) {
+  kernels::cross_entropy(logits, targets, n, vocab, grad_scale, with_grad, row_loss, stream);
+  cuda_check(cudaGetLastError(), "cross_entropy");
+}
+
+void Cuda::reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate, double* out,
+                      double* partials, Stream stream) {
+  kernels::reduce_sum(x, n, squares, accumulate, out, partials, reduce_partials, stream);
+  cuda_check(cudaGetLastError(), "reduce_sum");
+}
+
+void Cuda::to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream) {
+  kernels::to_bf16(src, dst, n, stream);
+  cuda_check(cudaGetLastError(), "to_bf16");
+}
+
+void Cuda::adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
+                 std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay,
+                 int tensors, const OptimizerScalars* scalars, const double* grad_sum_squares,
+                 Stream stream) {
+  kernels::adamw(master, weights, grads, m, v, n, tensor_ends, decay, tensors, scalars,
+                 grad_sum_squares, stream);
+  cuda_check(cudaGetLastError(), "adamw");
+}
+
+}  // namespace tprimat::backend

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Cuda::init_normal and Cuda::fill: the device engine initialises its weights in place.
+#include "tprimat/backend/cuda.hpp"
+#include "tprimat/kernels/init.cuh"
+
+namespace tprimat::backend {
+
+void Cuda::init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+                       std::uint64_t first, Stream stream) {
+  kernels::launch_init_normal(p, n, stddev, seed, first, stream);
+  cuda_check(cudaGetLastError(), "init_normal_kernel");
+}
+
+void Cuda::fill(float* p, std::int64_t n, float value, Stream stream) {
+  kernels::launch_fill(p, n, value, stream);
+  cuda_check(cudaGetLastError(), "fill_kernel");
+}
+
+}  // namespace tprimat::backend

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The Attention policies (FlashAttention, CudnnAttention) against the CPU reference in double.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/cuda_attention.hpp"
+
+namespace tprimat::testing {
+namespace {
+
+using backend::AttentionShape;
+using backend::CudnnAttention;
+using backend::FlashAttention;
+
+// Bounds, as testing::relative_error (max abs error over max |reference|):
+/// o, dq, dk, dv are bf16 outputs (rounding 2^-9 = 2e-3 relative) of fp32 sums whose operands
+/// P and dS are themselves rounded to bf16 for the tensor cores; both stay well under 1e-2.
+constexpr double bf16_output_bound = 1e-2;
+/// lse is fp32 from exact bf16 products summed in fp32 (about 1e-6 relative); 1e-3 leaves room
+/// for a library that keeps the statistics differently (e.g. max and log-sum apart).
+constexpr double lse_bound = 1e-3;
+
+std::string describe(const AttentionShape& s) {
+  return "batch " + std::to_string(s.batch) + ", seq " + std::to_string(s.seq) + ", heads " +
+         std::to_string(s.heads) + "/" + std::to_string(s.kv_heads) + ", head_dim " +
+         std::to_string(s.head_dim);
+}
+
+std::size_t q_elements(const AttentionShape& s) {
+  return std::size_t(s.batch) * s.seq * s.heads * s.head_dim;
+}
+std::size_t kv_elements(const AttentionShape& s) {
+  return std::size_t(s.batch) * s.seq * s.kv_heads * s.head_dim;
+}
+std::size_t stat_elements(const AttentionShape& s) {
+  return std::size_t(s.batch) * s.heads * s.seq;
+}
+
+/// Inputs already rounded through bf16, so device and reference see the same operands.
+struct Inputs {
+  std::vector<float> q, k, v, dout;
+};
+
+Inputs make_inputs(const AttentionShape& s, std::uint64_t seed) {
+  Inputs in;
+  in.q = round_bf16(random_normal(q_elements(s), seed));
+  in.k = round_bf16(random_normal(kv_elements(s), seed + 1));
+  in.v = round_bf16(random_normal(kv_elements(s), seed + 2));
+  in.dout = round_bf16(random_normal(q_elements(s), seed + 3));
+  return in;
+}
+
+/// Cpu::attention_forward and attention_backward in double. The backward reads o rounded to
+/// bf16 (o_bf16), exactly what the device backward is given.
+struct Reference {
+  std::vector<float> o, o_bf16, lse, dq, dk, dv;
+};
+
+std::vector<double> widen(std::span<const float> x) { return {x.begin(), x.end()}; }
+std::vector<float> narrow(std::span<const double> x) { return {x.begin(), x.end()}; }
+
+Reference reference(const AttentionShape& s, const Inputs& in) {
+  using backend::Cpu;
+  const std::vector<double> q = widen(in.q), k = widen(in.k), v = widen(in.v),
+                            dout = widen(in.dout);
+  std::vector<double> o(q.size()), lse(stat_elements(s)), ws(Cpu::attention_workspace(s.seq));
+  Cpu::attention_forward<double>(q.data(), k.data(), v.data(), o.data(), lse.data(), s.batch, s.seq,
+                                 s.heads, s.kv_heads, s.head_dim, ws.data());
+  Reference r;
+  r.o = narrow(o);
+  r.o_bf16 = round_bf16(r.o);
+  r.lse = narrow(lse);
+  const std::vector<double> o_bf16 = widen(r.o_bf16);
+  std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
+  Cpu::attention_backward<double>(q.data(), k.data(), v.data(), o_bf16.data(), lse.data(),
+                                  dout.data(), dq.data(), dk.data(), dv.data(), s.batch, s.seq,
+                                  s.heads, s.kv_heads, s.head_dim, ws.data());
+  r.dq = narrow(dq);
+  r.dk = narrow(dk);
+  r.dv = narrow(dv);
+  return r;
+}
+
+/// cuDNN builds its plans in prepare(); FlashAttention has nothing to prepare.
+template <class Policy>
+void prepare(const AttentionShape& s, cudaStream_t stream) {
+  if constexpr (requires { Policy::prepare(s, stream); }) Policy::prepare(s, stream);
+}
+
+/// Device buffers of one attention call; every output starts poisoned (0xFF bytes: NaN).
+struct DeviceAttention {
+  DeviceBuffer<bf16> q, k, v, o, dout, dq, dk, dv;
+  DeviceBuffer<float> lse;
+  DeviceBuffer<std::byte> workspace;
+
+  DeviceAttention(const AttentionShape& s, const Inputs& in, std::size_t workspace_bytes,
+                  cudaStream_t stream)
+      : q(upload<bf16>(to_bf16(in.q), stream)),
+        k(upload<bf16>(to_bf16(in.k), stream)),
+        v(upload<bf16>(to_bf16(in.v), stream)),
+        o(q_elements(s), stream),
+        dout(upload<bf16>(to_bf16(in.dout), stream)),
+        dq(q_elements(s), stream),
+        dk(kv_elements(s), stream),
+        dv(kv_elements(s), stream),
+        lse(stat_elements(s), stream),
+        workspace(std::max<std::size_t>(workspace_bytes, 1), stream) {
+    poison_outputs();
+  }
+  void poison_outputs() {
+    for (auto* b : {&o, &dq, &dk, &dv}) b->fill_bytes(0xFF);
+    lse.fill_bytes(0xFF);
+  }
+  template <class Policy>
+  void forward(const AttentionShape& s, cudaStream_t stream) {
+    Policy::forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s, stream);
+    backend::cuda_check(cudaStreamSynchronize(stream), "attention forward");
+  }
+  template <class Policy>
+  void backward(const AttentionShape& s, cudaStream_t stream) {
+    Policy::backward(q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(), dq.data(),
+                     dk.data(), dv.data(), s, workspace.data(), stream);
+    backend::cuda_check(cudaStreamSynchronize(stream), "attention backward");
+  }
+};
+
+std::vector<float> download_float(const DeviceBuffer<bf16>& b) {
+  const std::vector<bf16> host = b.download();
+  return to_float(host);
+}
+
+/// Forward against the reference; then backward, given the reference's o (bf16) and lse so the
+/// check isolates the backward, against the reference gradients.
+template <class Policy>
+void check_against_reference(const AttentionShape& s) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", " + describe(s));
+  const Inputs in = make_inputs(s, seed);
+  const Reference ref = reference(s, in);
+
+  TestStream stream;
+  prepare<Policy>(s, stream);
+  DeviceAttention dev(s, in, Policy::backward_workspace_bytes(s), stream);
+  dev.forward<Policy>(s, stream);
+  // Each error is also recorded (--gtest_output=xml|json) to follow the margins across runs.
+  const auto check = [](const char* what, double error, double bound) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", error);
+    ::testing::Test::RecordProperty(std::string(what) + "_relative_error", text);
+    EXPECT_LE(error, bound) << what;
+  };
+  check("o", relative_error(download_float(dev.o), ref.o), bf16_output_bound);
+  check("lse", relative_error(dev.lse.download(), ref.lse), lse_bound);
+
+  dev.o.upload(to_bf16(ref.o_bf16));
+  dev.lse.upload(ref.lse);
+  dev.backward<Policy>(s, stream);
+  check("dq", relative_error(download_float(dev.dq), ref.dq), bf16_output_bound);
+  check("dk", relative_error(download_float(dev.dk), ref.dk), bf16_output_bound);
+  check("dv", relative_error(download_float(dev.dv), ref.dv), bf16_output_bound);
+}
+
+struct PolicyName {
+  template <class Policy>
+  static std::string GetName(int) {
+    return std::string(Policy::name);
+  }
+};
+
+template <class Policy>
+class AttentionPolicyTest : public ::testing::Test {};
+using Policies = ::testing::Types<FlashAttention, CudnnAttention>;
+TYPED_TEST_SUITE(AttentionPolicyTest, Policies, PolicyName);
+
+/// Skips, with the reason, a shape the policy under test does not take (cuDNN without a
+/// library or engine for it).
+#define TPRIMAT_REQUIRE_SUPPORTED(Policy, shape)                                         \
+  do {                                                                                   \
+    if (!Policy::supports(shape))                                                        \
+      GTEST_SKIP() << Policy::name << " attention does not support " << describe(shape); \
+  } while (0)
+
+// The Tiny model's attention: head_dim 16, 8 query heads over 4 KV heads, two sequences.
+TYPED_TEST(AttentionPolicyTest, TinyShape) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 2, .seq = 256, .heads = 8, .kv_heads = 4, .head_dim = 16};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// seq 200 is no multiple of any tile: partial query and key tiles at the end of each sequence.
+TYPED_TEST(AttentionPolicyTest, SequenceNotTileMultipleHeadDim64) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 2, .seq = 200, .heads = 4, .kv_heads = 2, .head_dim = 64};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// head_dim 128 uses other inner tiles than 64; 333 leaves 13 rows in the last 64-row tile.
+TYPED_TEST(AttentionPolicyTest, SequenceNotTileMultipleHeadDim128) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 1, .seq = 333, .heads = 4, .kv_heads = 2, .head_dim = 128};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// One partial tile and no grouping (heads == kv_heads), head_dim 32.
+TYPED_TEST(AttentionPolicyTest, ShortSequenceNoGrouping) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 1, .seq = 33, .heads = 2, .kv_heads = 2, .head_dim = 32};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// Llama 3.1 8B's head_dim and group (32/8 = 4 query heads per KV head), heads cut to 8/2 so that
+// the double-precision reference stays quick.
+TYPED_TEST(AttentionPolicyTest, LlamaHeadDim) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 1, .seq = 1024, .heads = 8, .kv_heads = 2, .head_dim = 128};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// The benchmark's sequence length (2048) with one KV head serving four query heads.
+TYPED_TEST(AttentionPolicyTest, LlamaSequenceLength) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 1, .seq = 2048, .heads = 4, .kv_heads = 1, .head_dim = 128};
+  TPRIMAT_REQUIRE_SUPPORTED(TypeParam, s);
+  check_against_reference<TypeParam>(s);
+}
+
+// FlashAttention promises determinism (no atomics, fixed sum orders): two runs on the same
+// inputs give the same bits, forward and backward. cuDNN makes no such promise here.
+TEST(FlashAttentionTest, BackwardIsDeterministic) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 2, .seq = 300, .heads = 8, .kv_heads = 2, .head_dim = 128};
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", " + describe(s));
+  const Inputs in = make_inputs(s, seed);
+  TestStream stream;
+  DeviceAttention dev(s, in, FlashAttention::backward_workspace_bytes(s), stream);
+
+  const auto run = [&] {
+    dev.poison_outputs();
+    dev.forward<FlashAttention>(s, stream);
+    dev.backward<FlashAttention>(s, stream);
+    return std::vector<std::vector<bf16>>{dev.o.download(), dev.dq.download(), dev.dk.download(),
+                                          dev.dv.download()};
+  };
+  const auto first = run();
+  const std::vector<float> first_lse = dev.lse.download();
+  const auto second = run();
+  const std::vector<float> second_lse = dev.lse.download();
+  const char* names[] = {"o", "dq", "dk", "dv"};
+  for (std::size_t t = 0; t < first.size(); ++t) {
+    ASSERT_EQ(first[t].size(), second[t].size());
+    EXPECT_EQ(std::memcmp(first[t].data(), second[t].data(), first[t].size() * sizeof(bf16)), 0)
+        << names[t] << " differs between two runs";
+    const std::vector<float> values = to_float(first[t]);
+    EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); }))
+        << names[t] << " has NaN or Inf (an output left poisoned)";
+  }
+  EXPECT_EQ(std::memcmp(first_lse.data(), second_lse.data(), first_lse.size() * sizeof(float)), 0)
+      << "lse differs between two runs";
+}
+
+TEST(FlashAttentionTest, SupportsListedHeadDimsOnly) {
+  TPRIMAT_REQUIRE_GPU();
+  AttentionShape s{.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128};
+  for (int d : {16, 32, 64, 128}) {
+    s.head_dim = d;
+    EXPECT_TRUE(FlashAttention::supports(s)) << describe(s);
+  }
+  s.head_dim = 96;
+  EXPECT_FALSE(FlashAttention::supports(s)) << describe(s);
+  s = {.batch = 1, .seq = 128, .heads = 6, .kv_heads = 4, .head_dim = 64};
+  EXPECT_FALSE(FlashAttention::supports(s)) << "heads not a multiple of kv_heads: " << describe(s);
+}
+
+}  // namespace
+}  // namespace tprimat::testing

@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Every element-wise CUDA op against backend::Cpu on the same (bf16-rounded where read as bf16)
+// inputs, plus the host-side embedding grouping (which runs without a GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/embedding_groups.hpp"
+#include "tprimat/model/llama31_8b.hpp"
+#include "tprimat/model/spec.hpp"
+
+// Inside tprimat::testing so that `testing::` names the GPU test helpers, not GoogleTest.
+namespace tprimat::testing {
+namespace {
+
+using backend::Cpu;
+using backend::Cuda;
+using backend::DeviceBuffer;
+
+/// Output bounds, named once: a bf16 output carries one rounding (2^-9 relative) on top of fp32
+/// math; an fp32 output of fp32 math differs from the reference by accumulation order only.
+constexpr double bf16_bound = 1e-2;
+constexpr double fp32_bound = 1e-4;
+
+std::string seed_trace(std::uint64_t seed) { return "seed " + std::to_string(seed); }
+
+template <class T>
+DeviceBuffer<T> device(const std::vector<T>& host, cudaStream_t s) {
+  return testing::upload<T>(host, s);
+}
+/// A device buffer every byte of which is 0xFF (NaN in fp32 and bf16): an output the op should
+/// write but does not then fails relative_error.
+template <class T>
+DeviceBuffer<T> poisoned(std::size_t n, cudaStream_t s) {
+  DeviceBuffer<T> d(n, s);
+  d.fill_bytes(0xFF);
+  return d;
+}
+std::vector<float> as_float(const DeviceBuffer<bf16>& d) { return testing::to_float(d.download()); }
+
+std::vector<double> widen(std::span<const float> x) { return {x.begin(), x.end()}; }
+std::vector<float> narrow(std::span<const double> x) {
+  std::vector<float> out(x.size());
+  std::transform(x.begin(), x.end(), out.begin(), [](double v) { return static_cast<float>(v); });
+  return out;
+}
+
+std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int32_t> dist(0, vocab - 1);
+  std::vector<std::int32_t> ids(n);
+  for (auto& id : ids) id = dist(rng);
+  return ids;
+}
+
+template <class T>
+bool bit_identical(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// ---- embedding_groups (host, no GPU) ---------------------------------------------------------
+
+TEST(EmbeddingGroups, GroupsPositionsByIdInOrder) {
+  const std::vector<std::int32_t> ids = {5, 3, 5, 0, 3, 5};
+  const auto g = backend::embedding_groups(ids);
+  ASSERT_EQ(g.count, 3);
+  EXPECT_EQ(std::vector<std::int32_t>(g.group_ids.begin(), g.group_ids.begin() + 3),
+            (std::vector<std::int32_t>{0, 3, 5}));
+  EXPECT_EQ(std::vector<std::int32_t>(g.offsets.begin(), g.offsets.begin() + 4),
+            (std::vector<std::int32_t>{0, 1, 3, 6}));
+  EXPECT_EQ(g.positions, (std::vector<std::int32_t>{3, 1, 4, 0, 2, 5}));
+  // Sized for n groups whatever the count, so fixed-size (graph-captured) buffers hold them.
+  EXPECT_EQ(g.group_ids.size(), ids.size());
+  EXPECT_EQ(g.offsets.size(), ids.size() + 1);
+  EXPECT_EQ(g.offsets.back(), 6);
+}
+
+TEST(EmbeddingGroups, EmptyBatchHasNoGroups) {
+  const auto g = backend::embedding_groups({});
+  EXPECT_EQ(g.count, 0);
+  ASSERT_EQ(g.offsets.size(), 1u);
+  EXPECT_EQ(g.offsets[0], 0);
+}
+
+TEST(EmbeddingGroups, IntoSpansMatchesAMapAndRejectsShortSpans) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::size_t n = 5000;
+  const auto ids = random_ids(n, 700, seed);
+  std::map<std::int32_t, std::vector<std::int32_t>> want;
+  for (std::size_t t = 0; t < n; ++t) want[ids[t]].push_back(static_cast<std::int32_t>(t));
+
+  // Larger than needed, as a reused staging buffer would be.
+  std::vector<std::int32_t> group_ids(n + 7, 42), offsets(n + 8, 42), positions(n + 7, 42);
+  const int count = backend::embedding_groups_into(ids, group_ids, offsets, positions);
+  ASSERT_EQ(count, static_cast<int>(want.size()));
+  int u = 0;
+  for (const auto& [id, pos] : want) {
+    EXPECT_EQ(group_ids[u], id);
+    ASSERT_EQ(offsets[u + 1] - offsets[u], static_cast<std::int32_t>(pos.size()));
+    EXPECT_TRUE(std::equal(pos.begin(), pos.end(), positions.begin() + offsets[u]));
+    ++u;
+  }
+  EXPECT_EQ(offsets[count], static_cast<std::int32_t>(n));
+
+  std::vector<std::int32_t> short_offsets(n);
+  EXPECT_THROW(backend::embedding_groups_into(ids, group_ids, short_offsets, positions),
+               std::invalid_argument);
+}
+
+// ---- embedding ---------------------------------------------------------------------------
+
+TEST(CudaElementwise, EmbeddingForwardGathersRows) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const int vocab = 97;
+  const std::int64_t n = 777;
+  for (int hidden : {4096, 130}) {  // 130: rows not 16-byte aligned, the scalar path
+    SCOPED_TRACE("hidden " + std::to_string(hidden));
+    const auto ids = random_ids(n, vocab, seed);
+    const auto table = testing::random_normal(std::size_t(vocab) * hidden, seed + 1);
+    auto d_ids = device(ids, s);
+    auto d_table = device(table, s);
+    auto d_out = poisoned<float>(n * hidden, s);
+    Cuda::embedding_forward(d_ids.data(), n, d_table.data(), hidden, d_out.data(), s);
+    std::vector<float> want(n * hidden);
+    Cpu::embedding_forward(ids.data(), n, table.data(), hidden, want.data());
+    EXPECT_EQ(relative_error(d_out.download(), want), 0.0) << "a gather copies bits: exact";
+  }
+}
+
+TEST(CudaElementwise, EmbeddingBackwardIsDeterministicWithRepeatedIds) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const int vocab = 50;  // 2000 tokens over 50 ids: every id repeats ~40 times
+  const std::int64_t n = 2000;
+  for (int hidden : {4096, 130}) {
+    SCOPED_TRACE("hidden " + std::to_string(hidden));
+    const auto ids = random_ids(n, vocab, seed);
+    const auto dout = testing::random_normal(n * hidden, seed + 1);
+    const auto dtable0 = testing::random_normal(std::size_t(vocab) * hidden, seed + 2);
+    // Buffers of the worst-case size n with max_groups = n, as the engine allocates them; the
+    // entries past the count (group id -1) must never be read.
+    const auto groups = backend::embedding_groups(ids);
+    auto d_group_ids = device(groups.group_ids, s);
+    auto d_offsets = device(groups.offsets, s);
+    auto d_positions = device(groups.positions, s);
+    auto d_count = device(std::vector<std::int32_t>{groups.count}, s);
+    auto d_dout = device(dout, s);
+
+    auto run = [&] {
+      auto d_dtable = device(dtable0, s);
+      Cuda::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(),
+                               d_count.data(), n, d_dout.data(), hidden, d_dtable.data(), s);
+      return d_dtable.download();
+    };
+    const auto first = run();
+    const auto second = run();
+
+    auto want = dtable0;  // the op accumulates into dtable
+    Cpu::embedding_backward(ids.data(), n, dout.data(), hidden, want.data());
+    EXPECT_LE(relative_error(first, want), fp32_bound) << "fp32 sums of fp32 rows";
+    EXPECT_TRUE(bit_identical(first, second)) << "two backward runs must agree bit for bit";
+  }
+}
+
+/// The grid is sized by max_groups, never by the data: one captured graph serves batches with
+/// different group counts once the host refreshes the group buffers in place.
+TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const int vocab = 300, hidden = 256;
+  const std::int64_t n = 1000;
+  DeviceBuffer<std::int32_t> d_group_ids(n, s), d_offsets(n + 1, s), d_positions(n, s),
+      d_count(1, s);
+  DeviceBuffer<float> d_dout(n * hidden, s), d_dtable(std::size_t(vocab) * hidden, s);
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  backend::cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capture");
+  Cuda::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(), d_count.data(),
+                           n, d_dout.data(), hidden, d_dtable.data(), s);
+  backend::cuda_check(cudaStreamEndCapture(s, &graph), "end capture");
+  backend::cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+
+  for (int ids_in_use : {vocab, 7}) {  // ~290 groups, then 7
+    SCOPED_TRACE("ids in use " + std::to_string(ids_in_use));
+    const auto ids = random_ids(n, ids_in_use, seed + ids_in_use);
+    const auto groups = backend::embedding_groups(ids);
+    const auto dout = testing::random_normal(n * hidden, seed + 1);
+    const auto dtable0 = testing::random_normal(std::size_t(vocab) * hidden, seed + 2);
+    d_group_ids.upload(groups.group_ids);
+    d_offsets.upload(groups.offsets);
+    d_positions.upload(groups.positions);
+    d_count.upload(std::vector<std::int32_t>{groups.count});
+    d_dout.upload(dout);
+    d_dtable.upload(dtable0);
+    backend::cuda_check(cudaGraphLaunch(exec, s), "graph launch");
+    auto want = dtable0;
+    Cpu::embedding_backward(ids.data(), n, dout.data(), hidden, want.data());
+    EXPECT_LE(relative_error(d_dtable.download(), want), fp32_bound) << "fp32 sums of fp32 rows";
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+// ---- RMSNorm -----------------------------------------------------------------------------
+
+struct NormCase {
+  std::int64_t n;
+  int h;
+};
+// Llama/Qwen/Tiny widths; 1500 rows > the 1024 row chunks of the backward; 130: scalar path.
+const NormCase norm_cases[] = {{300, 4096}, {64, 3584}, {1500, 128}, {33, 130}};
+
+TEST(CudaElementwise, RmsnormForward) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const float eps = 1e-5f;
+  for (const auto [n, h] : norm_cases) {
+    SCOPED_TRACE("n " + std::to_string(n) + " h " + std::to_string(h));
+    const auto x = testing::random_normal(n * h, seed, 3.0f);
+    auto g = testing::random_normal(h, seed + 1, 0.1f);
+    for (auto& v : g) v += 1.0f;
+    auto d_x = device(x, s);
+    auto d_g = device(g, s);
+    auto d_y = poisoned<bf16>(n * h, s);
+    auto d_rstd = poisoned<float>(n, s);
+    Cuda::rmsnorm_forward(d_x.data(), d_g.data(), n, h, eps, d_y.data(), d_rstd.data(), s);
+
+    std::vector<double> y(n * h), rstd(n);
+    Cpu::rmsnorm_forward(widen(x).data(), widen(g).data(), n, h, double{eps}, y.data(),
+                         rstd.data());
+    EXPECT_LE(relative_error(as_float(d_y), narrow(y)), bf16_bound) << "bf16 y";
+    EXPECT_LE(relative_error(d_rstd.download(), narrow(rstd)), fp32_bound) << "fp32 rstd";
+  }
+}
+
+TEST(CudaElementwise, RmsnormBackwardAccumulatesDxAndDg) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  for (const auto [n, h] : norm_cases) {
+    SCOPED_TRACE("n " + std::to_string(n) + " h " + std::to_string(h));
+    const auto x = testing::random_normal(n * h, seed, 3.0f);
+    auto g = testing::random_normal(h, seed + 1, 0.1f);
+    for (auto& v : g) v += 1.0f;
+    const auto dy = testing::random_normal(n * h, seed + 2);
+    const auto dx0 = testing::random_normal(n * h, seed + 3);  // the residual's gradient so far
+    const auto dg0 = testing::random_normal(h, seed + 4);
+    std::vector<float> y(n * h), rstd(n);
+    Cpu::rmsnorm_forward(x.data(), g.data(), n, h, 1e-5, y.data(), rstd.data());
+
+    auto d_x = device(x, s);
+    auto d_g = device(g, s);
+    auto d_rstd = device(rstd, s);
+    auto d_dy = device(dy, s);
+    auto d_dx = device(dx0, s);
+    auto d_dg = device(dg0, s);
+    auto d_dx_bf16 = poisoned<bf16>(n * h, s);
+    auto d_partials = poisoned<float>(Cuda::rmsnorm_partials(n, h), s);
+    Cuda::rmsnorm_backward(d_x.data(), d_g.data(), d_rstd.data(), d_dy.data(), n, h, d_dx.data(),
+                           d_dx_bf16.data(), d_dg.data(), d_partials.data(), s);
+
+    // Reference in fp64 on the same inputs: both sums (u . x per row, dg over n rows) then have
+    // a negligible error of their own.
+    auto dx = widen(dx0), dg = widen(dg0);
+    Cpu::rmsnorm_backward(widen(x).data(), widen(g).data(), widen(rstd).data(), widen(dy).data(), n,
+                          h, dx.data(), dg.data());
+    EXPECT_LE(relative_error(d_dx.download(), narrow(dx)), fp32_bound) << "fp32 dx";
+    EXPECT_LE(relative_error(as_float(d_dx_bf16), narrow(dx)), bf16_bound) << "bf16 copy of dx";
+    EXPECT_LE(relative_error(d_dg.download(), narrow(dg)), fp32_bound)
+        << "fp32 dg: sum over n rows in fp32, fixed order";
+  }
+}
+
+// ---- RoPE --------------------------------------------------------------------------------
+
+TEST(CudaElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const int seq = 512, batch = 2, heads = 3;
+  const std::int64_t rows = std::int64_t{batch} * seq;
+  // 128: Llama 3.1's own head; 16: the llama3 rule's kept, smoothed and scaled wavelengths all
+  // present in 8 frequencies; 12: half = 6, the unvectorised path.
+  for (int head_dim : {128, 16, 12}) {
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim));
+    model::Dims d = model::dims<model::Llama31_8B>();
+    ASSERT_TRUE(d.rope_scaling.enabled());
+    d.head_dim = head_dim;
+    std::vector<float> cos_t(std::size_t(seq) * head_dim / 2), sin_t(cos_t.size());
+    Cpu::rope_tables(d, seq, cos_t.data(), sin_t.data());
+    auto d_cos = device(cos_t, s);
+    auto d_sin = device(sin_t, s);
+    const std::int64_t count = rows * heads * head_dim;
+
+    for (bool backward : {false, true}) {
+      SCOPED_TRACE(backward ? "backward" : "forward");
+      const auto x = round_bf16(testing::random_normal(count, seed + backward));
+      auto d_x = device(testing::to_bf16(x), s);
+      auto want = x;
+      if (backward) {
+        Cuda::rope_backward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
+        Cpu::rope_backward(want.data(), rows, seq, heads, head_dim, cos_t.data(), sin_t.data());
+      } else {
+        Cuda::rope_forward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
+        Cpu::rope_forward(want.data(), rows, seq, heads, head_dim, cos_t.data(), sin_t.data());
+      }
+      EXPECT_LE(relative_error(as_float(d_x), want), bf16_bound) << "bf16 in place";
+    }
+  }
+}
+
+// ---- SwiGLU ------------------------------------------------------------------------------
+
+TEST(CudaElementwise, SwigluForwardAndBackward) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t n = 3 * 14336 + 5;  // a tail that does not fill a pack of 8
+  const auto gate = round_bf16(testing::random_normal(n, seed, 3.0f));
+  const auto up = round_bf16(testing::random_normal(n, seed + 1));
+  const auto dh = round_bf16(testing::random_normal(n, seed + 2));
+  std::vector<float> h(n), dgate(n), dup(n);
+  Cpu::swiglu_forward(gate.data(), up.data(), h.data(), n);
+  Cpu::swiglu_backward(gate.data(), up.data(), dh.data(), dgate.data(), dup.data(), n);
+
+  // offset 1: every pointer 2 bytes past a 16-byte boundary, the scalar path.
+  for (int offset : {0, 1}) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    auto padded = [&](const std::vector<float>& v) {
+      std::vector<bf16> out(offset);
+      const auto b = testing::to_bf16(v);
+      out.insert(out.end(), b.begin(), b.end());
+      return device(out, s);
+    };
+    auto d_gate = padded(gate), d_up = padded(up), d_dh = padded(dh);
+    auto d_h = poisoned<bf16>(n + offset, s);
+    auto d_dgate = poisoned<bf16>(n + offset, s);
+    auto d_dup = poisoned<bf16>(n + offset, s);
+    Cuda::swiglu_forward(d_gate.data() + offset, d_up.data() + offset, d_h.data() + offset, n, s);
+    Cuda::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
+                          d_dgate.data() + offset, d_dup.data() + offset, n, s);
+    auto tail = [&](const DeviceBuffer<bf16>& d) {
+      auto v = as_float(d);
+      return std::vector<float>(v.begin() + offset, v.end());
+    };
+    EXPECT_LE(relative_error(tail(d_h), h), bf16_bound) << "bf16 h";
+    EXPECT_LE(relative_error(tail(d_dgate), dgate), bf16_bound) << "bf16 dgate";
+    EXPECT_LE(relative_error(tail(d_dup), dup), bf16_bound) << "bf16 dup";
+  }
+}
+
+// ---- bias --------------------------------------------------------------------------------
+
+TEST(CudaElementwise, BiasBackwardAccumulatesColumnSums) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  struct Case {
+    std::int64_t rows, cols;
+  };
+  // Qwen's fused q/k/v bias width; more rows than the 512 row chunks; odd widths (scalar path).
+  for (const auto [rows, cols] : {Case{2048, 4608}, Case{37, 512}, Case{1000, 35}}) {
+    SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols));
+    const auto dy = round_bf16(testing::random_normal(rows * cols, seed));
+    const auto dbias0 = testing::random_normal(cols, seed + 1);
+    auto d_dy = device(testing::to_bf16(dy), s);
+    auto d_dbias = device(dbias0, s);
+    auto d_partials = poisoned<float>(Cuda::bias_partials(rows, cols), s);
+    Cuda::bias_backward(d_dy.data(), rows, cols, d_dbias.data(), d_partials.data(), s);
+    auto want = widen(dbias0);
+    Cpu::bias_backward(widen(dy).data(), rows, cols, want.data());
+    EXPECT_LE(relative_error(d_dbias.download(), narrow(want)), fp32_bound)
+        << "fp32 sums of bf16 values vs an fp64 reference";
+  }
+}
+
+// ---- cross-entropy -----------------------------------------------------------------------
+
+TEST(CudaElementwise, CrossEntropyLossAndGradient) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  struct Case {
+    std::int64_t n;
+    int vocab;
+  };
+  // Llama 3's vocabulary; a small one (fewer packs than threads); an odd one (scalar path).
+  for (const auto [n, vocab] : {Case{24, 128256}, Case{700, 256}, Case{100, 1001}}) {
+    SCOPED_TRACE("n " + std::to_string(n) + " vocab " + std::to_string(vocab));
+    // stddev 3: softmaxes far from uniform, so the gradient is not all -grad_scale spikes.
+    const auto logits = round_bf16(testing::random_normal(n * vocab, seed, 3.0f));
+    const auto targets = random_ids(n, vocab, seed + 1);
+    const float grad_scale = 1.0f / static_cast<float>(n);
+
+    // fp64 reference one row at a time, for per-row losses.
+    auto grad = widen(logits);
+    std::vector<double> loss(n);
+    for (std::int64_t t = 0; t < n; ++t)
+      loss[t] = Cpu::cross_entropy(grad.data() + t * vocab, targets.data() + t, 1, vocab,
+                                   double{grad_scale}, true);
+
+    auto d_targets = device(targets, s);
+    for (bool with_grad : {true, false}) {
+      SCOPED_TRACE(with_grad ? "with_grad" : "loss only");
+      const auto logits_bf16 = testing::to_bf16(logits);
+      auto d_logits = device(logits_bf16, s);
+      auto d_loss = poisoned<float>(n, s);
+      Cuda::cross_entropy(d_logits.data(), d_targets.data(), n, vocab, grad_scale, with_grad,
+                          d_loss.data(), s);
+      const auto got_loss = d_loss.download();
+      EXPECT_LE(relative_error(got_loss, narrow(loss)), fp32_bound)
+          << "fp32 per-row logsumexp of bf16 logits vs fp64";
+      // The step's loss: the rows' sum (in fp64 on the host) against the reference's own sum.
+      double got_sum = 0;
+      for (float l : got_loss) got_sum += l;
+      auto rows = widen(logits);
+      const double want_sum =
+          Cpu::cross_entropy(rows.data(), targets.data(), n, vocab, double{grad_scale}, false);
+      EXPECT_LE(std::abs(got_sum - want_sum) / std::abs(want_sum), fp32_bound)
+          << "loss sum, fp32 rows vs fp64";
+      if (with_grad) {
+        EXPECT_LE(relative_error(as_float(d_logits), narrow(grad)), bf16_bound) << "bf16 gradient";
+      } else {
+        EXPECT_TRUE(bit_identical(d_logits.download(), logits_bf16))
+            << "without with_grad the logits stay untouched";
+      }
+    }
+  }
+}
+
+// ---- reduce_sum --------------------------------------------------------------------------
+
+TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t n = 1'000'003;
+  const auto x = testing::random_normal(n + 1, seed);
+  auto d_x = device(x, s);
+  auto d_partials = poisoned<double>(Cuda::reduce_partials, s);
+
+  for (int offset : {0, 1}) {  // 1: not 16-byte aligned, the scalar loads
+    for (bool squares : {false, true}) {
+      SCOPED_TRACE(std::string(squares ? "squares" : "plain") + " offset " +
+                   std::to_string(offset));
+      const float* xs = x.data() + offset;
+      double want = 0, magnitude = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double v = squares ? double{xs[i]} * xs[i] : double{xs[i]};
+        want += v;
+        magnitude += std::abs(v);
+      }
+      if (squares) {
+        EXPECT_EQ(want, Cpu::sum_squares(xs, n));
+      }
+
+      auto run = [&](bool accumulate, double start) {
+        auto d_out = device(std::vector<double>{start}, s);
+        Cuda::reduce_sum(d_x.data() + offset, n, squares, accumulate, d_out.data(),
+                         d_partials.data(), s);
+        return d_out.download()[0];
+      };
+      // Both sums in fp64 of the same n values in different orders: at most n * 2^-53 of the
+      // sum of magnitudes apart (~1e-10), far less in practice.
+      const double bound = 1e-10 * magnitude;
+      const double overwritten = run(false, NAN);  // NaN start: the result must not read it
+      EXPECT_LE(std::abs(overwritten - want), bound) << "fp64 sum, overwrite";
+      const double accumulated = run(true, 12.5);
+      EXPECT_LE(std::abs(accumulated - (12.5 + want)), bound) << "fp64 sum, accumulate";
+      const double again = run(false, NAN);
+      EXPECT_EQ(std::memcmp(&overwritten, &again, sizeof(double)), 0)
+          << "the fixed grid makes the sum bit-identical run to run";
+    }
+  }
+}
+
+// ---- to_bf16 -----------------------------------------------------------------------------
+
+TEST(CudaElementwise, ToBf16RoundsToNearestEven) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t n = 1'000'003;
+  const auto src = testing::random_normal(n + 1, seed, 10.0f);
+  auto d_src = device(src, s);
+  for (int offset : {0, 1}) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    auto d_dst = poisoned<bf16>(n, s);
+    Cuda::to_bf16(d_src.data() + offset, d_dst.data(), n, s);
+    const auto want =
+        testing::to_bf16(std::span<const float>(src).subspan(offset, static_cast<std::size_t>(n)));
+    EXPECT_TRUE(bit_identical(d_dst.download(), want))
+        << "the device and the host both round to nearest even: exact";
+  }
+}
+
+// ---- AdamW -------------------------------------------------------------------------------
+
+TEST(CudaElementwise, AdamwMatchesCpuWithClippingAndMixedDecay) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  // Sizes that put tensor boundaries inside the kernel's packs of 4; decay mixed as for
+  // matrices (1) and norm gains (0).
+  const std::vector<std::int64_t> sizes = {1000, 4097, 3, 2050, 513, 4096};
+  const std::vector<std::uint8_t> decay = {1, 0, 1, 0, 1, 0};
+  std::vector<std::int64_t> ends(sizes.size());
+  std::int64_t n = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) ends[k] = n += sizes[k];
+
+  const auto master0 = testing::random_normal(n, seed, 0.05f);
+  const auto grads = testing::random_normal(n, seed + 1);
+  const auto m0 = testing::random_normal(n, seed + 2, 0.01f);
+  auto v0 = testing::random_normal(n, seed + 3, 1e-4f);
+  for (auto& v : v0) v = std::abs(v);
+  const double grad_sum_squares = Cpu::sum_squares(grads.data(), n);  // norm ~ 107
+
+  const int step = 10;
+  backend::OptimizerScalars sc;
+  sc.lr = 1e-3f;
+  sc.weight_decay = 0.5f;  // large, so a decay flag read from the wrong tensor shows
+  sc.bias_correction1 = static_cast<float>(1.0 - std::pow(double{sc.beta1}, step));
+  sc.bias_correction2 = static_cast<float>(1.0 - std::pow(double{sc.beta2}, step));
+
+  auto d_ends = device(ends, s);
+  auto d_decay = device(decay, s);
+  auto d_grads = device(grads, s);
+  auto d_sum_squares = device(std::vector<double>{grad_sum_squares}, s);
+  // Clipping active (norm ~ 107 > 1), disabled (<= 0), and above the norm (no scaling).
+  for (float clip : {1.0f, 0.0f, 1000.0f}) {
+    SCOPED_TRACE("clip_norm " + std::to_string(clip));
+    sc.clip_norm = clip;
+    auto d_scalars = device(std::vector<backend::OptimizerScalars>{sc}, s);
+    auto d_master = device(master0, s);
+    auto d_m = device(m0, s);
+    auto d_v = device(v0, s);
+    auto d_weights = poisoned<bf16>(n, s);
+    Cuda::adamw(d_master.data(), d_weights.data(), d_grads.data(), d_m.data(), d_v.data(), n,
+                d_ends.data(), d_decay.data(), static_cast<int>(sizes.size()), d_scalars.data(),
+                d_sum_squares.data(), s);
+
+    // The reference: clip by scaling the gradients, then Cpu::adamw tensor by tensor with the
+    // same fp32 hyper-parameters (and weight_decay 0 where the flag is off).
+    const double norm = std::sqrt(grad_sum_squares);
+    const float factor = clip > 0 && norm > clip ? static_cast<float>(clip / norm) : 1.0f;
+    auto g = grads;
+    Cpu::scale(g.data(), n, factor);
+    auto p = master0, m = m0, v = v0;
+    std::int64_t lo = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      backend::AdamWArgs a{sc.lr, sc.beta1, sc.beta2, sc.eps, decay[k] ? sc.weight_decay : 0.0,
+                           step};
+      Cpu::adamw(p.data() + lo, g.data() + lo, m.data() + lo, v.data() + lo, ends[k] - lo, a);
+      lo = ends[k];
+    }
+
+    const auto got_p = d_master.download();
+    EXPECT_LE(relative_error(got_p, p), fp32_bound) << "fp32 master";
+    EXPECT_LE(relative_error(d_m.download(), m), fp32_bound) << "fp32 m";
+    EXPECT_LE(relative_error(d_v.download(), v), fp32_bound) << "fp32 v";
+    // The update alone (~lr) against |p| ~ 0.2: fp32 rounding of p is ~1e-8, 1e-5 of the update,
+    // so 1e-3 catches a wrong decay flag (lr * wd * p ~ 2.5e-5) or clip factor.
+    std::vector<float> got_delta(n), want_delta(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      got_delta[i] = got_p[i] - master0[i];
+      want_delta[i] = p[i] - master0[i];
+    }
+    EXPECT_LE(relative_error(got_delta, want_delta), 1e-3) << "fp32 update p - p0";
+    EXPECT_TRUE(bit_identical(d_weights.download(), testing::to_bf16(got_p)))
+        << "the bf16 weights are exactly bf16(master)";
+  }
+}
+
+}  // namespace
+}  // namespace tprimat::testing

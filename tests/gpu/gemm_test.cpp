@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Cuda::gemm (cuBLASLt) against Cpu::gemm in double on the same bf16 operands, its plan cache and
+// graph capture, and Cuda::device_info.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/cuda_gemm.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/model/llama31_8b.hpp"
+#include "tprimat/model/tiny.hpp"
+
+namespace tprimat::testing {
+namespace {
+
+using backend::Cpu;
+using backend::cuda_check;
+using model::Llama31_8B;
+using model::Tiny;
+
+/// bf16 output: the one rounding to bf16 (8 significant bits) costs at most 2^-9 ~ 2e-3 of the
+/// element, hence of the largest one; 1e-2 leaves 5x for the fp32 accumulation order.
+constexpr double bf16_out_bound = 1e-2;
+/// fp32 output: bf16 x bf16 products are exact in fp32 (16 significant bits), so the only error
+/// is fp32 accumulation. Tensor cores add one truncated partial sum per k-step of 16, so k = 4096
+/// makes 256 additions of at most one ulp of a partial sum: <= 256 * 2^-23 ~ 3e-5 of the largest
+/// output even in the worst case (errors all of one sign); typical errors are ~1e-6.
+constexpr double fp32_out_bound = 1e-4;
+
+/// One call's shape. `pad` widens every leading dimension by that many elements.
+struct GemmCase {
+  bool trans_a = false;
+  bool trans_b = false;
+  std::int64_t m = 0, n = 0, k = 0;
+  float beta = 0;
+  bool bias = false;
+  std::int64_t pad = 0;
+};
+
+template <class Out>
+constexpr bool is_bf16 = std::is_same_v<Out, bf16>;
+
+template <class Out>
+std::string describe(const GemmCase& g) {
+  return std::string(is_bf16<Out> ? "bf16" : "fp32") + " out, m=" + std::to_string(g.m) +
+         " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
+         " trans_a=" + std::to_string(g.trans_a) + " trans_b=" + std::to_string(g.trans_b) +
+         " beta=" + std::to_string(g.beta) + " bias=" + std::to_string(g.bias) +
+         " pad=" + std::to_string(g.pad);
+}
+
+template <class Out>
+std::vector<Out> to_out(const std::vector<float>& x) {
+  if constexpr (is_bf16<Out>)
+    return to_bf16(x);
+  else
+    return x;
+}
+template <class Out>
+std::vector<float> from_out(const std::vector<Out>& x) {
+  if constexpr (is_bf16<Out>)
+    return to_float(x);
+  else
+    return x;
+}
+
+/// Random operands on host and device, one Cuda::gemm, and its error against the double
+/// reference on the same (bf16-rounded) values.
+template <class Out>
+class GemmCheck {
+ public:
+  GemmCheck(const GemmCase& g, std::uint64_t seed, cudaStream_t s)
+      : g_(g),
+        s_(s),
+        lda_((g.trans_a ? g.m : g.k) + g.pad),
+        ldb_((g.trans_b ? g.k : g.n) + g.pad),
+        ldc_(g.n + g.pad),
+        // ~N(0, 1), rounded to bf16: the reference multiplies exactly what the device reads.
+        // C starts bf16-rounded too, so a bf16 C and its reference start from the same value.
+        a_(round_bf16(random_normal((g.trans_a ? g.k : g.m) * lda_, seed))),
+        b_(round_bf16(random_normal((g.trans_b ? g.n : g.k) * ldb_, seed + 1))),
+        bias_(round_bf16(random_normal(g.n, seed + 2))),
+        c0_(round_bf16(random_normal(g.m * ldc_, seed + 3))),
+        da_(upload<bf16>(to_bf16(a_), s)),
+        db_(upload<bf16>(to_bf16(b_), s)),
+        dbias_(upload<bf16>(to_bf16(bias_), s)),
+        dc_(g.m * ldc_, s) {
+    reset_output();
+  }
+
+  /// Poisons C (NaN) before a beta-0 call, which must not read it; restores C otherwise.
+  void reset_output() {
+    if (g_.beta == 0)
+      dc_.fill_bytes(0xFF);
+    else
+      dc_.upload(to_out<Out>(c0_));
+    cuda_check(cudaStreamSynchronize(s_), "reset output");
+  }
+
+  void launch() {
+    Cuda::gemm<Out>(g_.trans_a, g_.trans_b, g_.m, g_.n, g_.k, da_.data(), lda_, db_.data(), ldb_,
+                    g_.beta, dc_.data(), ldc_, g_.bias ? dbias_.data() : nullptr, s_);
+  }
+
+  /// Relative error of C[m, n] (all rows, or `sampled_rows` spread over m for large shapes);
+  /// also expects the padding columns of C untouched.
+  double error(std::int64_t sampled_rows = 0) {
+    cuda_check(cudaStreamSynchronize(s_), "gemm");
+    const std::vector<float> got_all = from_out<Out>(dc_.download());
+    std::vector<std::int64_t> rows;
+    const std::int64_t r = sampled_rows > 0 ? std::min(sampled_rows, g_.m) : g_.m;
+    for (std::int64_t i = 0; i < r; ++i) rows.push_back(i * g_.m / r + (i * 7) % (g_.m / r));
+
+    // op(A) rows gathered straight from the contract (A stored [k, m] when trans_a), then the
+    // CPU reference in double for op(A)_rows [r, k] x op(B) [k, n] + beta C_rows (+ bias).
+    const std::int64_t k = g_.k, n = g_.n;
+    std::vector<double> a_rows(r * k), b(b_.begin(), b_.end()), want(r * n);
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        a_rows[i * k + kk] = g_.trans_a ? a_[kk * lda_ + rows[i]] : a_[rows[i] * lda_ + kk];
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < n; ++j) want[i * n + j] = c0_[rows[i] * ldc_ + j];
+    Cpu::gemm<double>(false, g_.trans_b, r, n, k, 1.0, a_rows.data(), k, b.data(), ldb_,
+                      double(g_.beta), want.data(), n);
+    if (g_.bias) {
+      const std::vector<double> bias(bias_.begin(), bias_.end());
+      Cpu::add_bias(want.data(), bias.data(), r, n);
+    }
+
+    std::vector<float> got(r * n), want_f(want.begin(), want.end());
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < n; ++j) got[i * n + j] = got_all[rows[i] * ldc_ + j];
+
+    // Columns [n, ldc) belong to the caller: still poisoned (beta 0) or still C (beta != 0).
+    std::int64_t touched = 0;
+    for (std::int64_t i = 0; i < g_.m; ++i)
+      for (std::int64_t j = n; j < ldc_; ++j) {
+        const float v = got_all[i * ldc_ + j];
+        touched += g_.beta == 0 ? !std::isnan(v) : v != c0_[i * ldc_ + j];
+      }
+    EXPECT_EQ(touched, 0) << "gemm wrote outside C[m, n] (padding columns of ldc)";
+    return relative_error(got, want_f);
+  }
+
+ private:
+  GemmCase g_;
+  cudaStream_t s_;
+  std::int64_t lda_, ldb_, ldc_;
+  std::vector<float> a_, b_, bias_, c0_;
+  DeviceBuffer<bf16> da_, db_, dbias_;
+  DeviceBuffer<Out> dc_;
+};
+
+/// One call on fresh random inputs, checked against its bound.
+template <class Out>
+void check_gemm(const GemmCase& g, std::int64_t sampled_rows = 0) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE(describe<Out>(g) + ", seed " + std::to_string(seed));
+  TestStream s;
+  Cuda::gemm_prepare(s);
+  GemmCheck<Out> check(g, seed, s);
+  check.launch();
+  const double bound = is_bf16<Out> ? bf16_out_bound : fp32_out_bound;
+  EXPECT_LE(check.error(sampled_rows), bound);
+}
+
+constexpr bool flags[] = {false, true};
+
+TEST(CudaGemm, AllTransposesBf16Out) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool ta : flags)
+    for (bool tb : flags)
+      check_gemm<bf16>({.trans_a = ta, .trans_b = tb, .m = 136, .n = 200, .k = 328});
+}
+
+TEST(CudaGemm, AllTransposesFp32Out) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool ta : flags)
+    for (bool tb : flags)
+      check_gemm<float>({.trans_a = ta, .trans_b = tb, .m = 136, .n = 200, .k = 328});
+}
+
+// beta 1: gradient accumulation into fp32 (weight gradients) and a bf16 residual-style add.
+TEST(CudaGemm, AccumulatesIntoFp32C) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool ta : flags)
+    for (bool tb : flags)
+      check_gemm<float>({.trans_a = ta, .trans_b = tb, .m = 96, .n = 176, .k = 264, .beta = 1});
+}
+
+TEST(CudaGemm, AccumulatesIntoBf16C) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool ta : flags)
+    for (bool tb : flags)
+      check_gemm<bf16>({.trans_a = ta, .trans_b = tb, .m = 96, .n = 176, .k = 264, .beta = 1});
+}
+
+// bias[n] broadcast over rows (Qwen's QKV bias): the forward pattern (trans_b), every other
+// combination, and bias together with beta 1.
+TEST(CudaGemm, BiasEpilogueBf16Out) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool ta : flags)
+    for (bool tb : flags)
+      check_gemm<bf16>({.trans_a = ta, .trans_b = tb, .m = 120, .n = 232, .k = 144, .bias = true});
+  check_gemm<bf16>({.trans_b = true, .m = 64, .n = 72, .k = 80, .beta = 1, .bias = true});
+}
+
+// Non-square, odd multiples of 8 (16-byte rows, the cuBLASLt minimum), and padded leading
+// dimensions (views into wider buffers) with the padding checked untouched.
+TEST(CudaGemm, NonSquareAndPaddedShapes) {
+  TPRIMAT_REQUIRE_GPU();
+  const GemmCase shapes[] = {
+      {.m = 8, .n = 8, .k = 8},
+      {.m = 24, .n = 1000, .k = 72},
+      {.m = 264, .n = 8, .k = 520},
+      {.m = 520, .n = 264, .k = 8},
+      {.m = 40, .n = 56, .k = 104, .pad = 8},
+      {.trans_a = true, .trans_b = true, .m = 72, .n = 24, .k = 40, .pad = 24},
+  };
+  for (GemmCase g : shapes) {
+    check_gemm<bf16>(g);
+    check_gemm<float>(g);
+    g.beta = 1;
+    check_gemm<float>(g);
+  }
+}
+
+// The Tiny model at 256 tokens: forward (x W^T), data gradient (dy W) and weight gradient
+// (dy^T x, accumulated in fp32).
+TEST(CudaGemm, TinyModelShapes) {
+  TPRIMAT_REQUIRE_GPU();
+  constexpr std::int64_t tokens = 256;
+  constexpr std::int64_t qkv = (Tiny::heads + 2 * Tiny::kv_heads) * Tiny::head_dim;  // 256
+  check_gemm<bf16>({.trans_b = true, .m = tokens, .n = qkv, .k = Tiny::hidden});
+  check_gemm<bf16>({.trans_b = true, .m = tokens, .n = Tiny::ffn, .k = Tiny::hidden});
+  check_gemm<bf16>({.trans_b = true, .m = tokens, .n = Tiny::hidden, .k = Tiny::ffn});
+  check_gemm<float>({.m = tokens, .n = Tiny::hidden, .k = Tiny::ffn});  // 256x128x352
+  check_gemm<float>({.trans_a = true, .m = Tiny::ffn, .n = Tiny::hidden, .k = tokens, .beta = 1});
+  check_gemm<float>({.trans_a = true, .m = Tiny::hidden, .n = Tiny::ffn, .k = tokens, .beta = 1});
+}
+
+// Llama 3.1 8B's O projection at 2048 tokens, fp32 out (2048x4096x4096; 64 rows checked), and
+// its weight gradient (trans_a, accumulated).
+TEST(CudaGemm, LlamaShapeFp32Out) {
+  TPRIMAT_REQUIRE_GPU();
+  constexpr std::int64_t tokens = 2048, h = Llama31_8B::hidden;
+  check_gemm<float>({.trans_b = true, .m = tokens, .n = h, .k = h}, 64);
+  check_gemm<float>({.trans_a = true, .m = h, .n = h, .k = tokens, .beta = 1}, 64);
+}
+
+TEST(CudaGemm, CachesOnePlanPerShape) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  TestStream s;
+  Cuda::gemm_prepare(s);
+  Cuda::gemm_prepare(s);  // idempotent
+  // A shape no other test uses, so the counts below are this test's own.
+  const GemmCase g{.trans_b = true, .m = 48, .n = 456, .k = 392};
+  GemmCheck<float> check(g, seed, s);
+  const std::size_t before = backend::gemm_cached_plans();
+  check.launch();
+  EXPECT_EQ(backend::gemm_cached_plans(), before + 1) << "first call plans the shape";
+  check.reset_output();
+  check.launch();
+  EXPECT_EQ(backend::gemm_cached_plans(), before + 1) << "second call reuses the plan";
+  EXPECT_LE(check.error(), fp32_out_bound) << "the cached plan computes the same product";
+
+  GemmCase accumulate = g;
+  accumulate.beta = 1;
+  GemmCheck<float> check_beta(accumulate, seed + 10, s);
+  check_beta.launch();
+  EXPECT_EQ(backend::gemm_cached_plans(), before + 2) << "beta != 0 is another plan";
+  EXPECT_LE(check_beta.error(), fp32_out_bound);
+  GemmCheck<bf16> check_bf16(g, seed + 20, s);
+  check_bf16.launch();
+  EXPECT_EQ(backend::gemm_cached_plans(), before + 3) << "bf16 output is another plan";
+  EXPECT_LE(check_bf16.error(), bf16_out_bound);
+}
+
+// What the engine relies on: after one eager call, the same GEMM captured into a CUDA graph
+// replays correctly and plans nothing new.
+TEST(CudaGemm, ReplaysInCapturedGraph) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  TestStream s;
+  for (float beta : {0.0f, 1.0f}) {
+    const GemmCase g{.trans_a = true, .m = 128, .n = 192, .k = 256, .beta = beta};
+    SCOPED_TRACE(describe<float>(g));
+    GemmCheck<float> check(g, seed, s);
+    check.launch();  // eager: plans the shape
+    const std::size_t plans = backend::gemm_cached_plans();
+    check.reset_output();
+
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+    check.launch();
+    cuda_check(cudaStreamEndCapture(s, &graph), "end capture");
+    cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    cuda_check(cudaGraphLaunch(exec, s), "graph launch");
+    EXPECT_LE(check.error(), fp32_out_bound);
+    EXPECT_EQ(backend::gemm_cached_plans(), plans);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+}
+
+TEST(CudaGemm, RejectsShortLeadingDimension) {
+  TPRIMAT_REQUIRE_GPU();
+  TestStream s;
+  Cuda::gemm_prepare(s);
+  DeviceBuffer<bf16> a(64 * 64, s), b(64 * 64, s), c(64 * 64, s);
+  try {
+    // lda 32 < k 64: rows of A would overlap.
+    Cuda::gemm<bf16>(false, false, 64, 64, 64, a.data(), 32, b.data(), 64, 0.0f, c.data(), 64,
+                     nullptr, s);
+    ADD_FAILURE() << "expected core::RunError";
+  } catch (const core::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("m=64 n=64 k=64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lda=32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDeviceInfo, FieldsFilled) {
+  TPRIMAT_REQUIRE_GPU();
+  const backend::DeviceInfo info = Cuda::device_info();
+  EXPECT_EQ(info.platform, "nvd");
+  EXPECT_EQ(info.software_stack, "cuda");
+  EXPECT_FALSE(info.device_name.empty());
+  EXPECT_EQ(info.device_count, Cuda::device_count());
+  EXPECT_GT(info.cores, 0) << "SM count";
+  EXPECT_GT(info.total_memory_gb, 1.0);
+  EXPECT_FALSE(info.driver_version.empty());
+  EXPECT_FALSE(info.runtime_version.empty());
+  EXPECT_EQ(info.blas_version.rfind("cuBLASLt ", 0), 0u) << info.blas_version;
+#if defined(TPRIMAT_HAVE_CUDNN)
+  EXPECT_EQ(info.dnn_version.rfind("cuDNN ", 0), 0u) << info.dnn_version;
+#endif
+  const bool hopper = info.device_name.find("H100") != std::string::npos ||
+                      info.device_name.find("H200") != std::string::npos;
+  if (hopper) {
+    EXPECT_GT(info.peak_tflops_dense, 0) << info.device_name;
+  }
+  if (info.device_name == "NVIDIA H100 80GB HBM3") {
+    EXPECT_DOUBLE_EQ(info.peak_tflops_dense, 989.4) << "H100 SXM dense bf16, not the sparse 1979";
+  }
+  RecordProperty("device", info.device_name + ", driver " + info.driver_version + ", runtime " +
+                               info.runtime_version + ", " + info.blas_version + ", " +
+                               info.dnn_version);
+}
+
+// The one check that runs without a GPU: the documented error instead of a crash.
+TEST(CudaDeviceInfo, ThrowsWithoutGpu) {
+  if (Cuda::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_THROW(Cuda::device_info(), core::RunError);
+}
+
+}  // namespace
+}  // namespace tprimat::testing
