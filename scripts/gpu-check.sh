@@ -3,7 +3,7 @@
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # On a GPU machine: builds the CUDA backend and runs what CI cannot (GPU tests, benchmarks, the
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
-#   scripts/gpu-check.sh [build] [test] [bench] [peer] [sanitize] [cli]   (default: build test)
+#   scripts/gpu-check.sh [build] [test] [nccl] [bench] [peer] [sanitize] [cli]   (default: build test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check}
@@ -29,20 +29,39 @@ configure() {
       export LD_LIBRARY_PATH="$dnn/lib:${LD_LIBRARY_PATH:-}"
     fi
   fi
+  if ! ls /usr/include/nccl.h /usr/include/*/nccl.h /usr/local/cuda/include/nccl.h >/dev/null 2>&1; then
+    local nccl
+    nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)
+    if [ -n "$nccl" ]; then
+      args+=("-DTPRIMAT_NCCL_INCLUDE_DIR=$nccl/include" "-DTPRIMAT_NCCL_LIBRARY=$(ls "$nccl"/lib/libnccl.so* | head -1)")
+      export LD_LIBRARY_PATH="$nccl/lib:${LD_LIBRARY_PATH:-}"
+    fi
+  fi
   cmake -B "$build" -G Ninja "${args[@]}"
 }
 
 if has build; then
   { configure && ninja -C "$build" -j"$jobs" tprimat_cli tprimat_gpu_gemm_tests \
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
-      tprimat_bench_gpu_micro tprimat_bench_step_cuda; } 2>&1 | tee "$out/build.log" | tail -30
+      tprimat_bench_gpu_micro tprimat_bench_step_cuda \
+      $(ninja -C "$build" -t targets all 2>/dev/null | grep -o '^tprimat_gpu_nccl_tests' | head -1); } 2>&1 | tee "$out/build.log" | tail -30
 fi
-dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
-[ -n "$dnn" ] && export LD_LIBRARY_PATH="$dnn/lib:${LD_LIBRARY_PATH:-}"
+for lib in cudnn nccl; do
+  dir=$(python3 -c "import nvidia.$lib, os; print(os.path.dirname(nvidia.$lib.__file__))" 2>/dev/null)
+  [ -n "$dir" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$dir/lib"
+done
 if has test; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
   for t in gemm elementwise attention step; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
+  done
+fi
+if has nccl && [ -x "$build/tests/gpu/tprimat_gpu_nccl_tests" ]; then
+  gpus=$(nvidia-smi -L | wc -l)
+  for np in 1 "$gpus"; do
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
+      --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+      "$build/tests/gpu/tprimat_gpu_nccl_tests" 2>&1 | tee -a "$out/test_nccl.log" | tail -12
   done
 fi
 if has bench; then

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// comm::Nccl: the Communicator interface over NCCL, on device memory, bootstrapped by any launcher.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/parallel/communicator.hpp"
+
+namespace tprimat::parallel::comm {
+
+namespace nccl_detail {
+
+inline void nccl_check(ncclResult_t status, const char* what) {
+  if (status == ncclSuccess) return;
+  throw core::RunError(std::string(what) + ": " + ncclGetErrorString(status) +
+                       (status == ncclSystemError || status == ncclInternalError
+                            ? " (NCCL_DEBUG=WARN prints why)"
+                            : ""));
+}
+
+inline void cuda_ok(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw core::RunError(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+/// The NCCL communicator and the stream its collectives run on, shared by the copies of one
+/// comm::Nccl and destroyed with the last of them.
+struct NcclState {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  float* scratch = nullptr;  // one float for barrier()
+  int rank = 0, size = 1;
+  ~NcclState() {
+    if (stream) cudaStreamSynchronize(stream);
+    if (comm) ncclCommDestroy(comm);
+    if (scratch) cudaFree(scratch);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+}  // namespace nccl_detail
+
+/// Collectives over NCCL on DEVICE memory: the spans hold device pointers (never read on the
+/// host). Each call enqueues on this communicator's stream and, being the Communicator
+/// concept's blocking collective, waits for it; stream() lets a device engine order its own
+/// work against it. NCCL's kernels thus run on their own stream, apart from the compute stream.
+/// Bootstrapped over any launcher: rank 0 makes the unique id and `broadcast` (e.g. an
+/// MPI_Bcast over the world) hands its bytes to every rank. One GPU per rank: set the device
+/// (cudaSetDevice) before constructing.
+class Nccl {
+ public:
+  /// Broadcasts `bytes` bytes at `data` from rank 0 to every rank of the job.
+  using BroadcastBytes = std::function<void(void* data, std::size_t bytes)>;
+
+  Nccl(int rank, int size, const BroadcastBytes& broadcast) {
+    if (size < 1 || rank < 0 || rank >= size)
+      throw core::InputError("NCCL rank " + std::to_string(rank) + " of " +
+                             std::to_string(size) + " is out of range");
+    ncclUniqueId id{};
+    if (rank == 0) nccl_detail::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (size > 1) broadcast(&id, sizeof id);
+    auto s = std::make_shared<nccl_detail::NcclState>();
+    s->rank = rank;
+    s->size = size;
+    nccl_detail::cuda_ok(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
+                    "cudaStreamCreate");
+    nccl_detail::cuda_ok(cudaMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
+                    "cudaMalloc");
+    nccl_detail::nccl_check(ncclCommInitRank(&s->comm, size, id, rank), "ncclCommInitRank");
+    state_ = std::move(s);
+  }
+
+  int rank() const { return state_->rank; }
+  int size() const { return state_->size; }
+  cudaStream_t stream() const { return state_->stream; }
+  ncclComm_t native() const { return state_->comm; }
+
+  void all_reduce_sum(std::span<float> x) { all_reduce(x.data(), x.size(), ncclFloat, ncclSum); }
+  void all_reduce_sum(std::span<double> x) {
+    all_reduce(x.data(), x.size(), ncclDouble, ncclSum);
+  }
+  void all_reduce_max(std::span<float> x) { all_reduce(x.data(), x.size(), ncclFloat, ncclMax); }
+  /// `in` holds size() chunks of out.size() elements; this rank gets the sum of chunk rank().
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) {
+    check_chunks(in.size(), out.size(), "reduce_scatter_sum");
+    nccl_detail::nccl_check(ncclReduceScatter(in.data(), out.data(), out.size(), ncclFloat, ncclSum,
+                                         native(), stream()),
+                       "ncclReduceScatter");
+    wait("reduce_scatter_sum");
+  }
+  void all_gather(std::span<const float> in, std::span<float> out) {
+    check_chunks(out.size(), in.size(), "all_gather");
+    nccl_detail::nccl_check(
+        ncclAllGather(in.data(), out.data(), in.size(), ncclFloat, native(), stream()),
+        "ncclAllGather");
+    wait("all_gather");
+  }
+  void send(std::span<const float> x, int peer) {
+    nccl_detail::nccl_check(ncclSend(x.data(), x.size(), ncclFloat, peer, native(), stream()),
+                       "ncclSend");
+    wait("send");
+  }
+  void recv(std::span<float> x, int peer) {
+    nccl_detail::nccl_check(ncclRecv(x.data(), x.size(), ncclFloat, peer, native(), stream()),
+                       "ncclRecv");
+    wait("recv");
+  }
+  /// One grouped operation, so neighbouring pipeline stages exchanging both ways cannot
+  /// deadlock.
+  void send_recv(std::span<const float> out, int dest, std::span<float> in, int source) {
+    nccl_detail::nccl_check(ncclGroupStart(), "ncclGroupStart");
+    const ncclResult_t s1 = ncclSend(out.data(), out.size(), ncclFloat, dest, native(), stream());
+    const ncclResult_t s2 = ncclRecv(in.data(), in.size(), ncclFloat, source, native(), stream());
+    nccl_detail::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    nccl_detail::nccl_check(s1, "ncclSend");
+    nccl_detail::nccl_check(s2, "ncclRecv");
+    wait("send_recv");
+  }
+  void broadcast(std::span<float> x, int root) {
+    nccl_detail::nccl_check(
+        ncclBroadcast(x.data(), x.data(), x.size(), ncclFloat, root, native(), stream()),
+        "ncclBroadcast");
+    wait("broadcast");
+  }
+  void barrier() { all_reduce(state_->scratch, 1, ncclFloat, ncclSum); }
+  /// Collective over this communicator (ncclCommSplit): the ranks sharing `color`, by `key`.
+  /// The sub-communicator gets its own stream.
+  Nccl split(int color, int key) const {
+    auto s = std::make_shared<nccl_detail::NcclState>();
+    nccl_detail::cuda_ok(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
+                    "cudaStreamCreate");
+    nccl_detail::cuda_ok(cudaMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
+                    "cudaMalloc");
+    nccl_detail::nccl_check(ncclCommSplit(native(), color, key, &s->comm, nullptr), "ncclCommSplit");
+    nccl_detail::nccl_check(ncclCommUserRank(s->comm, &s->rank), "ncclCommUserRank");
+    nccl_detail::nccl_check(ncclCommCount(s->comm, &s->size), "ncclCommCount");
+    return Nccl(std::move(s));
+  }
+
+  /// "NCCL 2.28.3": the library this process loaded, for the result JSON.
+  static std::string version() {
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess) return {};
+    return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+           std::to_string(v % 100);
+  }
+
+ private:
+  explicit Nccl(std::shared_ptr<nccl_detail::NcclState> s) : state_(std::move(s)) {}
+
+  template <class T>
+  void all_reduce(T* data, std::size_t n, ncclDataType_t type, ncclRedOp_t op) {
+    nccl_detail::nccl_check(ncclAllReduce(data, data, n, type, op, native(), stream()),
+                       "ncclAllReduce");
+    wait("all_reduce");
+  }
+  void wait(const char* what) { nccl_detail::cuda_ok(cudaStreamSynchronize(stream()), what); }
+  void check_chunks(std::size_t whole, std::size_t chunk, const char* what) const {
+    if (whole != chunk * static_cast<std::size_t>(size()))
+      throw core::InputError(std::string(what) + ": " + std::to_string(whole) +
+                             " elements are not " + std::to_string(size()) + " chunks of " +
+                             std::to_string(chunk));
+  }
+
+  std::shared_ptr<nccl_detail::NcclState> state_;
+};
+
+static_assert(Communicator<Nccl>);
+
+}  // namespace tprimat::parallel::comm
