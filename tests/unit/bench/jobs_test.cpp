@@ -98,9 +98,15 @@ TEST_F(Jobs, BadInputNamesProblemAndFix) {
   EXPECT_INPUT_ERROR(o, "unknown strategy 'fastest'; pick one of maximum_performance");
   o = opts_;
   o.backend = "cuda";
-  EXPECT_INPUT_ERROR(o, "not built with the CUDA backend yet");
+  EXPECT_INPUT_ERROR(o, "--backend cuda was asked but this run uses the cpu backend");
   o.backend = "tpu";
   EXPECT_INPUT_ERROR(o, "unknown backend 'tpu'");
+  o = opts_;
+  o.attention = "fastest";
+  EXPECT_INPUT_ERROR(o, "unknown attention 'fastest'; pick one of auto, flash, cudnn");
+  o = opts_;
+  o.peak_tflops = -1;
+  EXPECT_INPUT_ERROR(o, "--peak-tflops must be positive");
   o = opts_;
   o.data = (dir_ / "missing.bin").string();
   EXPECT_INPUT_ERROR(o, "missing.bin not found");
@@ -215,6 +221,23 @@ TEST(Options, HandParserSharesTheFlagTable) {
   std::vector<std::string_view> help{"--help"};
   EXPECT_FALSE(bench::parse_args(p, help, false));
   EXPECT_NE(bench::usage("x", false).find("--warmup-steps"), std::string::npos);
+}
+
+TEST(Options, SwitchesTakeNoValue) {
+  bench::BenchOptions o;
+  std::vector<std::string_view> args{"--no-graph", "--steps", "3", "--attention", "flash"};
+  EXPECT_TRUE(bench::parse_args(o, args, false));
+  EXPECT_TRUE(o.no_graph);
+  EXPECT_EQ(o.steps, 3) << "a switch must not swallow the next flag";
+  EXPECT_EQ(o.attention, "flash");
+  std::vector<std::string_view> off{"--no-graph=0"};
+  EXPECT_TRUE(bench::parse_args(o, off, false));
+  EXPECT_FALSE(o.no_graph);
+  std::vector<std::string_view> bad{"--no-graph=maybe"};
+  EXPECT_THROW(bench::parse_args(o, bad, false), core::InputError);
+  const std::string text = bench::usage("x", false);
+  EXPECT_NE(text.find("--no-graph "), std::string::npos);
+  EXPECT_EQ(text.find("--no-graph ARG"), std::string::npos) << "a switch takes no ARG";
 }
 
 }  // namespace
