@@ -3,7 +3,8 @@
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # On a GPU machine: builds the CUDA backend and runs what CI cannot (GPU tests, benchmarks, the
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
-#   scripts/gpu-check.sh [build] [test] [nccl] [bench] [peer] [sanitize] [cli]   (default: build test)
+#   scripts/gpu-check.sh [build] [test] [nccl] [bench] [bench-step] [peer] [peer-compile]
+#                        [peer-mbs2] [sanitize] [cli]                       (default: build test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check}
@@ -66,13 +67,21 @@ if has nccl && [ -x "$build/tests/gpu/tprimat_gpu_nccl_tests" ]; then
 fi
 if has bench; then
   "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_min_time=0.2s 2>&1 | tee "$out/bench_micro.log"
+fi
+if has bench || has bench-step; then
   "$build/benchmarks/step/tprimat_bench_step_cuda" 2>&1 | tee "$out/bench_step.log"
 fi
-if has peer; then
+# The PyTorch peer at the step benchmark's shapes: eager at mbs 1 (peer), torch.compile at
+# mbs 1 (peer-compile), eager at mbs 2 (peer-mbs2).
+peer() {
   for m in llama qwen; do
-    PYTHONUNBUFFERED=1 python3 benchmarks/peer/pytorch_step.py --model $m --layers 8 2>&1 | tee -a "$out/peer.log"
+    PYTHONUNBUFFERED=1 python3 benchmarks/peer/pytorch_step.py --model $m --layers 8 "$@" 2>&1 |
+      grep -v '^pytorch_step: step' | tee -a "$out/peer.log"
   done
-fi
+}
+has peer && peer
+has peer-compile && peer --compile
+has peer-mbs2 && peer --mbs 2
 if has cli; then
   for m in llama qwen; do
     "$build/examples/cli/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \

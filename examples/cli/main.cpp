@@ -11,6 +11,9 @@
 #if defined(TPRIMAT_WITH_CUDA)
 #include "tprimat/backend/cuda.hpp"
 #endif
+#if defined(TPRIMAT_HAVE_NCCL)
+#include "tprimat/backend/nccl.hpp"
+#endif
 #include "tprimat/bench/dispatch.hpp"
 #include "tprimat/bench/driver.hpp"
 #include "tprimat/bench/options.hpp"
@@ -64,6 +67,9 @@ backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
   backend::DeviceInfo info;
 #if defined(TPRIMAT_WITH_CUDA)
   if (stack == "cuda") info = backend::Cuda::device_info();
+#endif
+#if defined(TPRIMAT_HAVE_NCCL)
+  if (stack == "cuda") info.collectives_version = parallel::comm::Nccl::version();
 #endif
   if (stack == "cpu") info = backend::Cpu::device_info();
   if (peak_override > 0) info.peak_tflops_dense = peak_override;

@@ -3,6 +3,8 @@
 // DeviceTransformer<Cuda>: buffers, forward, backward, AdamW and the CUDA graph of one step.
 #include "tprimat/train/device_transformer.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -78,6 +80,10 @@ struct DeviceTransformer<Cuda>::Impl {
   cudaGraphExec_t graph = nullptr;
   int eager_steps = 0;
   std::size_t held = 0;
+  /// Gradient ranges zeroed before each step: every tensor whose first write is not a beta-0
+  /// weight-gradient GEMM (norm gains and biases accumulate; an untied embedding's rows are
+  /// added per token). Skipping the rest saves a write of the whole gradient buffer per step.
+  std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges;
 
   DeviceBuffer<float> master, grads, m, v;
   DeviceBuffer<bf16> weights;
@@ -135,6 +141,7 @@ struct DeviceTransformer<Cuda>::Impl {
     backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
     backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
     Cuda::reset_peaks();
+    plan_zero_ranges();
     allocate_buffers();
     init_weights(seed);
     Cuda::gemm_prepare(stream);
@@ -158,8 +165,26 @@ struct DeviceTransformer<Cuda>::Impl {
       cudaStreamSynchronize(stream);
       cudaStreamDestroy(stream);
     }
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
+  }
+
+  void plan_zero_ranges() {
+    std::vector<std::int64_t> gemm_written;
+    for (const auto& lp : table.layers)
+      for (std::int64_t o : {lp.wq, lp.wk, lp.wv, lp.wo, lp.w_gate, lp.w_up, lp.w_down})
+        gemm_written.push_back(o);
+    gemm_written.push_back(d.tied_embeddings ? table.embedding : table.head);
+    for (const auto& t : table.tensors) {
+      if (std::find(gemm_written.begin(), gemm_written.end(), t.offset) != gemm_written.end())
+        continue;
+      if (!zero_ranges.empty() &&
+          zero_ranges.back().first + zero_ranges.back().second == t.offset)
+        zero_ranges.back().second += t.size();  // adjacent: one memset
+      else
+        zero_ranges.emplace_back(t.offset, t.size());
+    }
   }
 
   void allocate_buffers() {
@@ -265,7 +290,45 @@ struct DeviceTransformer<Cuda>::Impl {
   void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a,
             std::int64_t lda, const bf16* b, std::int64_t ldb, float beta, Out* c,
             std::int64_t ldc, const bf16* bias = nullptr) {
+    mark("gemm");
     Cuda::gemm<Out>(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc, bias, stream);
+    mark("elementwise");
+  }
+
+  // ---- phase timing (DeviceOptions::phase_timing, eager steps only) ----------------------------
+  // mark(c) records an event: the GPU time until the next mark is charged to category c.
+  std::vector<cudaEvent_t> events;
+  std::vector<const char*> event_category;
+  std::size_t events_used = 0;
+  bool timing = false;
+  std::vector<std::pair<std::string, double>> phase_totals;
+  double issue_seconds = 0;
+
+  void mark(const char* category) {
+    if (!timing) return;
+    if (events_used == events.size()) {
+      cudaEvent_t e = nullptr;
+      backend::cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+      events.push_back(e);
+      event_category.push_back(category);
+    }
+    event_category[events_used] = category;
+    backend::cuda_check(cudaEventRecord(events[events_used++], stream), "cudaEventRecord");
+  }
+
+  void collect_phases() {
+    phase_totals.clear();
+    for (std::size_t i = 0; i + 1 < events_used; ++i) {
+      float ms = 0;
+      backend::cuda_check(cudaEventElapsedTime(&ms, events[i], events[i + 1]), "phase timing");
+      const std::string name = event_category[i];
+      auto it = std::find_if(phase_totals.begin(), phase_totals.end(),
+                             [&](const auto& p) { return p.first == name; });
+      if (it == phase_totals.end())
+        phase_totals.emplace_back(name, ms * 1e-3);
+      else
+        it->second += ms * 1e-3;
+    }
   }
 
   void copy(float* dst, const float* src, std::int64_t count) {
@@ -296,12 +359,14 @@ struct DeviceTransformer<Cuda>::Impl {
                          rope_sin.data(), stream);
       Cuda::rope_forward(a.k.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
                          rope_sin.data(), stream);
+      mark("attention");
       if (use_cudnn)
         backend::CudnnAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
                                          a.lse.data(), attn_shape, stream);
       else
         backend::FlashAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
                                          a.lse.data(), attn_shape, stream);
+      mark("elementwise");
       copy(a.x_mid.data(), a.x.data(), n * h);  // residual, then += attn Wo in the GEMM
       gemm(false, false, n, h, qd, a.attn.data(), qd, w(lp.wo), h, 1.f, a.x_mid.data(), h);
       Cuda::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
@@ -320,20 +385,25 @@ struct DeviceTransformer<Cuda>::Impl {
            V);
     else
       gemm(false, false, n, V, h, xn_final.data(), h, w(table.head), V, 0.f, logits.data(), V);
+    mark("loss");
     Cuda::cross_entropy(logits.data(), targets.data() + micro * n, n, d.vocab, grad_scale, true,
                         row_loss.data(), stream);
     Cuda::reduce_sum(row_loss.data(), n, false, micro > 0, results.data(),
                      reduce_partials.data(), stream);
+    mark("elementwise");
   }
 
   void backward(int micro) {
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
+    // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
+    // tensors no GEMM writes first were zeroed by enqueue_step (zero_ranges).
+    const float acc = micro == 0 ? 0.f : 1.f;
     const bf16* dlogits = logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
     if (d.tied_embeddings) {
-      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, 1.f, g(table.embedding), h);
+      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, acc, g(table.embedding), h);
       gemm(false, false, n, h, V, dlogits, V, w(table.embedding), h, 0.f, dxn.data(), h);
     } else {
-      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, 1.f, g(table.head), V);
+      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
     }
     backend::cuda_check(cudaMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
@@ -345,20 +415,21 @@ struct DeviceTransformer<Cuda>::Impl {
       LayerActs& a = layers[l];
       // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
       Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);  // recompute
-      gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, 1.f, g(lp.w_down), h);
+      gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, acc, g(lp.w_down), h);
       gemm(false, true, n, f, h, dres_bf.data(), h, w(lp.w_down), h, 0.f, dhidden.data(), f);
       Cuda::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
                             n * f, stream);
-      gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, 1.f, g(lp.w_gate), f);
-      gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, 1.f, g(lp.w_up), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, acc, g(lp.w_gate), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
       gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
       Cuda::rmsnorm_backward(a.x_mid.data(), pm(lp.mlp_norm), a.rstd2.data(), dxn.data(), n,
                              d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                              norm_partials.data(), stream);
       // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
-      gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, 1.f, g(lp.wo), h);
+      gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, acc, g(lp.wo), h);
       gemm(false, true, n, qd, h, dres_bf.data(), h, w(lp.wo), h, 0.f, dattn.data(), qd);
+      mark("attention");
       if (use_cudnn)
         backend::CudnnAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
                                           a.lse.data(), dattn.data(), dq.data(), dk.data(),
@@ -367,6 +438,7 @@ struct DeviceTransformer<Cuda>::Impl {
         backend::FlashAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
                                           a.lse.data(), dattn.data(), dq.data(), dk.data(),
                                           dv.data(), attn_shape, attn_workspace.data(), stream);
+      mark("elementwise");
       Cuda::rope_backward(dq.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
                           rope_sin.data(), stream);
       Cuda::rope_backward(dk.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
@@ -376,9 +448,9 @@ struct DeviceTransformer<Cuda>::Impl {
         Cuda::bias_backward(dk.data(), n, kvd, g(lp.bk), bias_partials.data(), stream);
         Cuda::bias_backward(dv.data(), n, kvd, g(lp.bv), bias_partials.data(), stream);
       }
-      gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, 1.f, g(lp.wq), qd);
-      gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, 1.f, g(lp.wk), kvd);
-      gemm(true, false, h, kvd, n, a.xn1.data(), h, dv.data(), kvd, 1.f, g(lp.wv), kvd);
+      gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, acc, g(lp.wq), qd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, acc, g(lp.wk), kvd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dv.data(), kvd, acc, g(lp.wv), kvd);
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
@@ -395,16 +467,21 @@ struct DeviceTransformer<Cuda>::Impl {
   void enqueue_step() {
     const float grad_scale =
         static_cast<float>(1.0 / (double(shape.grad_accum) * double(n)));
-    backend::cuda_check(cudaMemsetAsync(grads.data(), 0, grads.bytes(), stream), "memset");
+    mark("zero_grads");
+    for (const auto& [offset, count] : zero_ranges)
+      backend::cuda_check(cudaMemsetAsync(g(offset), 0, count * sizeof(float), stream), "memset");
     for (int micro = 0; micro < shape.grad_accum; ++micro) {
       forward(micro, grad_scale);
       backward(micro);
     }
+    mark("grad_norm");
     Cuda::reduce_sum(grads.data(), params, true, false, results.data() + 1,
                      reduce_partials.data(), stream);
+    mark("optimizer");
     Cuda::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
                 scalars.data(), results.data() + 1, stream);
+    mark("end");
   }
 
   template <class T>
@@ -444,6 +521,7 @@ struct DeviceTransformer<Cuda>::Impl {
     sc.bias_correction2 = static_cast<float>(1.0 - std::pow(opt.beta2, step_number));
     sc.clip_norm = static_cast<float>(opt.clip_norm);
 
+    const auto issue_start = std::chrono::steady_clock::now();
     backend::cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
     upload(inputs, h_inputs);
     upload(targets, h_targets);
@@ -473,14 +551,21 @@ struct DeviceTransformer<Cuda>::Impl {
       backend::cuda_check(inst, "cudaGraphInstantiate");
       backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
     } else {
+      // Phase timing only where nothing is captured (a graph replays without host marks).
+      timing = options.phase_timing;
+      events_used = 0;
       enqueue_step();
+      timing = false;
       ++eager_steps;
     }
     backend::cuda_check(cudaMemcpyAsync(h_results.data(), results.data(), results.bytes(),
                                         cudaMemcpyDeviceToHost, stream),
                         "download of the loss");
     backend::cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    issue_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - issue_start).count();
     backend::cuda_check(cudaEventSynchronize(stop), "training step");
+    if (events_used > 0) collect_phases();
     float ms = 0;
     backend::cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
     StepStats st;
@@ -547,6 +632,14 @@ std::size_t DeviceTransformer<Cuda>::peak_reserved_bytes() const {
 template <>
 std::string DeviceTransformer<Cuda>::attention_name() const {
   return impl_->use_cudnn ? "cudnn" : "flash";
+}
+template <>
+double DeviceTransformer<Cuda>::issue_seconds() const {
+  return impl_->issue_seconds;
+}
+template <>
+std::vector<std::pair<std::string, double>> DeviceTransformer<Cuda>::phase_seconds() const {
+  return impl_->phase_totals;
 }
 template <>
 bool DeviceTransformer<Cuda>::graph_captured() const {

@@ -3,9 +3,11 @@
 // Whole training steps on the CUDA backend against the CPU backend from the same weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu_test.hpp"
@@ -50,6 +52,15 @@ struct QwenNarrow : model::Qwen25_7B {
   static constexpr int ffn = 1536;
 };
 static_assert(model::ModelSpec<QwenNarrow>);
+
+/// Tiny with the LM head tied to the embedding (as small Qwen/Llama variants are): the head's
+/// weight gradient and the embedding's row gradients land in one tensor.
+struct TinyTied : model::Tiny {
+  static constexpr std::string_view name = "TinyTied";
+  static constexpr std::string_view cli_name = "tiny-tied";
+  static constexpr bool tied_embeddings = true;
+};
+static_assert(model::ModelSpec<TinyTied>);
 
 std::vector<std::int32_t> random_tokens(std::size_t n, int vocab, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -127,6 +138,36 @@ TEST(CudaStep, TinyMatchesCpuWithFlashAttention) {
 TEST(CudaStep, TinyMatchesCpuWithAutomaticAttention) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<model::Tiny>({2, 256, 1, 0}, 5, train::AttentionChoice::automatic);
+}
+
+TEST(CudaStep, TiedEmbeddingsMatchCpuWithAccumulation) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_cpu<TinyTied>({2, 128, 3, 0}, 5, train::AttentionChoice::flash);
+}
+
+TEST(CudaStep, PhaseTimingCoversTheStep) {
+  TPRIMAT_REQUIRE_GPU();
+  train::DeviceOptions options;
+  options.graph = false;
+  options.phase_timing = true;
+  train::TrainingStep<Cuda, model::Tiny, One> gpu({2, 256, 2, 0}, {}, 5, {}, options);
+  const auto tokens = random_tokens(2 * 2 * 257, model::Tiny::vocab, 9);
+  gpu.run(tokens);
+  const auto stats = gpu.run(tokens);
+  double total = 0;
+  std::vector<std::string> names;
+  for (const auto& [name, sec] : gpu.engine().phase_seconds()) {
+    EXPECT_GE(sec, 0.0) << name;
+    total += sec;
+    names.push_back(name);
+  }
+  for (const char* want : {"gemm", "attention", "elementwise", "loss", "grad_norm", "optimizer"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  // The phases tile the span from the first mark to the last, inside the step's events.
+  EXPECT_LE(total, stats.device_seconds);
+  EXPECT_GE(total, 0.5 * stats.device_seconds);
+  EXPECT_GT(gpu.engine().issue_seconds(), 0.0);
+  EXPECT_FALSE(gpu.engine().graph_captured());
 }
 
 TEST(CudaStep, NarrowLlamaMatchesCpu) {

@@ -43,6 +43,9 @@ struct DeviceOptions {
   /// Capture the whole step (every micro-batch and the optimizer) once as a CUDA graph and
   /// replay it; off (`--no-graph`) enqueues every kernel each step.
   bool graph = true;
+  /// Record events between the ops of eager steps to split the step's GPU time by category
+  /// (DeviceTransformer::phase_seconds). Perturbs timing slightly: for breakdowns only.
+  bool phase_timing = false;
 };
 
 /// What one optimizer step reports.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tprimat/model/spec.hpp"
@@ -55,6 +56,12 @@ class DeviceTransformer {
   /// "flash" or "cudnn": the Attention policy in use.
   std::string attention_name() const;
   bool graph_captured() const;
+  /// Host seconds the last step spent issuing its work (uploads, launches or the graph launch),
+  /// up to the wait for the result: the CPU overhead of the step.
+  double issue_seconds() const;
+  /// With DeviceOptions::phase_timing, GPU seconds of the last eager step per category (gemm,
+  /// attention, elementwise, loss, zero_grads, grad_norm, optimizer), from events between ops.
+  std::vector<std::pair<std::string, double>> phase_seconds() const;
 
  private:
   struct Impl;
