@@ -96,6 +96,7 @@ struct DeviceTransformer<Cuda>::Impl {
   DeviceBuffer<float> dres, dxn, norm_partials, bias_partials, rope_cos, rope_sin;
   DeviceBuffer<std::uint8_t> attn_workspace;
   DeviceBuffer<std::int32_t> inputs, targets, group_ids, offsets, positions, group_count;
+  DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
 
@@ -160,7 +161,7 @@ struct DeviceTransformer<Cuda>::Impl {
     hidden = {}; dhidden = {}; dgate = {}; dup = {}; dres_bf = {}; dattn = {}; dq = {}; dk = {};
     dv = {}; dres = {}; dxn = {}; norm_partials = {}; bias_partials = {}; rope_cos = {};
     rope_sin = {}; attn_workspace = {}; inputs = {}; targets = {}; group_ids = {}; offsets = {};
-    positions = {}; group_count = {}; scalars = {}; results = {}; reduce_partials = {};
+    positions = {}; group_count = {}; touched_rows = {}; touched_count = {}; scalars = {}; results = {}; reduce_partials = {};
     if (stream) {
       cudaStreamSynchronize(stream);
       cudaStreamDestroy(stream);
@@ -176,6 +177,9 @@ struct DeviceTransformer<Cuda>::Impl {
       for (std::int64_t o : {lp.wq, lp.wk, lp.wv, lp.wo, lp.w_gate, lp.w_up, lp.w_down})
         gemm_written.push_back(o);
     gemm_written.push_back(d.tied_embeddings ? table.embedding : table.head);
+    // An untied embedding's gradient is zero except the rows the last step's tokens touched,
+    // which enqueue_step clears (zero_rows) instead of the whole [vocab, hidden] tensor.
+    if (!d.tied_embeddings) gemm_written.push_back(table.embedding);
     for (const auto& t : table.tensors) {
       if (std::find(gemm_written.begin(), gemm_written.end(), t.offset) != gemm_written.end())
         continue;
@@ -238,6 +242,10 @@ struct DeviceTransformer<Cuda>::Impl {
     offsets = alloc<std::int32_t>(ga * (n + 1));
     positions = alloc<std::int32_t>(ga * n);
     group_count = alloc<std::int32_t>(ga);
+    touched_rows = alloc<std::int32_t>(ga * n);
+    touched_count = alloc<std::int32_t>(ga);
+    backend::cuda_check(cudaMemsetAsync(touched_count.data(), 0, touched_count.bytes(), stream),
+                        "memset");
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
     reduce_partials = alloc<double>(Cuda::reduce_partials);
@@ -331,10 +339,13 @@ struct DeviceTransformer<Cuda>::Impl {
     }
   }
 
-  void copy(float* dst, const float* src, std::int64_t count) {
-    backend::cuda_check(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice,
-                                        stream),
-                        "residual copy");
+  /// out[M, N] = residual + a[M, K] w[K, N] (row-major, fp32 residual stream): the residual
+  /// add rides in the GEMM, which reads `residual` and writes `out`, with no copy.
+  void gemm_add(std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a, const bf16* w,
+                const float* residual, float* out) {
+    mark("gemm");
+    Cuda::gemm_add<float>(false, false, M, N, K, a, K, w, N, residual, out, N, stream);
+    mark("elementwise");
   }
 
   void forward(int micro, float grad_scale) {
@@ -367,16 +378,14 @@ struct DeviceTransformer<Cuda>::Impl {
         backend::FlashAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
                                          a.lse.data(), attn_shape, stream);
       mark("elementwise");
-      copy(a.x_mid.data(), a.x.data(), n * h);  // residual, then += attn Wo in the GEMM
-      gemm(false, false, n, h, qd, a.attn.data(), qd, w(lp.wo), h, 1.f, a.x_mid.data(), h);
+      gemm_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());  // x + attn Wo
       Cuda::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
                             a.rstd2.data(), stream);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
       Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
       float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
-      copy(next, a.x_mid.data(), n * h);
-      gemm(false, false, n, h, f, hidden.data(), f, w(lp.w_down), h, 1.f, next, h);
+      gemm_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);  // x_mid + h Wd
     }
     Cuda::rmsnorm_forward(x_final.data(), pm(table.final_norm), n, d.hidden, eps,
                           xn_final.data(), rstd_final.data(), stream);
@@ -470,6 +479,10 @@ struct DeviceTransformer<Cuda>::Impl {
     mark("zero_grads");
     for (const auto& [offset, count] : zero_ranges)
       backend::cuda_check(cudaMemsetAsync(g(offset), 0, count * sizeof(float), stream), "memset");
+    if (!d.tied_embeddings)
+      for (int micro = 0; micro < shape.grad_accum; ++micro)
+        Cuda::zero_rows(touched_rows.data() + micro * n, touched_count.data() + micro, n,
+                        d.hidden, g(table.embedding), stream);
     for (int micro = 0; micro < shape.grad_accum; ++micro) {
       forward(micro, grad_scale);
       backward(micro);
@@ -481,6 +494,15 @@ struct DeviceTransformer<Cuda>::Impl {
     Cuda::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
                 scalars.data(), results.data() + 1, stream);
+    mark("zero_grads");
+    if (!d.tied_embeddings) {  // the rows this step touched, cleared at the start of the next
+      backend::cuda_check(cudaMemcpyAsync(touched_rows.data(), group_ids.data(), group_ids.bytes(),
+                                          cudaMemcpyDeviceToDevice, stream),
+                          "copy of the touched rows");
+      backend::cuda_check(cudaMemcpyAsync(touched_count.data(), group_count.data(),
+                                          group_count.bytes(), cudaMemcpyDeviceToDevice, stream),
+                          "copy of the touched rows");
+    }
     mark("end");
   }
 

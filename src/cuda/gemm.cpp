@@ -238,10 +238,15 @@ void Cuda::gemm_prepare(Stream stream) {
   c.devices.emplace(device, d);
 }
 
+namespace {
+
+/// D = op(A) op(B) + beta C (+ bias): Cuda::gemm (C is D) and Cuda::gemm_add (C read from
+/// another buffer of D's layout) share it.
 template <class Out>
-void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta,
-                Out* c, std::int64_t ldc, const bf16* bias, Stream stream) {
+void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b, std::int64_t ldb,
+              float beta, const Out* c_in, Out* c, std::int64_t ldc, const Cuda::bf16* bias,
+              Cuda::Stream stream) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   const Key key{m,
@@ -257,7 +262,7 @@ void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
                 out_type<Out>,
                 alignment(a),
                 alignment(b),
-                alignment(c),
+                std::min(alignment(c), alignment(c_in)),
                 device};
   if (m <= 0 || n <= 0 || k <= 0 || lda < (trans_a ? m : k) || ldb < (trans_b ? k : n) || ldc < n)
     throw core::RunError("invalid " + describe(key) +
@@ -269,7 +274,7 @@ void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
   auto d = cc.devices.find(device);
   if (d == cc.devices.end()) {
     lock.unlock();
-    gemm_prepare(stream);  // throws, with the fix, when the stream is being captured
+    Cuda::gemm_prepare(stream);  // throws, with the fix, when the stream is being captured
     lock.lock();
     d = cc.devices.find(device);
   }
@@ -281,9 +286,9 @@ void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
 
   const float alpha = 1.0f;
   auto launch = [&] {
-    check(cublasLtMatmul(dev.handle, plan.op, &alpha, b, plan.layout_a, a, plan.layout_b, &beta, c,
-                         plan.layout_c, c, plan.layout_c, &plan.algo, dev.workspace,
-                         gemm_workspace_bytes, stream),
+    check(cublasLtMatmul(dev.handle, plan.op, &alpha, b, plan.layout_a, a, plan.layout_b, &beta,
+                         c_in, plan.layout_c, c, plan.layout_c, &plan.algo, dev.workspace,
+                         Cuda::gemm_workspace_bytes, stream),
           "cublasLtMatmul", key);
   };
   if (bias) {
@@ -295,6 +300,25 @@ void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
   }
 }
 
+}  // namespace
+
+template <class Out>
+void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta,
+                Out* c, std::int64_t ldc, const bf16* bias, Stream stream) {
+  run_gemm<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, c, ldc, bias, stream);
+}
+
+template <class Out>
+void Cuda::gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
+                    const Out* c, Out* d, std::int64_t ldc, Stream stream) {
+  run_gemm<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, 1.0f, c, d, ldc, nullptr, stream);
+}
+
+template void Cuda::gemm_add<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                    const bf16*, std::int64_t, const bf16*, std::int64_t,
+                                    const float*, float*, std::int64_t, Stream);
 template void Cuda::gemm<Cuda::bf16>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
                                      const bf16*, std::int64_t, const bf16*, std::int64_t, float,
                                      bf16*, std::int64_t, const bf16*, Stream);

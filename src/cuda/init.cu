@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Cuda::init_normal and Cuda::fill: the device engine initialises its weights in place.
+// Cuda::init_normal, fill and zero_rows: the device engine initialises and clears its buffers.
 #include "tprimat/backend/cuda.hpp"
 #include "tprimat/kernels/init.cuh"
 
@@ -15,6 +15,12 @@ void Cuda::init_normal(float* p, std::int64_t n, float stddev, std::uint64_t see
 void Cuda::fill(float* p, std::int64_t n, float value, Stream stream) {
   kernels::launch_fill(p, n, value, stream);
   cuda_check(cudaGetLastError(), "fill_kernel");
+}
+
+void Cuda::zero_rows(const std::int32_t* rows, const std::int32_t* count, std::int64_t max_rows,
+                     int hidden, float* table, Stream stream) {
+  kernels::launch_zero_rows(rows, count, max_rows, hidden, table, stream);
+  cuda_check(cudaGetLastError(), "zero_rows_kernel");
 }
 
 }  // namespace tprimat::backend

@@ -364,3 +364,37 @@ TEST(CudaDeviceInfo, ThrowsWithoutGpu) {
 
 }  // namespace
 }  // namespace tprimat::testing
+
+namespace tprimat::testing {
+namespace {
+
+// gemm_add: D = A B + C with C and D distinct (the residual stream's add); C must stay as it was.
+TEST(CudaGemmAdd, ReadsTheResidualAndWritesAnotherBuffer) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = tprimat::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t m = 200, n = 136, k = 328;
+  const auto a = tprimat::testing::round_bf16(tprimat::testing::random_normal(m * k, seed));
+  const auto b = tprimat::testing::round_bf16(tprimat::testing::random_normal(k * n, seed + 1));
+  const auto c = tprimat::testing::random_normal(m * n, seed + 2);
+  std::vector<double> want(m * n);
+  for (std::int64_t i = 0; i < m * n; ++i) want[i] = c[i];
+  const std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
+  Cpu::gemm<double>(false, false, m, n, k, 1.0, ad.data(), k, bd.data(), n, 1.0, want.data(), n);
+  tprimat::testing::TestStream s;
+  auto da = tprimat::testing::upload<bf16>(tprimat::testing::to_bf16(a), s);
+  auto db = tprimat::testing::upload<bf16>(tprimat::testing::to_bf16(b), s);
+  auto dc = tprimat::testing::upload<float>(c, s);
+  DeviceBuffer<float> dd(m * n, s);
+  dd.fill_bytes(0xFF);  // poisoned: every element must be written
+  Cuda::gemm_add<float>(false, false, m, n, k, da.data(), k, db.data(), n, dc.data(), dd.data(), n,
+                        s);
+  const auto got = dd.download();
+  const std::vector<float> wantf(want.begin(), want.end());
+  // fp32 output from exact bf16 products, fp32 accumulation over k = 328: 1e-4 relative.
+  EXPECT_LE(tprimat::testing::relative_error(got, wantf), 1e-4);
+  EXPECT_EQ(dc.download(), c) << "the residual input must not be written";
+}
+
+}  // namespace
+}  // namespace tprimat::testing

@@ -56,6 +56,12 @@ struct Cuda {
   static void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                    const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta,
                    Out* c, std::int64_t ldc, const bf16* bias, Stream stream);
+  /// D = op(A) op(B) + C with C and D distinct buffers of one layout: a residual add without a
+  /// copy (cuBLASLt reads C and writes D). Instantiated for fp32 (the residual stream).
+  template <class Out>
+  static void gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                       std::int64_t k, const bf16* a, std::int64_t lda, const bf16* b,
+                       std::int64_t ldb, const Out* c, Out* d, std::int64_t ldc, Stream stream);
   /// Creates the cuBLASLt handle and its workspace (gemm_workspace_bytes, from the stream-ordered
   /// pool) for the current device. Idempotent.
   static void gemm_prepare(Stream stream);
@@ -136,6 +142,9 @@ struct Cuda {
   static void init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
                           std::uint64_t first, Stream stream);
   static void fill(float* p, std::int64_t n, float value, Stream stream);
+  /// Zeroes rows rows[r], r < *count (device scalar), of table [*, hidden]; max_rows bounds it.
+  static void zero_rows(const std::int32_t* rows, const std::int32_t* count,
+                        std::int64_t max_rows, int hidden, float* table, Stream stream);
 
   // ---- memory (src/cuda/memory.cpp) --------------------------------------------------------------
   /// Stream-ordered allocation from the current device's default pool (release threshold set

@@ -37,6 +37,22 @@ __global__ void fill_kernel(float* p, std::int64_t n, float value) {
     p[i] = value;
 }
 
+/// Zeroes rows rows[r] (r < *count) of table [*, hidden]: one block per row, the grid sized by
+/// max_rows so that a captured graph stays valid whatever the count.
+__global__ void zero_rows_kernel(const std::int32_t* rows, const std::int32_t* count, int hidden,
+                                 float* table) {
+  if (static_cast<int>(blockIdx.x) >= *count) return;
+  float* row = table + static_cast<std::int64_t>(rows[blockIdx.x]) * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) row[i] = 0.0f;
+}
+
+inline void launch_zero_rows(const std::int32_t* rows, const std::int32_t* count,
+                             std::int64_t max_rows, int hidden, float* table, gpu::Stream stream) {
+  if (max_rows <= 0) return;
+  zero_rows_kernel<<<static_cast<unsigned>(max_rows), 256, 0, stream>>>(rows, count, hidden,
+                                                                         table);
+}
+
 inline void launch_init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
                                std::uint64_t first, gpu::Stream stream) {
   if (n <= 0) return;
