@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// `tprimat data inspect` and `tprimat data write`: Megatron .bin/.idx pairs, read and made.
+// `tprimat data`: Megatron .bin/.idx pairs inspected and written; safetensors weights listed.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,30 +9,40 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/indexed_writer.hpp"
 #include "tprimat/data/megatron_indexed.hpp"
+#include "tprimat/data/safetensors.hpp"
+#include "tprimat/model/all.hpp"
+#include "tprimat/train/parameters.hpp"
 
 namespace tprimat::cli {
 
 struct DataCommand {
   CLI::App* inspect = nullptr;
   CLI::App* write = nullptr;
-  std::string prefix;  ///< inspect
-  std::string input;   ///< write: JSONL of {"ids": [...]}
-  std::string text;    ///< write: plain text, one byte per token
-  std::string output;  ///< write: output prefix
-  std::string dtype;   ///< write: token type name; "" picks one
+  CLI::App* inspect_weights = nullptr;
+  std::string prefix;       ///< inspect
+  std::string input;        ///< write: JSONL of {"ids": [...]}
+  std::string text;         ///< write: plain text, one byte per token
+  std::string output;       ///< write: output prefix
+  std::string dtype;        ///< write: token type name; "" picks one
+  std::string weights;      ///< inspect-weights: checkpoint path
+  std::string weights_for;  ///< inspect-weights --model: check against this model
 };
 
-/// Registers `tprimat data inspect|write`; `cmd` must outlive parsing (CLI11 keeps pointers).
+/// Registers `tprimat data inspect|write|inspect-weights`; `cmd` must outlive parsing (CLI11
+/// keeps pointers).
 inline void add_data_command(CLI::App& app, DataCommand& cmd) {
-  auto* data = app.add_subcommand("data", "read and write Megatron .bin/.idx token data sets");
+  auto* data = app.add_subcommand(
+      "data", "read and write Megatron .bin/.idx token data sets; list safetensors weights");
   data->require_subcommand(1);
   cmd.inspect = data->add_subcommand(
       "inspect", "print documents, tokens, dtype and min/max token of a .bin/.idx pair");
@@ -51,6 +61,17 @@ inline void add_data_command(CLI::App& app, DataCommand& cmd) {
   cmd.write->add_option("--dtype", cmd.dtype,
                         "uint8, int8, int16, uint16, int32, int64, float32 or float64 (default: "
                         "uint8 for --text; for --input uint16 below id 65500, else int32)");
+  cmd.inspect_weights = data->add_subcommand(
+      "inspect-weights",
+      "list the tensors (name, dtype, shape) of a Hugging Face safetensors checkpoint");
+  cmd.inspect_weights
+      ->add_option(
+          "path", cmd.weights,
+          "a .safetensors file, a model.safetensors.index.json, or a directory holding one")
+      ->required();
+  cmd.inspect_weights->add_option(
+      "--model", cmd.weights_for,
+      "also check the checkpoint against this model (what `tprimat bench --init` checks)");
 }
 
 namespace detail {
@@ -160,6 +181,80 @@ inline int write(const DataCommand& c) {
   return 0;
 }
 
+/// Natural order: "layers.2" before "layers.10".
+inline bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei])) ++ei;
+      while (ej < b.size() && digit(b[ej])) ++ej;
+      const auto x = std::stoull(a.substr(i, ei - i)), y = std::stoull(b.substr(j, ej - j));
+      if (x != y) return x < y;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+inline int inspect_weights(const DataCommand& c) {
+  const data::SafetensorsCheckpoint ck(c.weights);
+  // --model first: a checkpoint that does not fit fails before anything is printed.
+  std::optional<data::WeightsReport> fit;
+  std::string fit_name;
+  if (!c.weights_for.empty()) {
+    const auto d = model::find(c.weights_for);
+    if (!d)
+      throw core::InputError("unknown model '" + c.weights_for + "'",
+                             "pick one of " + model::known_names());
+    fit = data::check_hf_weights(ck, train::make_parameter_table(*d, train::Shard{}), d->name);
+    fit_name = std::string(d->name);
+  }
+  auto tensors = ck.tensors();
+  std::sort(tensors.begin(), tensors.end(),
+            [](auto* a, auto* b) { return natural_less(a->name, b->name); });
+  std::uint64_t bytes = 0;
+  for (const auto& f : ck.files()) bytes += f.file_bytes();
+  std::int64_t params = 0;
+  std::map<std::string, int> dtypes;
+  std::size_t width = 6;
+  for (const auto* t : tensors) {
+    params += t->elements();
+    ++dtypes[t->dtype];
+    width = std::max(width, t->name.size());
+  }
+  std::printf("checkpoint  %s\n", ck.path().c_str());
+  if (!ck.index_path().empty())
+    std::printf("files       %zu shards of %s (%llu bytes)\n", ck.files().size(),
+                ck.index_path().c_str(), static_cast<unsigned long long>(bytes));
+  else
+    std::printf("files       %s (%llu bytes)\n", ck.files().front().path().c_str(),
+                static_cast<unsigned long long>(bytes));
+  std::printf("tensors     %zu\n", tensors.size());
+  std::printf("parameters  %lld\n", static_cast<long long>(params));
+  std::string types;
+  for (const auto& [d, n] : dtypes)
+    types += (types.empty() ? "" : ", ") + d + " x" + std::to_string(n);
+  std::printf("dtypes      %s\n", types.empty() ? "none" : types.c_str());
+  std::map<std::string, std::string> metadata;  // shards usually repeat theirs
+  for (const auto& f : ck.files()) metadata.insert(f.metadata().begin(), f.metadata().end());
+  for (const auto& [k, v] : metadata) std::printf("metadata    %s = %s\n", k.c_str(), v.c_str());
+  if (fit)
+    std::printf("model       %s: all %lld tensors present with its shapes; %zu unexpected\n",
+                fit_name.c_str(), static_cast<long long>(fit->tensors), fit->unexpected.size());
+  std::printf("\n%-*s  %-5s  %s\n", static_cast<int>(width), "tensor", "dtype", "shape");
+  for (const auto* t : tensors)
+    std::printf("%-*s  %-5s  %s\n", static_cast<int>(width), t->name.c_str(), t->dtype.c_str(),
+                data::shape_text(t->shape).c_str());
+  return 0;
+}
+
 }  // namespace detail
 
 /// The exit code when a data subcommand was given, else nothing. Errors are core::InputError
@@ -167,6 +262,8 @@ inline int write(const DataCommand& c) {
 inline std::optional<int> run_data_command(const DataCommand& c) {
   if (c.inspect != nullptr && c.inspect->parsed()) return detail::inspect(c);
   if (c.write != nullptr && c.write->parsed()) return detail::write(c);
+  if (c.inspect_weights != nullptr && c.inspect_weights->parsed())
+    return detail::inspect_weights(c);
   return std::nullopt;
 }
 

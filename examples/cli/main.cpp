@@ -114,10 +114,11 @@ int main(int argc, char** argv) {
   bench::BenchOptions plan_opts;
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   bench::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
-  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend", "--peak-tflops"}) {
+  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend", "--peak-tflops",
+                  "--distributed-optimizer"}) {
     bench::for_each_run_flag(plan_opts, [&](std::string_view flag, auto& field,
-                                            std::string_view help, std::string_view) {
-      if (flag == f) plan_cmd->add_option(std::string(flag), field, std::string(help));
+                                            std::string_view help, std::string_view env) {
+      if (flag == f) AddOption{plan_cmd}(flag, field, help, env);
     });
   }
   plan_cmd->add_option("--num-gpus", plan_opts.num_gpus,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/test_models.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/cuda.hpp"
@@ -25,50 +26,13 @@ using namespace tprimat;
 using backend::Cpu;
 using backend::Cuda;
 using One = parallel::Layout<1, 1>;
+using tprimat::testing::LlamaNarrow;
+using tprimat::testing::QwenNarrow;
+using tprimat::testing::random_tokens;
+using tprimat::testing::TinyTied;
 
-/// Llama 3.1 8B narrowed: 4 query heads per KV head and head_dim 128 as in the real model, its
-/// vocabulary and RoPE (llama3 scaling), at a width a CPU reference runs in seconds.
-struct LlamaNarrow : model::Llama31_8B {
-  static constexpr std::string_view name = "LlamaNarrow";
-  static constexpr std::string_view cli_name = "llama-narrow";
-  static constexpr int hidden = 512;
-  static constexpr int layers = 2;
-  static constexpr int heads = 4;
-  static constexpr int kv_heads = 1;
-  static constexpr int head_dim = 128;
-  static constexpr int ffn = 1792;
-};
-static_assert(model::ModelSpec<LlamaNarrow>);
 
-/// Qwen 2.5 7B narrowed: 7 query heads per KV head, QKV bias, its vocabulary and RoPE theta.
-struct QwenNarrow : model::Qwen25_7B {
-  static constexpr std::string_view name = "QwenNarrow";
-  static constexpr std::string_view cli_name = "qwen-narrow";
-  static constexpr int hidden = 896;
-  static constexpr int layers = 2;
-  static constexpr int heads = 7;
-  static constexpr int kv_heads = 1;
-  static constexpr int head_dim = 128;
-  static constexpr int ffn = 1536;
-};
-static_assert(model::ModelSpec<QwenNarrow>);
 
-/// Tiny with the LM head tied to the embedding (as small Qwen/Llama variants are): the head's
-/// weight gradient and the embedding's row gradients land in one tensor.
-struct TinyTied : model::Tiny {
-  static constexpr std::string_view name = "TinyTied";
-  static constexpr std::string_view cli_name = "tiny-tied";
-  static constexpr bool tied_embeddings = true;
-};
-static_assert(model::ModelSpec<TinyTied>);
-
-std::vector<std::int32_t> random_tokens(std::size_t n, int vocab, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int32_t> id(0, vocab - 1);
-  std::vector<std::int32_t> t(n);
-  for (auto& x : t) x = id(rng);
-  return t;
-}
 
 struct Trace {
   std::vector<double> loss, grad_norm;

@@ -65,6 +65,7 @@ TEST(DataParallel, TwoRanksEqualOneProcess) {
   train::TrainingStep<backend::Cpu, model::Tiny, Layout> one_step(one_shape, opt, 42);
   data::SyntheticTokens data(model::Tiny::vocab, 42);
   std::vector<std::int32_t> rank_tokens(gbs / dp * (seq + 1)), all_tokens(gbs * (seq + 1));
+  double lr_sum = 0;
   for (int step = 0; step < 3; ++step) {
     data::fill_rank_batch(data, step, gbs, world.rank(), dp, seq, rank_tokens);
     data::fill_rank_batch(data, step, gbs, 0, 1, seq, all_tokens);
@@ -75,6 +76,7 @@ TEST(DataParallel, TwoRanksEqualOneProcess) {
     EXPECT_NEAR(a.loss, b.loss, 1e-6 * b.loss) << "step " << step;
     EXPECT_NEAR(a.grad_norm, b.grad_norm, 1e-5 * b.grad_norm) << "step " << step;
     EXPECT_EQ(a.lr, b.lr);
+    lr_sum += b.lr;
   }
   const auto wa = dp_step.model().params(), wb = one_step.model().params();
   ASSERT_EQ(wa.size(), wb.size());
@@ -83,10 +85,11 @@ TEST(DataParallel, TwoRanksEqualOneProcess) {
     max_diff = std::max(max_diff, static_cast<double>(std::abs(wa[i] - wb[i])));
     max_weight = std::max(max_weight, static_cast<double>(std::abs(wb[i])));
   }
-  // Three AdamW steps at lr <= 1e-3 move a weight by <= 3e-3; the two runs' weights agree to
-  // 1e-5 absolute (measured 1.1e-6): fp32 summation-order noise, amplified where Adam divides a
-  // near-zero gradient by its own magnitude, stays far below one step.
-  EXPECT_LT(max_diff, 1e-5) << "largest weight " << max_weight;
+  // Adam's default eps 1e-8: a near-zero gradient whose sign the summation order flips costs up
+  // to 2 lr per step in that weight (parallel_equivalence_test.cpp derives the 2.5 x sum of the
+  // lrs and holds every weight to 1e-5 with eps 1e-4). Measured 1.1e-6, i.e. 4e-4 x the lrs:
+  // no flip happens here, but another seed or vector width may flip one.
+  EXPECT_LE(max_diff, 2.5 * lr_sum) << "largest weight " << max_weight;
   if (world.rank() == 0)
     std::printf("DP=2 vs one process after 3 steps: max |w_dp - w_one| = %.3g\n", max_diff);
 

@@ -26,10 +26,13 @@
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/blend.hpp"
+#include "tprimat/data/hf_weights.hpp"
+#include "tprimat/data/safetensors.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/config_file.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/parameters.hpp"
 
 namespace tprimat::bench {
 
@@ -63,6 +66,7 @@ inline std::vector<std::string> all_models() { return {"llama", "qwen", "mistral
 /// The LR schedule of a run of `total` steps. A run of 500 steps or more gets the seeds' settings
 /// (warm-up 50, cosine to 500, their train_iters); a shorter one keeps their shape, 10% warm-up
 /// then cosine to its last step, so a short run still trains (timing does not depend on it).
+/// `--distributed-optimizer` rides here too; at DP 1 the step has nothing to shard.
 inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
   train::OptimizerConfig c;
   if (total < c.decay_steps) {
@@ -71,6 +75,7 @@ inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
   }
   if (o.lr > 0) c.lr_peak = o.lr;
   if (o.lr_warmup >= 0) c.warmup_steps = o.lr_warmup;
+  c.distributed_optimizer = o.distributed_optimizer;
   return c;
 }
 
@@ -182,6 +187,15 @@ inline void check_output_dir(const std::filesystem::path& dir) {
   std::filesystem::remove(probe, ec);
 }
 
+/// `--init PATH`: the checkpoint must hold every tensor of the model as the job runs it (whole
+/// tensors: each rank slices its block on load), checked now, from the headers, so a wrong file
+/// fails before anything runs, and alike on every rank. Returns the one-line notice.
+inline std::string check_init(const data::SafetensorsCheckpoint& init, Job& job) {
+  job.ctx.init = init.path();
+  const auto table = train::make_parameter_table(job.ctx.dims, train::Shard{});
+  return data::check_hf_weights(init, table, job.ctx.full.name).notice(init.path());
+}
+
 inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
                     const StrategyChoice& choice, bool check_memory = true,
                     const data::DataCheck* data_check = nullptr,
@@ -223,6 +237,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.mbs = o.mbs;
   mem.seq = o.seq;
   mem.grad_accum = plan.grad_accum;
+  mem.distributed_optimizer = o.distributed_optimizer;
   const bool cpu = platform == "cpu";
   mem.compute_bytes = cpu ? 4 : 2;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
@@ -319,6 +334,9 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   if (o.seed < 0)
     throw core::InputError("--seed must be non-negative", "pass e.g. --seed 42");
   (void)detail::parse_layers(o.layers);
+  // --init PATH: found and readable now (headers checked), before the data sets are scanned.
+  std::unique_ptr<data::SafetensorsCheckpoint> init;
+  if (o.init != "random") init = std::make_unique<data::SafetensorsCheckpoint>(o.init);
   data::DataSpec spec;
   const auto data_check = detail::open_data(o, spec);
   const auto models = detail::resolve_models(o, env.device.platform, out.notices);
@@ -326,15 +344,23 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   const bool skip_bad = o.parallel == "all" && !env.fixed;
   for (const auto& m : models) {
     for (const auto& s : strategies) {
+      Job job;
       try {
-        out.jobs.push_back(detail::make_job(o, env, m, s, true, data_check.get(), &spec));
+        job = detail::make_job(o, env, m, s, true, data_check.get(), &spec);
       } catch (const core::InputError& e) {
         if (!skip_bad) throw;
         std::string why = e.what();
         if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
         out.notices.push_back("tprimat: skipping " + s.name + " for " + m + " (output" +
                               s.dir_suffix + "): " + why);
+        continue;
       }
+      if (init) {  // a checkpoint that does not fit the model fails every strategy: never skipped
+        const std::string notice = detail::check_init(*init, job);
+        if (std::find(out.notices.begin(), out.notices.end(), notice) == out.notices.end())
+          out.notices.push_back(notice);
+      }
+      out.jobs.push_back(std::move(job));
     }
   }
   if (out.jobs.empty())

@@ -20,6 +20,7 @@ namespace tprimat::bench {
 struct BenchOptions {
   std::string model;  ///< "" picks the backend's default (tiny on the CPU backend)
   std::string parallel = "minimal_communication";  ///< strategy, "all" or a config .json
+  bool distributed_optimizer = false;  ///< ZeRO-1: AdamW state and update sharded over DP ranks
   std::string output_dir = "./output";
   int runs = 1;
   int steps = 10;         ///< measured steps per run
@@ -37,6 +38,7 @@ struct BenchOptions {
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
   std::int64_t seed = 42;
+  std::string init = "random";  ///< starting weights: random (seeded) or a safetensors checkpoint
   double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
   int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see bench/jobs.hpp)
   int num_gpus = 0;       ///< `tprimat plan` only: ranks to plan for; 0 is TP x PP (DP 1)
@@ -61,6 +63,9 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--warmup-steps", o.warmup_steps, "steps run first and excluded from statistics (default: 2)", "");
   f("--mbs", o.mbs, "micro batch size (default: 1)", "");
   f("--gbs", o.gbs, "global batch size (default: mbs x DP for tiny, 64 for the full models)", "");
+  f("--distributed-optimizer", o.distributed_optimizer,
+    "ZeRO-1: shard the fp32 master weights and AdamW moments over the DP ranks (no effect at DP 1)",
+    "");
   f("--seq", o.seq, "sequence length (default: 2048)", "");
   f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
@@ -72,6 +77,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "(default: synthetic)",
     "");
   f("--seed", o.seed, "seed of weights, synthetic data and the data shuffle (default: 42)", "");
+  f("--init", o.init, "starting weights: random, or a Hugging Face safetensors checkpoint (file, index .json or directory) (default: random)", "");
   f("--lr", o.lr, "peak learning rate (default: 3e-4)", "");
   f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)", "");
 }

@@ -65,6 +65,7 @@ struct ResultContext {
   bool layers_auto = false;
   std::string data = "synthetic";
   std::int64_t seed = 42;
+  std::string init = "random";  ///< starting weights: "random" or the --init checkpoint path
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
   train::DeviceOptions device_options;  ///< GPU backends: attention policy and CUDA graph
@@ -238,6 +239,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                                {"data_parallel_size", c.plan.dp},
                                {"gradient_accumulation_steps", c.plan.grad_accum},
                                {"strategy_name", c.plan.strategy_name},
+                               {"distributed_optimizer", c.optimizer.distributed_optimizer},
                                {"pipeline_bubble_fraction",
                                 train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
@@ -254,7 +256,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"layers_are_proxy", proxy},
                             {"layers_auto", c.layers_auto},
                             {"data", c.data},
-                            {"seed", c.seed}};
+                            {"seed", c.seed},
+                            {"init", c.init}};
   if (c.device.platform != "cpu") {
     std::string attention;
     bool graph = false;

@@ -3,6 +3,7 @@
 // The benchmark loop (warm-up, timed steps, runs) and the result files of one job.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,8 @@
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/blend.hpp"
+#include "tprimat/data/hf_weights.hpp"
+#include "tprimat/data/safetensors.hpp"
 #include "tprimat/data/synthetic.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/training_step.hpp"
@@ -109,6 +112,15 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
   return rec;
 }
 
+/// `--init PATH`: this rank's part (`table`: its TP block and pipeline stage) of the checkpoint,
+/// in table order. Every run starts from it, so runs repeat one workload.
+inline std::vector<float> init_weights(const Job& job, const train::ParameterTable& table) {
+  const data::SafetensorsCheckpoint ckpt(job.ctx.init);
+  std::vector<float> params(static_cast<std::size_t>(table.total()));
+  (void)data::load_hf_weights<float>(ckpt, table, job.ctx.full.name, params);
+  return params;
+}
+
 /// The only code compiled per (backend, model, layout, communicator): build the step, hand it to
 /// the loop. A layout the backend cannot run yet throws core::InputError from the constructor.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
@@ -125,6 +137,8 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   if constexpr (backend::DeviceBackend<Backend>) {
     train::TrainingStep<Backend, M, L, Comm> step(
         shape, c.optimizer, static_cast<std::uint64_t>(c.seed), comm, c.device_options);
+    if (c.init != "random")  // one GPU per job: the table is the whole model
+      step.engine().load_parameters(init_weights(job, step.engine().table()));
     StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
                  [&] { return step.peak_bytes(); }, dp_rank};
     d.peak_reserved_bytes = [&] { return step.peak_reserved_bytes(); };
@@ -134,6 +148,11 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   } else {
     train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
                                                   static_cast<std::uint64_t>(c.seed), comm);
+    if (c.init != "random") {
+      auto& model = step.model();
+      const auto w = init_weights(job, train::make_parameter_table(model.dims(), model.shard()));
+      std::copy(w.begin(), w.end(), model.params().begin());
+    }
     StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
                  [&] { return step.peak_bytes(); }, dp_rank};
     return run_steps(job, run, d, rep);

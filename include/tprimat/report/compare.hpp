@@ -151,7 +151,8 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   out += "\n" + results_table(groups).text() + "\n";
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
-    out += c.model + " / " + c.strategy + " / " + std::to_string(c.num_gpus) + " GPUs: " + c.verdict + " (tokens/s/GPU)";
+    out += c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " + c.verdict +
+           " (tokens/s/GPU)";
     out += c.noise.empty() ? "\n" : "; " + c.noise + "\n";
   }
   out += "tokens/s/GPU: mean ± sample std over runs. TFLOP/s/GPU: model FLOPs, PaLM convention "

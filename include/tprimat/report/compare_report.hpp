@@ -23,8 +23,8 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
     any = true;
-    md += "- **" + c.model + " / " + c.strategy + " / " + std::to_string(c.num_gpus) +
-          " GPUs**: " + c.verdict + " in tokens/s/GPU" +
+    md += "- **" + c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + "**: " +
+          c.verdict + " in tokens/s/GPU" +
           (c.noise.empty() ? "" : " (" + c.noise + ")") + "\n";
   }
   if (!any) md += "- a single platform per model and strategy: nothing to compare across platforms\n";
@@ -75,8 +75,8 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
     const Group& w = *c.platforms[0];
-    md += "- " + c.model + " / " + c.strategy + " / " + std::to_string(c.num_gpus) +
-          " GPUs: " + w.platform + " (" + w.first().device_name +
+    md += "- " + c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " +
+          w.platform + " (" + w.first().device_name +
           ") leads with " + grouped(w.per_gpu.mean, 1) + " tokens/s/GPU. " +
           (c.noise.empty() ? "The difference is outside the noise." : "Caution: " + c.noise + ".") +
           "\n";
@@ -84,8 +84,11 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
   for (const auto& g : groups)
     for (const auto* r : g.results) {
       if (r->layers_are_proxy)
-        md += "- `" + r->file + "` ran fewer layers than the full model (a proxy): its "
-              "throughput is not the full model's.\n";
+        md += "- `" + r->file + "` ran " +
+              (r->layers > 0 && r->layers_full > 0
+                   ? std::to_string(r->layers) + " of " + std::to_string(r->layers_full) + " layers"
+                   : std::string("fewer layers than the full model")) +
+              " (a proxy): its throughput is not the full model's.\n";
       if (r->flops_source != "from the file (layers run)")
         md += "- `" + r->file + "`: FLOPs/token " + r->flops_source + ".\n";
     }

@@ -24,10 +24,15 @@ inline std::string data_number(double v) {
   return buf;
 }
 
-/// A gnuplot string literal: double quotes, with \ and " escaped.
+/// A gnuplot string literal: double quotes, with \ and " escaped and a newline as \n (gnuplot
+/// breaks the text there: multi-line tick labels and titles).
 inline std::string gp_quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -47,7 +52,9 @@ inline GnuplotStatus run_gnuplot(const std::filesystem::path& dir, const std::st
                                  const std::string& fmt) {
   const std::string bin = gnuplot_binary();
   const std::string expr = "fmt=\"" + fmt + "\"";
-  const std::string log = (dir / "gnuplot.log").string();
+  // Absolute: the child changes into `dir` before it opens the log.
+  std::error_code ec;
+  const std::string log = std::filesystem::absolute(dir / "gnuplot.log", ec).string();
   const pid_t pid = ::fork();
   if (pid < 0) return GnuplotStatus::failed;
   if (pid == 0) {

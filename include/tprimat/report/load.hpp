@@ -38,6 +38,7 @@ struct Result {
   int tp = 0, pp = 0, dp = 0;
   int gbs = 0, seq = 0;
   bool layers_are_proxy = false;
+  int layers = 0, layers_full = 0;  ///< layers run and of the full model; 0 where not recorded
   double tokens_per_second = unknown;
   double tokens_per_second_per_gpu = unknown;
   double avg_step_time = unknown;
@@ -134,6 +135,8 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   r.seq = integer(j, {"training_config", "sequence_length"});
   if (const auto* p = at(j, {"training_config", "layers_are_proxy"}); p && p->is_boolean())
     r.layers_are_proxy = p->get<bool>();
+  r.layers = integer(j, {"training_config", "num_layers"});
+  r.layers_full = integer(j, {"training_config", "num_layers_full_model"});
 
   const auto perf = [&](const char* k) { return number(j, {"performance_metrics", k}); };
   r.avg_step_time = perf("avg_step_time_seconds");

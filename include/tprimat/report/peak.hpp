@@ -96,6 +96,12 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
   out += "  configuration:   " + best.platform + " " + best.model + " " + best.strategy + " (" +
          best.file + ")\n";
   out += "  hardware:        " + std::to_string(best.num_gpus) + " x " + best.device_name + "\n";
+  if (best.layers_are_proxy)
+    out += "  model:           " +
+           (best.layers > 0 && best.layers_full > 0
+                ? std::to_string(best.layers) + " of " + std::to_string(best.layers_full) + " layers"
+                : std::string("fewer layers than the full model")) +
+           " (a proxy): the figures below are the proxy's, not the full model's\n";
   out += "  throughput:      " + grouped(best.tokens_per_second) + " tokens/s, " +
          grouped(best.tokens_per_second_per_gpu) + " tokens/s/GPU\n";
   out += "  compute:         " + num(best.tflops_per_gpu() * best.num_gpus, 2) +
@@ -118,8 +124,8 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
     eff_source = "measured: tokens/s/GPU at " + std::to_string(m->to_gpus) + " GPUs over " +
                  std::to_string(m->from_gpus) + " GPUs";
   }
-  out += "\nMULTI-NODE PROJECTION (one node = the peak run's " + std::to_string(best.num_gpus) +
-         " GPUs; scaling efficiency " + num(eff, 2) + ", " + eff_source + ")\n";
+  out += "\nMULTI-NODE PROJECTION (one node = the peak run's " + gpus_label(best.num_gpus) +
+         "; scaling efficiency " + num(eff, 2) + ", " + eff_source + ")\n";
   Table proj({"nodes", "GPUs", "tokens/s (linear, not reachable)", "tokens/s (projected)",
               "tokens/day (projected)"});
   for (int nodes : {1, 2, 4, 8}) {

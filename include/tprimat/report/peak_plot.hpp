@@ -4,51 +4,90 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "tprimat/core/stats.hpp"
+#include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
 #include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
+#include "tprimat/report/plot_labels.hpp"
 
 namespace tprimat::report {
 
-/// Writes peak_bars.dat, peak_all.dat and peak.gp into `dir`; returns the script's name.
-inline std::string write_peak_plot(const std::filesystem::path& dir, const std::vector<Result>& rs) {
-  std::string bars =
-      "# label tokens_per_s tflops_total_palm mfu_percent tokens_per_s_per_gpu "
-      "tflops_per_gpu_palm step_time_s colour (the peak of each platform x model)\n";
-  for (const auto* r : peaks_per_platform_model(rs))
-    bars += gp_quote(r->platform + " " + r->model + " " + std::to_string(r->num_gpus) + " GPUs") +
-            " " + data_number(r->tokens_per_second) + " " +
-            data_number(r->tflops_per_gpu() * r->num_gpus) + " " + data_number(100 * r->mfu()) +
-            " " + data_number(r->tokens_per_second_per_gpu) + " " +
-            data_number(r->tflops_per_gpu()) + " " + data_number(r->avg_step_time) + " " +
-            platform_colour(r->platform) + "\n";
-  write_report_file(dir, "peak_bars.dat", bars);
-  std::string all = "# platform_index tokens_per_s_per_gpu platform colour (every result)\n";
-  std::vector<std::string> platforms;
-  for (const auto& r : rs) {
-    auto it = std::find(platforms.begin(), platforms.end(), r.platform);
-    if (it == platforms.end()) it = platforms.insert(platforms.end(), r.platform);
-    all += std::to_string(it - platforms.begin() + 1) + " " +
-           data_number(r.tokens_per_second_per_gpu) + " " + gp_quote(r.platform) + " " +
-           platform_colour(r.platform) + "\n";
-  }
-  write_report_file(dir, "peak_all.dat", all);
+/// A fixed jitter in [-0.25, 0.25] for the k-th point of a strip: golden-ratio steps spread any
+/// number of points evenly and the data file is the same on every run (no random numbers).
+inline double strip_jitter(std::size_t k) {
+  const double golden = 0.6180339887498949;
+  const double frac = (k + 1) * golden - std::floor((k + 1) * golden);
+  return 0.5 * frac - 0.25;
+}
 
-  const auto bar = [](const std::string& title, int column) {
-    return "set title " + gp_quote(title) + "\nplot \"peak_bars.dat\" using 0:" +
-           std::to_string(column) + ":(0.6):8:xtic(1) with boxes lc rgb variable notitle\n";
-  };
+/// Writes peak_bars.dat, peak_steps.dat and peak.gp into `dir`; returns the script's name.
+inline std::string write_peak_plot(const std::filesystem::path& dir,
+                                   const std::vector<Result>& rs) {
+  const auto peaks = peaks_per_platform_model(rs);
+  std::vector<std::vector<std::string>> bar_rows;
+  for (const auto* r : peaks) bar_rows.push_back({r->platform, r->model, gpus_label(r->num_gpus)});
+  const TickLabels bars = tick_labels(bar_rows);
+  std::vector<std::vector<double>> columns(6);  // the bar panels' values, for their "n/a"s
+  std::string bar_data =
+      "# x label tokens_per_s tflops_total_palm mfu_percent tokens_per_s_per_gpu "
+      "tflops_per_gpu_palm step_time_s colour (the peak of each platform x model)\n";
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const Result& r = *peaks[i];
+    const double v[6] = {r.tokens_per_second, r.tflops_per_gpu() * r.num_gpus,
+                         100 * r.mfu(),       r.tokens_per_second_per_gpu,
+                         r.tflops_per_gpu(),  r.avg_step_time};
+    bar_data += std::to_string(i) + " " + gp_quote(bars.full[i]);
+    for (int c = 0; c < 6; ++c) {
+      columns[c].push_back(v[c]);
+      bar_data += " " + data_number(v[c]);
+    }
+    bar_data += " " + platform_colour(r.platform) + "\n";
+  }
+  write_report_file(dir, "peak_bars.dat", bar_data);
+
+  // The strip: every measured step of every configuration (runs pooled), one column each, and
+  // the configuration's mean as a bar across it. A box plot of ten steps would draw quartiles
+  // the data cannot support; the dots show all there is.
+  const auto groups = group_results(rs);
+  std::vector<const Result*> all_results;
+  for (const auto& r : rs) all_results.push_back(&r);
+  std::vector<std::vector<std::string>> strip_rows;
+  for (const auto& g : groups) strip_rows.push_back(group_fields(g));
+  const TickLabels strips = tick_labels(strip_rows);
+  std::string steps =
+      "# x step_time_s colour (every measured step; x = the configuration's place "
+      "plus a fixed jitter)\n";
+  std::string means = "# x_from mean_step_time_s width (the mean of each configuration's steps)\n";
+  std::vector<double> all_means;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Group& g = groups[i];
+    steps += "# " + std::to_string(i) + ": " + strips.full[i] + "\n";
+    std::vector<double> times;
+    for (const auto* r : g.results)
+      times.insert(times.end(), r->step_times.begin(), r->step_times.end());
+    for (std::size_t k = 0; k < times.size(); ++k)
+      steps += data_number(i + strip_jitter(k)) + " " + data_number(times[k]) + " " +
+               platform_colour(g.platform) + "\n";
+    if (times.empty()) continue;
+    all_means.push_back(core::mean(times));
+    means += data_number(i - 0.35) + " " + data_number(all_means.back()) + " 0.7\n";
+  }
+  write_report_file(dir, "peak_steps.dat", steps + "\n\n" + means);
+
   std::string gp =
-      "# tprimat peak: panels from peak_bars.dat (peaks) and peak_all.dat (every result).\n"
+      "# tprimat peak: panels from peak_bars.dat (peaks) and peak_steps.dat (every step).\n"
       "# Restyle freely, then: gnuplot -e 'fmt=\"png\"' peak.gp (or fmt=\"svg\").\n"
       "if (!exists(\"fmt\")) fmt = \"png\"\n"
       "if (fmt eq \"svg\") {\n"
-      "  set terminal svg size 1800,1000 dynamic font \"sans,11\"\n"
+      "  set terminal svg size 1800,1000 dynamic font \"sans,10\"\n"
       "  set output \"peak_throughput_analysis.svg\"\n"
       "} else {\n"
       "  set terminal pngcairo size 1800,1000 font \"sans,10\"\n"
@@ -57,27 +96,43 @@ inline std::string write_peak_plot(const std::filesystem::path& dir, const std::
       "set termoption noenhanced\n"
       "set datafile missing \"NaN\"\n"
       "set grid ytics\n"
-      "set style fill solid 0.8 border -1\n"
-      "set xtics rotate by -25 font \",8\"\n"
-      "set yrange [0:*]\n"
-      "set offsets 0.5, 0.5, 0, 0\n"
-      "set multiplot layout 2,3 title \"tprimat peak throughput (TFLOP/s: PaLM model FLOPs; "
-      "MFU against dense bf16 peaks)\"\n";
-  gp += bar("Peak throughput (tokens/s)", 2);
-  gp += bar("Peak compute (TFLOP/s, all GPUs)", 3);
-  gp += bar("MFU (% of the dense peak)", 4);
-  gp += bar("Per-GPU throughput (tokens/s/GPU)", 5);
-  gp += bar("Step time at peak (s)", 7);
-  // A strip plot (one point per result, per platform): with a handful of results per platform,
-  // gnuplot 5.4 draws boxplots as bare outliers, which would hide the spread they should show.
-  gp += "set title \"Distribution: tokens/s/GPU of every result, per platform\"\n"
-        "set offsets 0, 0, 0, 0\n"
-        "set xrange [0.5:" + std::to_string(platforms.size()) + ".5]\n"
-        "set xtics norotate font \",10\" (";
-  for (std::size_t i = 0; i < platforms.size(); ++i)
-    gp += std::string(i ? ", " : "") + gp_quote(platforms[i]) + " " + std::to_string(i + 1);
-  gp += ")\nplot \"peak_all.dat\" using 1:2:4 with points pt 7 ps 1.5 lc rgb variable notitle\n"
-        "unset multiplot\n";
+      "set style fill solid 0.8 border -1\n";
+  gp += bar_value_function;
+  gp += figure_title(
+      "tprimat peak throughput (TFLOP/s: PaLM model FLOPs; MFU against dense bf16 peaks)",
+      {strips.common_line("every result"), bars.common_line("every peak", strips.common),
+       proxy_line(all_results), bars.key("peaks"), strips.key("step times")});
+  const std::string bar_axes = "set xrange [-0.5:" + data_number(peaks.size() - 0.5) + "]\n" +
+                               bars.xtics_command() + "set yrange [0:*]\n" +
+                               "set offsets 0, 0, graph 0.12, 0\n";
+  gp += "set bmargin " + std::to_string(bars.lines + 2) + "\n" + bar_axes;
+  gp += bar_panel("Peak throughput (tokens/s)", "peak_bars.dat", 3, 9, columns[0]);
+  gp += bar_panel("Peak compute (TFLOP/s, all GPUs)", "peak_bars.dat", 4, 9, columns[1]);
+  gp += bar_panel("MFU (% of the dense peak)", "peak_bars.dat", 5, 9, columns[2]);
+  gp += "set bmargin " + std::to_string(std::max(bars.lines, strips.lines) + 2) + "\n";
+  gp += bar_panel("Per-GPU throughput (tokens/s/GPU)", "peak_bars.dat", 6, 9, columns[3]);
+  gp += bar_panel("Step time at peak (s)", "peak_bars.dat", 8, 9, columns[5]);
+
+  gp +=
+      "set title \"Step time of every measured step (s), per configuration; bar: mean\"\n"
+      "set xrange [-0.5:" +
+      data_number(groups.size() - 0.5) + "]\n" + strips.xtics_command() +
+      "set autoscale y\n"
+      "set offsets 0, 0, graph 0.08, graph 0.08\n";
+  if (all_means.empty()) {
+    gp +=
+        "set label 99 \"no step times in the inputs\" at graph 0.5,0.5 center\n"
+        "plot [][0:1] NaN notitle\n";
+  } else {
+    // Configurations an order of magnitude apart would flatten the fast ones' spread to a line.
+    const auto [lo, hi] = std::minmax_element(all_means.begin(), all_means.end());
+    if (*lo > 0 && *hi / *lo >= 10) gp += "set logscale y\n";
+    gp +=
+        "plot \"peak_steps.dat\" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable "
+        "notitle, \\\n     \"\" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "
+        "\"black\" notitle\n";
+  }
+  gp += "unset multiplot\n";
   write_report_file(dir, "peak.gp", gp);
   return "peak.gp";
 }

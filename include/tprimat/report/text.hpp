@@ -44,6 +44,9 @@ inline std::string mean_std(double mean, double std, int decimals) {
                             : num(mean, decimals);
 }
 
+/// "1 GPU", "8 GPUs".
+inline std::string gpus_label(int n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
+
 /// A problem line without its "tprimat: " prefix, for embedding in a sentence or a report.
 inline std::string without_prefix(const std::string& line) {
   return line.rfind("tprimat: ", 0) == 0 ? line.substr(9) : line;

@@ -71,7 +71,6 @@ class TrainingStep {
         adam_(opt, owned_size_, owned_begin_) {
     if (zero_) {
       grad_pad_.assign(chunk_ * groups_.shape.dp, Element(0));
-      param_pad_.assign(chunk_ * groups_.shape.dp, Element(0));
       chunk_buf_.assign(chunk_, Element(0));
     }
   }
@@ -134,8 +133,10 @@ class TrainingStep {
       auto params = model_.params();
       std::fill(chunk_buf_.begin(), chunk_buf_.end(), Element(0));
       std::copy_n(params.begin() + owned_begin_, owned_size_, chunk_buf_.begin());
-      groups_.dp.all_gather(chunk_buf_, param_pad_);
-      std::copy_n(param_pad_.begin(), params.size(), params.begin());
+      // Into the gradient staging, free again: its padding tail receives the zeros past the
+      // last shard's owned elements, so it stays zero for the next reduce-scatter.
+      groups_.dp.all_gather(chunk_buf_, grad_pad_);
+      std::copy_n(grad_pad_.begin(), params.size(), params.begin());
     }
     ++steps_done_;
     return stats;
@@ -149,7 +150,7 @@ class TrainingStep {
   /// optimizer's staging buffers. All are allocated up front, so peak == held.
   std::size_t peak_bytes() const {
     return model_.bytes() + adam_.bytes() +
-           (grad_pad_.size() + param_pad_.size() + chunk_buf_.size()) * sizeof(Element);
+           (grad_pad_.size() + chunk_buf_.size()) * sizeof(Element);
   }
   int steps_done() const { return steps_done_; }
   /// Idle fraction of the 1F1B schedule this step runs (0 without pipelining).
@@ -219,7 +220,7 @@ class TrainingStep {
   std::int64_t owned_begin_;  // first flat element this rank updates
   std::int64_t owned_size_;   // elements this rank updates
   AdamW<Backend, Element> adam_;
-  AlignedVector<Element> grad_pad_, param_pad_, chunk_buf_;  // ZeRO-1 staging
+  AlignedVector<Element> grad_pad_, chunk_buf_;  // ZeRO-1 staging: padded flat buffer, one shard
   int steps_done_ = 0;
 };
 

@@ -197,6 +197,29 @@ TEST_F(Jobs, ShortRunsKeepTheScheduleShape) {
   EXPECT_EQ(c.warmup_steps, 0);
 }
 
+TEST_F(Jobs, DistributedOptimizerReachesTheStepAndThePlan) {
+  auto o = opts_;
+  o.gbs = 2;
+  env_.world = 2;  // DP 2
+  const auto plain = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  o.distributed_optimizer = true;
+  const auto zero = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  EXPECT_EQ(zero.plan.dp, 2);
+  EXPECT_FALSE(plain.optimizer.distributed_optimizer);
+  EXPECT_TRUE(zero.optimizer.distributed_optimizer);
+  EXPECT_DOUBLE_EQ(zero.predicted.adam_moments, plain.predicted.adam_moments / 2);
+  EXPECT_LT(zero.predicted.total, plain.predicted.total);
+  // One rank: accepted, and the plan is unchanged (there is one replica to hold the state).
+  env_.world = 1;
+  o.gbs = 0;
+  const auto one = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  o.distributed_optimizer = false;
+  const auto one_plain = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  EXPECT_EQ(one.plan.dp, 1);
+  EXPECT_TRUE(one.optimizer.distributed_optimizer);
+  EXPECT_DOUBLE_EQ(one.predicted.total, one_plain.predicted.total);
+}
+
 TEST(Options, HandParserSharesTheFlagTable) {
   bench::BenchOptions o;
   ::setenv("OUTPUT_DIR", "/tmp/from-env", 1);
@@ -238,6 +261,12 @@ TEST(Options, SwitchesTakeNoValue) {
   const std::string text = bench::usage("x", false);
   EXPECT_NE(text.find("--no-graph "), std::string::npos);
   EXPECT_EQ(text.find("--no-graph ARG"), std::string::npos) << "a switch takes no ARG";
+  bench::BenchOptions z;
+  std::vector<std::string_view> zero{"--distributed-optimizer", "--gbs", "4"};
+  EXPECT_TRUE(bench::parse_args(z, zero, false)) << "example binaries take it too";
+  EXPECT_TRUE(z.distributed_optimizer);
+  EXPECT_EQ(z.gbs, 4);
+  EXPECT_EQ(text.find("--distributed-optimizer ARG"), std::string::npos);
 }
 
 }  // namespace

@@ -61,6 +61,31 @@ TEST(MemoryPlan, DistributedOptimizerShardsMasterAndMomentsOnly) {
   EXPECT_DOUBLE_EQ(sharded.gradients, replicated.gradients);
 }
 
+TEST(MemoryPlan, DistributedOptimizerAtDp2HalvesMasterAndMomentsAndIsHarmlessAtDp1) {
+  auto in = llama_input();
+  in.dp = 2;
+  const auto replicated = bench::plan_memory(in);
+  in.distributed_optimizer = true;
+  const auto sharded = bench::plan_memory(in);
+  EXPECT_DOUBLE_EQ(sharded.master, replicated.master / 2);
+  EXPECT_DOUBLE_EQ(sharded.adam_moments, replicated.adam_moments / 2);
+  EXPECT_DOUBLE_EQ(replicated.total - sharded.total,
+                   (replicated.master + replicated.adam_moments) / 2);
+  // One replica: nothing to shard, the plan is the one without the switch.
+  in.dp = 1;
+  const auto one = bench::plan_memory(in);
+  in.distributed_optimizer = false;
+  EXPECT_DOUBLE_EQ(one.total, bench::plan_memory(in).total);
+  // The CPU step is fp32: no separate master, so only the moments shrink.
+  in.compute_bytes = 4;
+  in.dp = 2;
+  const auto cpu_replicated = bench::plan_memory(in);
+  in.distributed_optimizer = true;
+  const auto cpu_sharded = bench::plan_memory(in);
+  EXPECT_EQ(cpu_sharded.master, 0.0);
+  EXPECT_DOUBLE_EQ(cpu_sharded.adam_moments, cpu_replicated.adam_moments / 2);
+}
+
 TEST(MemoryPlan, TensorParallelSplitsLayersAndVocabulary) {
   auto in = llama_input();
   const auto tp1 = bench::plan_memory(in);

@@ -64,6 +64,11 @@ TEST(Result, SeedsKeysAndWarmupExcluded) {
   EXPECT_EQ(p["data_parallel_size"], 2);
   EXPECT_EQ(p["gradient_accumulation_steps"], 4);
   EXPECT_EQ(p["strategy_name"], "minimal_communication");
+  EXPECT_EQ(p["distributed_optimizer"], false);
+  auto zero = tiny_context();
+  zero.optimizer.distributed_optimizer = true;
+  EXPECT_EQ(bench::make_result(zero, {record(0.5)})["parallelism_config"]["distributed_optimizer"],
+            true);
   const auto& t = doc["training_config"];
   EXPECT_EQ(t["global_batch_size"], 8);
   EXPECT_EQ(t["num_layers"], 2);

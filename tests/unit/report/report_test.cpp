@@ -4,14 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 #include "tprimat/report/compare.hpp"
+#include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/peak.hpp"
+#include "tprimat/report/peak_plot.hpp"
 #include "tprimat/report/peaks.hpp"
+#include "tprimat/report/plot_labels.hpp"
 #include "tprimat/report/text.hpp"
 
 namespace tprimat::report {
@@ -153,6 +155,73 @@ TEST(ReportImport, NemoProgressBarRedraws) {
   EXPECT_DOUBLE_EQ(s.step_times[1], 2.5);
   EXPECT_DOUBLE_EQ(s.losses[1], 10.5);
   EXPECT_DOUBLE_EQ(s.learning_rates[1], 2e-5);
+}
+
+TEST(ReportPlot, TicksNameWhatDiffersAndWrap) {
+  const TickLabels t = tick_labels({{"nvd", "llama", "minimal_communication", "1 GPU"},
+                                    {"nvd", "qwen", "minimal_communication", "1 GPU"}});
+  EXPECT_EQ(t.ticks, (std::vector<std::string>{"llama", "qwen"}));
+  EXPECT_EQ(t.common_line("every result"), "every result: nvd, minimal_communication, 1 GPU");
+  EXPECT_EQ(t.common_line("every peak", {"nvd", "minimal_communication", "1 GPU"}), "");
+  EXPECT_EQ(t.full[1], "nvd qwen minimal_communication 1 GPU");
+  EXPECT_FALSE(t.numbered);
+
+  // Five bars leave 15 characters a slot; a shared strategy stays off the ticks, a differing one
+  // is cut after its underscore.
+  std::vector<std::vector<std::string>> rows;
+  for (const char* p : {"amd", "nvd", "amd", "nvd", "cpu"})
+    rows.push_back({p, "qwen", "minimal_communication", "8 GPUs"});
+  rows.back()[1] = "llama";
+  const TickLabels w = tick_labels(rows);
+  EXPECT_EQ(w.ticks[0], "amd\nqwen");
+  EXPECT_EQ(w.common_line("every result"), "every result: minimal_communication, 8 GPUs");
+  rows[0][2] = "truly_identical";
+  const TickLabels v = tick_labels(rows);
+  EXPECT_EQ(v.ticks[1], "nvd\nqwen\nminimal_\ncommunication");
+  EXPECT_EQ(v.lines, 4);
+}
+
+TEST(ReportPlot, TicksTooWideBecomeNumbersWithAKey) {
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < 8; ++i) rows.push_back({"nvd", "llama", "communication" + std::to_string(i)});
+  const TickLabels t = tick_labels(rows);  // 80 / 8 - 1 = 9 characters: "communication0" is 14
+  ASSERT_TRUE(t.numbered);
+  EXPECT_EQ(t.ticks[7], "8");
+  EXPECT_EQ(t.lines, 1);
+  EXPECT_EQ(
+      t.key("bars").rfind("bars:  1 nvd llama communication0,  2 nvd llama communication1", 0), 0u);
+  // The key breaks its line before an entry that would pass the width.
+  EXPECT_EQ(t.key("bars", 65),
+            "bars:  1 nvd llama communication0,  2 nvd llama communication1,\n"
+            "3 nvd llama communication2,  4 nvd llama communication3,\n"
+            "5 nvd llama communication4,  6 nvd llama communication5,\n"
+            "7 nvd llama communication6,  8 nvd llama communication7");
+  EXPECT_EQ(tick_labels(rows, 200).numbered, false);
+  EXPECT_EQ(TickLabels{}.key("bars"), "");
+}
+
+TEST(ReportPlot, OneRowIsNamedInFull) {
+  const TickLabels t = tick_labels({{"nvd", "llama", "1 GPU"}});
+  EXPECT_EQ(t.ticks[0], "nvd\nllama\n1 GPU");
+  EXPECT_TRUE(t.common.empty());
+}
+
+TEST(ReportPlot, SeriesLabelsAndQuoting) {
+  EXPECT_EQ(series_labels({{"nvd", "llama", "(run1)"}, {"nvd", "qwen", "(run1)"}}),
+            (std::vector<std::string>{"llama", "qwen"}));
+  EXPECT_EQ(series_labels({{"nvd", "llama"}}), (std::vector<std::string>{"nvd llama"}));
+  EXPECT_EQ(gp_quote("a\nb \"c\" d\\e"), "\"a\\nb \\\"c\\\" d\\\\e\"");
+  EXPECT_EQ(gpus_label(1), "1 GPU");
+  EXPECT_EQ(gpus_label(8), "8 GPUs");
+}
+
+TEST(ReportPlot, StripJitterIsFixedAndNarrow) {
+  for (std::size_t k = 0; k < 1000; ++k) {
+    EXPECT_GE(strip_jitter(k), -0.25);
+    EXPECT_LE(strip_jitter(k), 0.25);
+  }
+  EXPECT_DOUBLE_EQ(strip_jitter(3), strip_jitter(3));
+  EXPECT_NE(strip_jitter(0), strip_jitter(1));
 }
 
 }  // namespace

@@ -132,6 +132,24 @@ TEST(TrainingStep, SameSeedSameNumbers) {
   }
 }
 
+// ZeRO-1 shards over the DP ranks; one replica has nothing to shard, so the switch (which the
+// CLI accepts on one rank) leaves the step the same, bit for bit, and its memory too.
+TEST(TrainingStep, DistributedOptimizerOnOneRankChangesNothing) {
+  data::SyntheticTokens data(256);
+  train::OptimizerConfig zero;
+  zero.distributed_optimizer = true;
+  TinyStep plain(shape(1, 16, 2, 2), {}), sharded(shape(1, 16, 2, 2), zero);
+  for (int s = 0; s < 2; ++s) {
+    const auto tokens = batch(data, s, 2, 16);
+    const auto sp = plain.run(tokens), sz = sharded.run(tokens);
+    EXPECT_EQ(sp.loss, sz.loss);
+    EXPECT_EQ(sp.grad_norm, sz.grad_norm);
+  }
+  const auto pp = plain.model().params(), pz = sharded.model().params();
+  EXPECT_TRUE(std::equal(pp.begin(), pp.end(), pz.begin(), pz.end()));
+  EXPECT_EQ(plain.peak_bytes(), sharded.peak_bytes());
+}
+
 // grad_accum x mbs is the same batch whichever way it is cut: 2 micro-batches of 1 sequence
 // and 1 micro-batch of 2 give the same mean loss and update up to fp32 summation order.
 TEST(TrainingStep, AccumulationEqualsBiggerMicroBatch) {
