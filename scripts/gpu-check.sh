@@ -44,6 +44,7 @@ configure() {
 if has build; then
   { configure && ninja -C "$build" -j"$jobs" tprimat_cli tprimat_gpu_gemm_tests \
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
+      tprimat_gpu_init_checkpoint_tests \
       tprimat_bench_gpu_micro tprimat_bench_step_cuda \
       $(ninja -C "$build" -t targets all 2>/dev/null | grep -o '^tprimat_gpu_nccl_tests' | head -1); } 2>&1 | tee "$out/build.log" | tail -30
 fi
@@ -53,7 +54,7 @@ for lib in cudnn nccl; do
 done
 if has test; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
-  for t in gemm elementwise attention step; do
+  for t in gemm elementwise attention step init_checkpoint; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
 fi
