@@ -17,27 +17,25 @@ export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on shared hosts
 
 has() { for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
+# The directory of NVIDIA's pip wheel for library $1 (cudnn, nccl), the one PyTorch uses.
+pip_lib() {
+  python3 -c "import nvidia.$1, os; print(os.path.dirname(nvidia.$1.__file__))" 2>/dev/null
+}
+
 configure() {
   local args=(-DCMAKE_BUILD_TYPE=Release -DTPRIMAT_CUDA=ON)
   # Header-only dependencies carried in .devdeps/ where the machine lacks the packages.
   [ -d .devdeps ] && args+=("-DCMAKE_PREFIX_PATH=$PWD/.devdeps")
-  # cuDNN from the system, else from the pip wheel PyTorch uses.
-  if ! ls /usr/include/cudnn.h /usr/include/*/cudnn.h /usr/local/cuda/include/cudnn.h >/dev/null 2>&1; then
-    local dnn
-    dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
-    if [ -n "$dnn" ]; then
-      args+=("-DTPRIMAT_CUDNN_INCLUDE_DIR=$dnn/include" "-DTPRIMAT_CUDNN_LIBRARY=$(ls "$dnn"/lib/libcudnn.so* | head -1)")
-      export LD_LIBRARY_PATH="$dnn/lib:${LD_LIBRARY_PATH:-}"
-    fi
-  fi
-  if ! ls /usr/include/nccl.h /usr/include/*/nccl.h /usr/local/cuda/include/nccl.h >/dev/null 2>&1; then
-    local nccl
-    nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)
-    if [ -n "$nccl" ]; then
-      args+=("-DTPRIMAT_NCCL_INCLUDE_DIR=$nccl/include" "-DTPRIMAT_NCCL_LIBRARY=$(ls "$nccl"/lib/libnccl.so* | head -1)")
-      export LD_LIBRARY_PATH="$nccl/lib:${LD_LIBRARY_PATH:-}"
-    fi
-  fi
+  # cuDNN and NCCL from the system, else from the pip wheels.
+  local lib var dir
+  for lib in cudnn nccl; do
+    var=${lib^^}
+    ls /usr/include/$lib.h /usr/include/*/$lib.h /usr/local/cuda/include/$lib.h >/dev/null 2>&1 &&
+      continue
+    dir=$(pip_lib $lib)
+    [ -n "$dir" ] && args+=("-DTPRIMAT_${var}_INCLUDE_DIR=$dir/include"
+                            "-DTPRIMAT_${var}_LIBRARY=$(ls "$dir"/lib/lib$lib.so* | head -1)")
+  done
   cmake -B "$build" -G Ninja "${args[@]}"
 }
 
@@ -48,8 +46,9 @@ if has build; then
       tprimat_bench_gpu_micro tprimat_bench_step_cuda \
       $(ninja -C "$build" -t targets all 2>/dev/null | grep -o '^tprimat_gpu_nccl_tests' | head -1); } 2>&1 | tee "$out/build.log" | tail -30
 fi
+# Wheel libraries after the system's: found when CMake took the wheel, unused otherwise.
 for lib in cudnn nccl; do
-  dir=$(python3 -c "import nvidia.$lib, os; print(os.path.dirname(nvidia.$lib.__file__))" 2>/dev/null)
+  dir=$(pip_lib $lib)
   [ -n "$dir" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$dir/lib"
 done
 if has test; then

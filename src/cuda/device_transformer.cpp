@@ -53,6 +53,28 @@ class PinnedBuffer {
   std::size_t size_ = 0;
 };
 
+/// The engine's stream. Declared before every buffer of the engine, so it is destroyed after
+/// them: their destructors free on it. Created by create(), after the device checks.
+class OwnedStream {
+ public:
+  OwnedStream() = default;
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() {
+    if (!stream_) return;
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  void create() {
+    backend::cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+                        "cudaStreamCreate");
+  }
+  operator cudaStream_t() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 }  // namespace
 
 template <>
@@ -75,7 +97,7 @@ struct DeviceTransformer<Cuda>::Impl {
   backend::AttentionShape attn_shape;
   bool use_cudnn = false;
 
-  cudaStream_t stream = nullptr;
+  OwnedStream stream;  // before the buffers: destroyed after them
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaGraphExec_t graph = nullptr;
   int eager_steps = 0;
@@ -137,8 +159,7 @@ struct DeviceTransformer<Cuda>::Impl {
     if (!use_cudnn && !backend::FlashAttention::supports(attn_shape))
       throw core::InputError("no attention kernel supports head_dim " +
                              std::to_string(d.head_dim) + " (flash: 16, 32, 64, 128)");
-    backend::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                        "cudaStreamCreate");
+    stream.create();
     backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
     backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
     Cuda::reset_peaks();
@@ -151,24 +172,13 @@ struct DeviceTransformer<Cuda>::Impl {
   }
 
   ~Impl() {
-    if (graph) cudaGraphExecDestroy(graph);
+    // Nothing of the last step may still read the pinned buffers when they are freed.
     if (stream) cudaStreamSynchronize(stream);
-    // Buffers free on `stream` in their destructors (members, after this body): keep it alive
-    // until then by destroying it last, below, after clearing them.
-    layers.clear();
-    master = {}; grads = {}; m = {}; v = {}; weights = {}; tensor_ends = {}; decay = {};
-    x_final = {}; rstd_final = {}; row_loss = {}; xn_final = {}; logits = {};
-    hidden = {}; dhidden = {}; dgate = {}; dup = {}; dres_bf = {}; dattn = {}; dq = {}; dk = {};
-    dv = {}; dres = {}; dxn = {}; norm_partials = {}; bias_partials = {}; rope_cos = {};
-    rope_sin = {}; attn_workspace = {}; inputs = {}; targets = {}; group_ids = {}; offsets = {};
-    positions = {}; group_count = {}; touched_rows = {}; touched_count = {}; scalars = {}; results = {}; reduce_partials = {};
-    if (stream) {
-      cudaStreamSynchronize(stream);
-      cudaStreamDestroy(stream);
-    }
+    if (graph) cudaGraphExecDestroy(graph);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
+    // The buffers free on `stream` as members are destroyed; `stream` itself goes last.
   }
 
   void plan_zero_ranges() {
