@@ -50,6 +50,14 @@ if(TPRIMAT_HAVE_CUDNN)
   target_compile_definitions(tprimat_cuda INTERFACE TPRIMAT_HAVE_CUDNN=1)
 endif()
 
+# NVTX ranges (profile/nvtx.hpp) for Nsight Systems: NVTX3 is header-only. CUPTI (the --profile
+# collector, src/cuda/cupti_profiler.cpp) comes from FindCUDAToolkit as CUDA::cupti.
+if(TARGET CUDA::nvtx3)
+  target_link_libraries(tprimat_cuda INTERFACE $<BUILD_INTERFACE:CUDA::nvtx3>)
+  target_compile_definitions(tprimat_cuda INTERFACE TPRIMAT_HAVE_NVTX=1)
+endif()
+message(STATUS "tprimat: CUPTI ${CUDA_cupti_LIBRARY}, NVTX3 ${CUDAToolkit_INCLUDE_DIRS}")
+
 # NCCL (multi-GPU collectives, comm::Nccl). Optional: without it the CUDA backend runs one GPU.
 find_path(TPRIMAT_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
 find_library(TPRIMAT_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})

@@ -3,8 +3,11 @@
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # On a GPU machine: builds the CUDA backend and runs what CI cannot (GPU tests, benchmarks, the
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
-#   scripts/gpu-check.sh [build] [test] [nccl] [bench] [bench-step] [peer] [peer-compile]
-#                        [peer-mbs2] [sanitize] [cli]                       (default: build test)
+#   scripts/gpu-check.sh [build] [test] [nccl] [bench] [bench-micro] [bench-step] [peer]
+#                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
+#                        (default: build test)
+# bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
+# and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check}
@@ -42,7 +45,7 @@ configure() {
 if has build; then
   { configure && ninja -C "$build" -j"$jobs" tprimat_cli tprimat_gpu_gemm_tests \
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
-      tprimat_gpu_init_checkpoint_tests \
+      tprimat_gpu_init_checkpoint_tests tprimat_gpu_gemm_tiled_tests tprimat_gpu_profile_tests \
       tprimat_bench_gpu_micro tprimat_bench_step_cuda \
       $(ninja -C "$build" -t targets all 2>/dev/null | grep -o '^tprimat_gpu_nccl_tests' | head -1); } 2>&1 | tee "$out/build.log" | tail -30
 fi
@@ -53,7 +56,7 @@ for lib in cudnn nccl; do
 done
 if has test; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
-  for t in gemm elementwise attention step init_checkpoint; do
+  for t in gemm elementwise attention step init_checkpoint gemm_tiled profile; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
 fi
@@ -65,11 +68,13 @@ if has nccl && [ -x "$build/tests/gpu/tprimat_gpu_nccl_tests" ]; then
       "$build/tests/gpu/tprimat_gpu_nccl_tests" 2>&1 | tee -a "$out/test_nccl.log" | tail -12
   done
 fi
-if has bench; then
-  "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_min_time=0.2s 2>&1 | tee "$out/bench_micro.log"
+if has bench || has bench-micro; then
+  "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_out="$out/bench_micro.json" \
+    --benchmark_out_format=json 2>&1 | tee "$out/bench_micro.log" | tail -25
 fi
 if has bench || has bench-step; then
-  "$build/benchmarks/step/tprimat_bench_step_cuda" 2>&1 | tee "$out/bench_step.log"
+  "$build/benchmarks/step/tprimat_bench_step_cuda" --benchmark_out="$out/bench_step.json" \
+    --benchmark_out_format=json 2>&1 | tee "$out/bench_step.log"
 fi
 # The PyTorch peer at the step benchmark's shapes: eager at mbs 1 (peer), torch.compile at
 # mbs 1 (peer-compile), eager at mbs 2 (peer-mbs2).
@@ -82,14 +87,43 @@ peer() {
 has peer && peer
 has peer-compile && peer --compile
 has peer-mbs2 && peer --mbs 2
+if has compare; then  # TPRIMAT_COMPARE_ARGS: more flags, e.g. "--modes eager" (compare.py -h)
+  python3 benchmarks/peer/compare.py --cli "$build/examples/cli/tprimat" --output-dir "$out/compare" \
+    ${TPRIMAT_COMPARE_ARGS:-} 2>&1 | tee "$out/compare.log" | tail -14
+fi
 if has cli; then
   for m in llama qwen; do
     "$build/examples/cli/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \
       --output-dir "$out/cli" 2>&1 | tee -a "$out/cli.log" | tail -8
   done
 fi
+if has profile; then
+  # A profiled Llama run (layers auto, the seeds' schedule) and its summary; then the same with
+  # eager steps, whose trace ties kernels to layers and GEMMs to their FLOPs.
+  for graph in "" --no-graph; do
+    dir="$out/profile${graph}"
+    "$build/examples/cli/tprimat" bench --model llama --layers auto --gbs 1 --steps 10 $graph \
+      --profile --output-dir "$dir" 2>&1 | tee -a "$out/profile.log" | tail -6
+    "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
+      2>&1 | tee "$dir/summary.md" | tee -a "$out/profile.log"
+  done
+fi
 if has sanitize; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/examples/cli/tprimat" bench \
-    --model tiny --backend cuda --seq 256 --steps 2 --warmup-steps 1 --output-dir /tmp/san \
-    2>&1 | tee "$out/sanitize.log" | tail -15
+  # compute-sanitizer's three checkers on a Tiny CUDA step (graph and eager), then memcheck and
+  # racecheck on every kernel's test binary. Each line of sanitize_summary.txt: tool, target, rc.
+  for tool in memcheck racecheck synccheck; do
+    for graph in "" --no-graph; do
+      compute-sanitizer --tool $tool --error-exitcode 9 "$build/examples/cli/tprimat" bench \
+        --model tiny --backend cuda --seq 256 --steps 2 --warmup-steps 1 $graph \
+        --output-dir /tmp/san >"$out/sanitize_${tool}_step${graph}.log" 2>&1
+      echo "$tool step${graph} rc=$?" | tee -a "$out/sanitize_summary.txt"
+    done
+  done
+  for t in ${TPRIMAT_SANITIZE_SUITES:-gemm elementwise attention init_checkpoint gemm_tiled}; do
+    for tool in memcheck racecheck; do
+      timeout "${TPRIMAT_SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool $tool --error-exitcode 9 \
+        "$build/tests/gpu/tprimat_gpu_${t}_tests" >"$out/sanitize_${tool}_${t}.log" 2>&1
+      echo "$tool ${t}_tests rc=$?" | tee -a "$out/sanitize_summary.txt"
+    done
+  done
 fi

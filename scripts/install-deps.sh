@@ -6,14 +6,25 @@ set -euo pipefail
 
 # Build tools, the library's public dependencies (Eigen, nlohmann-json), the CLI's (CLI11, fmt),
 # MPI for multi-process CPU runs and tests, GoogleTest/Benchmark, and what the result checks and
-# plots use (jsonschema, gnuplot).
+# plots use (jsonschema, gnuplot), and zlib for gzip profiles (--profile-gzip).
 packages=(
   cmake ninja-build g++ git
   libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-jsonschema gnuplot-nox
+  zlib1g-dev
 )
+# `install-deps.sh fuzz`: also clang 14 and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh).
+if [[ "${1:-}" == fuzz ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+# The HIP compile checks (tests/hip, label hip): Debian's HIP 5.2 hipcc with its runtime and
+# device libraries (gfx90a compile + link), and clang/lld 19 (gfx942 device code). ~20 s to
+# install. Skipped when the build turns them off (-DTPRIMAT_HIP=OFF in TPRIMAT_CMAKE_ARGS).
+if [[ " ${TPRIMAT_CMAKE_ARGS:-} " != *" -DTPRIMAT_HIP=OFF "* ]]; then
+  packages+=(hipcc libamdhip64-dev rocm-device-libs clang-19 lld-19)
+fi
 
 if [[ "${TPRIMAT_SKIP_DEPS:-0}" == 1 ]]; then
   echo "install-deps: TPRIMAT_SKIP_DEPS=1, not checking packages"

@@ -272,6 +272,7 @@ def main(argv=None) -> int:
         "steps": args.steps,
         "tokens_per_second": tokens_per_second,
         "step_time_mean_s": mean,
+        "step_time_median_s": statistics.median(times),
         "step_time_std_s": statistics.stdev(times) if len(times) > 1 else 0.0,
         "step_time_min_s": min(times),
         "step_time_max_s": max(times),

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // One CUDA TrainingStep per iteration at Llama 3.1 8B / Qwen 2.5 7B width (8 layers), timed by
-// CUDA events, with tokens/s and MFU against the device's dense bf16 peak.
+// CUDA events, with tokens/s and MFU against the device's dense bf16 peak; with and without the
+// CUDA graph, the host's issue time, a per-category breakdown, and the timing harness's own cost.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,14 +29,47 @@ using tprimat::backend::Cuda;
 
 constexpr int layers = 8;
 
+/// Skips the benchmark, with the reason, where no GPU is visible (CI builds and lists these).
+bool skip_without_gpu(benchmark::State& state) {
+  if (Cuda::device_count() > 0) return false;
+  state.SkipWithError("no CUDA device");
+  return true;
+}
+
+/// A TrainingStep of M (8 layers, one GPU) and the synthetic corpus it reads, after `warm`
+/// untimed steps: the first runs eagerly and settles every plan, the second (with the graph)
+/// captures it.
+template <md::ModelSpec M>
+struct WarmStep {
+  tr::TrainingStep<Cuda, M, tprimat::parallel::Layout<1, 1>> step;
+  tprimat::data::SyntheticTokens corpus{M::vocab, 42};
+  std::int64_t index = 0;
+
+  WarmStep(tr::StepShape shape, tr::DeviceOptions options, int warm)
+      : step(shape, tr::OptimizerConfig{}, 42, {}, options) {
+    std::vector<std::int32_t> tokens = batch();
+    for (int i = 0; i < warm; ++i) {
+      next(tokens);
+      step.run(tokens);
+    }
+  }
+  /// A buffer for one step's tokens: mbs x (seq + 1).
+  std::vector<std::int32_t> batch() const {
+    return std::vector<std::int32_t>(static_cast<std::size_t>(step.shape().mbs) *
+                                     (step.shape().seq + 1));
+  }
+  /// The corpus's next batch into `tokens`.
+  void next(std::vector<std::int32_t>& tokens) {
+    tprimat::data::fill_rank_batch(corpus, index++, step.shape().mbs, 0, 1, step.shape().seq,
+                                   tokens);
+  }
+};
+
 // Args: mbs, seq, graph (1: replay a CUDA graph, 0: launch each kernel), attention (0 auto,
 // 1 flash, 2 cudnn). The first step (eager, plans chosen) and the capture run before timing.
 template <md::ModelSpec M>
 void BM_CudaStep(benchmark::State& state) {
-  if (Cuda::device_count() == 0) {
-    state.SkipWithError("no CUDA device");
-    return;
-  }
+  if (skip_without_gpu(state)) return;
   tr::StepShape shape{static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 1,
                       layers};
   tr::DeviceOptions options;
@@ -41,18 +77,12 @@ void BM_CudaStep(benchmark::State& state) {
   options.attention = static_cast<tr::AttentionChoice>(state.range(3));
   const auto info = Cuda::device_info();
   try {
-    tr::TrainingStep<Cuda, M, tprimat::parallel::Layout<1, 1>> step(shape, tr::OptimizerConfig{},
-                                                                      42, {}, options);
-    const tprimat::data::SyntheticTokens corpus(M::vocab, 42);
-    std::vector<std::int32_t> tokens(static_cast<std::size_t>(shape.mbs) * (shape.seq + 1));
-    std::int64_t index = 0;
-    for (int warm = 0; warm < 3; ++warm) {
-      tprimat::data::fill_rank_batch(corpus, index++, shape.mbs, 0, 1, shape.seq, tokens);
-      step.run(tokens);
-    }
+    WarmStep<M> warm(shape, options, 3);
+    auto& step = warm.step;
+    std::vector<std::int32_t> tokens = warm.batch();
     double issue = 0, device = 0;
     for (auto _ : state) {
-      tprimat::data::fill_rank_batch(corpus, index++, shape.mbs, 0, 1, shape.seq, tokens);
+      warm.next(tokens);
       const auto stats = step.run(tokens);
       state.SetIterationTime(stats.device_seconds);
       issue += step.engine().issue_seconds();
@@ -82,28 +112,19 @@ void BM_CudaStep(benchmark::State& state) {
 // summed per category. Args: mbs, attention (0 auto, 1 flash).
 template <md::ModelSpec M>
 void BM_CudaStepBreakdown(benchmark::State& state) {
-  if (Cuda::device_count() == 0) {
-    state.SkipWithError("no CUDA device");
-    return;
-  }
+  if (skip_without_gpu(state)) return;
   tr::StepShape shape{static_cast<int>(state.range(0)), 2048, 1, layers};
   tr::DeviceOptions options;
   options.graph = false;
   options.phase_timing = true;
   options.attention = static_cast<tr::AttentionChoice>(state.range(1));
   try {
-    tr::TrainingStep<Cuda, M, tprimat::parallel::Layout<1, 1>> step(shape, tr::OptimizerConfig{},
-                                                                      42, {}, options);
-    const tprimat::data::SyntheticTokens corpus(M::vocab, 42);
-    std::vector<std::int32_t> tokens(static_cast<std::size_t>(shape.mbs) * (shape.seq + 1));
-    std::int64_t index = 0;
-    for (int warm = 0; warm < 2; ++warm) {
-      tprimat::data::fill_rank_batch(corpus, index++, shape.mbs, 0, 1, shape.seq, tokens);
-      step.run(tokens);
-    }
+    WarmStep<M> warm(shape, options, 2);
+    auto& step = warm.step;
+    std::vector<std::int32_t> tokens = warm.batch();
     std::vector<std::pair<std::string, double>> totals;
     for (auto _ : state) {
-      tprimat::data::fill_rank_batch(corpus, index++, shape.mbs, 0, 1, shape.seq, tokens);
+      warm.next(tokens);
       const auto stats = step.run(tokens);
       state.SetIterationTime(stats.device_seconds);
       for (const auto& [name, sec] : step.engine().phase_seconds()) {
@@ -121,6 +142,64 @@ void BM_CudaStepBreakdown(benchmark::State& state) {
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
+}
+
+// Does timing every step cost anything? Blocks of `block` steps: each step between the engine's
+// own CUDA events (StepStats::device_seconds, what BM_CudaStep and the CLI report) against two
+// events on a stream of ours around the whole block (the time column). The block also holds what
+// lies between the steps' events (the host's work before each step's first event: splitting the
+// tokens, grouping them for the embedding backward, issuing; the wake-up after each step's
+// synchronisation), so the difference per step is the most per-step timing can hide or add.
+// The blocks' tokens are drawn before timing. Args: graph (1 replay, 0 launch each kernel).
+template <md::ModelSpec M>
+void BM_CudaStepHarness(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  constexpr int block = 10;
+  tr::StepShape shape{1, 2048, 1, layers};
+  tr::DeviceOptions options;
+  options.graph = state.range(0) != 0;
+  cudaStream_t marks = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  try {
+    WarmStep<M> warm(shape, options, 3);
+    auto& step = warm.step;
+    std::vector<std::vector<std::int32_t>> batches(block, warm.batch());
+    tprimat::backend::cuda_check(cudaStreamCreateWithFlags(&marks, cudaStreamNonBlocking),
+                                 "cudaStreamCreate");
+    tprimat::backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    tprimat::backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+    double per_step_events = 0, block_events = 0, block_wall = 0;
+    for (auto _ : state) {
+      for (auto& b : batches) warm.next(b);
+      double events = 0;
+      const auto wall_start = std::chrono::steady_clock::now();
+      tprimat::backend::cuda_check(cudaEventRecord(start, marks), "cudaEventRecord");
+      for (const auto& b : batches) events += step.run(b).device_seconds;
+      tprimat::backend::cuda_check(cudaEventRecord(stop, marks), "cudaEventRecord");
+      tprimat::backend::cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      float ms = 0;
+      tprimat::backend::cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      state.SetIterationTime(ms * 1e-3 / block);
+      per_step_events += events;
+      block_events += ms * 1e-3;
+      block_wall += wall;
+    }
+    const double steps = double(state.iterations()) * block;
+    state.counters["per_step_events_ms"] = per_step_events / steps * 1e3;
+    state.counters["block_events_ms_per_step"] = block_events / steps * 1e3;
+    state.counters["block_wall_ms_per_step"] = block_wall / steps * 1e3;
+    state.counters["harness_ms"] = (block_events - per_step_events) / steps * 1e3;
+    state.counters["harness_share"] = (block_events - per_step_events) / per_step_events;
+    state.SetLabel(step.engine().attention_name() + (options.graph ? ", graph" : ", no graph") +
+                   ", " + std::to_string(block) + "-step blocks");
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  if (marks) cudaStreamDestroy(marks);
 }
 
 template <md::ModelSpec M>
@@ -143,6 +222,17 @@ void register_model() {
       ->UseManualTime()
       ->Iterations(10);
 }
-const bool registered = (register_model<md::Llama31_8B>(), register_model<md::Qwen25_7B>(), true);
+const bool registered = [] {
+  register_model<md::Llama31_8B>();
+  register_model<md::Qwen25_7B>();
+  benchmark::RegisterBenchmark("CudaStepHarness/llama", &BM_CudaStepHarness<md::Llama31_8B>)
+      ->ArgName("graph")
+      ->Arg(1)
+      ->Arg(0)
+      ->Unit(benchmark::kMillisecond)
+      ->UseManualTime()
+      ->Iterations(3);
+  return true;
+}();
 
 }  // namespace

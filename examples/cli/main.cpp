@@ -21,6 +21,7 @@
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "data_command.hpp"
+#include "profile_command.hpp"
 #include "report_commands.hpp"
 
 namespace {
@@ -128,6 +129,8 @@ int main(int argc, char** argv) {
   cli::add_report_commands(app, report_cmds, argc, argv);
   cli::DataCommand data_cmd;
   cli::add_data_command(app, data_cmd);
+  cli::ProfileCommand profile_cmd;
+  cli::add_profile_command(app, profile_cmd);
 
   try {
     app.parse(argc, argv);
@@ -147,6 +150,7 @@ int main(int argc, char** argv) {
   try {
     if (auto rc = cli::run_report_command(report_cmds)) return *rc;
     if (auto rc = cli::run_data_command(data_cmd)) return *rc;
+    if (auto rc = cli::run_profile_command(profile_cmd)) return *rc;
     if (*plan_cmd) {
       bench::Environment env;
       env.device = device_for(pick_backend(plan_opts.backend), plan_opts.peak_tflops);

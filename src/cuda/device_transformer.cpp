@@ -16,6 +16,7 @@
 #include "tprimat/backend/cuda_buffer.hpp"
 #include "tprimat/backend/embedding_groups.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/profile/nvtx.hpp"
 
 namespace tprimat::train {
 
@@ -308,6 +309,7 @@ struct DeviceTransformer<Cuda>::Impl {
   void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a,
             std::int64_t lda, const bf16* b, std::int64_t ldb, float beta, Out* c,
             std::int64_t ldc, const bf16* bias = nullptr) {
+    const profile::Range range("gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     mark("gemm");
     Cuda::gemm<Out>(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc, bias, stream);
     mark("elementwise");
@@ -353,18 +355,21 @@ struct DeviceTransformer<Cuda>::Impl {
   /// add rides in the GEMM, which reads `residual` and writes `out`, with no copy.
   void gemm_add(std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a, const bf16* w,
                 const float* residual, float* out) {
+    const profile::Range range("gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     mark("gemm");
     Cuda::gemm_add<float>(false, false, M, N, K, a, K, w, N, residual, out, N, stream);
     mark("elementwise");
   }
 
   void forward(int micro, float grad_scale) {
+    const profile::Range range("forward");
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     const float eps = static_cast<float>(d.norm_eps);
     const std::int32_t* ids = inputs.data() + micro * n;
     float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
     Cuda::embedding_forward(ids, n, pm(table.embedding), d.hidden, x0, stream);
     for (std::size_t l = 0; l < layers.size(); ++l) {
+      const profile::Range layer_range("forward layer", static_cast<int>(l));
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
       Cuda::rmsnorm_forward(a.x.data(), pm(lp.attn_norm), n, d.hidden, eps, a.xn1.data(),
@@ -413,6 +418,7 @@ struct DeviceTransformer<Cuda>::Impl {
   }
 
   void backward(int micro) {
+    const profile::Range range("backward");
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
     // tensors no GEMM writes first were zeroed by enqueue_step (zero_ranges).
@@ -430,6 +436,7 @@ struct DeviceTransformer<Cuda>::Impl {
                            d.hidden, dres.data(), dres_bf.data(), g(table.final_norm),
                            norm_partials.data(), stream);
     for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
+      const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
       // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
@@ -497,6 +504,7 @@ struct DeviceTransformer<Cuda>::Impl {
       forward(micro, grad_scale);
       backward(micro);
     }
+    const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");
     Cuda::reduce_sum(grads.data(), params, true, false, results.data() + 1,
                      reduce_partials.data(), stream);
@@ -563,8 +571,11 @@ struct DeviceTransformer<Cuda>::Impl {
     upload(group_count, h_group_count);
     upload(scalars, h_scalars);
     if (graph) {
+      // A replay runs no host code: its kernels fall under this range, not forward/backward.
+      const profile::Range range("graph launch");
       backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
     } else if (options.graph && eager_steps >= 1) {
+      const profile::Range range("graph capture");
       // Captured after one eager step: cuBLASLt's algorithms and cuDNN's plans are chosen and
       // every kernel is loaded by then, so capture sees only launches on fixed buffers.
       cudaGraph_t captured = nullptr;

@@ -332,4 +332,42 @@ std::size_t gemm_cached_plans() {
   return c.plans.size();
 }
 
+std::string gemm_algorithm(const GemmQuery& q) {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  const cudaDataType_t out = q.fp32_out ? CUDA_R_32F : CUDA_R_16BF;
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  const Plan* best = nullptr;
+  std::uint32_t best_align = 0;
+  for (const auto& [key, plan] : c.plans) {
+    if (key.m != q.m || key.n != q.n || key.k != q.k || key.lda != q.lda || key.ldb != q.ldb ||
+        key.ldc != q.ldc || key.trans_a != q.trans_a || key.trans_b != q.trans_b ||
+        key.accumulate != q.accumulate || key.bias != q.bias || key.out != out ||
+        key.device != device)
+      continue;
+    const std::uint32_t align = std::min({key.align_a, key.align_b, key.align_c});
+    if (!best || align > best_align) {
+      best = plan.get();
+      best_align = align;
+    }
+  }
+  if (!best) return {};
+  // Each attribute's type as cublasLt.h documents it; one that cannot be read shows as 0.
+  auto get = [&]<class T>(cublasLtMatmulAlgoConfigAttributes_t attr, T) {
+    T value{};
+    std::size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&best->algo, attr, &value, sizeof(value), &written);
+    return std::to_string(value);
+  };
+  return "algo=" + get(CUBLASLT_ALGO_CONFIG_ID, std::int32_t{}) +
+         " tile=" + get(CUBLASLT_ALGO_CONFIG_TILE_ID, std::uint32_t{}) +
+         " stages=" + get(CUBLASLT_ALGO_CONFIG_STAGES_ID, std::uint32_t{}) +
+         " splitk=" + get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, std::int32_t{}) +
+         " reduction=" + get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, std::uint32_t{}) +
+         " swizzle=" + get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}) +
+         " custom=" + get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, std::uint32_t{}) +
+         " cluster=" + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{});
+}
+
 }  // namespace tprimat::backend

@@ -13,6 +13,9 @@ namespace tprimat::backend {
 void cuda_check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a sticky-free error so the next call starts clean
+  // Other allocating runtime calls (graph instantiation, workspaces) can run out of memory too.
+  if (status == cudaErrorMemoryAllocation)
+    throw core::OutOfMemoryError(std::string(what) + ": " + cudaGetErrorString(status));
   throw core::RunError(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
@@ -53,9 +56,9 @@ void* Cuda::allocate(std::size_t bytes, Stream stream) {
     (void)cudaGetLastError();
     std::size_t free_bytes = 0, total = 0;
     (void)cudaMemGetInfo(&free_bytes, &total);
-    throw core::RunError("out of GPU memory allocating " + gib(bytes) + " (" + gib(free_bytes) +
-                         " free of " + gib(total) +
-                         "); run fewer layers (--layers), a smaller micro-batch or more GPUs");
+    throw core::OutOfMemoryError(
+        "out of GPU memory allocating " + gib(bytes) + " (" + gib(free_bytes) + " free of " +
+        gib(total) + "); run fewer layers (--layers), a smaller micro-batch or more GPUs");
   }
   cuda_check(status, "cudaMallocFromPoolAsync");
   return p;

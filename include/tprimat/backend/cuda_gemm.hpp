@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace tprimat::backend {
 
@@ -11,5 +13,21 @@ namespace tprimat::backend {
 /// distinct (shape, transposes, leading dimensions, alignments, output type, beta != 0, bias,
 /// device). A repeated call adds none.
 std::size_t gemm_cached_plans();
+
+/// A Cuda::gemm call as its plan cache sees it (fields as Cuda::gemm's arguments; `accumulate`
+/// for beta != 0, which Cuda::gemm_add always is).
+struct GemmQuery {
+  bool trans_a = false, trans_b = false;
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  bool fp32_out = false, accumulate = false, bias = false;
+};
+
+/// The cuBLASLt algorithm cached for that call on the current device (the heuristic's pick at
+/// its first run), read-only: "algo=<id> tile=<t> stages=<s> splitk=<n> reduction=<r>
+/// swizzle=<0|1> custom=<c> cluster=<c>", tile, stages, reduction and cluster being values of
+/// cublasLt.h's cublasLtMatmulTile_t, cublasLtMatmulStages_t, cublasLtReductionScheme_t and
+/// cublasLtClusterShape_t. Empty when no such call ran. Pointer alignments are not asked: the
+/// most aligned matching plan is described.
+std::string gemm_algorithm(const GemmQuery& query);
 
 }  // namespace tprimat::backend

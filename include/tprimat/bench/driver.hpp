@@ -55,6 +55,47 @@ inline std::string describe_layers(const Job& job) {
          "; per-layer figures, not whole-model ones";
 }
 
+/// --profile and its flags over the `profiling` block of a --parallel config file, checked
+/// against the job's steps and ranks.
+inline profile::Settings profile_settings(const BenchOptions& o, const Job& job,
+                                          const Environment& env) {
+  nlohmann::json block;
+  std::string file;
+  if (!env.fixed && parallel::is_config_path(o.parallel)) {
+    const auto c = parallel::load_config_strategy(o.parallel, job.ctx.full.cli_name,
+                                                  job.ctx.device.platform);
+    block = c.profiling;
+    file = c.file;
+  }
+  return profile::resolve(o.profile, block, file, job.ctx.warmup_steps + job.ctx.steps,
+                          env.world);
+}
+
+/// "tprimat: profiling steps 3-7 of 12 (run 1, rank 0, host ranges + CUPTI) ->
+/// output/profile_cuda_llama_0.json": steps 1-based, as the progress lines count them.
+inline std::string describe_profile(const Job& job) {
+  const auto& p = job.profile;
+  const auto& c = job.ctx;
+  const int total = c.warmup_steps + c.steps;
+  std::string steps;
+  for (int i = 0; i < total; ++i)
+    if (p.schedule.records(i) && (i == 0 || !p.schedule.records(i - 1)))
+      steps += (steps.empty() ? "" : ", ") + std::to_string(i + 1);
+    else if (p.schedule.records(i) && (i + 1 == total || !p.schedule.records(i + 1)))
+      steps += "-" + std::to_string(i + 1);
+  std::string ranks = p.all_ranks ? "every rank" : "rank";
+  if (!p.all_ranks)
+    for (std::size_t i = 0; i < p.ranks.size(); ++i)
+      ranks += (i ? "," : " ") + std::to_string(p.ranks[i]);
+  return "tprimat: profiling steps " + steps + " of " + std::to_string(total) + " (run 1, " +
+         ranks + ", " + (c.device.platform == "cpu" ? "host ranges" : "host ranges + CUPTI") +
+         ") -> " +
+         (job.output_dir / profile::trace_file_name(c.device.software_stack, c.full.cli_name,
+                                                    p.all_ranks ? 0 : p.ranks.front(), p.gzip))
+             .string() +
+         (p.all_ranks || p.ranks.size() > 1 ? " (one per rank)" : "");
+}
+
 /// The bench: every check first (bad input: exit 2, nothing written), then each job in turn.
 /// A job whose backend rejects the layout at construction is bad input when it is the only one,
 /// and is skipped with its reason under --parallel all. Returns the process exit code.
@@ -63,6 +104,7 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
   JobList list;
   try {
     list = resolve_jobs(opts, rt.env);
+    for (auto& job : list.jobs) job.profile = profile_settings(opts, job, rt.env);
   } catch (const core::InputError& e) {
     return report_input_error(e, rt.rank);
   }
@@ -76,6 +118,7 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
     rep.line(describe_layers(job));
     rep.line("tprimat: predicted memory " + detail::gib_text(job.ctx.predicted.total) +
              " per GPU of " + detail::gib_text(job.ctx.device.total_memory_gb * gib));
+    if (job.profile.enabled) rep.line(describe_profile(job));
     try {
       code = std::max(code, run_job(job, rt.rank, rt.run_once, rep));
     } catch (const core::InputError& e) {

@@ -32,6 +32,7 @@
 #include "tprimat/parallel/config_file.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
+#include "tprimat/profile/config.hpp"
 #include "tprimat/train/parameters.hpp"
 
 namespace tprimat::bench {
@@ -42,6 +43,7 @@ struct Job {
   int runs = 1;
   std::filesystem::path output_dir;
   data::DataSpec data;  ///< what the runner feeds the step; ctx.data is its text
+  profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
 };
 
 /// What the running binary brings: its device, its ranks, and which layouts it has compiled.
@@ -302,6 +304,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.predicted = predicted;
   c.command_line = env.command_line;
+  c.overwrite = o.overwrite;
   job.runs = o.runs;
   std::string dir = o.output_dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();

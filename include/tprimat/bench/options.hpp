@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/profile/config.hpp"
 
 namespace tprimat::bench {
 
@@ -22,6 +23,7 @@ struct BenchOptions {
   std::string parallel = "minimal_communication";  ///< strategy, "all" or a config .json
   bool distributed_optimizer = false;  ///< ZeRO-1: AdamW state and update sharded over DP ranks
   std::string output_dir = "./output";
+  bool overwrite = false;  ///< replace a result file of another configuration instead of refusing
   int runs = 1;
   int steps = 10;         ///< measured steps per run
   int warmup_steps = 2;   ///< run before the measured steps, excluded from statistics
@@ -42,6 +44,7 @@ struct BenchOptions {
   double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
   int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see bench/jobs.hpp)
   int num_gpus = 0;       ///< `tprimat plan` only: ranks to plan for; 0 is TP x PP (DP 1)
+  profile::Flags profile;  ///< --profile and its schedule (profile/config.hpp resolves them)
 };
 
 /// A flag: its name, help, the environment variable that sets its default (or ""), and field.
@@ -58,6 +61,9 @@ void for_each_selection_flag(BenchOptions& o, F&& f) {
 template <class F>
 void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--output-dir", o.output_dir, "directory for benchmark_<platform>_<model>.json and the log (default: ./output)", "OUTPUT_DIR");
+  f("--overwrite", o.overwrite,
+    "replace a result in --output-dir even if it is of another configuration (default: refuse)",
+    "");
   f("--runs", o.runs, "repetitions of the whole benchmark (default: 1)", "");
   f("--steps", o.steps, "measured training steps per run (default: 10)", "");
   f("--warmup-steps", o.warmup_steps, "steps run first and excluded from statistics (default: 2)", "");
@@ -80,6 +86,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--init", o.init, "starting weights: random, or a Hugging Face safetensors checkpoint (file, index .json or directory) (default: random)", "");
   f("--lr", o.lr, "peak learning rate (default: 3e-4)", "");
   f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)", "");
+  f("--profile", o.profile.enabled,
+    "write a Chrome trace of the scheduled steps to profile_<platform>_<model>_<rank>.json", "");
+  f("--profile-wait", o.profile.wait, "profiler: steps skipped first (default: 1)", "");
+  f("--profile-warmup", o.profile.warmup, "profiler: steps run, not kept, before recording (default: 1)", "");
+  f("--profile-active", o.profile.active, "profiler: steps recorded per cycle (default: 5)", "");
+  f("--profile-repeat", o.profile.repeat, "profiler: cycles, 0 until the run ends (default: 1)", "");
+  f("--profile-ranks", o.profile.ranks, "profiler: ranks that record: all, or e.g. 0,4 (default: 0)", "");
+  f("--profile-gzip", o.profile.gzip, "profiler: write .json.gz (builds with zlib)", "");
 }
 
 namespace detail {

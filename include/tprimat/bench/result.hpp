@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +52,7 @@ struct RunRecord {
   bool cuda_graph = false;                ///< the measured steps replayed a CUDA graph
   bool complete = false;
   std::string error;                      ///< why it stopped early, when !complete
+  int interrupted_by = 0;                 ///< SIGINT/SIGTERM that stopped it between steps, or 0
 };
 
 /// Everything about a run that is not a measurement: what ran, where, and how to rerun it.
@@ -73,6 +77,7 @@ struct ResultContext {
   std::string command_line;
   std::string git_describe = "unknown";
   std::string timestamp;
+  bool overwrite = false;  ///< --overwrite: may replace a result file of another configuration
 };
 
 inline constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -330,10 +335,26 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   return doc;
 }
 
+namespace detail {
+
+inline std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
+/// Makes a rename durable: without an fsync of the directory, a power cut may undo it.
+inline void sync_directory(const std::filesystem::path& dir) {
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);  // best effort: the data itself is already on disk
+    ::close(dfd);
+  }
+}
+
+}  // namespace detail
+
 /// Writes `text` to `path` so that readers see the old file or the whole new one, never a
 /// partial one: temp file in the same directory, fsync, rename, fsync of the directory.
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto dir = detail::directory_of(path);
   const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
   const auto fail = [&](const char* what) {
     const std::string msg = std::string("cannot ") + what + " " + tmp.string() + ": " +
@@ -359,14 +380,136 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
   }
   if (::close(fd) != 0) fail("close");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // makes the rename itself durable; best effort
-    ::close(dfd);
-  }
+  detail::sync_directory(dir);
+}
+
+/// Moves a file written in place (the live log) to its final name the same way: fsync, rename,
+/// fsync of the directory, so `path` holds the previous file or the whole new one.
+inline void publish_file(const std::filesystem::path& written, const std::filesystem::path& path) {
+  const auto fail = [&](const char* what) {
+    throw core::RunError(std::string("cannot ") + what + " " + written.string() + ": " +
+                         std::strerror(errno));
+  };
+  const int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("open");
+  const int synced = ::fsync(fd);
+  ::close(fd);
+  if (synced != 0) fail("fsync");
+  if (::rename(written.c_str(), path.c_str()) != 0) fail("rename");
+  detail::sync_directory(detail::directory_of(path));
 }
 
 inline void write_result(const std::filesystem::path& path, const nlohmann::json& doc) {
   write_file_atomically(path, doc.dump(2) + "\n");
+}
+
+/// A run would replace a result of another configuration and --overwrite was not given.
+class ResultConflict : public core::InputError {
+ public:
+  using core::InputError::InputError;
+};
+
+namespace detail {
+
+/// The keys that define an experiment: what ran, on what, split and fed how. Run length (steps,
+/// warm-up, runs, and the LR schedule that follows from it) and measurements are left out, so a
+/// longer rerun of one configuration replaces its previous result.
+inline constexpr std::string_view experiment_keys[] = {
+    "/platform",
+    "/model/cli_name",
+    "/gpu_info/software_stack",
+    "/gpu_info/device_name",
+    "/gpu_info/device_count",
+    "/parallelism_config/tensor_model_parallel_size",
+    "/parallelism_config/pipeline_model_parallel_size",
+    "/parallelism_config/data_parallel_size",
+    "/parallelism_config/gradient_accumulation_steps",
+    "/parallelism_config/strategy_name",
+    "/parallelism_config/distributed_optimizer",
+    "/training_config/micro_batch_size",
+    "/training_config/global_batch_size",
+    "/training_config/sequence_length",
+    "/training_config/num_layers",
+    "/training_config/precision",
+    "/training_config/data",
+    "/training_config/seed",
+    "/training_config/init",
+    "/optimizer/lr_peak",
+};
+
+inline std::string key_text(std::string_view pointer) {
+  std::string k(pointer.substr(1));
+  std::replace(k.begin(), k.end(), '/', '.');
+  return k;
+}
+
+}  // namespace detail
+
+/// How the result document `old` differs from the job described by `c` in the keys that define
+/// an experiment, one "key: old -> new" each (a key `old` lacks reads "absent"); empty when the
+/// job reruns the same configuration.
+inline std::vector<std::string> configuration_differences(const nlohmann::json& old,
+                                                          const ResultContext& c) {
+  using nlohmann::json;
+  const json now = make_result(c, {});
+  std::vector<std::string> out;
+  auto differs = [&](std::string_view key, const json& was, const json& is) {
+    out.push_back(detail::key_text(key) + ": " + (was.is_discarded() ? "absent" : was.dump()) +
+                  " -> " + is.dump());
+  };
+  const auto at = [&](std::string_view key) {
+    const json::json_pointer p{std::string(key)};
+    return old.is_object() && old.contains(p) ? old.at(p) : json(json::value_t::discarded);
+  };
+  for (const auto key : detail::experiment_keys) {
+    const json::json_pointer p{std::string(key)};
+    if (const json was = at(key); was.is_discarded() || was != now.at(p))
+      differs(key, was, now.at(p));
+  }
+  // A GPU result records the attention and graph that ran, known only afterwards; compare what
+  // this job asks for where the old run shows it unambiguously.
+  if (c.device.platform != "cpu") {
+    const json graph = at("/training_config/cuda_graph");
+    // A graph is captured after one eager step: a finished run of two steps or more shows it.
+    const json steps = at("/training_config/max_steps");
+    const bool captured_if_asked =
+        at("/complete") == true && steps.is_number() && steps.get<double>() >= 2;
+    if (graph.is_boolean() && graph.get<bool>() != c.device_options.graph &&
+        (graph.get<bool>() || captured_if_asked))
+      differs("/training_config/cuda_graph", graph, c.device_options.graph);
+    const json attention = at("/training_config/attention");
+    const char* asked = c.device_options.attention == train::AttentionChoice::flash   ? "flash"
+                        : c.device_options.attention == train::AttentionChoice::cudnn ? "cudnn"
+                                                                                      : nullptr;
+    if (asked != nullptr && attention.is_string() && attention != asked)
+      differs("/training_config/attention", attention, asked);
+  }
+  return out;
+}
+
+/// The result file a job would replace, compared with the job; nullopt when there is none.
+/// A file that is not a readable JSON object counts as another configuration: it is never
+/// replaced without --overwrite.
+inline std::optional<std::vector<std::string>> existing_result_differences(
+    const std::filesystem::path& file, const ResultContext& c) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  std::ifstream in(file);
+  const auto old = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
+                      : nlohmann::json(nlohmann::json::value_t::discarded);
+  if (!old.is_object())
+    return std::vector<std::string>{"not a tprimat result: unreadable, or not a JSON object"};
+  return configuration_differences(old, c);
+}
+
+/// The refusal (rank 0's view): `file` holds a result of another configuration.
+inline std::string conflict_message(const std::filesystem::path& file,
+                                    const std::vector<std::string>& differences) {
+  std::string what;
+  for (const auto& d : differences) what += (what.empty() ? "" : ", ") + d;
+  return "tprimat: " + file.string() + " holds the result of another configuration (" + what +
+         "); refused to overwrite it, nothing ran; pass --overwrite to replace it, or another "
+         "--output-dir";
 }
 
 }  // namespace tprimat::bench

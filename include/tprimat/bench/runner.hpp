@@ -7,13 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
+#include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/result.hpp"
@@ -22,6 +28,10 @@
 #include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/safetensors.hpp"
 #include "tprimat/data/synthetic.hpp"
+#include "tprimat/profile/cupti.hpp"
+#include "tprimat/profile/nvtx.hpp"
+#include "tprimat/profile/result.hpp"
+#include "tprimat/profile/step_profiler.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/training_step.hpp"
 
@@ -38,7 +48,68 @@ struct StepDriver {
   std::function<std::size_t()> peak_reserved_bytes;
   std::function<std::string()> attention;
   std::function<bool()> graph_captured;
+  /// --profile: this process's rank (which ranks record), and the backend's device collector
+  /// (CUPTI on CUDA; unset on the CPU: host ranges only). Called only when this rank profiles.
+  int rank = 0;
+  std::function<std::unique_ptr<profile::ActivityCollector>()> make_collector;
+  /// Before each step: the stop signal all ranks agree on, from this rank's own (0: go on). One
+  /// process decides alone; several take the largest, so that they all stop before the same step
+  /// and none waits in a collective for a rank that has stopped.
+  std::function<int(int)> agree_on_stop = [](int signo) { return signo; };
 };
+
+/// "predicted memory per GPU 75.21 GiB of 79.10 GiB: weights 13.95, ..." (the job's plan).
+inline std::string predicted_memory_text(const ResultContext& c) {
+  const auto& p = c.predicted;
+  std::string out = "predicted memory per GPU " + detail::gib_text(p.total) + " of " +
+                    detail::gib_text(c.device.total_memory_gb * gib) + ":";
+  const std::pair<const char*, double> parts[] = {
+      {"weights", p.weights},           {"gradients", p.gradients},     {"master", p.master},
+      {"adam_moments", p.adam_moments}, {"activations", p.activations}, {"logits", p.logits},
+      {"workspace", p.workspace}};
+  for (const auto& [name, bytes] : parts) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %s %.2f,", name, bytes / gib);
+    out += buf;
+  }
+  out.back() = ' ';
+  return out + "GiB";
+}
+
+/// Why a run failed, for the console and the result's `error`. Running out of memory carries the
+/// memory plan beside it: whether the plan or the allocator was wrong is then visible at once.
+inline std::string failure_reason(const std::exception& e, const ResultContext& c) {
+  if (dynamic_cast<const core::OutOfMemoryError*>(&e) != nullptr)
+    return std::string(e.what()) + "; " + predicted_memory_text(c);
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)  // the CPU backend's device is the host
+    return "tprimat: out of host memory (" + std::string(e.what()) + "); " +
+           predicted_memory_text(c);
+  return e.what();
+}
+
+/// Writes what `prof` recorded to profile_<stack>_<model>_<rank>.json[.gz] in the output dir.
+inline void write_profile(const Job& job, const StepDriver& d, profile::StepProfiler& prof,
+                          Reporter& rep) {
+  const auto& c = job.ctx;
+  prof.finish();
+  nlohmann::json meta = {{"tprimat_version", version_string}, {"platform", c.device.platform},
+                         {"software_stack", c.device.software_stack},
+                         {"device_name", c.device.device_name}, {"model", c.full.cli_name},
+                         {"layers", c.dims.layers}, {"strategy", c.plan.strategy_name},
+                         {"rank", d.rank}, {"world", c.plan.world()}, {"mbs", c.mbs},
+                         {"seq", c.seq}, {"grad_accum", c.plan.grad_accum},
+                         {"cuda_graph", d.graph_captured && d.graph_captured()}};
+  if (d.make_collector)  // device GEMMs: 2 FLOPs per multiply-add, forward + 2 backward GEMMs
+    meta["gemm_flops_per_step"] = 6.0 * double(model::matmul_params(c.dims)) * c.mbs * c.seq *
+                                  c.plan.grad_accum / double(c.plan.tp * c.plan.pp);
+  const auto path = job.output_dir / profile::trace_file_name(c.device.software_stack,
+                                                              c.full.cli_name, d.rank,
+                                                              job.profile.gzip);
+  prof.write(path, job.profile.gzip, meta, "tprimat rank " + std::to_string(d.rank));
+  rep.line("tprimat: wrote profile " + path.string() + " (" +
+           std::to_string(prof.recorded_steps().size()) + " steps recorded, " +
+           prof.collector_name() + "); tprimat profile-summary " + path.string());
+}
 
 /// Runs warm-up then measured steps on this rank's share of the global batch (synthetic or
 /// indexed data, split by the one rule of data::fill_rank_batch).
@@ -55,27 +126,44 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
   else
     indexed.emplace(job.data, c.seq, static_cast<std::uint64_t>(c.seed));
   std::vector<std::int32_t> batch(static_cast<std::size_t>(c.gbs / c.plan.dp) * (c.seq + 1));
-  if (run == 0) rep.open_log(job.output_dir / log_file_name(c.full.cli_name));
   rep.line("run " + std::to_string(run + 1) + "/" + std::to_string(job.runs) + ": " +
            std::to_string(c.warmup_steps) + " warm-up + " + std::to_string(c.steps) +
            " measured steps");
   double measured_sum = 0;
+  // --profile: run 1 of a recording rank. Otherwise no profiler exists: no collector, no
+  // allocation, and profile::Range finds no sink.
+  std::optional<profile::StepProfiler> prof;
+  if (run == 0 && job.profile.profiles(d.rank))
+    prof.emplace(job.profile.schedule, c.warmup_steps,
+                 d.make_collector ? d.make_collector() : nullptr);
   try {
     for (int s = 0; s < total; ++s) {
+      // Between steps, never inside one: a step cut short would be neither timed nor the same on
+      // every rank. The handler only noted the signal (bench/interrupt.hpp).
+      if (const int signo = d.agree_on_stop(interrupt_signal()); signo != 0) {
+        rec.interrupted_by = signo;
+        rec.error = interruption_reason(signo);
+        break;
+      }
       const bool warm = s < c.warmup_steps;
+      if (prof) prof->step_begin(s);
       // Data for step s is the same in every run, so runs repeat one workload.
       if (synthetic)
         data::fill_rank_batch(*synthetic, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
       else
         data::fill_rank_batch(*indexed, s, c.gbs, d.dp_rank, c.plan.dp, c.seq, batch);
       const auto t0 = std::chrono::steady_clock::now();
-      const train::StepStats st = d.step(batch);
+      const train::StepStats st = [&] {
+        const profile::Range range("train_step");
+        return d.step(batch);
+      }();
       // A GPU step reports its CUDA-event time (first upload to result download); the CPU's
       // measure is the wall clock around the call.
       const double dt = st.device_seconds > 0
                             ? st.device_seconds
                             : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
                                   .count();
+      if (prof) prof->step_end(s, dt);
       if (!std::isfinite(st.loss))
         throw core::RunError("loss is not finite at step " + std::to_string(s + 1) +
                              " (numerical blow-up)");
@@ -96,9 +184,17 @@ inline RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
                st.loss, dt, tokens_per_step / dt,
                per_step * (total - s - 1 + (job.runs - run - 1) * total));
     }
-    rec.complete = true;
+    rec.complete = rec.interrupted_by == 0;
   } catch (const std::exception& e) {
-    rec.error = e.what();
+    rec.error = failure_reason(e, c);
+  }
+  if (prof) {  // also after a failure: the steps recorded may show why
+    try {
+      write_profile(job, d, *prof, rep);
+    } catch (const std::exception& e) {
+      if (rec.error.empty()) rec.error = e.what();
+      rec.complete = false;
+    }
   }
   try {  // what a device run used, read even after a failure (it is part of the record)
     if (d.peak_reserved_bytes) rec.peak_reserved_bytes = double(d.peak_reserved_bytes());
@@ -121,11 +217,44 @@ inline std::vector<float> init_weights(const Job& job, const train::ParameterTab
   return params;
 }
 
+/// Run 0, before the step is built: throws ResultConflict on every rank when the job's result
+/// file holds another configuration and --overwrite was not given. Rank 0 reads the file and
+/// broadcasts its verdict, so that no rank builds a step the others have abandoned.
+template <class Comm>
+void refuse_conflicting_result(const Job& job, Comm& comm) {
+  if (job.ctx.overwrite) return;
+  std::string message;
+  float refused = 0;
+  if (comm.rank() == 0) {
+    const auto file = job.output_dir / result_file_name(job.ctx.device, job.ctx.full.cli_name);
+    if (const auto diff = existing_result_differences(file, job.ctx); diff && !diff->empty()) {
+      message = conflict_message(file, *diff);
+      refused = 1;
+    }
+  }
+  if (comm.size() > 1) comm.broadcast(std::span<float>(&refused, 1), 0);
+  if (refused != 0)
+    throw ResultConflict(message.empty() ? "rank 0 refused to replace its result file" : message);
+}
+
+/// Several ranks agree on stopping with one max-reduction of a float per step (signal numbers
+/// are exact in it); it runs between steps, outside the timed region.
+template <class Comm>
+void agree_on_stop_across(StepDriver& d, Comm& comm) {
+  if (comm.size() <= 1) return;
+  d.agree_on_stop = [&comm](int signo) {
+    float v = static_cast<float>(signo);
+    comm.all_reduce_max(std::span<float>(&v, 1));
+    return static_cast<int>(v);
+  };
+}
+
 /// The only code compiled per (backend, model, layout, communicator): build the step, hand it to
 /// the loop. A layout the backend cannot run yet throws core::InputError from the constructor.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
 RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   const auto& c = job.ctx;
+  if (run == 0) refuse_conflicting_result(job, comm);
   // Megatron rank order (parallel/groups.hpp): every TP rank and PP stage of a replica reads
   // the same DP share.
   const int dp_rank = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp}).dp;
@@ -144,6 +273,9 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.peak_reserved_bytes = [&] { return step.peak_reserved_bytes(); };
     d.attention = [&] { return step.engine().attention_name(); };
     d.graph_captured = [&] { return step.engine().graph_captured(); };
+    d.rank = comm.rank();
+    d.make_collector = [] { return profile::make_collector<Backend>(); };
+    agree_on_stop_across(d, comm);
     return run_steps(job, run, d, rep);
   } else {
     train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
@@ -155,6 +287,8 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     }
     StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
                  [&] { return step.peak_bytes(); }, dp_rank};
+    d.rank = comm.rank();
+    agree_on_stop_across(d, comm);
     return run_steps(job, run, d, rep);
   }
 }
@@ -181,42 +315,148 @@ inline void report_summary(const nlohmann::json& doc, Reporter& rep) {
            (p["mfu"].is_number() ? num(p["mfu"], "%.4f") : "n/a (peak unknown)"));
 }
 
+/// The result's `profiling` block: run 1's step times, warm-up steps first, as the schedule saw.
+inline nlohmann::json profile_result(const Job& job, const RunRecord& run1) {
+  std::vector<double> seconds = run1.warmup_step_times;
+  seconds.insert(seconds.end(), run1.step_times.begin(), run1.step_times.end());
+  const auto& c = job.ctx;
+  return profile::result_json(job.profile, c.plan.world(), job.output_dir,
+                              c.device.software_stack, c.full.cli_name,
+                              c.device.platform == "cpu" ? "host" : "cupti", c.warmup_steps,
+                              seconds);
+}
+
+namespace detail {
+
+inline bool nothing_ran(const std::vector<RunRecord>& records) {
+  return std::all_of(records.begin(), records.end(), [](const RunRecord& r) {
+    return r.step_times.empty() && r.warmup_step_times.empty();
+  });
+}
+
+inline RunRecord interrupted_record(int signo) {
+  RunRecord r;
+  r.interrupted_by = signo;
+  r.error = interruption_reason(signo);
+  return r;
+}
+
+}  // namespace detail
+
 /// Runs every run of a job and (rank 0) writes the result atomically. Returns the exit code:
-/// 0, or 1 when a run failed after starting (the file then says "complete": false).
+/// 0; 1 when a run failed after starting (the file then says "complete": false); 128 + signo
+/// when SIGINT/SIGTERM stopped it (the file holds the steps completed); 2 when the result file
+/// holds another configuration and --overwrite was not given (nothing runs, nothing is written).
 /// A core::InputError from the first construction (layout the backend cannot run) propagates.
 inline int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
+  namespace fs = std::filesystem;
+  const InterruptGuard guard;
+  const auto& c = job.ctx;
+  const auto file = job.output_dir / result_file_name(c.device, c.full.cli_name);
+  const auto log = job.output_dir / log_file_name(c.full.cli_name);
+  const auto live_log = job.output_dir / (log.filename().string() + ".partial");
+  // One process may stop between runs and jobs on its own; ranks only stop together, inside
+  // run_steps, where they agree on it.
+  const bool alone = c.plan.world() == 1;
+  if (alone && interrupt_signal() != 0) {
+    rep.line("tprimat: skipping " + std::string(c.full.cli_name) + " (" + c.plan.strategy_name +
+             "): interrupted by " + signal_name(interrupt_signal()));
+    rep.close_log();
+    return core::exit_interrupted(interrupt_signal());
+  }
+  // The log grows under a temporary name and replaces the previous one when the job ends, so the
+  // log beside a result is always that result's whole log, and a refused or interrupted job
+  // leaves the previous pair as it was.
+  rep.open_log(live_log);
+  const auto discard_log = [&] {
+    rep.close_log();
+    std::error_code ec;
+    if (rep.enabled()) fs::remove(live_log, ec);
+  };
   std::vector<RunRecord> records;
   for (int r = 0; r < job.runs; ++r) {
+    if (r > 0 && alone && interrupt_signal() != 0) {
+      records.push_back(detail::interrupted_record(interrupt_signal()));
+      break;
+    }
     try {
       records.push_back(once(job, r, rep));
+    } catch (const ResultConflict& e) {
+      discard_log();
+      if (rank == 0) std::fprintf(stderr, "%s\n", e.what());
+      return core::exit_bad_input;
     } catch (const core::InputError& e) {
-      if (r == 0) throw;  // nothing ran yet: bad input, not a failed run
+      if (r == 0) {  // nothing ran yet: bad input, not a failed run
+        discard_log();
+        throw;
+      }
       RunRecord failed;
       failed.error = e.what();
       records.push_back(std::move(failed));
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // building the step failed, e.g. out of memory
       RunRecord failed;
-      failed.error = e.what();
+      failed.error = failure_reason(e, c);
       records.push_back(std::move(failed));
     }
     if (!records.back().complete) break;
   }
+  // A signal that arrived during the last step still ends the process as interrupted, so that a
+  // calling script stops too; the result is then complete.
+  const int signo =
+      records.back().interrupted_by != 0 ? records.back().interrupted_by : interrupt_signal();
+  if (signo != 0 && detail::nothing_ran(records)) {
+    rep.line("tprimat: interrupted by " + signal_name(signo) + " before the first step: " +
+             "nothing to write, " + file.string() + " is left as it was");
+    discard_log();
+    return core::exit_interrupted(signo);
+  }
   const bool complete = records.size() == static_cast<std::size_t>(job.runs) &&
                         records.back().complete;
-  const auto doc = make_result(job.ctx, records);
-  const auto file = job.output_dir / result_file_name(job.ctx.device, job.ctx.full.cli_name);
-  if (!complete) {
-    std::string why = doc.value("error", std::string("unknown"));
-    if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
-    rep.line("tprimat: run failed: " + why);
-    if (rank == 0) std::fprintf(stderr, "tprimat: run failed: %s\n", why.c_str());
+  auto doc = make_result(c, records);
+  if (job.profile.enabled) doc["profiling"] = profile_result(job, records.front());
+  if (records.back().interrupted_by != 0) {
+    const auto measured = doc["raw_step_times"].size();
+    const std::string why = "tprimat: interrupted by " + signal_name(signo) + ": writing the " +
+                            std::to_string(measured) + " measured step(s) completed, marked " +
+                            "incomplete (a second signal ends tprimat at once)";
+    rep.line(why);
+    if (rank == 0) std::fprintf(stderr, "%s\n", why.c_str());
+  } else {
+    if (!complete) {
+      std::string why = doc.value("error", std::string("unknown"));
+      if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+      rep.line("tprimat: run failed: " + why);
+      if (rank == 0) std::fprintf(stderr, "tprimat: run failed: %s\n", why.c_str());
+    }
+    if (signo != 0)
+      rep.line("tprimat: " + signal_name(signo) + " arrived during the last step; no further run " +
+               "or job starts");
   }
   report_summary(doc, rep);
   if (rank == 0) {
+    // Checked again at the write: the refusal was run 0's view of the file, before any step.
+    const auto replaced = existing_result_differences(file, c);
     write_result(file, doc);
-    rep.line("wrote " + file.string() + (complete ? "" : " (incomplete)"));
+    std::string note;
+    if (replaced && replaced->empty()) {
+      note = "; replaced the previous result of this configuration";
+    } else if (replaced) {
+      note = std::string("; replaced a result of another configuration") +
+             (c.overwrite ? " (--overwrite):" : ":");
+      for (const auto& d : *replaced) note += " " + d + ",";
+      note.pop_back();
+    }
+    rep.line("wrote " + file.string() + (complete ? "" : " (incomplete)") + note);
   }
   rep.close_log();
+  if (rep.enabled()) {
+    try {
+      publish_file(live_log, log);
+    } catch (const std::exception& e) {  // the result is written; a lost log is not a failed run
+      std::fprintf(stderr, "%s (the log stays at %s)\n", e.what(), live_log.string().c_str());
+    }
+  }
+  if (signo != 0) return core::exit_interrupted(signo);
   return complete ? 0 : core::exit_run_failed;
 }
 

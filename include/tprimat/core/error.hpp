@@ -12,6 +12,9 @@ namespace tprimat::core {
 inline constexpr int exit_bad_input = 2;
 /// Exit code for a run that started and failed (numerical blow-up, device error).
 inline constexpr int exit_run_failed = 1;
+/// Exit code of a run stopped by signal `signo` (SIGINT 130, SIGTERM 143), the shell's convention
+/// for a process that a signal ended; the run still wrote what it had measured.
+constexpr int exit_interrupted(int signo) { return 128 + signo; }
 
 /// Bad input from the user. `what()` is one line: "tprimat: <problem>; <fix>".
 class InputError : public std::runtime_error {
@@ -27,6 +30,13 @@ class RunError : public std::runtime_error {
  public:
   explicit RunError(const std::string& message)
       : std::runtime_error(message.rfind("tprimat:", 0) == 0 ? message : "tprimat: " + message) {}
+};
+
+/// The device ran out of memory after the run started. Its own type so that the runner can put
+/// the predicted memory plan beside the message instead of reporting a bare backend failure.
+class OutOfMemoryError : public RunError {
+ public:
+  using RunError::RunError;
 };
 
 }  // namespace tprimat::core

@@ -148,6 +148,8 @@ struct SafetensorsTensor {
   void read(std::int64_t first, std::span<float> out) const {
     if (first < 0 || first + static_cast<std::int64_t>(out.size()) > elements())
       throw core::RunError(file + ": element range past the end of tensor " + name);
+    // Nothing to read: an empty `out` may hold a null pointer, which memcpy must never see.
+    if (out.empty()) return;
     const std::byte* p = data;
     switch (type) {
       case WeightType::f32:

@@ -25,6 +25,8 @@ struct ConfigStrategy {
   int pp = 1;
   int dp = 0;
   int grad_accum = 0;
+  std::string file;         ///< the config file, for messages
+  nlohmann::json profiling;  ///< the file's top-level `profiling` block (profile/config.hpp reads it)
 };
 
 /// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
@@ -199,6 +201,23 @@ inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const st
   return detail::read_block(p, strategy, file, path);
 }
 
+/// Parses the text of config file `file` (named in messages); malformed JSON is an InputError.
+inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax; out_of_range for a number past double's range (1e400).
+    std::string what = e.what();
+    for (std::string_view kind : {"parse error", "number overflow"})
+      if (auto p = what.find(kind); p != std::string::npos) {
+        what = what.substr(p);
+        break;
+      }
+    throw core::InputError("config file " + file + " is not valid JSON (" + what + ")",
+                           "fix the JSON syntax at that position");
+  }
+}
+
 /// Loads `spec` ("path.json" or "path.json:name") for `model` on `platform`.
 /// A missing file, unreadable file or malformed JSON is an InputError naming the file.
 inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
@@ -220,16 +239,11 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
                            "check its permissions");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    throw core::InputError("config file " + file + " is not valid JSON (" + what + ")",
-                           "fix the JSON syntax at that position");
-  }
-  return parse_config_strategy(root, file, name, model, platform);
+  const nlohmann::json root = parse_config_json(text.str(), file);
+  ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
+  s.file = file;
+  if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;
+  return s;
 }
 
 }  // namespace tprimat::parallel

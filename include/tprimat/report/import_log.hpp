@@ -84,10 +84,12 @@ inline LogSeries parse_megatron_log(std::istream& in) {
           detail::number_after(line, "throughput per GPU (TFLOP/s/GPU)").value_or(NAN));
       s.memory_gb.push_back(NAN);
       // Primus prints memory on the iteration line itself.
-      if (line.find("mem usage") != std::string::npos) {
-        const auto colon = line.find(':', line.find("mem usage"));
-        if (auto gb = detail::number_after(std::string_view(line).substr(colon), ":"))
-          s.memory_gb.back() = *gb;
+      // (A "mem usage" with no ':' after it carries no figure.)
+      if (const auto mem = line.find("mem usage"); mem != std::string::npos) {
+        const auto colon = line.find(':', mem);
+        if (colon != std::string::npos)
+          if (auto gb = detail::number_after(std::string_view(line).substr(colon), ":"))
+            s.memory_gb.back() = *gb;
       }
     } else if (line.find("memory (MB)") != std::string::npos && !s.memory_gb.empty()) {
       if (auto mb = detail::number_after(line, "max allocated")) s.memory_gb.back() = *mb / 1024;
@@ -124,10 +126,11 @@ inline std::string default_platform(std::string_view format) {
   return format == "primus" ? "amd" : "nvd";
 }
 
-/// The result document for `log`: our schema, with what the log cannot tell left null and
-/// listed under `imported.assumptions`. Throws InputError naming the log on any problem.
-inline nlohmann::json import_log(const std::string& log, const ImportOptions& o,
-                                 const std::string& command_line) {
+/// The result document for the log `log` read from `in`: our schema, with what the log cannot
+/// tell left null and listed under `imported.assumptions`. Throws InputError naming the log on
+/// any problem (a stream that failed to open is "cannot read", after the options are checked).
+inline nlohmann::json import_log(std::istream& in, const std::string& log,
+                                 const ImportOptions& o, const std::string& command_line) {
   if (o.format != "megatron" && o.format != "primus" && o.format != "nemo")
     throw core::InputError("unknown import format '" + o.format + "'",
                            "pick one of " + std::string(import_formats));
@@ -135,7 +138,6 @@ inline nlohmann::json import_log(const std::string& log, const ImportOptions& o,
   if (!dims)
     throw core::InputError("unknown model '" + o.model + "'",
                            "pick one of " + model::known_names() + " with --model");
-  std::ifstream in(log);
   if (!in) throw core::InputError(log + ": cannot read the log");
   const LogSeries all = o.format == "nemo" ? parse_nemo_log(in) : parse_megatron_log(in);
   if (all.step_times.empty())
@@ -234,6 +236,13 @@ inline nlohmann::json import_log(const std::string& log, const ImportOptions& o,
         "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
         "measurement"}}};
   return doc;
+}
+
+/// import_log of the file `log`.
+inline nlohmann::json import_log(const std::string& log, const ImportOptions& o,
+                                 const std::string& command_line) {
+  std::ifstream in(log);
+  return import_log(in, log, o, command_line);
 }
 
 }  // namespace tprimat::report

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <istream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -23,6 +24,8 @@
 namespace tprimat::report {
 
 inline constexpr double unknown = std::numeric_limits<double>::quiet_NaN();
+/// Most GPUs a result may name (2^20, as parallel/config_file.hpp bounds its sizes).
+inline constexpr int max_num_gpus = 1 << 20;
 
 /// One result file, whichever suite wrote it. NaN marks what the file could not tell.
 struct Result {
@@ -73,7 +76,12 @@ inline double number(const nlohmann::json& j, std::initializer_list<const char*>
 }
 inline int integer(const nlohmann::json& j, std::initializer_list<const char*> path) {
   const auto* p = at(j, path);
-  return p && p->is_number() ? static_cast<int>(p->get<double>()) : 0;
+  if (!p || !p->is_number()) return 0;
+  // A count outside int is garbage, and casting it would be undefined: "not recorded".
+  const double v = p->get<double>();
+  return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max()
+             ? static_cast<int>(v)
+             : 0;
 }
 inline std::string string(const nlohmann::json& j, std::initializer_list<const char*> path,
                           std::string fallback = {}) {
@@ -128,6 +136,11 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   r.num_gpus = integer(j, {"training_config", "num_gpus"});
   if (r.num_gpus == 0) r.num_gpus = integer(j, {"gpu_info", "device_count"});
   if (r.num_gpus <= 0) throw missing("training_config.num_gpus (or gpu_info.device_count)");
+  // The reports multiply it (GPUs per node x nodes) in int: no real run is near this.
+  if (r.num_gpus > max_num_gpus)
+    throw core::InputError(name + ": " + std::to_string(r.num_gpus) + " GPUs is more than " +
+                           std::to_string(max_num_gpus) +
+                           "; not a benchmark result (skipped)");
   r.tp = integer(j, {"parallelism_config", "tensor_model_parallel_size"});
   r.pp = integer(j, {"parallelism_config", "pipeline_model_parallel_size"});
   r.dp = integer(j, {"parallelism_config", "data_parallel_size"});
@@ -193,18 +206,25 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   return r;
 }
 
-/// Parses and reads one file; throws core::InputError naming it on any failure.
-inline Result load_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw core::InputError(file.string() + ": cannot read the file (skipped)");
+/// Parses and reads the text of result `file` from `in`; throws core::InputError naming it.
+inline Result load_stream(std::istream& in, const std::filesystem::path& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw core::InputError(file.string() + ": not valid JSON (parse error at byte " +
                            std::to_string(e.byte) + "; skipped)");
+  } catch (const nlohmann::json::out_of_range&) {  // a number past double's range (1e400)
+    throw core::InputError(file.string() + ": not valid JSON (a number out of range; skipped)");
   }
   return from_json(j, file);
+}
+
+/// Parses and reads one file; throws core::InputError naming it on any failure.
+inline Result load_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw core::InputError(file.string() + ": cannot read the file (skipped)");
+  return load_stream(in, file);
 }
 
 /// What a report read: the results, and one line per input it could not use.

@@ -134,6 +134,16 @@ TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
     EXPECT_NE(std::string(e.what()).find("bad.json is not valid JSON"), std::string::npos)
         << e.what();
   }
+  // Found by fuzzing: a number past double's range escaped as nlohmann's out_of_range.
+  const auto huge = write("huge.json", R"({"tensor_model_parallel_size": 1e400})");
+  try {
+    parallel::load_config_strategy(huge, "tiny", "cpu");
+    FAIL();
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.json is not valid JSON (number overflow"),
+              std::string::npos)
+        << e.what();
+  }
   try {
     parallel::load_config_strategy((dir_ / "nope.json").string(), "tiny", "cpu");
     FAIL();

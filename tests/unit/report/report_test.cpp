@@ -3,6 +3,7 @@
 // Report building blocks: dense peaks, number formatting, the seeds' schema, grouping and noise.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -81,6 +82,22 @@ TEST(ReportLoad, MissingFieldNamesFileAndField) {
   }
 }
 
+TEST(ReportLoad, NumberPastDoubleRangeIsBadInput) {
+  // Found by fuzzing: nlohmann's out_of_range escaped load_inputs, which catches InputError.
+  std::istringstream in(R"({"platform": "nvd", "training_config": {"num_gpus": 1e400}})");
+  EXPECT_THROW(load_stream(in, "x/benchmark_cuda_llama.json"), core::InputError);
+}
+
+TEST(ReportLoad, AbsurdGpuCountsAreBadInput) {
+  // Found by fuzzing (UBSan): 1e10 was cast to int, and 2e9 GPUs overflowed the node projection.
+  auto doc = seeds_doc();
+  doc["training_config"]["num_gpus"] = 1e10;
+  EXPECT_EQ(from_json(doc, "x/benchmark_rocm_llama.json").num_gpus, 8)
+      << "past int: not recorded, so gpu_info.device_count counts";
+  doc["training_config"]["num_gpus"] = 2'000'000'000;
+  EXPECT_THROW(from_json(doc, "x/benchmark_rocm_llama.json"), core::InputError);
+}
+
 Result fake(std::string platform, std::vector<double> runs, double step_cv = 0.01) {
   Result r;
   r.platform = std::move(platform);
@@ -144,6 +161,14 @@ TEST(ReportImport, MegatronLinesAndMemory) {
   EXPECT_DOUBLE_EQ(s.learning_rates[0], 3e-4);
   EXPECT_DOUBLE_EQ(s.losses[0], 10.5);
   EXPECT_DOUBLE_EQ(s.memory_gb[0], 2.0);
+}
+
+TEST(ReportImport, PrimusMemUsageWithoutFigure) {
+  // Found by fuzzing: "mem usage" with no ':' after it threw std::out_of_range.
+  std::istringstream log("elapsed time per iteration (ms): 1000.0 | lm loss: 2.0 | mem usage\n");
+  const LogSeries s = parse_megatron_log(log);
+  ASSERT_EQ(s.step_times.size(), 1u);
+  EXPECT_TRUE(std::isnan(s.memory_gb[0]));
 }
 
 TEST(ReportImport, NemoProgressBarRedraws) {

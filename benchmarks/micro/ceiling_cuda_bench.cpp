@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The two ceilings every other GPU figure is read against: a device-to-device copy (bandwidth)
+// and an 8192^3 bf16 GEMM (matrix rate), as benchmarks and as ceilings() for the counters.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <exception>
+
+#include "cuda_timing.hpp"
+
+namespace tprimat::gpu_bench {
+namespace {
+
+constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // 1 GiB: 20x an H100's 50 MB L2
+constexpr std::int64_t square = 8192;
+
+/// cudaMemcpyAsync device to device of copy_bytes; it moves 2 x copy_bytes (read + write).
+struct Copy {
+  DeviceBuffer<std::byte> src, dst;
+  explicit Copy(cudaStream_t stream) : src(copy_bytes, stream), dst(copy_bytes, stream) {
+    fill_normal(reinterpret_cast<float*>(src.data()), copy_bytes / sizeof(float), 7, stream);
+  }
+  void operator()(cudaStream_t stream) {
+    cuda_check(
+        cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream),
+        "cudaMemcpyAsync");
+  }
+  static Work work() { return {2.0 * copy_bytes, 0}; }
+};
+
+/// C[8192, 8192] = A B through Cuda::gemm (cuBLASLt, the plan the step would get): bf16
+/// operands of unit normals, fp32 accumulation, bf16 out. 2 x 8192^3 FLOPs; bytes: A and B read,
+/// C written once.
+struct SquareGemm {
+  DeviceBuffer<bf16> a, b, c;
+  explicit SquareGemm(cudaStream_t stream)
+      : a(square * square, stream), b(square * square, stream), c(square * square, stream) {
+    Cuda::gemm_prepare(stream);
+    fill_normal(a.data(), a.size(), 11, stream);
+    fill_normal(b.data(), b.size(), 12, stream);
+  }
+  void operator()(cudaStream_t stream) {
+    Cuda::gemm<bf16>(false, false, square, square, square, a.data(), square, b.data(), square, 0.0f,
+                     c.data(), square, nullptr, stream);
+  }
+  static Work work() {
+    return {3.0 * double(square) * square * sizeof(bf16), 2.0 * double(square) * square * square};
+  }
+};
+
+template <class Op>
+void BM_Ceiling(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  try {
+    Stream stream;
+    Op op(stream);
+    const Timing t = time_calls(state, stream, 1, [&](int) { op(stream); });
+    report(state, t, Op::work());
+    state.SetLabel(Device::get().name);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// Its source is listed first in CMakeLists.txt: static registration follows link order with GNU
+// ld, so a plain run prints the ceilings before the figures read against them.
+BENCHMARK_TEMPLATE(BM_Ceiling, Copy)
+    ->Name("Ceiling/copy_d2d/MiB:1024")
+    ->UseManualTime()
+    ->Iterations(20)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_Ceiling, SquareGemm)
+    ->Name("Ceiling/gemm_bf16/8192")
+    ->UseManualTime()
+    ->Iterations(20)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+const Ceilings& ceilings() {
+  static const Ceilings c = [] {
+    Ceilings r;
+    Stream stream;
+    {
+      Copy copy(stream);
+      const double s = median_of(sample_calls(stream, 1, 10, [&](int) { copy(stream); }));
+      r.copy_gbps = Copy::work().bytes / s * 1e-9;
+    }
+    {
+      SquareGemm gemm(stream);
+      const double s = median_of(sample_calls(stream, 1, 10, [&](int) { gemm(stream); }));
+      r.gemm_tflops = SquareGemm::work().flops / s * 1e-12;
+    }
+    return r;
+  }();
+  return c;
+}
+
+}  // namespace tprimat::gpu_bench

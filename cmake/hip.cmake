@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+# SPDX-FileCopyrightText: 2026 tprimat authors
+# Finds the HIP compilers of tier-2 HIP support: the kernels compile-checked for AMD (tests/hip),
+# no HIP backend built yet. Sets TPRIMAT_HAVE_HIP, TPRIMAT_HIPCC, TPRIMAT_HIP_CLANG,
+# TPRIMAT_ROCM_PATH, and splits CMAKE_HIP_ARCHITECTURES by what the compilers here can do:
+# TPRIMAT_HIP_LINK_ARCHS (hipcc compiles and links them) and TPRIMAT_HIP_CODEGEN_ARCHS (only
+# clang's device code generation: no device libraries for them, so no link).
+set(TPRIMAT_HAVE_HIP OFF)
+if(NOT TPRIMAT_HIP STREQUAL "OFF")
+  set(_hints /opt/rocm/bin)
+  if(DEFINED ENV{ROCM_PATH})
+    list(PREPEND _hints $ENV{ROCM_PATH}/bin)
+  endif()
+  find_program(TPRIMAT_HIPCC hipcc HINTS ${_hints} DOC "hipcc that compiles and links the HIP checks")
+  if(TPRIMAT_HIPCC)
+    set(TPRIMAT_HAVE_HIP ON)
+  elseif(TPRIMAT_HIP STREQUAL "ON")
+    message(FATAL_ERROR "tprimat: TPRIMAT_HIP=ON but hipcc was not found; install ROCm (or on "
+                        "Debian: hipcc libamdhip64-dev rocm-device-libs), set TPRIMAT_HIPCC, or "
+                        "configure with -DTPRIMAT_HIP=OFF")
+  endif()
+endif()
+message(STATUS "tprimat: HIP compile checks ${TPRIMAT_HAVE_HIP} (${TPRIMAT_HIPCC})")
+if(NOT TPRIMAT_HAVE_HIP)
+  return()
+endif()
+
+# MI300X first, then MI250; a ROCm user builds for their own GPU only (-DCMAKE_HIP_ARCHITECTURES).
+set(CMAKE_HIP_ARCHITECTURES "gfx942;gfx90a" CACHE STRING "AMD GPU architectures (gfx...) of the HIP checks")
+# hipcc lives in <root>/bin: /usr on Debian, /opt/rocm with ROCm. clang needs the root to find
+# the HIP headers.
+get_filename_component(_bin "${TPRIMAT_HIPCC}" DIRECTORY)
+get_filename_component(_bin "${_bin}" REALPATH)  # /bin -> /usr/bin on merged-/usr systems
+get_filename_component(TPRIMAT_ROCM_PATH "${_bin}" DIRECTORY)
+# A clang++ new enough for gfx942 (17+), for the architectures hipcc rejects (Debian's HIP 5.2
+# ships clang 15, which predates gfx942).
+find_program(TPRIMAT_HIP_CLANG NAMES clang++-19 clang++-20 clang++-18 clang++-17
+             DOC "clang++ that generates device code for architectures hipcc does not know")
+
+# Probes, cached per compiler and architecture (a few seconds each, once): can hipcc compile and
+# link a kernel for it, else can clang generate its device code.
+set(_dir ${CMAKE_BINARY_DIR}/CMakeFiles/tprimat_hip_probe)
+file(WRITE ${_dir}/probe.cpp "#include <hip/hip_runtime.h>\n__global__ void k(float* p) { *p = 1; }\n"
+     "int main() { hipLaunchKernelGGL(k, 1, 1, 0, 0, nullptr); }\n")
+set(TPRIMAT_HIP_LINK_ARCHS)
+set(TPRIMAT_HIP_CODEGEN_ARCHS)
+foreach(arch IN LISTS CMAKE_HIP_ARCHITECTURES)
+  set(key "${TPRIMAT_HIPCC}|${TPRIMAT_HIP_CLANG}|${arch}")
+  if(NOT "${TPRIMAT_HIP_PROBE_KEY_${arch}}" STREQUAL "${key}")
+    execute_process(COMMAND ${TPRIMAT_HIPCC} -std=c++20 --offload-arch=${arch} -x hip probe.cpp
+                            -o probe_${arch}
+                    WORKING_DIRECTORY ${_dir} RESULT_VARIABLE link_rc OUTPUT_QUIET ERROR_QUIET)
+    set(result none)
+    if(link_rc EQUAL 0)
+      set(result link)
+    elseif(TPRIMAT_HIP_CLANG)
+      execute_process(COMMAND ${TPRIMAT_HIP_CLANG} -x hip -std=c++20 --rocm-path=${TPRIMAT_ROCM_PATH}
+                              -nogpulib --offload-arch=${arch} --cuda-device-only -S probe.cpp
+                              -o probe_${arch}.s
+                      WORKING_DIRECTORY ${_dir} RESULT_VARIABLE codegen_rc OUTPUT_QUIET ERROR_QUIET)
+      if(codegen_rc EQUAL 0)
+        set(result codegen)
+      endif()
+    endif()
+    set(TPRIMAT_HIP_PROBE_KEY_${arch} "${key}" CACHE INTERNAL "")
+    set(TPRIMAT_HIP_PROBE_${arch} "${result}" CACHE INTERNAL "")
+  endif()
+  set(result "${TPRIMAT_HIP_PROBE_${arch}}")
+  if(result STREQUAL "link")
+    list(APPEND TPRIMAT_HIP_LINK_ARCHS ${arch})
+  elseif(result STREQUAL "codegen")
+    list(APPEND TPRIMAT_HIP_CODEGEN_ARCHS ${arch})
+  else()
+    message(WARNING "tprimat: no HIP compiler here builds ${arch} (hipcc ${TPRIMAT_HIPCC}, clang "
+                    "${TPRIMAT_HIP_CLANG}): it is not checked")
+  endif()
+endforeach()
+message(STATUS "tprimat: HIP compile + link: ${TPRIMAT_HIP_LINK_ARCHS}; device code only "
+               "(${TPRIMAT_HIP_CLANG}): ${TPRIMAT_HIP_CODEGEN_ARCHS}")

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// What bench/runner.hpp leaves behind when a run is cut short (out of memory, SIGINT/SIGTERM) or
+// would replace a result of another configuration: fake steps drive the real run_job.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "tprimat/bench/interrupt.hpp"
+#include "tprimat/bench/jobs.hpp"
+#include "tprimat/bench/options.hpp"
+#include "tprimat/bench/runner.hpp"
+#include "tprimat/parallel/communicator.hpp"
+
+namespace {
+
+using namespace tprimat;
+namespace fs = std::filesystem;
+
+/// What a fake step does at step `s` (0-based, warm-up included) before returning its stats.
+using FakeStep = std::function<void(int s)>;
+
+class ResultsKept : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bench::clear_interrupt();
+    dir_ = fs::temp_directory_path() / ("tprimat-results-kept-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    opts_.output_dir = (dir_ / "out").string();
+    opts_.model = "tiny";
+    opts_.seq = 16;
+    opts_.steps = 4;
+    opts_.warmup_steps = 1;
+  }
+  void TearDown() override {
+    bench::clear_interrupt();
+    fs::remove_all(dir_);
+  }
+
+  bench::Job job() {
+    bench::Environment env;
+    env.device.platform = "cpu";
+    env.device.software_stack = "cpu";
+    env.device.device_name = "test cpu";
+    env.device.total_memory_gb = 16;
+    env.command_line = "tprimat bench";
+    auto list = bench::resolve_jobs(opts_, env);
+    list.jobs.at(0).ctx.timestamp = "2026-01-01T00:00:00Z";
+    return list.jobs.at(0);
+  }
+
+  /// run_job over a fake step: `before` runs where run_once would build the step.
+  int run(const bench::Job& j, const FakeStep& at_step, const std::function<void()>& before = {}) {
+    bench::Reporter rep(true);
+    const bench::RunOnce once = [&](const bench::Job& jb, int r, bench::Reporter& rp) {
+      parallel::comm::Single comm;
+      if (r == 0) bench::refuse_conflicting_result(jb, comm);
+      if (before) before();
+      int s = 0;
+      bench::StepDriver d{[&](std::span<const std::int32_t>) {
+                            at_step(s);
+                            train::StepStats st;
+                            st.loss = 5.0 - 0.1 * s++;
+                            st.lr = 1e-4;
+                            st.device_seconds = 0.01;
+                            return st;
+                          },
+                          [] { return std::size_t(1) << 20; }, 0};
+      return bench::run_steps(jb, r, d, rp);
+    };
+    return bench::run_job(j, 0, once, rep);
+  }
+
+  nlohmann::json result() const {
+    std::ifstream in(dir_ / "out" / "benchmark_cpu_tiny.json");
+    return nlohmann::json::parse(in);
+  }
+  std::string text(const fs::path& rel) const {
+    std::ifstream in(dir_ / "out" / rel);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+  bench::BenchOptions opts_;
+};
+
+// ---- out of memory: reported with the memory plan beside it, steps so far kept ----------------
+
+TEST_F(ResultsKept, OutOfMemoryInAStepIsReportedWithThePlan) {
+  ::testing::internal::CaptureStderr();
+  const int rc = run(job(), [](int s) {
+    if (s == 3)
+      throw core::OutOfMemoryError(
+          "out of GPU memory allocating 2.00 GiB (0.50 GiB free of 80.00 GiB)");
+  });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, core::exit_run_failed);
+  const auto doc = result();
+  EXPECT_EQ(doc["complete"], false);
+  const std::string error = doc["error"];
+  EXPECT_NE(error.find("out of GPU memory allocating 2.00 GiB"), std::string::npos) << error;
+  EXPECT_NE(error.find("predicted memory per GPU "), std::string::npos) << error;
+  EXPECT_NE(error.find(" of 16.00 GiB: weights "), std::string::npos) << error;
+  EXPECT_NE(error.find("activations"), std::string::npos) << error;
+  EXPECT_GT(doc["memory_metrics"]["predicted_gb"].get<double>(), 0);
+  EXPECT_EQ(doc["raw_step_times"].size(), 2u);  // steps 1 and 2 measured, step 3 ran out
+  EXPECT_NE(err.find("tprimat: run failed: out of GPU memory"), std::string::npos) << err;
+  EXPECT_NE(err.find("predicted memory per GPU"), std::string::npos) << err;
+}
+
+TEST_F(ResultsKept, OutOfMemoryBuildingTheStepStillWritesTheResult) {
+  const auto j = job();
+  bench::Reporter rep(true);
+  const bench::RunOnce once = [](const bench::Job&, int, bench::Reporter&) -> bench::RunRecord {
+    throw core::OutOfMemoryError("out of GPU memory allocating 30.00 GiB");
+  };
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(bench::run_job(j, 0, once, rep), core::exit_run_failed);
+  ::testing::internal::GetCapturedStderr();
+  const std::string error = result()["error"];
+  EXPECT_NE(error.find("30.00 GiB; predicted memory per GPU"), std::string::npos) << error;
+  EXPECT_NE(text("training_tiny.log").find("predicted memory per GPU"), std::string::npos);
+}
+
+TEST_F(ResultsKept, HostOutOfMemoryIsReportedWithThePlanToo) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(job(),
+                [](int s) {
+                  if (s == 2) throw std::bad_alloc();
+                }),
+            core::exit_run_failed);
+  ::testing::internal::GetCapturedStderr();
+  const std::string error = result()["error"];
+  EXPECT_EQ(error.rfind("tprimat: out of host memory (", 0), 0u) << error;
+  EXPECT_NE(error.find("predicted memory per GPU"), std::string::npos) << error;
+}
+
+// ---- SIGINT / SIGTERM: stop between steps, write what ran, exit 128 + signo -------------------
+
+TEST_F(ResultsKept, SignalStopsBetweenStepsAndKeepsWhatRan) {
+  ::testing::internal::CaptureStderr();
+  const int rc = run(job(), [](int s) {
+    if (s == 2) std::raise(SIGTERM);  // the step finishes; the next one does not start
+  });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 128 + SIGTERM);
+  const auto doc = result();
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_EQ(doc["error"], "interrupted by SIGTERM");
+  EXPECT_EQ(doc["raw_step_times"].size(), 2u);
+  EXPECT_EQ(doc["warmup_step_times"].size(), 1u);
+  EXPECT_NE(err.find("tprimat: interrupted by SIGTERM: writing the 2 measured step(s)"),
+            std::string::npos)
+      << err;
+  // The log is published under its final name, with the interruption in it.
+  EXPECT_NE(text("training_tiny.log").find("interrupted by SIGTERM"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "training_tiny.log.partial"));
+}
+
+TEST_F(ResultsKept, SignalBeforeTheFirstStepWritesNothingAndKeepsThePreviousPair) {
+  EXPECT_EQ(run(job(), [](int) {}), 0);
+  const std::string before = text("benchmark_cpu_tiny.json");
+  const std::string log_before = text("training_tiny.log");
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(
+                job(), [](int) {}, [] { std::raise(SIGINT); }),
+            128 + SIGINT);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(text("benchmark_cpu_tiny.json"), before);
+  EXPECT_EQ(text("training_tiny.log"), log_before);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "training_tiny.log.partial"));
+}
+
+TEST_F(ResultsKept, ANotedSignalSkipsTheNextJob) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(job(),
+                [](int s) {
+                  if (s == 1) std::raise(SIGINT);
+                }),
+            128 + SIGINT);
+  ::testing::internal::GetCapturedStderr();
+  int steps = 0;
+  EXPECT_EQ(run(job(), [&](int) { ++steps; }), 128 + SIGINT);
+  EXPECT_EQ(steps, 0);
+}
+
+TEST(Interrupt, SecondSignalEndsTheProcessAtOnce) {
+  EXPECT_EXIT(
+      {
+        bench::InterruptGuard guard;
+        std::raise(SIGINT);  // noted
+        std::raise(SIGINT);  // the default action again: the process ends here
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+  // A guard installed after a noted signal (the next job) does not hold a second one either.
+  EXPECT_EXIT(
+      {
+        {
+          bench::InterruptGuard first;
+          std::raise(SIGTERM);
+        }
+        bench::InterruptGuard second;
+        std::raise(SIGTERM);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
+}
+
+TEST(Interrupt, NamesAndExitCodes) {
+  EXPECT_EQ(bench::interruption_reason(SIGINT), "interrupted by SIGINT");
+  EXPECT_EQ(bench::signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(core::exit_interrupted(SIGINT), 130);
+  EXPECT_EQ(core::exit_interrupted(SIGTERM), 143);
+}
+
+// ---- a result of another configuration is never replaced without --overwrite ------------------
+
+TEST_F(ResultsKept, AnotherConfigurationIsRefusedAndLeftUntouched) {
+  opts_.seq = 32;
+  EXPECT_EQ(run(job(), [](int) {}), 0);
+  const std::string before = text("benchmark_cpu_tiny.json");
+  opts_.seq = 16;
+  opts_.mbs = 2;
+  int steps = 0;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(job(), [&](int) { ++steps; }), core::exit_bad_input);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(steps, 0);
+  EXPECT_EQ(text("benchmark_cpu_tiny.json"), before);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "training_tiny.log.partial"));
+  EXPECT_EQ(err.rfind("tprimat: " + (dir_ / "out" / "benchmark_cpu_tiny.json").string() +
+                          " holds the result of another configuration (",
+                      0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("training_config.micro_batch_size: 1 -> 2"), std::string::npos) << err;
+  EXPECT_NE(err.find("training_config.sequence_length: 32 -> 16"), std::string::npos) << err;
+  EXPECT_NE(err.find("refused to overwrite it, nothing ran; pass --overwrite to replace it, or "
+                     "another --output-dir\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "one line";
+
+  opts_.overwrite = true;
+  EXPECT_EQ(run(job(), [](int) {}), 0);
+  EXPECT_EQ(result()["training_config"]["micro_batch_size"], 2);
+}
+
+TEST_F(ResultsKept, RunLengthIsNotPartOfTheConfiguration) {
+  auto j = job();
+  EXPECT_EQ(run(j, [](int) {}), 0);
+  opts_.steps = 7;
+  opts_.warmup_steps = 0;
+  opts_.runs = 2;
+  EXPECT_TRUE(
+      bench::existing_result_differences(dir_ / "out" / "benchmark_cpu_tiny.json", job().ctx)
+          ->empty());
+  opts_.seed = 7;
+  opts_.lr = 1e-3;
+  const auto diff =
+      bench::existing_result_differences(dir_ / "out" / "benchmark_cpu_tiny.json", job().ctx);
+  ASSERT_EQ(diff->size(), 2u);
+  EXPECT_EQ((*diff)[0], "training_config.seed: 42 -> 7");
+  EXPECT_EQ((*diff)[1].rfind("optimizer.lr_peak: 0.0003 -> 0.001", 0), 0u) << (*diff)[1];
+}
+
+TEST_F(ResultsKept, WhatIsNotAResultCountsAsAnotherConfiguration) {
+  const auto j = job();
+  const auto file = dir_ / "out" / "benchmark_cpu_tiny.json";
+  EXPECT_FALSE(bench::existing_result_differences(file, j.ctx).has_value());
+  std::ofstream(file) << "{\"schema_version\": 1";
+  EXPECT_EQ(bench::existing_result_differences(file, j.ctx)->at(0),
+            "not a tprimat result: unreadable, or not a JSON object");
+  std::ofstream(file) << "{\"platform\": \"cpu\"}";  // older or foreign: keys are missing
+  const auto diff = bench::existing_result_differences(file, j.ctx);
+  EXPECT_EQ(diff->at(0), "model.cli_name: absent -> \"tiny\"");
+  parallel::comm::Single comm;
+  EXPECT_THROW(bench::refuse_conflicting_result(j, comm), bench::ResultConflict);
+}
+
+}  // namespace
