@@ -18,7 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TPRIMAT_FUZZ_BUILD_DIR:-${root}/build-fuzz}"
 cxx="${TPRIMAT_FUZZ_CXX:-clang++-14}"
 jobs="${TPRIMAT_JOBS:-2}"
-harnesses=(config_file result_load megatron_indexed safetensors import_log)
+harnesses=(config_file result_load megatron_indexed safetensors import_log trace_reader)
 
 usage() { sed -n '4,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 

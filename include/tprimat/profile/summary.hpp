@@ -89,6 +89,13 @@ struct Summary {
 
 namespace detail {
 
+/// acc += v, saturating: a trace's durations each fit in 62 bits (trace_reader.hpp), their sums
+/// need not.
+inline void add(std::int64_t& acc, std::int64_t v) {
+  if (__builtin_add_overflow(acc, v, &acc))
+    acc = v > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+
 inline bool contains(const std::string& lowered, std::initializer_list<const char*> words) {
   for (const char* w : words)
     if (lowered.find(w) != std::string::npos) return true;
@@ -136,7 +143,7 @@ inline std::int64_t covered(Interval x, const std::vector<Interval>& u) {
   if (it != u.begin()) --it;
   std::int64_t sum = 0;
   for (; it != u.end() && it->first < x.second; ++it)
-    sum += std::max<std::int64_t>(0, std::min(x.second, it->second) - std::max(x.first, it->first));
+    add(sum, std::max<std::int64_t>(0, std::min(x.second, it->second) - std::max(x.first, it->first)));
   return sum;
 }
 
@@ -156,19 +163,19 @@ inline Summary summarize(const Trace& trace) {
       streams.emplace(e.pid, e.tid);
     } else if (e.name.rfind(step_range_prefix, 0) == 0 && e.category.rfind("gpu_", 0) != 0) {
       ++s.steps;  // Kineto mirrors steps onto the GPU rows as gpu_user_annotation: not counted
-      s.step_ns += e.duration_ns();
+      detail::add(s.step_ns, e.duration_ns());
     }
     if (!e.on_gpu() && e.flops > 0 && e.external_id != 0) flops_of[e.external_id] += e.flops;
     const std::int64_t d = e.duration_ns();
     if (e.kind == Kind::memcpy) {
-      s.memcpy_ns += d;
+      detail::add(s.memcpy_ns, d);
       ++s.memcpy_count;
-      s.memcpy_bytes += std::max<std::int64_t>(e.bytes, 0);
+      detail::add(s.memcpy_bytes, std::max<std::int64_t>(e.bytes, 0));
     } else if (e.kind == Kind::memset) {
-      s.memset_ns += d;
+      detail::add(s.memset_ns, d);
       ++s.memset_count;
     } else if (e.kind == Kind::kernel) {
-      s.kernel_ns += d;
+      detail::add(s.kernel_ns, d);
       ++s.kernel_count;
       auto [it, fresh] = by_name.emplace(e.name, s.kernels.size());
       if (fresh) {
@@ -179,7 +186,7 @@ inline Summary summarize(const Trace& trace) {
         s.kernels.push_back(std::move(k));
       }
       auto& k = s.kernels[it->second];
-      k.total_ns += d;
+      detail::add(k.total_ns, d);
       ++k.count;
     }
   }
@@ -191,12 +198,12 @@ inline Summary summarize(const Trace& trace) {
   for (auto& [device, v] : busy) {
     auto u = detail::merged(std::move(v));
     if (u.empty()) continue;
-    s.span_ns += u.back().second - u.front().first;
+    detail::add(s.span_ns, u.back().second - u.front().first);
     for (std::size_t i = 0; i < u.size(); ++i) {
-      s.busy_ns += u[i].second - u[i].first;
+      detail::add(s.busy_ns, u[i].second - u[i].first);
       if (i == 0) continue;
       const std::int64_t gap = u[i].first - u[i - 1].second;
-      s.idle_ns += gap;
+      detail::add(s.idle_ns, gap);
       ++s.gaps;
       s.largest_gap_ns = std::max(s.largest_gap_ns, gap);
     }
@@ -209,20 +216,20 @@ inline Summary summarize(const Trace& trace) {
   for (const auto& e : trace.events)
     if (e.kind == Kind::kernel && e.external_id != 0 && flops_of.count(e.external_id) &&
         is_gemm_kernel(e.name))
-      gemm_ns_of[e.external_id] += e.duration_ns();
+      detail::add(gemm_ns_of[e.external_id], e.duration_ns());
   for (const auto& e : trace.events) {
     if (e.kind != Kind::kernel) continue;
     auto& k = s.kernels[by_name.at(e.name)];
     if (k.gemm) {
-      s.gemm_ns += e.duration_ns();
+      detail::add(s.gemm_ns, e.duration_ns());
       ++s.gemm_count;
       auto g = gemm_ns_of.find(e.external_id);
       if (e.external_id != 0 && g != gemm_ns_of.end() && g->second > 0) {
         const double f = flops_of.at(e.external_id) * double(e.duration_ns()) / double(g->second);
         k.flops += f;
-        k.flops_ns += e.duration_ns();
+        detail::add(k.flops_ns, e.duration_ns());
         s.gemm_flops += f;
-        s.gemm_flops_ns += e.duration_ns();
+        detail::add(s.gemm_flops_ns, e.duration_ns());
       }
     }
   }
@@ -235,7 +242,7 @@ inline Summary summarize(const Trace& trace) {
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Interval>> others;  // cache
   for (const auto& e : trace.events) {
     if (e.kind != Kind::kernel || !is_communication_kernel(e.name)) continue;
-    s.comm_ns += e.duration_ns();
+    detail::add(s.comm_ns, e.duration_ns());
     ++s.comm_count;
     auto [it, fresh] = others.try_emplace({e.pid, e.tid});
     if (fresh) {
@@ -244,7 +251,7 @@ inline Summary summarize(const Trace& trace) {
         if (track.first == e.pid && track.second != e.tid) v.insert(v.end(), iv.begin(), iv.end());
       it->second = detail::merged(std::move(v));
     }
-    s.comm_overlap_ns += detail::covered({e.start_ns, e.end_ns}, it->second);
+    detail::add(s.comm_overlap_ns, detail::covered({e.start_ns, e.end_ns}, it->second));
   }
 
   std::stable_sort(
@@ -253,8 +260,9 @@ inline Summary summarize(const Trace& trace) {
 
   const auto& m = trace.metadata;
   if (m.is_object()) {
-    s.gemm_flops_per_step = m.value("gemm_flops_per_step", 0.0);
-    s.cuda_graph = m.value("cuda_graph", false);
+    if (auto g = m.find("gemm_flops_per_step"); g != m.end() && g->is_number())
+      s.gemm_flops_per_step = g->get<double>();
+    if (auto g = m.find("cuda_graph"); g != m.end() && g->is_boolean()) s.cuda_graph = g->get<bool>();
     if (auto o = m.find("profiling_overhead"); o != m.end() && o->is_object()) {
       auto num = [&](const char* key) -> std::optional<double> {
         auto it = o->find(key);

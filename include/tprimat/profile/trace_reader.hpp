@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -53,44 +54,72 @@ struct IdTable {
   std::map<std::string, std::int64_t> ids;
   std::int64_t operator()(const nlohmann::json& v) {
     if (v.is_number_integer()) return v.get<std::int64_t>();
-    if (v.is_number()) return static_cast<std::int64_t>(v.get<double>());
+    if (v.is_number()) {  // a whole number of int64's range is that number; others are names
+      const double d = v.get<double>();
+      if (d == std::trunc(d) && std::abs(d) < 9.2e18) return static_cast<std::int64_t>(d);
+    }
     const std::string key = v.is_string() ? v.get<std::string>() : v.dump();
     auto [it, fresh] = ids.emplace(key, -static_cast<std::int64_t>(ids.size()) - 1);
     return it->second;
   }
 };
 
-/// Microseconds (a JSON number, maybe fractional) to integer nanoseconds.
-inline std::int64_t nanoseconds(const nlohmann::json& us) {
+/// The string at `key`, or "" when absent or of another type (value() would throw).
+inline std::string text(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// Timestamps and durations are kept within +-2^61 ns (73 years), so that any difference of two
+/// fits in 64 bits; the summary's sums saturate (summary.hpp).
+inline constexpr double max_abs_ns = 2305843009213693952.0;  // 2^61
+
+/// Microseconds (a JSON number, maybe fractional) to integer nanoseconds; 0 when absent.
+inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& event) {
   if (!us.is_number()) return 0;
-  if (us.is_number_integer()) return us.get<std::int64_t>() * 1000;
-  return std::llround(us.get<double>() * 1000.0);
+  const double ns = us.is_number_integer() ? double(us.get<std::int64_t>()) * 1000.0
+                    : us.is_number_unsigned() ? double(us.get<std::uint64_t>()) * 1000.0
+                                              : us.get<double>() * 1000.0;
+  if (!(std::abs(ns) < max_abs_ns))
+    throw core::InputError("trace event '" + event + "' has a time of " + us.dump() +
+                               " us, beyond 73 years",
+                           "pass a Chrome trace whose ts and dur are microseconds");
+  if (us.is_number_integer() && !us.is_number_unsigned()) return us.get<std::int64_t>() * 1000;
+  return std::llround(ns);
+}
+
+/// A number clamped into [lo, hi]; `fallback` when absent or not a number.
+template <class T>
+T clamped(const nlohmann::json& v, T lo, T hi, T fallback) {
+  if (!v.is_number()) return fallback;
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > std::uint64_t(hi) ? hi : T(v.get<std::uint64_t>());
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    return i < std::int64_t(lo) ? lo : i > std::int64_t(hi) ? hi : T(i);
+  }
+  const double d = v.get<double>();
+  return d <= double(lo) ? lo : d >= double(hi) ? hi : T(d);
 }
 
 inline std::uint64_t unsigned_arg(const nlohmann::json& args, const char* key) {
   auto it = args.find(key);
-  if (it == args.end() || !it->is_number()) return 0;
-  if (it->is_number_integer()) {
-    const auto v = it->get<std::int64_t>();
-    return v > 0 ? static_cast<std::uint64_t>(v) : 0;
-  }
-  const double v = it->get<double>();
-  return v > 0 ? static_cast<std::uint64_t>(v) : 0;
+  if (it == args.end()) return 0;
+  return clamped<std::uint64_t>(*it, 0, std::numeric_limits<std::int64_t>::max(), 0);
 }
 
 inline void read_args(const nlohmann::json& args, TraceEvent& e) {
   if (!args.is_object()) return;
   e.correlation = unsigned_arg(args, "correlation");
   e.external_id = unsigned_arg(args, "External id");
-  if (auto it = args.find("bytes"); it != args.end() && it->is_number())
-    e.bytes = it->get<std::int64_t>();
-  if (auto it = args.find("flops"); it != args.end() && it->is_number())
-    e.flops = it->get<double>();
+  if (auto it = args.find("bytes"); it != args.end())
+    e.bytes = clamped<std::int64_t>(*it, -1, std::numeric_limits<std::int64_t>::max() / 4, -1);
+  if (auto it = args.find("flops"); it != args.end())
+    e.flops = clamped<double>(*it, 0.0, 1e30, 0.0);
   for (auto [key, out] : {std::pair{"grid", &e.grid}, std::pair{"block", &e.block}}) {
     auto it = args.find(key);
     if (it == args.end() || !it->is_array()) continue;
     for (std::size_t i = 0; i < 3 && i < it->size(); ++i)
-      if ((*it)[i].is_number()) (*out)[i] = (*it)[i].get<int>();
+      (*out)[i] = clamped<int>((*it)[i], 0, std::numeric_limits<int>::max(), 0);
   }
 }
 
@@ -122,13 +151,13 @@ inline Trace parse_chrome_trace(const nlohmann::json& doc, const std::string& so
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> open;  // "B" stacks
   for (const auto& ev : *list) {
     if (!ev.is_object()) continue;
-    const std::string ph = ev.value("ph", std::string());
+    const std::string ph = detail::text(ev, "ph");
     const auto pid = ids(ev.value("pid", nlohmann::json(0)));
     const auto tid = ids(ev.value("tid", nlohmann::json(0)));
-    const auto args = ev.value("args", nlohmann::json::object());
+    const auto args = ev.value("args", nlohmann::json::object());  // any type: read_args checks
     if (ph == "M") {
-      const std::string what = ev.value("name", std::string());
-      const std::string name = args.is_object() ? args.value("name", std::string()) : "";
+      const std::string what = detail::text(ev, "name");
+      const std::string name = args.is_object() ? detail::text(args, "name") : "";
       if (what == "process_name") t.names.processes[pid] = name;
       if (what == "thread_name") t.names.threads[{pid, tid}] = name;
       continue;
@@ -136,20 +165,21 @@ inline Trace parse_chrome_trace(const nlohmann::json& doc, const std::string& so
     if (ph == "E") {
       auto& stack = open[{pid, tid}];
       if (stack.empty()) continue;
-      t.events[stack.back()].end_ns = detail::nanoseconds(ev.value("ts", nlohmann::json()));
+      auto& begun = t.events[stack.back()];
+      begun.end_ns = detail::nanoseconds(ev.value("ts", nlohmann::json()), begun.name);
       stack.pop_back();
       continue;
     }
     if (ph != "X" && ph != "B") continue;
     TraceEvent e;
-    e.name = ev.value("name", std::string());
-    e.category = ev.value("cat", std::string());
+    e.name = detail::text(ev, "name");
+    e.category = detail::text(ev, "cat");
     e.kind = detail::kind_of(e.category);
     e.pid = pid;
     e.tid = tid;
-    e.start_ns = detail::nanoseconds(ev.value("ts", nlohmann::json()));
-    e.end_ns =
-        e.start_ns + (ph == "X" ? detail::nanoseconds(ev.value("dur", nlohmann::json())) : 0);
+    e.start_ns = detail::nanoseconds(ev.value("ts", nlohmann::json()), e.name);
+    e.end_ns =  // both within 2^61: the sum fits
+        e.start_ns + (ph == "X" ? detail::nanoseconds(ev.value("dur", nlohmann::json()), e.name) : 0);
     detail::read_args(args, e);
     if (ph == "B") open[{pid, tid}].push_back(t.events.size());
     t.events.push_back(std::move(e));
