@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tprimat/backend/cpu.hpp"
@@ -60,6 +61,28 @@ double cpu_first_loss(int seq, int mbs, std::uint64_t seed, const std::string& w
   return step.run(batch).loss;
 }
 
+/// Every weight of a checkpoint of `d`, in the whole model's table order.
+std::vector<float> load_whole(const std::string& path, const model::Dims& d) {
+  const auto table = train::make_parameter_table(d, train::Shard{});
+  std::vector<float> params(static_cast<std::size_t>(table.total()));
+  (void)data::load_hf_weights<float>(data::SafetensorsCheckpoint(path), table, "Tiny", params);
+  return params;
+}
+
+/// The largest |a - b| over the whole model, and the tensor where it is.
+std::pair<double, std::string> largest_difference(const std::vector<float>& a,
+                                                  const std::vector<float>& b,
+                                                  const model::Dims& d) {
+  const auto table = train::make_parameter_table(d, train::Shard{});
+  std::pair<double, std::string> worst{0.0, "none"};
+  for (const auto& t : table.tensors)
+    for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) {
+      const double diff = std::abs(double(a[i]) - double(b[i]));
+      if (!(diff <= worst.first)) worst = {diff, t.name};  // NaN counts as the worst
+    }
+  return worst;
+}
+
 }  // namespace
 
 // usage:
@@ -68,6 +91,10 @@ double cpu_first_loss(int seq, int mbs, std::uint64_t seed, const std::string& w
 //       exit 0 when the result's first loss is the CPU step's loss from WEIGHTS, exactly, and
 //       differs from the loss of the seeded random init (so --init did take effect)
 //   tprimat_init_weights same-first-loss A.json B.json RELATIVE_TOLERANCE
+//   tprimat_init_weights same-weights A.safetensors B.safetensors MODEL ABSOLUTE_TOLERANCE
+//       exit 0 when every weight of A is within the tolerance of B's
+//   tprimat_init_weights trained-weights A.safetensors MODEL SEED
+//       exit 0 when A's weights are not the seeded init's (training moved them)
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string> a(argv + 1, argv + argc);
@@ -99,13 +126,29 @@ int main(int argc, char** argv) {
                   rel, tol);
       return rel <= tol ? 0 : 1;
     }
+    if (a.size() == 5 && a[0] == "same-weights") {
+      const model::Dims d = dims_of(a[3]);
+      const auto [diff, where] = largest_difference(load_whole(a[1], d), load_whole(a[2], d), d);
+      const double tol = std::stod(a[4]);
+      std::printf("largest |difference| %.3g in %s (bound %.3g)\n", diff, where.c_str(), tol);
+      return diff <= tol ? 0 : 1;
+    }
+    if (a.size() == 4 && a[0] == "trained-weights") {
+      const model::Dims d = dims_of(a[2]);
+      const auto table = train::make_parameter_table(d, train::Shard{});
+      std::vector<float> init(static_cast<std::size_t>(table.total()));
+      train::init_parameters(table, 0.02, std::stoull(a[3]), init.data());
+      const auto [diff, where] = largest_difference(load_whole(a[1], d), init, d);
+      std::printf("largest |difference| from the seeded init %.3g in %s\n", diff, where.c_str());
+      return diff > 0 && std::isfinite(diff) ? 0 : 1;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
   std::fprintf(stderr,
                "usage: %s save MODEL SEED OUT [DTYPE] | first-loss RESULT WEIGHTS SEQ MBS SEED | "
-               "same-first-loss A B TOL\n",
+               "same-first-loss A B TOL | same-weights A B MODEL TOL | trained-weights A MODEL SEED\n",
                argv[0]);
   return 2;
 }

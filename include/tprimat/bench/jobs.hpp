@@ -172,6 +172,23 @@ inline std::string gib_text(double bytes) {
 }
 
 /// Creates the directory and proves it writable with a probe file (removed at once).
+/// --save PATH: one checkpoint, so one job; a file path whose directory exists.
+inline void check_save(const std::filesystem::path& path, std::size_t jobs) {
+  if (jobs != 1)
+    throw core::InputError("--save writes one checkpoint, but this command runs " +
+                               std::to_string(jobs) + " jobs (models x strategies)",
+                           "pass one --model and one --parallel strategy with --save");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw core::InputError("--save " + path.string() + " is a directory",
+                           "pass a file path, e.g. " + (path / "model.safetensors").string());
+  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec))
+    throw core::InputError("--save " + path.string() + ": directory " + dir.string() +
+                               " does not exist",
+                           "create it first, or save elsewhere");
+}
+
 inline void check_output_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -305,6 +322,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.predicted = predicted;
   c.command_line = env.command_line;
   c.overwrite = o.overwrite;
+  c.save = o.save;
   job.runs = o.runs;
   std::string dir = o.output_dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -370,6 +388,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
     throw core::InputError("no strategy of --parallel all can run here on " +
                                std::to_string(env.world) + " rank(s)",
                            "launch with mpirun -np 4 or 8, or pick one strategy");
+  if (!o.save.empty()) detail::check_save(o.save, out.jobs.size());
   std::vector<std::filesystem::path> dirs;
   for (const auto& j : out.jobs)
     if (std::find(dirs.begin(), dirs.end(), j.output_dir) == dirs.end())

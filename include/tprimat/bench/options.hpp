@@ -41,6 +41,7 @@ struct BenchOptions {
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
   std::int64_t seed = 42;
   std::string init = "random";  ///< starting weights: random (seeded) or a safetensors checkpoint
+  std::string save;             ///< --save PATH: the weights after the last run, as safetensors
   double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
   int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see bench/jobs.hpp)
   int num_gpus = 0;       ///< `tprimat plan` only: ranks to plan for; 0 is TP x PP (DP 1)
@@ -84,6 +85,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "");
   f("--seed", o.seed, "seed of weights, synthetic data and the data shuffle (default: 42)", "");
   f("--init", o.init, "starting weights: random, or a Hugging Face safetensors checkpoint (file, index .json or directory) (default: random)", "");
+  f("--save", o.save, "after the last run, write the model's fp32 weights to this .safetensors file (HF naming; --init reads it)", "");
   f("--lr", o.lr, "peak learning rate (default: 3e-4)", "");
   f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)", "");
   f("--profile", o.profile.enabled,

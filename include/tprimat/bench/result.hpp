@@ -40,6 +40,7 @@ inline constexpr int schema_version = 1;
 
 /// What one run measured. Vectors hold the measured (post-warm-up) steps, in order.
 struct RunRecord {
+  std::string saved_weights;  ///< --save: the file written after this run; "" when none
   std::vector<double> warmup_step_times;  ///< seconds, excluded from statistics
   std::vector<double> step_times;         ///< seconds
   std::vector<double> losses;
@@ -70,6 +71,7 @@ struct ResultContext {
   std::string data = "synthetic";
   std::int64_t seed = 42;
   std::string init = "random";  ///< starting weights: "random" or the --init checkpoint path
+  std::string save;  ///< --save: where the weights after the last run go; "" for none
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
   train::DeviceOptions device_options;  ///< GPU backends: attention policy and CUDA graph
@@ -263,6 +265,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"data", c.data},
                             {"seed", c.seed},
                             {"init", c.init}};
+  for (const auto& r : runs)
+    if (!r.saved_weights.empty()) doc["training_config"]["saved_weights"] = r.saved_weights;
   if (c.device.platform != "cpu") {
     std::string attention;
     bool graph = false;

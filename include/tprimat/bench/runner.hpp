@@ -33,6 +33,7 @@
 #include "tprimat/profile/result.hpp"
 #include "tprimat/profile/step_profiler.hpp"
 #include "tprimat/train/config.hpp"
+#include "tprimat/train/gather.hpp"
 #include "tprimat/train/training_step.hpp"
 
 namespace tprimat::bench {
@@ -217,6 +218,27 @@ inline std::vector<float> init_weights(const Job& job, const train::ParameterTab
   return params;
 }
 
+/// `--save PATH` after the job's last run: the whole model gathered from every rank's shard (a
+/// collective: every rank calls this), written by rank 0 with the fp32 weights, so `--init PATH`
+/// starts from exactly them. Adam's moments are not saved. An incomplete run saves nothing.
+template <class T, class Comm>
+void save_weights(const Job& job, int run, RunRecord& rec, const train::ParameterTable& table,
+                  std::span<const T> params, Comm& comm, Reporter& rep) {
+  const auto& c = job.ctx;
+  if (c.save.empty() || run != job.runs - 1) return;
+  if (!rec.complete) {
+    rep.line("tprimat: --save: the run did not complete; no weights written to " + c.save);
+    return;
+  }
+  const auto at = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp});
+  const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp, at.dp, comm);
+  if (comm.rank() != 0) return;
+  data::save_hf_weights<float>(c.save, train::make_parameter_table(c.dims, train::Shard{}),
+                               whole, data::WeightType::f32);
+  rec.saved_weights = c.save;
+  rep.line("tprimat: saved the weights after run " + std::to_string(run + 1) + " to " + c.save);
+}
+
 /// Run 0, before the step is built: throws ResultConflict on every rank when the job's result
 /// file holds another configuration and --overwrite was not given. Rank 0 reads the file and
 /// broadcasts its verdict, so that no rank builds a step the others have abandoned.
@@ -276,7 +298,13 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.rank = comm.rank();
     d.make_collector = [] { return profile::make_collector<Backend>(); };
     agree_on_stop_across(d, comm);
-    return run_steps(job, run, d, rep);
+    RunRecord rec = run_steps(job, run, d, rep);
+    if (!c.save.empty() && run == job.runs - 1) {
+      const auto params = step.engine().parameters();
+      save_weights<float>(job, run, rec, step.engine().table(), std::span<const float>(params),
+                          comm, rep);
+    }
+    return rec;
   } else {
     train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
                                                   static_cast<std::uint64_t>(c.seed), comm);
@@ -289,7 +317,11 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
                  [&] { return step.peak_bytes(); }, dp_rank};
     d.rank = comm.rank();
     agree_on_stop_across(d, comm);
-    return run_steps(job, run, d, rep);
+    RunRecord rec = run_steps(job, run, d, rep);
+    const auto& model = step.model();
+    save_weights(job, run, rec, train::make_parameter_table(model.dims(), model.shard()),
+                 model.params(), comm, rep);
+    return rec;
   }
 }
 
