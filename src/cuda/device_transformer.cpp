@@ -99,6 +99,12 @@ struct DeviceTransformer<Cuda>::Impl {
   bool use_cudnn = false;
 
   OwnedStream stream;  // before the buffers: destroyed after them
+  /// The gradient norm's stream: each segment of the gradient (embedding, each layer, final norm
+  /// and head) is reduced there as soon as the backward pass has finished it, alongside the rest
+  /// of the backward pass; the main stream joins it before the optimizer.
+  OwnedStream norm_stream;
+  std::vector<std::pair<std::int64_t, std::int64_t>> norm_segments;  // (offset, count)
+  std::vector<cudaEvent_t> segment_done;  // one per segment, then the join
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaGraphExec_t graph = nullptr;
   int eager_steps = 0;
@@ -122,6 +128,7 @@ struct DeviceTransformer<Cuda>::Impl {
   DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
+  DeviceBuffer<double> norm_partials_of_segments;  // Cuda::reduce_partials per norm segment
 
   PinnedBuffer<std::int32_t> h_inputs, h_targets, h_group_ids, h_offsets, h_positions,
       h_group_count;
@@ -161,6 +168,8 @@ struct DeviceTransformer<Cuda>::Impl {
       throw core::InputError("no attention kernel supports head_dim " +
                              std::to_string(d.head_dim) + " (flash: 16, 32, 64, 128)");
     stream.create();
+    norm_stream.create();
+    plan_norm_segments();
     backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
     backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
     Cuda::reset_peaks();
@@ -176,10 +185,38 @@ struct DeviceTransformer<Cuda>::Impl {
     // Nothing of the last step may still read the pinned buffers when they are freed.
     if (stream) cudaStreamSynchronize(stream);
     if (graph) cudaGraphExecDestroy(graph);
+    if (norm_stream) cudaStreamSynchronize(norm_stream);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : segment_done) cudaEventDestroy(e);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
     // The buffers free on `stream` as members are destroyed; `stream` itself goes last.
+  }
+
+  /// The gradient's segments in buffer order, each final at one point of the last micro-batch's
+  /// backward pass: [embedding], [layer 0], ..., [layer L-1], [final norm, head].
+  void plan_norm_segments() {
+    std::vector<std::int64_t> starts{0};
+    for (const auto& lp : table.layers) starts.push_back(lp.attn_norm);
+    starts.push_back(table.final_norm);
+    for (std::size_t s = 0; s < starts.size(); ++s) {
+      const std::int64_t end = s + 1 < starts.size() ? starts[s + 1] : params;
+      norm_segments.emplace_back(starts[s], end - starts[s]);
+    }
+    segment_done.resize(norm_segments.size() + 1);
+    for (cudaEvent_t& e : segment_done)
+      backend::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  }
+
+  /// Segment `s` of the gradient is final on the main stream: its squares are summed on the
+  /// norm stream, into its own Cuda::reduce_partials slots.
+  void reduce_norm_segment(std::size_t s) {
+    backend::cuda_check(cudaEventRecord(segment_done[s], stream), "cudaEventRecord");
+    backend::cuda_check(cudaStreamWaitEvent(norm_stream, segment_done[s], 0), "cudaStreamWaitEvent");
+    const auto [offset, count] = norm_segments[s];
+    Cuda::reduce_sum_partials(grads.data() + offset, count, true,
+                              norm_partials_of_segments.data() + s * Cuda::reduce_partials,
+                              norm_stream);
   }
 
   void plan_zero_ranges() {
@@ -260,6 +297,8 @@ struct DeviceTransformer<Cuda>::Impl {
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
     reduce_partials = alloc<double>(Cuda::reduce_partials);
+    norm_partials_of_segments =
+        alloc<double>(static_cast<std::int64_t>(norm_segments.size()) * Cuda::reduce_partials);
     const int t = static_cast<int>(table.tensors.size());
     tensor_ends = alloc<std::int64_t>(t);
     decay = alloc<std::uint8_t>(t);
@@ -435,6 +474,8 @@ struct DeviceTransformer<Cuda>::Impl {
     Cuda::rmsnorm_backward(x_final.data(), pm(table.final_norm), rstd_final.data(), dxn.data(), n,
                            d.hidden, dres.data(), dres_bf.data(), g(table.final_norm),
                            norm_partials.data(), stream);
+    const bool last = micro == shape.grad_accum - 1;  // the gradients become final in it
+    if (last) reduce_norm_segment(norm_segments.size() - 1);  // final norm, head
     for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
       const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = table.layers[l];
@@ -483,10 +524,12 @@ struct DeviceTransformer<Cuda>::Impl {
       Cuda::rmsnorm_backward(a.x.data(), pm(lp.attn_norm), a.rstd1.data(), dxn.data(), n,
                              d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                              norm_partials.data(), stream);
+      if (last) reduce_norm_segment(1 + l);
     }
     Cuda::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
                              positions.data() + micro * n, group_count.data() + micro, n,
                              dres.data(), d.hidden, g(table.embedding), stream);
+    if (last) reduce_norm_segment(0);  // a tied head's gradient is in it too
   }
 
   /// Everything one step enqueues after its uploads: the part a CUDA graph captures.
@@ -505,9 +548,12 @@ struct DeviceTransformer<Cuda>::Impl {
       backward(micro);
     }
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
-    mark("grad_norm");
-    Cuda::reduce_sum(grads.data(), params, true, false, results.data() + 1,
-                     reduce_partials.data(), stream);
+    mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
+    backend::cuda_check(cudaEventRecord(segment_done.back(), norm_stream), "cudaEventRecord");
+    backend::cuda_check(cudaStreamWaitEvent(stream, segment_done.back(), 0), "cudaStreamWaitEvent");
+    Cuda::sum_partials(norm_partials_of_segments.data(),
+                       static_cast<int>(norm_segments.size()) * Cuda::reduce_partials,
+                       results.data() + 1, stream);
     mark("optimizer");
     Cuda::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),

@@ -103,6 +103,17 @@ void Cuda::reduce_sum(const float* x, std::int64_t n, bool squares, bool accumul
   cuda_check(cudaGetLastError(), "reduce_sum");
 }
 
+void Cuda::reduce_sum_partials(const float* x, std::int64_t n, bool squares, double* partials,
+                               Stream stream) {
+  kernels::reduce_sum_partials(x, n, squares, partials, reduce_partials, stream);
+  cuda_check(cudaGetLastError(), "reduce_sum_partials");
+}
+
+void Cuda::sum_partials(const double* partials, int count, double* out, Stream stream) {
+  kernels::sum_partials(partials, count, false, out, stream);
+  cuda_check(cudaGetLastError(), "sum_partials");
+}
+
 void Cuda::to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream) {
   kernels::to_bf16(src, dst, n, stream);
   cuda_check(cudaGetLastError(), "to_bf16");

@@ -503,6 +503,41 @@ TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
   }
 }
 
+TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
+  // The gradient norm's form: segments of uneven length (one empty, one unaligned) reduced into
+  // their own partials on a second stream, then summed in order on the first.
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s, side;
+  const std::vector<std::int64_t> bounds{0, 1, 1, 70'001, 1'000'003};  // segment starts, end
+  const std::int64_t n = bounds.back();
+  const auto x = testing::random_normal(n, seed);
+  auto d_x = device(x, s);
+  const int segments = static_cast<int>(bounds.size()) - 1;
+  auto d_partials = poisoned<double>(std::int64_t{segments} * Cuda::reduce_partials, s);
+  double want = 0, magnitude = 0;
+  for (const float v : x) {
+    want += double{v} * v;
+    magnitude += double{v} * v;
+  }
+  auto run = [&] {
+    auto d_out = device(std::vector<double>{NAN}, s);
+    backend::cuda_check(cudaStreamSynchronize(s), "sync");  // inputs on `s`, read on `side`
+    for (int k = segments - 1; k >= 0; --k)  // last first, as the backward pass finishes them
+      Cuda::reduce_sum_partials(d_x.data() + bounds[k], bounds[k + 1] - bounds[k], true,
+                                d_partials.data() + std::int64_t{k} * Cuda::reduce_partials, side);
+    backend::cuda_check(cudaStreamSynchronize(side), "sync");
+    Cuda::sum_partials(d_partials.data(), segments * Cuda::reduce_partials, d_out.data(), s);
+    return d_out.download()[0];
+  };
+  const double got = run();
+  // fp64 sums of the same n squares in different orders: n * 2^-53 of the magnitude (~1e-10).
+  EXPECT_LE(std::abs(got - want), 1e-10 * magnitude);
+  const double again = run();
+  EXPECT_EQ(std::memcmp(&got, &again, sizeof(double)), 0) << "fixed segments and grids";
+}
+
 // ---- to_bf16 -----------------------------------------------------------------------------
 
 TEST(CudaElementwise, ToBf16RoundsToNearestEven) {

@@ -122,6 +122,12 @@ struct Cuda {
   static void reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate,
                          double* out, double* partials, Stream stream);
   static constexpr int reduce_partials = 1024;
+  /// reduce_sum in two halves, for one sum over segments reduced at different times, on any
+  /// stream: reduce_sum_partials writes the reduce_partials doubles of one segment, sum_partials
+  /// adds `count` doubles in order into *out. Deterministic like reduce_sum.
+  static void reduce_sum_partials(const float* x, std::int64_t n, bool squares, double* partials,
+                                  Stream stream);
+  static void sum_partials(const double* partials, int count, double* out, Stream stream);
 
   /// dst = bf16(src).
   static void to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream);
