@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "tprimat/core/error.hpp"
 #include "tprimat/profile/chrome_trace.hpp"
 #include "tprimat/profile/summary_text.hpp"
 #include "tprimat/profile/trace_reader.hpp"
@@ -224,3 +227,30 @@ TEST(ProfileSummary, EmptyTraceSaysSo) {
 }
 
 }  // namespace
+
+// What the trace_reader fuzzer taught (tests/fuzz/regressions/trace_reader): numbers out of any
+// sane range are clamped, names of the wrong type read as empty, and times past 73 years are
+// bad input, never undefined behaviour or an escaping nlohmann exception.
+TEST(ProfileSummary, OutOfRangeNumbersAreClampedOrRefused) {
+  const auto trace = profile::parse_chrome_trace(nlohmann::json::parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": 7, "pid": 1.5e300, "tid": -0.5, "ts": 10, "dur": 5,
+     "args": {"flops": 1e30, "bytes": -1e300, "grid": [1e30, -3, 2.5], "correlation": 1e30,
+              "External id": -4}},
+    {"ph": "X", "cat": "user_annotation", "name": "gemm", "ts": 10, "dur": 5,
+     "args": {"flops": 1e300}}]})"));
+  ASSERT_EQ(trace.events.size(), 2u);
+  const auto& k = trace.events[0];
+  EXPECT_EQ(k.name, "");
+  EXPECT_EQ(k.grid[0], std::numeric_limits<int>::max());
+  EXPECT_EQ(k.grid[1], 0);
+  EXPECT_EQ(k.grid[2], 2);
+  EXPECT_EQ(k.bytes, -1);
+  EXPECT_EQ(k.correlation, std::uint64_t(std::numeric_limits<std::int64_t>::max()));
+  EXPECT_EQ(k.external_id, 0u);
+  EXPECT_EQ(trace.events[1].flops, 1e30);
+  EXPECT_EQ(profile::summarize(trace).kernel_ns, 5 * us);
+
+  const auto far = nlohmann::json::parse(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1}]})");
+  EXPECT_THROW((void)profile::parse_chrome_trace(far), tprimat::core::InputError);
+}

@@ -124,8 +124,7 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
     } catch (const core::InputError& e) {
       rep.close_log();
       if (list.jobs.size() == 1) return report_input_error(e, rt.rank);
-      std::string why = e.what();
-      if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+      const std::string why = core::without_prefix(e.what());
       rep.line("tprimat: skipping " + job.ctx.plan.strategy_name + " for " +
                std::string(job.ctx.full.cli_name) + ": " + why);
     } catch (const std::exception& e) {

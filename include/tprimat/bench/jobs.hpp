@@ -171,7 +171,6 @@ inline std::string gib_text(double bytes) {
   return buf;
 }
 
-/// Creates the directory and proves it writable with a probe file (removed at once).
 /// --save PATH: one checkpoint, so one job; a file path whose directory exists.
 inline void check_save(const std::filesystem::path& path, std::size_t jobs) {
   if (jobs != 1)
@@ -189,6 +188,7 @@ inline void check_save(const std::filesystem::path& path, std::size_t jobs) {
                            "create it first, or save elsewhere");
 }
 
+/// Creates the directory and proves it writable with a probe file (removed at once).
 inline void check_output_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -370,8 +370,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
         job = detail::make_job(o, env, m, s, true, data_check.get(), &spec);
       } catch (const core::InputError& e) {
         if (!skip_bad) throw;
-        std::string why = e.what();
-        if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+        const std::string why = core::without_prefix(e.what());
         out.notices.push_back("tprimat: skipping " + s.name + " for " + m + " (output" +
                               s.dir_suffix + "): " + why);
         continue;

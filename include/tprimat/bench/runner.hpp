@@ -218,14 +218,19 @@ inline std::vector<float> init_weights(const Job& job, const train::ParameterTab
   return params;
 }
 
-/// `--save PATH` after the job's last run: the whole model gathered from every rank's shard (a
-/// collective: every rank calls this), written by rank 0 with the fp32 weights, so `--init PATH`
-/// starts from exactly them. Adam's moments are not saved. An incomplete run saves nothing.
+/// Whether `--save` writes after this run: the job's last.
+inline bool saves_after(const Job& job, int run) {
+  return !job.ctx.save.empty() && run == job.runs - 1;
+}
+
+/// `--save PATH`: the whole model gathered from every rank's shard (a collective: every rank
+/// calls this), written by rank 0 with the fp32 weights, so `--init PATH` starts from exactly
+/// them. Adam's moments are not saved. An incomplete run saves nothing; a failed write leaves
+/// the run's figures in its record, marks it incomplete and says why.
 template <class T, class Comm>
 void save_weights(const Job& job, int run, RunRecord& rec, const train::ParameterTable& table,
                   std::span<const T> params, Comm& comm, Reporter& rep) {
   const auto& c = job.ctx;
-  if (c.save.empty() || run != job.runs - 1) return;
   if (!rec.complete) {
     rep.line("tprimat: --save: the run did not complete; no weights written to " + c.save);
     return;
@@ -233,8 +238,14 @@ void save_weights(const Job& job, int run, RunRecord& rec, const train::Paramete
   const auto at = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp});
   const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp, at.dp, comm);
   if (comm.rank() != 0) return;
-  data::save_hf_weights<float>(c.save, train::make_parameter_table(c.dims, train::Shard{}),
-                               whole, data::WeightType::f32);
+  try {
+    data::save_hf_weights<float>(c.save, train::make_parameter_table(c.dims, train::Shard{}),
+                                 whole, data::WeightType::f32);
+  } catch (const std::exception& e) {
+    rec.complete = false;  // the runner reports rec.error
+    rec.error = "--save failed: " + core::without_prefix(e.what());
+    return;
+  }
   rec.saved_weights = c.save;
   rep.line("tprimat: saved the weights after run " + std::to_string(run + 1) + " to " + c.save);
 }
@@ -299,7 +310,7 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.make_collector = [] { return profile::make_collector<Backend>(); };
     agree_on_stop_across(d, comm);
     RunRecord rec = run_steps(job, run, d, rep);
-    if (!c.save.empty() && run == job.runs - 1) {
+    if (saves_after(job, run)) {
       const auto params = step.engine().parameters();
       save_weights<float>(job, run, rec, step.engine().table(), std::span<const float>(params),
                           comm, rep);
@@ -318,9 +329,11 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.rank = comm.rank();
     agree_on_stop_across(d, comm);
     RunRecord rec = run_steps(job, run, d, rep);
-    const auto& model = step.model();
-    save_weights(job, run, rec, train::make_parameter_table(model.dims(), model.shard()),
-                 model.params(), comm, rep);
+    if (saves_after(job, run)) {
+      const auto& model = step.model();
+      save_weights(job, run, rec, train::make_parameter_table(model.dims(), model.shard()),
+                   model.params(), comm, rep);
+    }
     return rec;
   }
 }
@@ -455,8 +468,7 @@ inline int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep)
     if (rank == 0) std::fprintf(stderr, "%s\n", why.c_str());
   } else {
     if (!complete) {
-      std::string why = doc.value("error", std::string("unknown"));
-      if (why.rfind("tprimat: ", 0) == 0) why = why.substr(9);
+      const std::string why = core::without_prefix(doc.value("error", std::string("unknown")));
       rep.line("tprimat: run failed: " + why);
       if (rank == 0) std::fprintf(stderr, "tprimat: run failed: %s\n", why.c_str());
     }

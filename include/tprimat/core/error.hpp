@@ -16,6 +16,11 @@ inline constexpr int exit_run_failed = 1;
 /// for a process that a signal ended; the run still wrote what it had measured.
 constexpr int exit_interrupted(int signo) { return 128 + signo; }
 
+/// A message without its "tprimat: " prefix, for embedding in a sentence or a report.
+inline std::string without_prefix(const std::string& line) {
+  return line.rfind("tprimat: ", 0) == 0 ? line.substr(9) : line;
+}
+
 /// Bad input from the user. `what()` is one line: "tprimat: <problem>; <fix>".
 class InputError : public std::runtime_error {
  public:

@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -88,17 +89,23 @@ inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& eve
   return std::llround(ns);
 }
 
-/// A number clamped into [lo, hi]; `fallback` when absent or not a number.
+/// A number clamped into [lo, hi]; `fallback` when absent or not a number. The bounds are
+/// compared in double (a value within rounding of a bound gets the bound); an integer inside
+/// them converts exactly.
 template <class T>
 T clamped(const nlohmann::json& v, T lo, T hi, T fallback) {
   if (!v.is_number()) return fallback;
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > std::uint64_t(hi) ? hi : T(v.get<std::uint64_t>());
-  if (v.is_number_integer()) {
-    const auto i = v.get<std::int64_t>();
-    return i < std::int64_t(lo) ? lo : i > std::int64_t(hi) ? hi : T(i);
+  const bool is_unsigned = v.is_number_unsigned(), is_integer = v.is_number_integer();
+  const double d = is_unsigned  ? double(v.get<std::uint64_t>())
+                   : is_integer ? double(v.get<std::int64_t>())
+                                : v.get<double>();
+  if (d <= double(lo)) return lo;
+  if (d >= double(hi)) return hi;
+  if constexpr (std::is_integral_v<T>) {
+    if (is_unsigned) return static_cast<T>(v.get<std::uint64_t>());
+    if (is_integer) return static_cast<T>(v.get<std::int64_t>());
   }
-  const double d = v.get<double>();
-  return d <= double(lo) ? lo : d >= double(hi) ? hi : T(d);
+  return static_cast<T>(d);
 }
 
 inline std::uint64_t unsigned_arg(const nlohmann::json& args, const char* key) {

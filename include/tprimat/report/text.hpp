@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tprimat/core/error.hpp"
+
 namespace tprimat::report {
 
 /// `v` with `decimals` digits; "n/a" for NaN, so an unknown never prints as a number.
@@ -47,10 +49,7 @@ inline std::string mean_std(double mean, double std, int decimals) {
 /// "1 GPU", "8 GPUs".
 inline std::string gpus_label(int n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
 
-/// A problem line without its "tprimat: " prefix, for embedding in a sentence or a report.
-inline std::string without_prefix(const std::string& line) {
-  return line.rfind("tprimat: ", 0) == 0 ? line.substr(9) : line;
-}
+using core::without_prefix;  // reports embed problem lines in sentences
 
 /// Columns padded to their widest cell (UTF-8 aware enough for "±"); first row is the header.
 class Table {
