@@ -21,11 +21,6 @@ struct OptimizerScalars {
   float lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2, clip_norm;
 };
 
-template <class F>
-AnyLauncher any(F* f) {
-  return reinterpret_cast<AnyLauncher>(f);
-}
-
 const AnyLauncher launchers[] = {
     any(&kernels::embedding_forward),
     any(&kernels::embedding_backward),

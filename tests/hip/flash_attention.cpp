@@ -8,11 +8,6 @@
 namespace tprimat::hip_check {
 namespace {
 
-template <class F>
-AnyLauncher any(F* f) {
-  return reinterpret_cast<AnyLauncher>(f);
-}
-
 // HIP compiles flash_attention.cuh's scalar path (the CUDA build's is mma.sync).
 const AnyLauncher launchers[] = {
     any(&kernels::flash_attention_forward<16>),  any(&kernels::flash_attention_forward<32>),

@@ -8,11 +8,6 @@
 namespace tprimat::hip_check {
 namespace {
 
-template <class F>
-AnyLauncher any(F* f) {
-  return reinterpret_cast<AnyLauncher>(f);
-}
-
 const AnyLauncher launchers[] = {
     any(&kernels::launch_init_normal),
     any(&kernels::launch_fill),

@@ -10,6 +10,12 @@ namespace tprimat::hip_check {
 /// Any launcher's address (a function pointer converts to any other and back; never called).
 using AnyLauncher = void (*)();
 
+/// `f` as an AnyLauncher: the one cast every TU's table makes.
+template <class F>
+AnyLauncher any(F* f) {
+  return reinterpret_cast<AnyLauncher>(f);
+}
+
 /// Each TU mirrors one kernel TU of src/cuda: the same kernel headers and launchers, with the
 /// template arguments the CUDA backend instantiates. Taking a launcher's address instantiates
 /// it and every kernel it launches for the device; the link check then needs them all resolved.
