@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Finds the HIP compilers of tier-2 HIP support: the kernels compile-checked for AMD (tests/hip),
-# no HIP backend built yet. Sets TPRIMAT_HAVE_HIP, TPRIMAT_HIPCC, TPRIMAT_HIP_CLANG,
-# TPRIMAT_ROCM_PATH, and splits CMAKE_HIP_ARCHITECTURES by what the compilers here can do:
-# TPRIMAT_HIP_LINK_ARCHS (hipcc compiles and links them) and TPRIMAT_HIP_CODEGEN_ARCHS (only
-# clang's device code generation: no device libraries for them, so no link).
+# Finds the HIP compilers of tier-2 HIP support: backend::Hip compile-checked for AMD (tests/hip)
+# and, in a build without the CUDA backend, built for the CLI (src/hip). Sets TPRIMAT_HAVE_HIP,
+# TPRIMAT_HIPCC, TPRIMAT_HIP_CLANG, TPRIMAT_ROCM_PATH, TPRIMAT_HIP_INCLUDE_FLAGS (the include
+# flags of a hipcc compile of tprimat's sources), TPRIMAT_HIP_BACKEND, and splits
+# CMAKE_HIP_ARCHITECTURES by what the compilers here can do: TPRIMAT_HIP_LINK_ARCHS (hipcc
+# compiles and links them) and TPRIMAT_HIP_CODEGEN_ARCHS (only clang's device code generation:
+# no device libraries for them, so no link).
 set(TPRIMAT_HAVE_HIP OFF)
 if(NOT TPRIMAT_HIP STREQUAL "OFF")
   set(_hints /opt/rocm/bin)
@@ -77,3 +79,23 @@ foreach(arch IN LISTS CMAKE_HIP_ARCHITECTURES)
 endforeach()
 message(STATUS "tprimat: HIP compile + link: ${TPRIMAT_HIP_LINK_ARCHS}; device code only "
                "(${TPRIMAT_HIP_CLANG}): ${TPRIMAT_HIP_CODEGEN_ARCHS}")
+
+# tprimat's headers and their dependencies (Eigen, nlohmann-json) as a hipcc command line wants
+# them; the dependencies as system headers (-Werror is for our code), never /usr/include itself
+# (already searched; -isystem would break libstdc++'s #include_next).
+get_target_property(_eigen Eigen3::Eigen INTERFACE_INCLUDE_DIRECTORIES)
+get_target_property(_json nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)
+set(TPRIMAT_HIP_INCLUDE_FLAGS -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/kernels)
+foreach(dir IN LISTS _eigen _json)
+  if(dir AND NOT dir STREQUAL "/usr/include")
+    list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -isystem ${dir})
+  endif()
+endforeach()
+
+# A build has one GPU platform: backend::Gpu is Cuda or Hip. Without the CUDA backend, and with
+# an architecture hipcc can link, backend::Hip is built (src/hip) and the CLI gets --backend hip.
+set(TPRIMAT_HIP_BACKEND OFF)
+if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS)
+  set(TPRIMAT_HIP_BACKEND ON)
+endif()
+message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")

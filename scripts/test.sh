@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Every test, in two stages. main: installs dependencies, builds everything in ./build, runs CTest
+# Every test, in three stages. main: installs dependencies, builds everything in ./build, runs CTest
 # (MPI tests included); extra arguments go to this ctest. asan: the CPU tests again, built with
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks fail too) in ./build-asan; skip it with
-# TPRIMAT_SKIP_ASAN=1. Fails if either stage fails; prints each stage's timings.
+# TPRIMAT_SKIP_ASAN=1. hip: the README's ROCm build of the CLI (no CUDA, backend::Hip by hipcc) in
+# ./build-hip, run without an AMD GPU; skipped without hipcc or with TPRIMAT_SKIP_HIP=1. Fails if
+# any stage fails; prints each stage's timings.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/configure.sh"
 
@@ -71,6 +73,42 @@ else
   echo "test.sh: asan stage: build ${asan_build} s, ctest ${asan_ctest} s, exit ${asan_status}"
 fi
 
+# ---- hip stage ----------------------------------------------------------------------------------
+# The ROCm build line of the README on this machine: CUDA off, so backend::Hip is built by hipcc
+# (src/hip) into the CLI. Without an AMD GPU the CLI must refuse --backend hip with the reason
+# (exit 2) and run the CPU backend. The HIP compile checks themselves ran in the main stage.
+hip_status=0
+hip_time=0
+if [[ "${TPRIMAT_SKIP_HIP:-0}" == 1 || " ${TPRIMAT_CMAKE_ARGS:-} " == *" -DTPRIMAT_HIP=OFF "* ]] ||
+   ! command -v hipcc >/dev/null 2>&1; then
+  echo "test.sh: hip stage skipped (no hipcc, -DTPRIMAT_HIP=OFF or TPRIMAT_SKIP_HIP=1)"
+else
+  hip_dir="${TPRIMAT_HIP_BUILD_DIR:-${TPRIMAT_ROOT}/build-hip}"
+  hip_generator=()
+  if [[ ! -f "${hip_dir}/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+    hip_generator=(-G Ninja)
+  fi
+  t=$(date +%s)
+  hip_cli="${hip_dir}/examples/cli/tprimat"
+  { cmake -S "${TPRIMAT_ROOT}" -B "${hip_dir}" "${hip_generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DTPRIMAT_CUDA=OFF -DTPRIMAT_HIP=ON -DTPRIMAT_BUILD_TESTS=OFF \
+      -DTPRIMAT_BUILD_BENCHMARKS=OFF >/dev/null &&
+      cmake --build "${hip_dir}" --parallel "${TPRIMAT_JOBS}" --target tprimat_cli; } ||
+    hip_status=$?
+  if ((hip_status == 0)); then
+    refusal=$("${hip_cli}" bench --backend hip 2>&1) && hip_status=1
+    if [[ "${refusal}" != *"no AMD GPU is visible"* ]]; then
+      echo "test.sh: hip stage: --backend hip without an AMD GPU said: ${refusal}"
+      hip_status=1
+    fi
+    "${hip_cli}" bench --steps 1 --warmup-steps 0 --seq 32 --output-dir "${hip_dir}/smoke" ||
+      hip_status=$?
+  fi
+  hip_time=$(since "$t")
+  echo "test.sh: hip stage: ${hip_time} s, exit ${hip_status}"
+fi
+
 echo "test.sh: total $(since "$start") s; main: build ${main_build} s + ctest ${main_ctest} s," \
-     "exit ${main_status}; asan: build ${asan_build} s + ctest ${asan_ctest} s, exit ${asan_status}"
-((main_status == 0 && asan_status == 0))
+     "exit ${main_status}; asan: build ${asan_build} s + ctest ${asan_ctest} s, exit ${asan_status};" \
+     "hip: ${hip_time} s, exit ${hip_status}"
+((main_status == 0 && asan_status == 0 && hip_status == 0))

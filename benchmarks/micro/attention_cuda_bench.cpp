@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/cuda_attention.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 
 namespace tprimat::gpu_bench {
@@ -92,7 +92,7 @@ void BM_Attention(benchmark::State& state, AttentionShape s, Pass pass) {
     for (int i = 0; i < sets; ++i) t.emplace_back(s, stream, 10 * i + 1, Policy{});
     DeviceBuffer<std::byte> workspace(std::max<std::size_t>(Policy::backward_workspace_bytes(s), 1),
                                       stream);
-    cuda_check(cudaStreamSynchronize(stream), "set-up");
+    gpu_check(cudaStreamSynchronize(stream), "set-up");
     const Timing timing = time_calls(state, stream, sets, [&](int i) {
       Tensors& x = t[i % sets];
       if (pass == Pass::fwd)

@@ -22,7 +22,7 @@ struct Copy {
     fill_normal(reinterpret_cast<float*>(src.data()), copy_bytes / sizeof(float), 7, stream);
   }
   void operator()(cudaStream_t stream) {
-    cuda_check(
+    gpu_check(
         cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream),
         "cudaMemcpyAsync");
   }

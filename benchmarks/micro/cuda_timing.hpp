@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "tprimat/backend/cuda.hpp"
-#include "tprimat/backend/cuda_buffer.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
 
 namespace tprimat::gpu_bench {
 
 using backend::Cuda;
-using backend::cuda_check;
+using backend::gpu_check;
 using backend::DeviceBuffer;
 using bf16 = Cuda::bf16;
 
@@ -42,8 +42,8 @@ struct Device {
     static const Device d = [] {
       const backend::DeviceInfo info = Cuda::device_info();
       int device = 0, l2 = 0;
-      cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-      cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
+      gpu_check(cudaGetDevice(&device), "cudaGetDevice");
+      gpu_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
       return Device{info.device_name, info.peak_tflops_dense, static_cast<std::size_t>(l2)};
     }();
     return d;
@@ -53,7 +53,7 @@ struct Device {
 /// A stream of its own for one benchmark, synchronised and destroyed at scope exit.
 class Stream {
  public:
-  Stream() { cuda_check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "stream"); }
+  Stream() { gpu_check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "stream"); }
   ~Stream() {
     cudaStreamSynchronize(s_);
     cudaStreamDestroy(s_);
@@ -100,7 +100,7 @@ class CallGraph {
   template <class Call>
   CallGraph(cudaStream_t stream, int calls, Call& call) : stream_(stream), calls_(calls) {
     cudaGraph_t graph = nullptr;
-    cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+    gpu_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
                "cudaStreamBeginCapture");
     try {
       for (int i = 0; i < calls; ++i) call(i);
@@ -109,12 +109,12 @@ class CallGraph {
       if (graph) cudaGraphDestroy(graph);
       throw;
     }
-    cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    gpu_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
     const cudaError_t status = cudaGraphInstantiate(&exec_, graph, 0);
     cudaGraphDestroy(graph);
-    cuda_check(status, "cudaGraphInstantiate");
-    cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
-    cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
+    gpu_check(status, "cudaGraphInstantiate");
+    gpu_check(cudaEventCreate(&start_), "cudaEventCreate");
+    gpu_check(cudaEventCreate(&stop_), "cudaEventCreate");
   }
   ~CallGraph() {
     cudaStreamSynchronize(stream_);
@@ -128,12 +128,12 @@ class CallGraph {
   int calls() const { return calls_; }
   /// GPU seconds per call over one replay.
   double replay() {
-    cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
-    cuda_check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
-    cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    gpu_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    gpu_check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
+    gpu_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    gpu_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
     float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    gpu_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
     return ms * 1e-3 / calls_;
   }
 
@@ -150,16 +150,16 @@ class CallGraph {
 template <class Call>
 std::unique_ptr<CallGraph> capture_calls(cudaStream_t stream, int sets, Call& call) {
   for (int i = 0; i < sets; ++i) call(i);
-  cuda_check(cudaStreamSynchronize(stream), "warm-up");
+  gpu_check(cudaStreamSynchronize(stream), "warm-up");
   cudaEvent_t start = nullptr, stop = nullptr;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+  gpu_check(cudaEventCreate(&start), "cudaEventCreate");
+  gpu_check(cudaEventCreate(&stop), "cudaEventCreate");
+  gpu_check(cudaEventRecord(start, stream), "cudaEventRecord");
   call(0);
-  cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-  cuda_check(cudaEventSynchronize(stop), "probe");
+  gpu_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+  gpu_check(cudaEventSynchronize(stop), "probe");
   float ms = 0;
-  cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  gpu_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   int calls = static_cast<int>(std::clamp(std::ceil(0.5 / std::max(ms, 1e-4f)), 1.0, 512.0));

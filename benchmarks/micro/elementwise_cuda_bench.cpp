@@ -383,7 +383,7 @@ void BM_Elementwise(benchmark::State& state) {
   try {
     Stream stream;
     Op op(stream);
-    cuda_check(cudaStreamSynchronize(stream), "set-up");
+    gpu_check(cudaStreamSynchronize(stream), "set-up");
     const Timing t = time_calls(state, stream, op.sets, [&](int i) { op(i % op.sets, stream); });
     if constexpr (requires { op.measured_work(); })
       report(state, t, op.measured_work());

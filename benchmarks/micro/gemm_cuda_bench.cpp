@@ -41,7 +41,7 @@ struct Gemm {
   }
 };
 
-/// A weight W[in, out], row-major as the engine stores it (src/cuda/device_transformer.cpp),
+/// A weight W[in, out], row-major as the engine stores it (src/gpu/device_transformer.cpp),
 /// already split by TP: column-parallel (q, kv, gate_up, the vocab-parallel lm_head) split `out`,
 /// row-parallel (o, down) split `in`.
 struct Projection {
@@ -132,14 +132,14 @@ class Operands {
   }
 
  private:
-  Operands() { cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream"); }
+  Operands() { gpu_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream"); }
   static std::size_t round(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
   std::byte* grow(DeviceBuffer<std::byte>& buf, std::size_t bytes) {
     if (bytes > buf.size()) {
       buf = DeviceBuffer<std::byte>();  // free first: the largest buffers are 2 GiB
       buf = DeviceBuffer<std::byte>(bytes, stream_);
       fill_normal(reinterpret_cast<bf16*>(buf.data()), bytes / sizeof(bf16), ++seed_, stream_);
-      cuda_check(cudaStreamSynchronize(stream_), "operand fill");
+      gpu_check(cudaStreamSynchronize(stream_), "operand fill");
     }
     return buf.data();
   }

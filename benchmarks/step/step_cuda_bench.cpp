@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/data/synthetic.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/model/llama31_8b.hpp"
@@ -164,23 +164,23 @@ void BM_CudaStepHarness(benchmark::State& state) {
     WarmStep<M> warm(shape, options, 3);
     auto& step = warm.step;
     std::vector<std::vector<std::int32_t>> batches(block, warm.batch());
-    tprimat::backend::cuda_check(cudaStreamCreateWithFlags(&marks, cudaStreamNonBlocking),
+    tprimat::backend::gpu_check(cudaStreamCreateWithFlags(&marks, cudaStreamNonBlocking),
                                  "cudaStreamCreate");
-    tprimat::backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-    tprimat::backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+    tprimat::backend::gpu_check(cudaEventCreate(&start), "cudaEventCreate");
+    tprimat::backend::gpu_check(cudaEventCreate(&stop), "cudaEventCreate");
     double per_step_events = 0, block_events = 0, block_wall = 0;
     for (auto _ : state) {
       for (auto& b : batches) warm.next(b);
       double events = 0;
       const auto wall_start = std::chrono::steady_clock::now();
-      tprimat::backend::cuda_check(cudaEventRecord(start, marks), "cudaEventRecord");
+      tprimat::backend::gpu_check(cudaEventRecord(start, marks), "cudaEventRecord");
       for (const auto& b : batches) events += step.run(b).device_seconds;
-      tprimat::backend::cuda_check(cudaEventRecord(stop, marks), "cudaEventRecord");
-      tprimat::backend::cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      tprimat::backend::gpu_check(cudaEventRecord(stop, marks), "cudaEventRecord");
+      tprimat::backend::gpu_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       float ms = 0;
-      tprimat::backend::cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      tprimat::backend::gpu_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
       state.SetIterationTime(ms * 1e-3 / block);
       per_step_events += events;
       block_events += ms * 1e-3;

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "tprimat/backend/cpu.hpp"
-#if defined(TPRIMAT_WITH_CUDA)
-#include "tprimat/backend/cuda.hpp"
+#if defined(TPRIMAT_WITH_CUDA) || defined(TPRIMAT_WITH_HIP)
+#include "tprimat/backend/gpu.hpp"
 #endif
 #if defined(TPRIMAT_HAVE_NCCL)
 #include "tprimat/backend/nccl.hpp"
@@ -45,7 +45,7 @@ struct AddOption {
 };
 
 /// The backend `--backend` asks for, or with auto the GPU one when this binary has it and a GPU
-/// is present. Returns its software stack ("cpu", "cuda").
+/// is present. Returns its name ("cpu", "cuda", "hip"). A build has one GPU backend.
 std::string pick_backend(const std::string& asked) {
 #if defined(TPRIMAT_WITH_CUDA)
   const bool gpu = backend::Cuda::device_count() > 0;
@@ -53,14 +53,24 @@ std::string pick_backend(const std::string& asked) {
     throw core::InputError("--backend cuda: no CUDA device is visible (driver or GPU missing)",
                            "run on a GPU machine, or --backend cpu");
   if (asked == "cuda" || (asked == "auto" && gpu)) return "cuda";
-#else
-  if (asked == "cuda")
-    throw core::InputError("this tprimat is built without the CUDA backend (no nvcc at build time)",
-                           "rebuild with the CUDA toolkit on PATH, or --backend cpu");
-#endif
   if (asked == "hip")
-    throw core::InputError("this tprimat is built without the HIP backend",
-                           "use --backend cpu or cuda");
+    throw core::InputError("this tprimat is built with the CUDA backend, not HIP",
+                           "build for ROCm (README: ROCm / AMD), or use --backend cuda or cpu");
+#elif defined(TPRIMAT_WITH_HIP)
+  const bool gpu = backend::Hip::device_count() > 0;
+  if (asked == "hip" && !gpu)
+    throw core::InputError("--backend hip: no AMD GPU is visible (ROCm runtime or GPU missing)",
+                           "run on a ROCm machine, or --backend cpu");
+  if (asked == "hip" || (asked == "auto" && gpu)) return "hip";
+  if (asked == "cuda")
+    throw core::InputError("this tprimat is built with the HIP backend, not CUDA",
+                           "build with the CUDA toolkit on PATH, or use --backend hip or cpu");
+#else
+  if (asked == "cuda" || asked == "hip")
+    throw core::InputError("this tprimat is built without a GPU backend (neither nvcc nor hipcc "
+                           "at build time)",
+                           "rebuild with the CUDA toolkit or ROCm on PATH, or --backend cpu");
+#endif
   return "cpu";
 }
 
@@ -68,6 +78,8 @@ backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
   backend::DeviceInfo info;
 #if defined(TPRIMAT_WITH_CUDA)
   if (stack == "cuda") info = backend::Cuda::device_info();
+#elif defined(TPRIMAT_WITH_HIP)
+  if (stack == "hip") info = backend::Hip::device_info();
 #endif
 #if defined(TPRIMAT_HAVE_NCCL)
   if (stack == "cuda") info.collectives_version = parallel::comm::Nccl::version();
@@ -92,6 +104,8 @@ int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
     rt.run_once = [comm, stack](const bench::Job& job, int run, bench::Reporter& rep) {
 #if defined(TPRIMAT_WITH_CUDA)
       if (stack == "cuda") return bench::run_dispatched<backend::Cuda>(job, run, comm, rep);
+#elif defined(TPRIMAT_WITH_HIP)
+      if (stack == "hip") return bench::run_dispatched<backend::Hip>(job, run, comm, rep);
 #endif
       return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
     };

@@ -68,8 +68,8 @@
 #include <utility>
 #include <vector>
 
-#include "tprimat/backend/cuda.hpp"
-#include "tprimat/backend/cuda_attention.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
 #include "tprimat/core/error.hpp"
 
 #if defined(TPRIMAT_HAVE_CUDNN)
@@ -663,7 +663,7 @@ void build(Cache& c, Entry& e, const AttentionShape& s, int device) {
 
 int current_device() {
   int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
   return device;
 }
 
@@ -705,13 +705,13 @@ void prepare_entry(Entry& e, const AttentionShape& s, cudaStream_t stream) {
     const std::vector<std::int32_t> lens(2 * static_cast<std::size_t>(s.batch), s.seq);
     e.seq_lens =
         static_cast<std::int32_t*>(Cuda::allocate(lens.size() * sizeof(std::int32_t), stream));
-    cuda_check(cudaMemcpyAsync(e.seq_lens, lens.data(), lens.size() * sizeof(std::int32_t),
+    gpu_check(cudaMemcpyAsync(e.seq_lens, lens.data(), lens.size() * sizeof(std::int32_t),
                                cudaMemcpyHostToDevice, stream),
                "cuDNN attention: upload sequence lengths");
   }
   // The pool allocations are stream-ordered: make them valid on every stream (and the pageable
   // upload complete) before any call uses them.
-  cuda_check(cudaStreamSynchronize(stream), "cuDNN attention: prepare");
+  gpu_check(cudaStreamSynchronize(stream), "cuDNN attention: prepare");
   e.prepared = true;
 }
 
@@ -789,7 +789,7 @@ void CudnnAttention::backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cu
   void* dq_accum = base + e.dq_accum_offset;
   // Before 9.6 the engine accumulates into dQ_accum without clearing it first.
   if (cudnnGetVersion() < 90600)
-    cuda_check(cudaMemsetAsync(dq_accum, 0, e.dq_accum_bytes, stream),
+    gpu_check(cudaMemsetAsync(dq_accum, 0, e.dq_accum_bytes, stream),
                "cuDNN attention backward: clear dQ accumulator");
   std::vector<std::int64_t> uids{uid_q,          uid_k,   uid_v,           uid_o,       uid_do,
                                  uid_stats,      uid_dq,  uid_dk,          uid_dv,      uid_scale,

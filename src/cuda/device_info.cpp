@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/report/peaks.hpp"
 
@@ -29,7 +29,7 @@ std::string library_version(std::size_t v) {
 
 }  // namespace
 
-DeviceInfo Cuda::device_info() {
+DeviceInfo Gpu::device_info() {
   int count = 0;
   if (const cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess || count == 0) {
     (void)cudaGetLastError();
@@ -39,12 +39,12 @@ DeviceInfo Cuda::device_info() {
         "; run on a machine with an NVIDIA GPU and driver, or use the CPU backend");
   }
   int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};
-  cuda_check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  gpu_check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   int driver = 0, runtime = 0;
-  cuda_check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-  cuda_check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  gpu_check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  gpu_check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
 
   DeviceInfo info;
   info.platform = "nvd";
@@ -60,6 +60,7 @@ DeviceInfo Cuda::device_info() {
   info.peak_tflops_dense = report::dense_peak_tflops(info.device_name);
   // The loaded libraries' versions (may differ from the headers this was compiled with).
   info.blas_version = "cuBLASLt " + library_version(cublasLtGetVersion());
+  info.gemm = std::string(gemm_library());
 #if defined(TPRIMAT_HAVE_CUDNN)
   {
     const std::size_t v = cudnnGetVersion();

@@ -22,7 +22,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/cuda_gemm.hpp"
 #include "tprimat/core/error.hpp"
 
@@ -210,15 +210,17 @@ std::unique_ptr<Plan> make_plan(const Key& key, cublasLtHandle_t handle) {
 
 }  // namespace
 
+std::string_view Gpu::gemm_library() { return "cublaslt"; }
+
 void Cuda::gemm_prepare(Stream stream) {
   int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   if (c.devices.contains(device)) return;
 
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cuda_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  gpu_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
   if (capture != cudaStreamCaptureStatusNone)
     throw core::RunError("Cuda::gemm_prepare on device " + std::to_string(device) +
                          " inside CUDA graph capture: call it, or run one eager step, before "
@@ -230,7 +232,7 @@ void Cuda::gemm_prepare(Stream stream) {
   try {
     d.workspace = Cuda::allocate(gemm_workspace_bytes, stream);
     // Pool memory is stream-ordered: once the allocation completed, any stream may use it.
-    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (gemm workspace)");
+    gpu_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (gemm workspace)");
   } catch (...) {
     cublasLtDestroy(d.handle);
     throw;
@@ -248,7 +250,7 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
               float beta, const Out* c_in, Out* c, std::int64_t ldc, const Cuda::bf16* bias,
               Cuda::Stream stream) {
   int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
   const Key key{m,
                 n,
                 k,
@@ -334,7 +336,7 @@ std::size_t gemm_cached_plans() {
 
 std::string gemm_algorithm(const GemmQuery& q) {
   int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
   const cudaDataType_t out = q.fp32_out ? CUDA_R_32F : CUDA_R_16BF;
   Cache& c = cache();
   std::lock_guard lock(c.mutex);

@@ -14,7 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda_attention.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
 
 namespace tprimat::testing {
 namespace {
@@ -125,13 +125,13 @@ struct DeviceAttention {
   template <class Policy>
   void forward(const AttentionShape& s, cudaStream_t stream) {
     Policy::forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s, stream);
-    backend::cuda_check(cudaStreamSynchronize(stream), "attention forward");
+    backend::gpu_check(cudaStreamSynchronize(stream), "attention forward");
   }
   template <class Policy>
   void backward(const AttentionShape& s, cudaStream_t stream) {
     Policy::backward(q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(), dq.data(),
                      dk.data(), dv.data(), s, workspace.data(), stream);
-    backend::cuda_check(cudaStreamSynchronize(stream), "attention backward");
+    backend::gpu_check(cudaStreamSynchronize(stream), "attention backward");
   }
 };
 

@@ -16,7 +16,7 @@
 
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/embedding_groups.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/spec.hpp"
@@ -195,11 +195,11 @@ TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
 
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  backend::cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capture");
+  backend::gpu_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capture");
   Cuda::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(), d_count.data(),
                            n, d_dout.data(), hidden, d_dtable.data(), s);
-  backend::cuda_check(cudaStreamEndCapture(s, &graph), "end capture");
-  backend::cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  backend::gpu_check(cudaStreamEndCapture(s, &graph), "end capture");
+  backend::gpu_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
 
   for (int ids_in_use : {vocab, 7}) {  // ~290 groups, then 7
     SCOPED_TRACE("ids in use " + std::to_string(ids_in_use));
@@ -213,7 +213,7 @@ TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
     d_count.upload(std::vector<std::int32_t>{groups.count});
     d_dout.upload(dout);
     d_dtable.upload(dtable0);
-    backend::cuda_check(cudaGraphLaunch(exec, s), "graph launch");
+    backend::gpu_check(cudaGraphLaunch(exec, s), "graph launch");
     auto want = dtable0;
     Cpu::embedding_backward(ids.data(), n, dout.data(), hidden, want.data());
     EXPECT_LE(relative_error(d_dtable.download(), want), fp32_bound) << "fp32 sums of fp32 rows";
@@ -523,11 +523,11 @@ TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
   }
   auto run = [&] {
     auto d_out = device(std::vector<double>{NAN}, s);
-    backend::cuda_check(cudaStreamSynchronize(s), "sync");  // inputs on `s`, read on `side`
+    backend::gpu_check(cudaStreamSynchronize(s), "sync");  // inputs on `s`, read on `side`
     for (int k = segments - 1; k >= 0; --k)  // last first, as the backward pass finishes them
       Cuda::reduce_sum_partials(d_x.data() + bounds[k], bounds[k + 1] - bounds[k], true,
                                 d_partials.data() + std::int64_t{k} * Cuda::reduce_partials, side);
-    backend::cuda_check(cudaStreamSynchronize(side), "sync");
+    backend::gpu_check(cudaStreamSynchronize(side), "sync");
     Cuda::sum_partials(d_partials.data(), segments * Cuda::reduce_partials, d_out.data(), s);
     return d_out.download()[0];
   };

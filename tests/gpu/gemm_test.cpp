@@ -19,7 +19,7 @@ namespace tprimat::testing {
 namespace {
 
 using backend::Cpu;
-using backend::cuda_check;
+using backend::gpu_check;
 using model::Llama31_8B;
 using model::Tiny;
 
@@ -99,7 +99,7 @@ class GemmCheck {
       dc_.fill_bytes(0xFF);
     else
       dc_.upload(to_out<Out>(c0_));
-    cuda_check(cudaStreamSynchronize(s_), "reset output");
+    gpu_check(cudaStreamSynchronize(s_), "reset output");
   }
 
   void launch() {
@@ -110,7 +110,7 @@ class GemmCheck {
   /// Relative error of C[m, n] (all rows, or `sampled_rows` spread over m for large shapes);
   /// also expects the padding columns of C untouched.
   double error(std::int64_t sampled_rows = 0) {
-    cuda_check(cudaStreamSynchronize(s_), "gemm");
+    gpu_check(cudaStreamSynchronize(s_), "gemm");
     const std::vector<float> got_all = from_out<Out>(dc_.download());
     std::vector<std::int64_t> rows;
     const std::int64_t r = sampled_rows > 0 ? std::min(sampled_rows, g_.m) : g_.m;
@@ -300,11 +300,11 @@ TEST(CudaGemm, ReplaysInCapturedGraph) {
 
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
-    cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+    gpu_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
     check.launch();
-    cuda_check(cudaStreamEndCapture(s, &graph), "end capture");
-    cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    cuda_check(cudaGraphLaunch(exec, s), "graph launch");
+    gpu_check(cudaStreamEndCapture(s, &graph), "end capture");
+    gpu_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    gpu_check(cudaGraphLaunch(exec, s), "graph launch");
     EXPECT_LE(check.error(), fp32_out_bound);
     EXPECT_EQ(backend::gemm_cached_plans(), plans);
     cudaGraphExecDestroy(exec);

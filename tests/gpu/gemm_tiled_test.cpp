@@ -11,14 +11,14 @@
 
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda_gemm_tiled.hpp"
+#include "tprimat/backend/gemm_tiled.hpp"
 #include "tprimat/core/error.hpp"
 
 namespace tprimat::testing {
 namespace {
 
 using backend::Cpu;
-using backend::cuda_check;
+using backend::gpu_check;
 using backend::TiledGemm;
 
 /// bf16 output against the double reference: rounding to bf16 (8 significant bits) costs at most
@@ -119,7 +119,7 @@ class GemmInputs {
       dc.upload(to_out<Out>(c0_));
     gemm(g_.trans_a, g_.trans_b, g_.m, g_.n, g_.k, da_.data(), lda_, db_.data(), ldb_, g_.beta,
          dc.data(), ldc_, g_.bias ? dbias_.data() : nullptr, s_);
-    cuda_check(cudaStreamSynchronize(s_), "gemm");
+    gpu_check(cudaStreamSynchronize(s_), "gemm");
     const std::vector<float> all = from_out<Out>(dc.download());
     std::vector<float> c(g_.m * g_.n);
     std::int64_t touched = 0;

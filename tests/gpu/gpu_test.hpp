@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tprimat/backend/cuda.hpp"
-#include "tprimat/backend/cuda_buffer.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
 
 /// Skips the test, with the reason, where no CUDA device can run it (CI, a laptop).
 #define TPRIMAT_REQUIRE_GPU()                                                          \
@@ -33,7 +33,7 @@ using bf16 = Cuda::bf16;
 /// A stream for one test, destroyed (after a synchronize) at the end.
 struct TestStream {
   cudaStream_t s = nullptr;
-  TestStream() { backend::cuda_check(cudaStreamCreate(&s), "cudaStreamCreate"); }
+  TestStream() { backend::gpu_check(cudaStreamCreate(&s), "cudaStreamCreate"); }
   ~TestStream() {
     cudaStreamSynchronize(s);
     cudaStreamDestroy(s);

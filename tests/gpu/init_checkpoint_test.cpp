@@ -14,7 +14,7 @@
 #include "../support/test_models.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/safetensors.hpp"
 #include "tprimat/model/qwen25_7b.hpp"

@@ -40,7 +40,7 @@ int world_size() {
   } while (0)
 
 Nccl make_world() {
-  tprimat::backend::cuda_check(cudaSetDevice(world_rank()), "cudaSetDevice");
+  tprimat::backend::gpu_check(cudaSetDevice(world_rank()), "cudaSetDevice");
   return Nccl(world_rank(), world_size(), [](void* data, std::size_t bytes) {
     MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
   });

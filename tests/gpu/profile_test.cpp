@@ -17,7 +17,7 @@
 
 #include "../support/test_models.hpp"
 #include "gpu_test.hpp"
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/profile/cupti.hpp"
 #include "tprimat/profile/nvtx.hpp"

@@ -13,7 +13,7 @@
 #include "../support/test_models.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/qwen25_7b.hpp"
 #include "tprimat/model/tiny.hpp"

@@ -18,6 +18,9 @@ struct DeviceInfo {
   std::string runtime_version;  ///< CUDA/HIP runtime, or the compiler on CPU
   double peak_tflops_dense = 0; ///< dense bf16 peak per device; 0 when unknown (MFU is then null)
   std::string blas_version;     ///< GEMM library, e.g. "cuBLASLt 13.1.0"; empty where none
+  /// The GEMM a GPU run uses: "cublaslt", or "fallback" (the portable tiled kernel: correct,
+  /// slow); empty on the CPU.
+  std::string gemm;
   std::string dnn_version;      ///< fused-attention library, e.g. "cuDNN 9.19.0"; empty where none
   std::string collectives_version;  ///< e.g. "NCCL 2.27.3"; empty where the backend has none
 };

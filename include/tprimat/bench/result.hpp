@@ -235,6 +235,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"driver_version", c.device.driver_version},
                      {"runtime_version", c.device.runtime_version},
                      {"blas_version", c.device.blas_version},
+                     {"gemm", c.device.gemm.empty() ? json(nullptr) : json(c.device.gemm)},
                      {"dnn_version", c.device.dnn_version},
                      {"collectives_version", c.device.collectives_version},
                      {"cores", c.device.cores},

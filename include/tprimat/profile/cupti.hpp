@@ -6,10 +6,11 @@
 
 #include <memory>
 
+#include "tprimat/kernels/platform.hpp"
 #include "tprimat/profile/collector.hpp"
 
 namespace tprimat::backend {
-struct Cuda;
+struct Gpu;  // backend::Cuda in a CUDA build
 }
 
 namespace tprimat::profile {
@@ -20,9 +21,11 @@ namespace tprimat::profile {
 /// kinds only between start() and stop(). Returns nullptr where the build has no CUPTI.
 std::unique_ptr<ActivityCollector> make_cupti_collector();
 
+#if !TPRIMAT_GPU_HIP  // a HIP build's Gpu has no collector yet (roctracer): host ranges only
 template <>
-inline std::unique_ptr<ActivityCollector> make_collector<backend::Cuda>() {
+inline std::unique_ptr<ActivityCollector> make_collector<backend::Gpu>() {
   return make_cupti_collector();
 }
+#endif
 
 }  // namespace tprimat::profile

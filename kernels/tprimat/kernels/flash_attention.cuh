@@ -28,7 +28,7 @@
 
 #include "tprimat/kernels/gpu.cuh"
 
-#if defined(__HIPCC__) || defined(TPRIMAT_FLASH_SCALAR)
+#if TPRIMAT_GPU_HIP || defined(TPRIMAT_FLASH_SCALAR)
 #define TPRIMAT_FLASH_MMA 0
 #else
 #define TPRIMAT_FLASH_MMA 1

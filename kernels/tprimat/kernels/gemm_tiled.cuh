@@ -4,7 +4,7 @@
 #pragma once
 
 // Row-major C[m, n] = op(A) op(B) + beta C_in (+ bias[n] broadcast over rows), the contract of
-// backend::Cuda::gemm/gemm_add (include/tprimat/backend/cuda.hpp): op(A) [m, k], stored [k, m]
+// backend::Cuda::gemm/gemm_add (include/tprimat/backend/gpu.hpp): op(A) [m, k], stored [k, m]
 // when trans_a; op(B) [k, n], stored [n, k] when trans_b; C_in may be C itself.
 //
 // Written for correctness on every GPU we compile for rather than speed: plain shared-memory

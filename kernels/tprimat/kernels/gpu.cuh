@@ -5,30 +5,13 @@
 
 // Kernels use only what this header names (gpu::Stream, gpu::bf16, gpu::warp_size, the shuffle
 // and bf16 helpers), never cuda*/hip* spellings, so the same .cuh compiles with both compilers.
-#if defined(__HIPCC__)
-#include <hip/hip_runtime.h>
-#if __has_include(<hip/hip_bf16.h>)
-#include <hip/hip_bf16.h>
-#define TPRIMAT_HIP_BF16 1
-#else
-#include <hip/hip_bfloat16.h>
-#endif
-#else
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-#endif
-
 #include <cstdint>
+
+#include "tprimat/kernels/gpu_types.hpp"
 
 namespace tprimat::gpu {
 
-#if defined(__HIPCC__)
-using Stream = hipStream_t;
-#if defined(TPRIMAT_HIP_BF16)
-using bf16 = __hip_bfloat16;
-#else
-using bf16 = hip_bfloat16;
-#endif
+#if TPRIMAT_GPU_HIP
 // CDNA (gfx9) runs 64-wide wavefronts; RDNA would be 32 but is not a target. The host pass has
 // no target, so it takes 64 too. warp_size stays defined after the error so that the guard's
 // message is the only diagnostic (tests/hip checks it fires).
@@ -37,8 +20,6 @@ using bf16 = hip_bfloat16;
 #endif
 inline constexpr int warp_size = 64;
 #else
-using Stream = cudaStream_t;
-using bf16 = __nv_bfloat16;
 inline constexpr int warp_size = 32;
 #endif
 
@@ -47,7 +28,7 @@ template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
   for (int off = warp_size / 2; off > 0; off /= 2) {
-#if defined(__HIPCC__)
+#if TPRIMAT_GPU_HIP
     v += __shfl_xor(v, off, warp_size);
 #else
     v += __shfl_xor_sync(0xffffffffu, v, off, warp_size);
@@ -60,7 +41,7 @@ template <class T>
 __device__ __forceinline__ T warp_max(T v) {
 #pragma unroll
   for (int off = warp_size / 2; off > 0; off /= 2) {
-#if defined(__HIPCC__)
+#if TPRIMAT_GPU_HIP
     const T o = __shfl_xor(v, off, warp_size);
 #else
     const T o = __shfl_xor_sync(0xffffffffu, v, off, warp_size);
@@ -72,14 +53,14 @@ __device__ __forceinline__ T warp_max(T v) {
 
 /// bf16 <-> float through one set of helpers (the three bf16 types spell these differently).
 __device__ __host__ __forceinline__ float to_float(bf16 x) {
-#if defined(__HIPCC__) && !defined(TPRIMAT_HIP_BF16)
+#if TPRIMAT_GPU_HIP && !defined(TPRIMAT_HIP_BF16)
   return static_cast<float>(x);
 #else
   return __bfloat162float(x);
 #endif
 }
 __device__ __host__ __forceinline__ bf16 to_bf16(float x) {
-#if defined(__HIPCC__) && !defined(TPRIMAT_HIP_BF16)
+#if TPRIMAT_GPU_HIP && !defined(TPRIMAT_HIP_BF16)
   return bf16(x);
 #else
   return __float2bfloat16(x);  // round to nearest even

@@ -9,18 +9,18 @@
 #include <utility>
 #include <vector>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 
 namespace tprimat::backend {
 
-/// `size` elements of T in device memory from Cuda::allocate (the stream-ordered pool), freed on
+/// `size` elements of T in device memory from Gpu::allocate (the stream-ordered pool), freed on
 /// the stream it was allocated on. Move-only.
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  DeviceBuffer(std::size_t size, Cuda::Stream stream) : size_(size), stream_(stream) {
-    if (size_ > 0) data_ = static_cast<T*>(Cuda::allocate(size_ * sizeof(T), stream_));
+  DeviceBuffer(std::size_t size, Gpu::Stream stream) : size_(size), stream_(stream) {
+    if (size_ > 0) data_ = static_cast<T*>(Gpu::allocate(size_ * sizeof(T), stream_));
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
@@ -30,7 +30,7 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
-    if (data_) Cuda::deallocate(data_, stream_);
+    if (data_) Gpu::deallocate(data_, stream_);
   }
 
   T* data() { return data_; }
@@ -40,21 +40,21 @@ class DeviceBuffer {
 
   /// Synchronous copies (tests and set-up; the step's own copies are asynchronous).
   void upload(std::span<const T> host) {
-    cuda_check(cudaMemcpyAsync(data_, host.data(), std::min(host.size(), size_) * sizeof(T),
-                               cudaMemcpyHostToDevice, stream_),
+    gpu_check(gpuMemcpyAsync(data_, host.data(), std::min(host.size(), size_) * sizeof(T),
+                               gpuMemcpyHostToDevice, stream_),
                "copy to device");
-    cuda_check(cudaStreamSynchronize(stream_), "copy to device");
+    gpu_check(gpuStreamSynchronize(stream_), "copy to device");
   }
   std::vector<T> download() const {
     std::vector<T> host(size_);
-    cuda_check(cudaMemcpyAsync(host.data(), data_, bytes(), cudaMemcpyDeviceToHost, stream_),
+    gpu_check(gpuMemcpyAsync(host.data(), data_, bytes(), gpuMemcpyDeviceToHost, stream_),
                "copy to host");
-    cuda_check(cudaStreamSynchronize(stream_), "copy to host");
+    gpu_check(gpuStreamSynchronize(stream_), "copy to host");
     return host;
   }
   /// Fills every byte with `byte` (0xFF: NaN in fp32 and bf16, to poison outputs in tests).
   void fill_bytes(int byte) {
-    cuda_check(cudaMemsetAsync(data_, byte, bytes(), stream_), "memset");
+    gpu_check(gpuMemsetAsync(data_, byte, bytes(), stream_), "memset");
   }
 
  private:
@@ -65,7 +65,7 @@ class DeviceBuffer {
   }
   T* data_ = nullptr;
   std::size_t size_ = 0;
-  Cuda::Stream stream_ = nullptr;
+  Gpu::Stream stream_ = nullptr;
 };
 
 }  // namespace tprimat::backend

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The Attention policies of the CUDA backend: the project's flash kernels and cuDNN's fused SDPA.
+// The Attention policies of the GPU backend: the project's flash kernels (both platforms) and
+// cuDNN's fused SDPA (CUDA only).
 #pragma once
 
 #include <concepts>
 #include <cstddef>
 #include <string_view>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 
 namespace tprimat::backend {
 
@@ -26,8 +27,8 @@ struct AttentionShape {
 /// An Attention policy: forward and backward of causal GQA softmax attention, bf16 in and out,
 /// fp32 softmax statistics. Backward writes (not accumulates) dq, dk, dv.
 template <class A>
-concept AttentionPolicy = requires(const Cuda::bf16* c, Cuda::bf16* x, const float* cl, float* l,
-                                   AttentionShape s, void* ws, Cuda::Stream st) {
+concept AttentionPolicy = requires(const Gpu::bf16* c, Gpu::bf16* x, const float* cl, float* l,
+                                   AttentionShape s, void* ws, Gpu::Stream st) {
   { A::name } -> std::convertible_to<std::string_view>;
   { A::supports(s) } -> std::convertible_to<bool>;
   A::forward(c, c, c, x, l, s, st);
@@ -41,15 +42,16 @@ struct FlashAttention {
   static constexpr std::string_view name = "flash";
   /// head_dim in {16, 32, 64, 128}; any seq; heads a multiple of kv_heads.
   static bool supports(const AttentionShape& s);
-  static void forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                      Cuda::bf16* o, float* lse, const AttentionShape& s, Cuda::Stream stream);
+  static void forward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                      Gpu::bf16* o, float* lse, const AttentionShape& s, Gpu::Stream stream);
   static std::size_t backward_workspace_bytes(const AttentionShape& s);
-  static void backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                       const Cuda::bf16* o, const float* lse, const Cuda::bf16* dout,
-                       Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv, const AttentionShape& s,
-                       void* workspace, Cuda::Stream stream);
+  static void backward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                       const Gpu::bf16* o, const float* lse, const Gpu::bf16* dout,
+                       Gpu::bf16* dq, Gpu::bf16* dk, Gpu::bf16* dv, const AttentionShape& s,
+                       void* workspace, Gpu::Stream stream);
 };
 
+#if !TPRIMAT_GPU_HIP
 /// cuDNN 9's fused flash attention (SDPA), built through the backend graph API of cudnn.h (no
 /// frontend library); one execution plan per shape, built on first use and cached. Call
 /// prepare() for a shape outside graph capture before the first forward/backward.
@@ -57,17 +59,19 @@ struct CudnnAttention {
   static constexpr std::string_view name = "cudnn";
   /// True when cuDNN is loaded, is 9.x or later and finds an engine for the shape.
   static bool supports(const AttentionShape& s);
-  static void prepare(const AttentionShape& s, Cuda::Stream stream);
-  static void forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                      Cuda::bf16* o, float* lse, const AttentionShape& s, Cuda::Stream stream);
+  static void prepare(const AttentionShape& s, Gpu::Stream stream);
+  static void forward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                      Gpu::bf16* o, float* lse, const AttentionShape& s, Gpu::Stream stream);
   static std::size_t backward_workspace_bytes(const AttentionShape& s);
-  static void backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                       const Cuda::bf16* o, const float* lse, const Cuda::bf16* dout,
-                       Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv, const AttentionShape& s,
-                       void* workspace, Cuda::Stream stream);
+  static void backward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                       const Gpu::bf16* o, const float* lse, const Gpu::bf16* dout,
+                       Gpu::bf16* dq, Gpu::bf16* dk, Gpu::bf16* dv, const AttentionShape& s,
+                       void* workspace, Gpu::Stream stream);
 };
 
-static_assert(AttentionPolicy<FlashAttention>);
 static_assert(AttentionPolicy<CudnnAttention>);
+#endif
+
+static_assert(AttentionPolicy<FlashAttention>);
 
 }  // namespace tprimat::backend

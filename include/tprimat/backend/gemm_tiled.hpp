@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::TiledGemm: the portable tiled GEMM kernel run on NVIDIA under Cuda::gemm's contract.
+// backend::TiledGemm: the portable tiled GEMM kernel run on NVIDIA under Gpu::gemm's contract.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 
 namespace tprimat::backend {
 
-/// kernels/tprimat/kernels/gemm_tiled.cuh behind the same calls as Cuda::gemm and Cuda::gemm_add
+/// kernels/tprimat/kernels/gemm_tiled.cuh behind the same calls as Gpu::gemm and Gpu::gemm_add
 /// (same operands, transposes, leading dimensions, beta, bias; same argument checks). It is what
 /// a backend without a vendor BLAS falls back to (HIP without hipBLASLt); built here so that the
 /// kernel is checked against cuBLASLt on the GPUs we can run. Correct for any shape and leading
@@ -19,18 +19,18 @@ namespace tprimat::backend {
 struct TiledGemm {
   static constexpr std::string_view name = "tiled";
 
-  /// Row-major C[m, n] = op(A) op(B) + beta C (+ bias[n] over rows); see Cuda::gemm.
+  /// Row-major C[m, n] = op(A) op(B) + beta C (+ bias[n] over rows); see Gpu::gemm.
   /// Throws core::RunError for non-positive sizes or a leading dimension below its row length.
   template <class Out>
   static void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                   const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b, std::int64_t ldb,
-                   float beta, Out* c, std::int64_t ldc, const Cuda::bf16* bias,
-                   Cuda::Stream stream);
-  /// D = op(A) op(B) + C, C and D distinct buffers of one layout; see Cuda::gemm_add.
+                   const Gpu::bf16* a, std::int64_t lda, const Gpu::bf16* b, std::int64_t ldb,
+                   float beta, Out* c, std::int64_t ldc, const Gpu::bf16* bias,
+                   Gpu::Stream stream);
+  /// D = op(A) op(B) + C, C and D distinct buffers of one layout; see Gpu::gemm_add.
   template <class Out>
   static void gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                       const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b, std::int64_t ldb,
-                       const Out* c, Out* d, std::int64_t ldc, Cuda::Stream stream);
+                       const Gpu::bf16* a, std::int64_t lda, const Gpu::bf16* b, std::int64_t ldb,
+                       const Out* c, Out* d, std::int64_t ldc, Gpu::Stream stream);
 };
 
 }  // namespace tprimat::backend

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "tprimat/backend/cuda_attention.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/flash_attention.cuh"
 
@@ -64,9 +64,9 @@ bool FlashAttention::supports(const AttentionShape& s) {
          s.heads >= s.kv_heads && s.heads <= 65535 && s.heads % s.kv_heads == 0;
 }
 
-void FlashAttention::forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                             Cuda::bf16* o, float* lse, const AttentionShape& s,
-                             Cuda::Stream stream) {
+void FlashAttention::forward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                             Gpu::bf16* o, float* lse, const AttentionShape& s,
+                             Gpu::Stream stream) {
   require_supported(s, "FlashAttention::forward");
   kernels::FlashParams p = params_for(s);
   p.q = q;
@@ -75,7 +75,7 @@ void FlashAttention::forward(const Cuda::bf16* q, const Cuda::bf16* k, const Cud
   p.out = o;
   p.lse_out = lse;
   with_head_dim(s.head_dim, [&]<int D>() { kernels::flash_attention_forward<D>(p, stream); });
-  cuda_check(cudaGetLastError(), "FlashAttention::forward launch");
+  gpu_check(gpuGetLastError(), "FlashAttention::forward launch");
 }
 
 std::size_t FlashAttention::backward_workspace_bytes(const AttentionShape& s) {
@@ -83,10 +83,10 @@ std::size_t FlashAttention::backward_workspace_bytes(const AttentionShape& s) {
   return round_up(static_cast<std::size_t>(s.batch) * s.heads * s.seq * sizeof(float));
 }
 
-void FlashAttention::backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cuda::bf16* v,
-                              const Cuda::bf16* o, const float* lse, const Cuda::bf16* dout,
-                              Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv,
-                              const AttentionShape& s, void* workspace, Cuda::Stream stream) {
+void FlashAttention::backward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
+                              const Gpu::bf16* o, const float* lse, const Gpu::bf16* dout,
+                              Gpu::bf16* dq, Gpu::bf16* dk, Gpu::bf16* dv,
+                              const AttentionShape& s, void* workspace, Gpu::Stream stream) {
   require_supported(s, "FlashAttention::backward");
   kernels::FlashParams p = params_for(s);
   p.q = q;
@@ -100,7 +100,7 @@ void FlashAttention::backward(const Cuda::bf16* q, const Cuda::bf16* k, const Cu
   p.dv = dv;
   p.row_dot = static_cast<float*>(workspace);
   with_head_dim(s.head_dim, [&]<int D>() { kernels::flash_attention_backward<D>(p, stream); });
-  cuda_check(cudaGetLastError(), "FlashAttention::backward launch");
+  gpu_check(gpuGetLastError(), "FlashAttention::backward launch");
 }
 
 }  // namespace tprimat::backend

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// DeviceTransformer<Cuda>: buffers, forward, backward, AdamW and the CUDA graph of one step.
+// DeviceTransformer<Gpu>: buffers, forward, backward, AdamW and the graph of one step (CUDA or HIP).
 #include "tprimat/train/device_transformer.hpp"
 
 #include <algorithm>
@@ -11,18 +11,18 @@
 #include <vector>
 
 #include "tprimat/backend/cpu.hpp"  // rope tables, computed on the host in double
-#include "tprimat/backend/cuda.hpp"
-#include "tprimat/backend/cuda_attention.hpp"
-#include "tprimat/backend/cuda_buffer.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
 #include "tprimat/backend/embedding_groups.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/profile/nvtx.hpp"
 
 namespace tprimat::train {
 
-using backend::Cuda;
+using backend::Gpu;
 using backend::DeviceBuffer;
-using bf16 = Cuda::bf16;
+using bf16 = Gpu::bf16;
 
 namespace {
 
@@ -33,8 +33,8 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t n) : size_(n) {
-    backend::cuda_check(cudaMallocHost(reinterpret_cast<void**>(&data_), n * sizeof(T)),
-                        "cudaMallocHost");
+    backend::gpu_check(gpuMallocHost(reinterpret_cast<void**>(&data_), n * sizeof(T)),
+                        "gpuMallocHost");
   }
   PinnedBuffer(PinnedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
   PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
@@ -43,7 +43,7 @@ class PinnedBuffer {
     return *this;
   }
   ~PinnedBuffer() {
-    if (data_) cudaFreeHost(data_);
+    if (data_) (void)gpuFreeHost(data_);
   }
   T* data() { return data_; }
   T& operator[](std::size_t i) { return data_[i]; }
@@ -63,23 +63,24 @@ class OwnedStream {
   OwnedStream& operator=(const OwnedStream&) = delete;
   ~OwnedStream() {
     if (!stream_) return;
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
+    (void)gpuStreamSynchronize(stream_);
+    (void)gpuStreamDestroy(stream_);
   }
   void create() {
-    backend::cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-                        "cudaStreamCreate");
+    backend::gpu_check(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking),
+                        "gpuStreamCreate");
   }
-  operator cudaStream_t() const { return stream_; }
+  operator gpuStream_t() const { return stream_; }
 
  private:
-  cudaStream_t stream_ = nullptr;
+  gpuStream_t stream_ = nullptr;
 };
 
-}  // namespace
-
-template <>
-struct DeviceTransformer<Cuda>::Impl {
+/// The engine of DeviceTransformer<Gpu> (its Impl): a plain class, since hip-clang 15 mistakes a
+/// member template's parameter for the backend inside a member class of the explicit
+/// specialisation.
+class Engine {
+ public:
   struct LayerActs {  // what backward needs of one layer (one micro-batch of n tokens)
     DeviceBuffer<float> x, x_mid;             // [n, h] residual stream in, after attention
     DeviceBuffer<bf16> xn1, xn2;              // [n, h] norm outputs
@@ -104,9 +105,9 @@ struct DeviceTransformer<Cuda>::Impl {
   /// of the backward pass; the main stream joins it before the optimizer.
   OwnedStream norm_stream;
   std::vector<std::pair<std::int64_t, std::int64_t>> norm_segments;  // (offset, count)
-  std::vector<cudaEvent_t> segment_done;  // one per segment, then the join
-  cudaEvent_t start = nullptr, stop = nullptr;
-  cudaGraphExec_t graph = nullptr;
+  std::vector<gpuEvent_t> segment_done;  // one per segment, then the join
+  gpuEvent_t start = nullptr, stop = nullptr;
+  gpuGraphExec_t graph = nullptr;
   int eager_steps = 0;
   std::size_t held = 0;
   /// Gradient ranges zeroed before each step: every tensor whose first write is not a beta-0
@@ -128,7 +129,7 @@ struct DeviceTransformer<Cuda>::Impl {
   DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
-  DeviceBuffer<double> norm_partials_of_segments;  // Cuda::reduce_partials per norm segment
+  DeviceBuffer<double> norm_partials_of_segments;  // Gpu::reduce_partials per norm segment
 
   PinnedBuffer<std::int32_t> h_inputs, h_targets, h_group_ids, h_offsets, h_positions,
       h_group_count;
@@ -146,15 +147,22 @@ struct DeviceTransformer<Cuda>::Impl {
   float* g(std::int64_t off) { return grads.data() + off; }
   const bf16* w(std::int64_t off) { return weights.data() + off; }
 
-  Impl(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
+  Engine(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
        DeviceOptions opts)
       : d(dims), shape(s), opt(o), options(opts) {
-    if (Cuda::device_count() == 0)
-      throw core::RunError("no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
+    if (Gpu::device_count() == 0)
+      throw core::RunError(TPRIMAT_GPU_HIP
+                               ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
+                               : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
     table = make_parameter_table(d, Shard{});
     n = std::int64_t{shape.mbs} * shape.seq;
     params = table.total();
     attn_shape = {shape.mbs, shape.seq, d.heads, d.kv_heads, d.head_dim};
+#if TPRIMAT_GPU_HIP
+    if (options.attention == AttentionChoice::cudnn)
+      throw core::InputError("cuDNN's fused attention exists on NVIDIA GPUs only",
+                             "use --attention flash (or auto) with the HIP backend");
+#else
     use_cudnn = options.attention == AttentionChoice::cudnn ||
                 (options.attention == AttentionChoice::automatic &&
                  backend::CudnnAttention::supports(attn_shape));
@@ -164,32 +172,35 @@ struct DeviceTransformer<Cuda>::Impl {
                                  std::to_string(d.head_dim) + " at seq " +
                                  std::to_string(shape.seq) + " on this device/cuDNN",
                              "use --attention flash (or auto)");
+#endif
     if (!use_cudnn && !backend::FlashAttention::supports(attn_shape))
       throw core::InputError("no attention kernel supports head_dim " +
                              std::to_string(d.head_dim) + " (flash: 16, 32, 64, 128)");
     stream.create();
     norm_stream.create();
     plan_norm_segments();
-    backend::cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-    backend::cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-    Cuda::reset_peaks();
+    backend::gpu_check(gpuEventCreate(&start), "gpuEventCreate");
+    backend::gpu_check(gpuEventCreate(&stop), "gpuEventCreate");
+    Gpu::reset_peaks();
     plan_zero_ranges();
     allocate_buffers();
     init_weights(seed);
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
+#if !TPRIMAT_GPU_HIP
     if (use_cudnn) backend::CudnnAttention::prepare(attn_shape, stream);
-    backend::cuda_check(cudaStreamSynchronize(stream), "engine set-up");
+#endif
+    backend::gpu_check(gpuStreamSynchronize(stream), "engine set-up");
   }
 
-  ~Impl() {
+  ~Engine() {
     // Nothing of the last step may still read the pinned buffers when they are freed.
-    if (stream) cudaStreamSynchronize(stream);
-    if (graph) cudaGraphExecDestroy(graph);
-    if (norm_stream) cudaStreamSynchronize(norm_stream);
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
-    for (cudaEvent_t e : segment_done) cudaEventDestroy(e);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
+    if (stream) (void)gpuStreamSynchronize(stream);
+    if (graph) (void)gpuGraphExecDestroy(graph);
+    if (norm_stream) (void)gpuStreamSynchronize(norm_stream);
+    for (gpuEvent_t e : events) (void)gpuEventDestroy(e);
+    for (gpuEvent_t e : segment_done) (void)gpuEventDestroy(e);
+    if (start) (void)gpuEventDestroy(start);
+    if (stop) (void)gpuEventDestroy(stop);
     // The buffers free on `stream` as members are destroyed; `stream` itself goes last.
   }
 
@@ -204,18 +215,18 @@ struct DeviceTransformer<Cuda>::Impl {
       norm_segments.emplace_back(starts[s], end - starts[s]);
     }
     segment_done.resize(norm_segments.size() + 1);
-    for (cudaEvent_t& e : segment_done)
-      backend::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    for (gpuEvent_t& e : segment_done)
+      backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
   }
 
   /// Segment `s` of the gradient is final on the main stream: its squares are summed on the
-  /// norm stream, into its own Cuda::reduce_partials slots.
+  /// norm stream, into its own Gpu::reduce_partials slots.
   void reduce_norm_segment(std::size_t s) {
-    backend::cuda_check(cudaEventRecord(segment_done[s], stream), "cudaEventRecord");
-    backend::cuda_check(cudaStreamWaitEvent(norm_stream, segment_done[s], 0), "cudaStreamWaitEvent");
+    backend::gpu_check(gpuEventRecord(segment_done[s], stream), "gpuEventRecord");
+    backend::gpu_check(gpuStreamWaitEvent(norm_stream, segment_done[s], 0), "gpuStreamWaitEvent");
     const auto [offset, count] = norm_segments[s];
-    Cuda::reduce_sum_partials(grads.data() + offset, count, true,
-                              norm_partials_of_segments.data() + s * Cuda::reduce_partials,
+    Gpu::reduce_sum_partials(grads.data() + offset, count, true,
+                              norm_partials_of_segments.data() + s * Gpu::reduce_partials,
                               norm_stream);
   }
 
@@ -276,10 +287,9 @@ struct DeviceTransformer<Cuda>::Impl {
     dq = alloc<bf16>(n * qd);
     dk = alloc<bf16>(n * kvd);
     dv = alloc<bf16>(n * kvd);
-    norm_partials = alloc<float>(Cuda::rmsnorm_partials(n, d.hidden));
-    bias_partials = alloc<float>(d.qkv_bias ? Cuda::bias_partials(n, qd) : 1);
-    const std::size_t ws = use_cudnn ? backend::CudnnAttention::backward_workspace_bytes(attn_shape)
-                                     : backend::FlashAttention::backward_workspace_bytes(attn_shape);
+    norm_partials = alloc<float>(Gpu::rmsnorm_partials(n, d.hidden));
+    bias_partials = alloc<float>(d.qkv_bias ? Gpu::bias_partials(n, qd) : 1);
+    const std::size_t ws = attention_workspace_bytes();
     attn_workspace = alloc<std::uint8_t>(static_cast<std::int64_t>(std::max<std::size_t>(ws, 1)));
     const std::int64_t half = d.head_dim / 2;
     rope_cos = alloc<float>(shape.seq * half);
@@ -292,13 +302,13 @@ struct DeviceTransformer<Cuda>::Impl {
     group_count = alloc<std::int32_t>(ga);
     touched_rows = alloc<std::int32_t>(ga * n);
     touched_count = alloc<std::int32_t>(ga);
-    backend::cuda_check(cudaMemsetAsync(touched_count.data(), 0, touched_count.bytes(), stream),
+    backend::gpu_check(gpuMemsetAsync(touched_count.data(), 0, touched_count.bytes(), stream),
                         "memset");
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
-    reduce_partials = alloc<double>(Cuda::reduce_partials);
+    reduce_partials = alloc<double>(Gpu::reduce_partials);
     norm_partials_of_segments =
-        alloc<double>(static_cast<std::int64_t>(norm_segments.size()) * Cuda::reduce_partials);
+        alloc<double>(static_cast<std::int64_t>(norm_segments.size()) * Gpu::reduce_partials);
     const int t = static_cast<int>(table.tensors.size());
     tensor_ends = alloc<std::int64_t>(t);
     decay = alloc<std::uint8_t>(t);
@@ -329,19 +339,19 @@ struct DeviceTransformer<Cuda>::Impl {
   void init_weights(std::uint64_t seed) {
     for (const auto& t : table.tensors) {
       if (t.init == Init::normal)
-        Cuda::init_normal(pm(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
+        Gpu::init_normal(pm(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
                           static_cast<std::uint64_t>(t.offset), stream);
       else
-        Cuda::fill(pm(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
+        Gpu::fill(pm(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
     }
     refresh_state();
   }
 
   /// bf16 copy from the master; zero gradients and AdamW moments.
   void refresh_state() {
-    Cuda::to_bf16(master.data(), weights.data(), params, stream);
+    Gpu::to_bf16(master.data(), weights.data(), params, stream);
     for (auto* b : {&grads, &m, &v})
-      backend::cuda_check(cudaMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
+      backend::gpu_check(gpuMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
   }
 
   template <class Out>
@@ -350,13 +360,13 @@ struct DeviceTransformer<Cuda>::Impl {
             std::int64_t ldc, const bf16* bias = nullptr) {
     const profile::Range range("gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     mark("gemm");
-    Cuda::gemm<Out>(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc, bias, stream);
+    Gpu::gemm<Out>(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc, bias, stream);
     mark("elementwise");
   }
 
   // ---- phase timing (DeviceOptions::phase_timing, eager steps only) ----------------------------
   // mark(c) records an event: the GPU time until the next mark is charged to category c.
-  std::vector<cudaEvent_t> events;
+  std::vector<gpuEvent_t> events;
   std::vector<const char*> event_category;
   std::size_t events_used = 0;
   bool timing = false;
@@ -366,20 +376,20 @@ struct DeviceTransformer<Cuda>::Impl {
   void mark(const char* category) {
     if (!timing) return;
     if (events_used == events.size()) {
-      cudaEvent_t e = nullptr;
-      backend::cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+      gpuEvent_t e = nullptr;
+      backend::gpu_check(gpuEventCreate(&e), "gpuEventCreate");
       events.push_back(e);
       event_category.push_back(category);
     }
     event_category[events_used] = category;
-    backend::cuda_check(cudaEventRecord(events[events_used++], stream), "cudaEventRecord");
+    backend::gpu_check(gpuEventRecord(events[events_used++], stream), "gpuEventRecord");
   }
 
   void collect_phases() {
     phase_totals.clear();
     for (std::size_t i = 0; i + 1 < events_used; ++i) {
       float ms = 0;
-      backend::cuda_check(cudaEventElapsedTime(&ms, events[i], events[i + 1]), "phase timing");
+      backend::gpu_check(gpuEventElapsedTime(&ms, events[i], events[i + 1]), "phase timing");
       const std::string name = event_category[i];
       auto it = std::find_if(phase_totals.begin(), phase_totals.end(),
                              [&](const auto& p) { return p.first == name; });
@@ -396,8 +406,40 @@ struct DeviceTransformer<Cuda>::Impl {
                 const float* residual, float* out) {
     const profile::Range range("gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     mark("gemm");
-    Cuda::gemm_add<float>(false, false, M, N, K, a, K, w, N, residual, out, N, stream);
+    Gpu::gemm_add<float>(false, false, M, N, K, a, K, w, N, residual, out, N, stream);
     mark("elementwise");
+  }
+
+  // ---- attention: cuDNN's SDPA (CUDA, when chosen) or the project's flash kernels ----------------
+  std::size_t attention_workspace_bytes() const {
+#if !TPRIMAT_GPU_HIP
+    if (use_cudnn) return backend::CudnnAttention::backward_workspace_bytes(attn_shape);
+#endif
+    return backend::FlashAttention::backward_workspace_bytes(attn_shape);
+  }
+
+  void attention_forward(LayerActs& a) {
+#if !TPRIMAT_GPU_HIP
+    if (use_cudnn)
+      return backend::CudnnAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                              a.lse.data(), attn_shape, stream);
+#endif
+    backend::FlashAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                     a.lse.data(), attn_shape, stream);
+  }
+
+  /// dq, dk, dv from dattn.
+  void attention_backward(LayerActs& a) {
+#if !TPRIMAT_GPU_HIP
+    if (use_cudnn)
+      return backend::CudnnAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                               a.lse.data(), dattn.data(), dq.data(), dk.data(),
+                                               dv.data(), attn_shape, attn_workspace.data(),
+                                               stream);
+#endif
+    backend::FlashAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
+                                      a.lse.data(), dattn.data(), dq.data(), dk.data(), dv.data(),
+                                      attn_shape, attn_workspace.data(), stream);
   }
 
   void forward(int micro, float grad_scale) {
@@ -406,12 +448,12 @@ struct DeviceTransformer<Cuda>::Impl {
     const float eps = static_cast<float>(d.norm_eps);
     const std::int32_t* ids = inputs.data() + micro * n;
     float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
-    Cuda::embedding_forward(ids, n, pm(table.embedding), d.hidden, x0, stream);
+    Gpu::embedding_forward(ids, n, pm(table.embedding), d.hidden, x0, stream);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       const profile::Range layer_range("forward layer", static_cast<int>(l));
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
-      Cuda::rmsnorm_forward(a.x.data(), pm(lp.attn_norm), n, d.hidden, eps, a.xn1.data(),
+      Gpu::rmsnorm_forward(a.x.data(), pm(lp.attn_norm), n, d.hidden, eps, a.xn1.data(),
                             a.rstd1.data(), stream);
       const bool bias = d.qkv_bias;
       gemm(false, false, n, qd, h, a.xn1.data(), h, w(lp.wq), qd, 0.f, a.q.data(), qd,
@@ -420,28 +462,23 @@ struct DeviceTransformer<Cuda>::Impl {
            bias ? w(lp.bk) : nullptr);
       gemm(false, false, n, kvd, h, a.xn1.data(), h, w(lp.wv), kvd, 0.f, a.v.data(), kvd,
            bias ? w(lp.bv) : nullptr);
-      Cuda::rope_forward(a.q.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
+      Gpu::rope_forward(a.q.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
                          rope_sin.data(), stream);
-      Cuda::rope_forward(a.k.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
+      Gpu::rope_forward(a.k.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
                          rope_sin.data(), stream);
       mark("attention");
-      if (use_cudnn)
-        backend::CudnnAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
-                                         a.lse.data(), attn_shape, stream);
-      else
-        backend::FlashAttention::forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
-                                         a.lse.data(), attn_shape, stream);
+      attention_forward(a);
       mark("elementwise");
       gemm_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());  // x + attn Wo
-      Cuda::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
+      Gpu::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
                             a.rstd2.data(), stream);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
-      Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
+      Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
       float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
       gemm_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);  // x_mid + h Wd
     }
-    Cuda::rmsnorm_forward(x_final.data(), pm(table.final_norm), n, d.hidden, eps,
+    Gpu::rmsnorm_forward(x_final.data(), pm(table.final_norm), n, d.hidden, eps,
                           xn_final.data(), rstd_final.data(), stream);
     if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
       gemm(false, true, n, V, h, xn_final.data(), h, w(table.embedding), h, 0.f, logits.data(),
@@ -449,9 +486,9 @@ struct DeviceTransformer<Cuda>::Impl {
     else
       gemm(false, false, n, V, h, xn_final.data(), h, w(table.head), V, 0.f, logits.data(), V);
     mark("loss");
-    Cuda::cross_entropy(logits.data(), targets.data() + micro * n, n, d.vocab, grad_scale, true,
+    Gpu::cross_entropy(logits.data(), targets.data() + micro * n, n, d.vocab, grad_scale, true,
                         row_loss.data(), stream);
-    Cuda::reduce_sum(row_loss.data(), n, false, micro > 0, results.data(),
+    Gpu::reduce_sum(row_loss.data(), n, false, micro > 0, results.data(),
                      reduce_partials.data(), stream);
     mark("elementwise");
   }
@@ -470,8 +507,8 @@ struct DeviceTransformer<Cuda>::Impl {
       gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
     }
-    backend::cuda_check(cudaMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
-    Cuda::rmsnorm_backward(x_final.data(), pm(table.final_norm), rstd_final.data(), dxn.data(), n,
+    backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
+    Gpu::rmsnorm_backward(x_final.data(), pm(table.final_norm), rstd_final.data(), dxn.data(), n,
                            d.hidden, dres.data(), dres_bf.data(), g(table.final_norm),
                            norm_partials.data(), stream);
     const bool last = micro == shape.grad_accum - 1;  // the gradients become final in it
@@ -481,39 +518,32 @@ struct DeviceTransformer<Cuda>::Impl {
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
       // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
-      Cuda::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);  // recompute
+      Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);  // recompute
       gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, acc, g(lp.w_down), h);
       gemm(false, true, n, f, h, dres_bf.data(), h, w(lp.w_down), h, 0.f, dhidden.data(), f);
-      Cuda::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
+      Gpu::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
                             n * f, stream);
       gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, acc, g(lp.w_gate), f);
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
       gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
-      Cuda::rmsnorm_backward(a.x_mid.data(), pm(lp.mlp_norm), a.rstd2.data(), dxn.data(), n,
+      Gpu::rmsnorm_backward(a.x_mid.data(), pm(lp.mlp_norm), a.rstd2.data(), dxn.data(), n,
                              d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                              norm_partials.data(), stream);
       // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
       gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, acc, g(lp.wo), h);
       gemm(false, true, n, qd, h, dres_bf.data(), h, w(lp.wo), h, 0.f, dattn.data(), qd);
       mark("attention");
-      if (use_cudnn)
-        backend::CudnnAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
-                                          a.lse.data(), dattn.data(), dq.data(), dk.data(),
-                                          dv.data(), attn_shape, attn_workspace.data(), stream);
-      else
-        backend::FlashAttention::backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(),
-                                          a.lse.data(), dattn.data(), dq.data(), dk.data(),
-                                          dv.data(), attn_shape, attn_workspace.data(), stream);
+      attention_backward(a);
       mark("elementwise");
-      Cuda::rope_backward(dq.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
+      Gpu::rope_backward(dq.data(), n, shape.seq, d.heads, d.head_dim, rope_cos.data(),
                           rope_sin.data(), stream);
-      Cuda::rope_backward(dk.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
+      Gpu::rope_backward(dk.data(), n, shape.seq, d.kv_heads, d.head_dim, rope_cos.data(),
                           rope_sin.data(), stream);
       if (d.qkv_bias) {
-        Cuda::bias_backward(dq.data(), n, qd, g(lp.bq), bias_partials.data(), stream);
-        Cuda::bias_backward(dk.data(), n, kvd, g(lp.bk), bias_partials.data(), stream);
-        Cuda::bias_backward(dv.data(), n, kvd, g(lp.bv), bias_partials.data(), stream);
+        Gpu::bias_backward(dq.data(), n, qd, g(lp.bq), bias_partials.data(), stream);
+        Gpu::bias_backward(dk.data(), n, kvd, g(lp.bk), bias_partials.data(), stream);
+        Gpu::bias_backward(dv.data(), n, kvd, g(lp.bv), bias_partials.data(), stream);
       }
       gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, acc, g(lp.wq), qd);
       gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, acc, g(lp.wk), kvd);
@@ -521,12 +551,12 @@ struct DeviceTransformer<Cuda>::Impl {
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
-      Cuda::rmsnorm_backward(a.x.data(), pm(lp.attn_norm), a.rstd1.data(), dxn.data(), n,
+      Gpu::rmsnorm_backward(a.x.data(), pm(lp.attn_norm), a.rstd1.data(), dxn.data(), n,
                              d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                              norm_partials.data(), stream);
       if (last) reduce_norm_segment(1 + l);
     }
-    Cuda::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
+    Gpu::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
                              positions.data() + micro * n, group_count.data() + micro, n,
                              dres.data(), d.hidden, g(table.embedding), stream);
     if (last) reduce_norm_segment(0);  // a tied head's gradient is in it too
@@ -538,10 +568,10 @@ struct DeviceTransformer<Cuda>::Impl {
         static_cast<float>(1.0 / (double(shape.grad_accum) * double(n)));
     mark("zero_grads");
     for (const auto& [offset, count] : zero_ranges)
-      backend::cuda_check(cudaMemsetAsync(g(offset), 0, count * sizeof(float), stream), "memset");
+      backend::gpu_check(gpuMemsetAsync(g(offset), 0, count * sizeof(float), stream), "memset");
     if (!d.tied_embeddings)
       for (int micro = 0; micro < shape.grad_accum; ++micro)
-        Cuda::zero_rows(touched_rows.data() + micro * n, touched_count.data() + micro, n,
+        Gpu::zero_rows(touched_rows.data() + micro * n, touched_count.data() + micro, n,
                         d.hidden, g(table.embedding), stream);
     for (int micro = 0; micro < shape.grad_accum; ++micro) {
       forward(micro, grad_scale);
@@ -549,22 +579,22 @@ struct DeviceTransformer<Cuda>::Impl {
     }
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
-    backend::cuda_check(cudaEventRecord(segment_done.back(), norm_stream), "cudaEventRecord");
-    backend::cuda_check(cudaStreamWaitEvent(stream, segment_done.back(), 0), "cudaStreamWaitEvent");
-    Cuda::sum_partials(norm_partials_of_segments.data(),
-                       static_cast<int>(norm_segments.size()) * Cuda::reduce_partials,
+    backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
+    backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
+    Gpu::sum_partials(norm_partials_of_segments.data(),
+                       static_cast<int>(norm_segments.size()) * Gpu::reduce_partials,
                        results.data() + 1, stream);
     mark("optimizer");
-    Cuda::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
+    Gpu::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
                 scalars.data(), results.data() + 1, stream);
     mark("zero_grads");
     if (!d.tied_embeddings) {  // the rows this step touched, cleared at the start of the next
-      backend::cuda_check(cudaMemcpyAsync(touched_rows.data(), group_ids.data(), group_ids.bytes(),
-                                          cudaMemcpyDeviceToDevice, stream),
+      backend::gpu_check(gpuMemcpyAsync(touched_rows.data(), group_ids.data(), group_ids.bytes(),
+                                          gpuMemcpyDeviceToDevice, stream),
                           "copy of the touched rows");
-      backend::cuda_check(cudaMemcpyAsync(touched_count.data(), group_count.data(),
-                                          group_count.bytes(), cudaMemcpyDeviceToDevice, stream),
+      backend::gpu_check(gpuMemcpyAsync(touched_count.data(), group_count.data(),
+                                          group_count.bytes(), gpuMemcpyDeviceToDevice, stream),
                           "copy of the touched rows");
     }
     mark("end");
@@ -572,8 +602,8 @@ struct DeviceTransformer<Cuda>::Impl {
 
   template <class T>
   void upload(DeviceBuffer<T>& dst, PinnedBuffer<T>& src) {
-    backend::cuda_check(cudaMemcpyAsync(dst.data(), src.data(), dst.bytes(),
-                                        cudaMemcpyHostToDevice, stream),
+    backend::gpu_check(gpuMemcpyAsync(dst.data(), src.data(), dst.bytes(),
+                                        gpuMemcpyHostToDevice, stream),
                         "upload");
   }
 
@@ -608,7 +638,7 @@ struct DeviceTransformer<Cuda>::Impl {
     sc.clip_norm = static_cast<float>(opt.clip_norm);
 
     const auto issue_start = std::chrono::steady_clock::now();
-    backend::cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    backend::gpu_check(gpuEventRecord(start, stream), "gpuEventRecord");
     upload(inputs, h_inputs);
     upload(targets, h_targets);
     upload(group_ids, h_group_ids);
@@ -619,26 +649,26 @@ struct DeviceTransformer<Cuda>::Impl {
     if (graph) {
       // A replay runs no host code: its kernels fall under this range, not forward/backward.
       const profile::Range range("graph launch");
-      backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+      backend::gpu_check(gpuGraphLaunch(graph, stream), "gpuGraphLaunch");
     } else if (options.graph && eager_steps >= 1) {
       const profile::Range range("graph capture");
       // Captured after one eager step: cuBLASLt's algorithms and cuDNN's plans are chosen and
       // every kernel is loaded by then, so capture sees only launches on fixed buffers.
-      cudaGraph_t captured = nullptr;
-      backend::cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                          "cudaStreamBeginCapture");
+      gpuGraph_t captured = nullptr;
+      backend::gpu_check(gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal),
+                          "gpuStreamBeginCapture");
       try {
         enqueue_step();
       } catch (...) {
-        cudaStreamEndCapture(stream, &captured);
-        if (captured) cudaGraphDestroy(captured);
+        (void)gpuStreamEndCapture(stream, &captured);
+        if (captured) (void)gpuGraphDestroy(captured);
         throw;
       }
-      backend::cuda_check(cudaStreamEndCapture(stream, &captured), "cudaStreamEndCapture");
-      const cudaError_t inst = cudaGraphInstantiate(&graph, captured, 0);
-      cudaGraphDestroy(captured);
-      backend::cuda_check(inst, "cudaGraphInstantiate");
-      backend::cuda_check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+      backend::gpu_check(gpuStreamEndCapture(stream, &captured), "gpuStreamEndCapture");
+      const gpuError_t inst = gpuGraphInstantiateWithFlags(&graph, captured, 0);
+      (void)gpuGraphDestroy(captured);
+      backend::gpu_check(inst, "gpuGraphInstantiate");
+      backend::gpu_check(gpuGraphLaunch(graph, stream), "gpuGraphLaunch");
     } else {
       // Phase timing only where nothing is captured (a graph replays without host marks).
       timing = options.phase_timing;
@@ -647,16 +677,16 @@ struct DeviceTransformer<Cuda>::Impl {
       timing = false;
       ++eager_steps;
     }
-    backend::cuda_check(cudaMemcpyAsync(h_results.data(), results.data(), results.bytes(),
-                                        cudaMemcpyDeviceToHost, stream),
+    backend::gpu_check(gpuMemcpyAsync(h_results.data(), results.data(), results.bytes(),
+                                        gpuMemcpyDeviceToHost, stream),
                         "download of the loss");
-    backend::cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    backend::gpu_check(gpuEventRecord(stop, stream), "gpuEventRecord");
     issue_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - issue_start).count();
-    backend::cuda_check(cudaEventSynchronize(stop), "training step");
+    backend::gpu_check(gpuEventSynchronize(stop), "training step");
     if (events_used > 0) collect_phases();
     float ms = 0;
-    backend::cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    backend::gpu_check(gpuEventElapsedTime(&ms, start, stop), "gpuEventElapsedTime");
     StepStats st;
     st.loss = h_results[0] / (double(ga) * double(n));
     st.grad_norm = std::sqrt(h_results[1]);
@@ -666,75 +696,82 @@ struct DeviceTransformer<Cuda>::Impl {
   }
 };
 
+}  // namespace
+
 template <>
-DeviceTransformer<Cuda>::DeviceTransformer(const model::Dims& d, StepShape shape,
+struct DeviceTransformer<Gpu>::Impl : Engine {
+  using Engine::Engine;
+};
+
+template <>
+DeviceTransformer<Gpu>::DeviceTransformer(const model::Dims& d, StepShape shape,
                                            const OptimizerConfig& opt, std::uint64_t seed,
                                            DeviceOptions options)
     : impl_(std::make_unique<Impl>(d, shape, opt, seed, options)) {}
 
 template <>
-DeviceTransformer<Cuda>::~DeviceTransformer() = default;
+DeviceTransformer<Gpu>::~DeviceTransformer() = default;
 
 template <>
-StepStats DeviceTransformer<Cuda>::step(std::span<const std::int32_t> tokens, double lr,
+StepStats DeviceTransformer<Gpu>::step(std::span<const std::int32_t> tokens, double lr,
                                         int step) {
   return impl_->step(tokens, lr, step);
 }
 
 template <>
-const ParameterTable& DeviceTransformer<Cuda>::table() const {
+const ParameterTable& DeviceTransformer<Gpu>::table() const {
   return impl_->table;
 }
 template <>
-std::int64_t DeviceTransformer<Cuda>::parameter_count() const {
+std::int64_t DeviceTransformer<Gpu>::parameter_count() const {
   return impl_->params;
 }
 template <>
-std::vector<float> DeviceTransformer<Cuda>::parameters() const {
+std::vector<float> DeviceTransformer<Gpu>::parameters() const {
   return impl_->master.download();
 }
 template <>
-std::vector<float> DeviceTransformer<Cuda>::gradients() const {
+std::vector<float> DeviceTransformer<Gpu>::gradients() const {
   return impl_->grads.download();
 }
 template <>
-void DeviceTransformer<Cuda>::load_parameters(std::span<const float> host) {
+void DeviceTransformer<Gpu>::load_parameters(std::span<const float> host) {
   if (static_cast<std::int64_t>(host.size()) != impl_->params)
     throw core::InputError("loading " + std::to_string(host.size()) + " weights into a model of " +
                            std::to_string(impl_->params) + " parameters");
   impl_->master.upload(host);
   impl_->refresh_state();
-  backend::cuda_check(cudaStreamSynchronize(impl_->stream), "load_parameters");
+  backend::gpu_check(gpuStreamSynchronize(impl_->stream), "load_parameters");
 }
 template <>
-std::size_t DeviceTransformer<Cuda>::held_bytes() const {
+std::size_t DeviceTransformer<Gpu>::held_bytes() const {
   return impl_->held;
 }
 template <>
-std::size_t DeviceTransformer<Cuda>::peak_allocated_bytes() const {
-  return Cuda::peak_allocated_bytes();
+std::size_t DeviceTransformer<Gpu>::peak_allocated_bytes() const {
+  return Gpu::peak_allocated_bytes();
 }
 template <>
-std::size_t DeviceTransformer<Cuda>::peak_reserved_bytes() const {
-  return Cuda::peak_reserved_bytes();
+std::size_t DeviceTransformer<Gpu>::peak_reserved_bytes() const {
+  return Gpu::peak_reserved_bytes();
 }
 template <>
-std::string DeviceTransformer<Cuda>::attention_name() const {
+std::string DeviceTransformer<Gpu>::attention_name() const {
   return impl_->use_cudnn ? "cudnn" : "flash";
 }
 template <>
-double DeviceTransformer<Cuda>::issue_seconds() const {
+double DeviceTransformer<Gpu>::issue_seconds() const {
   return impl_->issue_seconds;
 }
 template <>
-std::vector<std::pair<std::string, double>> DeviceTransformer<Cuda>::phase_seconds() const {
+std::vector<std::pair<std::string, double>> DeviceTransformer<Gpu>::phase_seconds() const {
   return impl_->phase_totals;
 }
 template <>
-bool DeviceTransformer<Cuda>::graph_captured() const {
+bool DeviceTransformer<Gpu>::graph_captured() const {
   return impl_->graph != nullptr;
 }
 
-template class DeviceTransformer<Cuda>;
+template class DeviceTransformer<Gpu>;
 
 }  // namespace tprimat::train

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Cuda: the NVIDIA backend's ops as host functions over device pointers (one stream each).
+// backend::Gpu: the GPU backend's ops as host functions over device pointers (one stream each),
+// backend::Cuda or backend::Hip by the platform this TU is compiled for.
 #pragma once
-
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "tprimat/backend/device_info.hpp"
+#include "tprimat/backend/gpu_runtime.hpp"
 
 namespace tprimat::backend {
 
@@ -28,25 +27,32 @@ struct OptimizerScalars {
   float clip_norm = 0;         ///< clip gradients to this global norm; <= 0 disables
 };
 
-/// The CUDA backend: a tag type whose static functions enqueue work on a stream. Element types:
+/// The GPU backend: a tag type whose static functions enqueue work on a stream. Element types:
 /// bf16 for GEMM operands and activations, fp32 for the residual stream, norms' statistics,
-/// gradients, master weights and AdamW state. Definitions live in src/cuda/ (compiled once by
-/// nvcc) with the kernels in kernels/tprimat/kernels/*.cuh.
+/// gradients, master weights and AdamW state. One source for both platforms: the ops live in
+/// src/gpu/ with the kernels in kernels/tprimat/kernels/*.cuh, compiled once by nvcc for CUDA or
+/// by hipcc for HIP; the vendor parts (GEMM library, device info) in src/cuda/ or src/hip/.
+/// A build has one GPU platform, so `Cuda` (NVIDIA) or `Hip` (AMD) names this same class.
 /// Every op is asynchronous on `stream` and allocates nothing (so a step can be graph-captured);
 /// scratch comes from the caller, sized by the *_workspace functions.
-struct Cuda {
-  static constexpr std::string_view name = "cuda";
+struct Gpu {
+  static constexpr std::string_view name = TPRIMAT_GPU_HIP ? "hip" : "cuda";
   static constexpr bool is_device = true;
-  using bf16 = __nv_bfloat16;
-  using Stream = cudaStream_t;
+  using bf16 = gpu::bf16;
+  using Stream = gpu::Stream;
 
-  /// Name, memory, SMs, driver/runtime and cuBLAS/cuDNN versions of the current device; the
-  /// dense bf16 peak by device name (0 when unknown). Throws core::RunError without a GPU.
+  /// Name, memory, SMs (CUs), driver/runtime and GEMM/attention library versions of the current
+  /// device; the dense bf16 peak by device name (0 when unknown). Throws core::RunError without
+  /// a GPU.
   static DeviceInfo device_info();
-  /// Number of usable CUDA devices (0 without a driver or GPU; never throws).
+  /// Number of usable devices (0 without a driver or GPU; never throws).
   static int device_count();
 
-  // ---- GEMM (src/cuda/gemm.cpp, cuBLASLt) ------------------------------------------------------
+  // ---- GEMM (src/cuda/gemm.cpp: cuBLASLt; src/hip/gemm.cpp: hipBLASLt, rocBLAS or the tiled
+  // fallback) ------------------------------------------------------------------------------------
+  /// The GEMM implementation this build uses: "cublaslt", "hipblaslt", "rocblas" or "fallback"
+  /// (the portable tiled kernel: correct, slow).
+  static std::string_view gemm_library();
   /// Row-major C[m, n] = op(A) op(B) + beta C (+ bias[n] broadcast over rows when bias is set),
   /// op(A) [m, k] (A stored [k, m] when trans_a), op(B) [k, n] (B stored [n, k] when trans_b);
   /// bf16 operands, fp32 accumulation, C bf16 or fp32. beta 0 ignores C's contents.
@@ -67,7 +73,7 @@ struct Cuda {
   static void gemm_prepare(Stream stream);
   static constexpr std::size_t gemm_workspace_bytes = 32u << 20;
 
-  // ---- element-wise (src/cuda/elementwise.cu) ---------------------------------------------------
+  // ---- element-wise (src/gpu/elementwise.cu) ---------------------------------------------------
   /// out[t, :] = table[ids[t], :]; table [vocab, hidden] fp32, out [n, hidden] fp32.
   static void embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
                                 int hidden, float* out, Stream stream);
@@ -141,7 +147,7 @@ struct Cuda {
                     const std::uint8_t* decay, int tensors, const OptimizerScalars* scalars,
                     const double* grad_sum_squares, Stream stream);
 
-  // ---- initialisation (src/cuda/init.cu) ---------------------------------------------------------
+  // ---- initialisation (src/gpu/init.cu) ---------------------------------------------------------
   /// p[i] = stddev * N(0, 1), drawn from a counter hash of (seed, first + i): the same weights
   /// for the same seed whatever the grid. (Not the CPU engine's mt19937 draws: a device run
   /// that must start from CPU weights copies them in.)
@@ -152,7 +158,7 @@ struct Cuda {
   static void zero_rows(const std::int32_t* rows, const std::int32_t* count,
                         std::int64_t max_rows, int hidden, float* table, Stream stream);
 
-  // ---- memory (src/cuda/memory.cpp) --------------------------------------------------------------
+  // ---- memory (src/gpu/memory.cpp) --------------------------------------------------------------
   /// Stream-ordered allocation from the current device's default pool (release threshold set
   /// to keep freed memory), never managed memory. Throws core::RunError naming the size and the
   /// free memory when the device is out of memory.
@@ -164,7 +170,14 @@ struct Cuda {
   static void reset_peaks();
 };
 
-/// Throws core::RunError("<what>: <CUDA error string>") when `status` is not cudaSuccess.
-void cuda_check(cudaError_t status, const char* what);
+#if TPRIMAT_GPU_HIP
+using Hip = Gpu;
+#else
+using Cuda = Gpu;
+#endif
+
+/// Throws core::RunError("<what>: <runtime error string>") when `status` is not gpuSuccess
+/// (core::OutOfMemoryError when the device is out of memory).
+void gpu_check(gpuError_t status, const char* what);
 
 }  // namespace tprimat::backend

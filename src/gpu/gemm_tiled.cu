@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::TiledGemm: Cuda::gemm's contract, checked as Cuda::gemm checks it, on gemm_tiled.cuh.
+// backend::TiledGemm: Gpu::gemm's contract, checked as Gpu::gemm checks it, on gemm_tiled.cuh.
 #include <string>
 
-#include "tprimat/backend/cuda.hpp"
-#include "tprimat/backend/cuda_gemm_tiled.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gemm_tiled.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/gemm_tiled.cuh"
 
 namespace tprimat::backend {
 namespace {
 
-/// Cuda::gemm's argument rule (src/cuda/gemm.cpp), so that either can stand in for the other.
+/// Gpu::gemm's argument rule (src/cuda/gemm.cpp), so that either can stand in for the other.
 void require_valid(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                    std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
   if (m > 0 && n > 0 && k > 0 && lda >= (trans_a ? m : k) && ldb >= (trans_b ? k : n) && ldc >= n)
@@ -28,38 +28,38 @@ void require_valid(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, s
 
 template <class Out>
 void TiledGemm::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                     const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b, std::int64_t ldb,
-                     float beta, Out* c, std::int64_t ldc, const Cuda::bf16* bias,
-                     Cuda::Stream stream) {
+                     const Gpu::bf16* a, std::int64_t lda, const Gpu::bf16* b, std::int64_t ldb,
+                     float beta, Out* c, std::int64_t ldc, const Gpu::bf16* bias,
+                     Gpu::Stream stream) {
   require_valid(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   kernels::gemm_tiled<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, c, ldc, bias,
                            stream);
-  cuda_check(cudaGetLastError(), "TiledGemm::gemm launch");
+  gpu_check(gpuGetLastError(), "TiledGemm::gemm launch");
 }
 
 template <class Out>
 void TiledGemm::gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                         const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b,
+                         const Gpu::bf16* a, std::int64_t lda, const Gpu::bf16* b,
                          std::int64_t ldb, const Out* c, Out* d, std::int64_t ldc,
-                         Cuda::Stream stream) {
+                         Gpu::Stream stream) {
   require_valid(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   kernels::gemm_tiled<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, 1.0f, c, d, ldc, nullptr,
                            stream);
-  cuda_check(cudaGetLastError(), "TiledGemm::gemm_add launch");
+  gpu_check(gpuGetLastError(), "TiledGemm::gemm_add launch");
 }
 
-// The instantiations Cuda::gemm and Cuda::gemm_add have.
-template void TiledGemm::gemm<Cuda::bf16>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                          const Cuda::bf16*, std::int64_t, const Cuda::bf16*,
-                                          std::int64_t, float, Cuda::bf16*, std::int64_t,
-                                          const Cuda::bf16*, Cuda::Stream);
+// The instantiations Gpu::gemm and Gpu::gemm_add have.
+template void TiledGemm::gemm<Gpu::bf16>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                          const Gpu::bf16*, std::int64_t, const Gpu::bf16*,
+                                          std::int64_t, float, Gpu::bf16*, std::int64_t,
+                                          const Gpu::bf16*, Gpu::Stream);
 template void TiledGemm::gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                     const Cuda::bf16*, std::int64_t, const Cuda::bf16*,
-                                     std::int64_t, float, float*, std::int64_t, const Cuda::bf16*,
-                                     Cuda::Stream);
+                                     const Gpu::bf16*, std::int64_t, const Gpu::bf16*,
+                                     std::int64_t, float, float*, std::int64_t, const Gpu::bf16*,
+                                     Gpu::Stream);
 template void TiledGemm::gemm_add<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                         const Cuda::bf16*, std::int64_t, const Cuda::bf16*,
+                                         const Gpu::bf16*, std::int64_t, const Gpu::bf16*,
                                          std::int64_t, const float*, float*, std::int64_t,
-                                         Cuda::Stream);
+                                         Gpu::Stream);
 
 }  // namespace tprimat::backend

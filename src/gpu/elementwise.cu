@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Cuda's element-wise ops: each forwards to its kernel family's launcher, then checks it.
-#include <cuda_runtime.h>
+// backend::Gpu's element-wise ops: each forwards to its kernel family's launcher, then checks it.
 
 #include <type_traits>
 
-#include "tprimat/backend/cuda.hpp"
+#include "tprimat/backend/gpu.hpp"
 #include "tprimat/kernels/adamw.cuh"
 #include "tprimat/kernels/bias.cuh"
 #include "tprimat/kernels/convert.cuh"
@@ -18,114 +17,114 @@
 
 namespace tprimat::backend {
 
-static_assert(std::is_same_v<Cuda::bf16, gpu::bf16> && std::is_same_v<Cuda::Stream, gpu::Stream>,
-              "tprimat: backend::Cuda and the kernels' gpu.cuh must agree on bf16 and the stream");
+static_assert(std::is_same_v<Gpu::bf16, gpu::bf16> && std::is_same_v<Gpu::Stream, gpu::Stream>,
+              "tprimat: backend::Gpu and the kernels' gpu.cuh must agree on bf16 and the stream");
 
 // Each op checks its launches only (bad configuration, missing kernel image): a fault inside a
 // kernel surfaces at the next synchronisation, where the caller checks anyway, and a check here
 // would need one and so break graph capture.
 
-void Cuda::embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
+void Gpu::embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
                              int hidden, float* out, Stream stream) {
   kernels::embedding_forward(ids, n, table, hidden, out, stream);
-  cuda_check(cudaGetLastError(), "embedding_forward");
+  gpu_check(gpuGetLastError(), "embedding_forward");
 }
 
-void Cuda::embedding_backward(const std::int32_t* group_ids, const std::int32_t* offsets,
+void Gpu::embedding_backward(const std::int32_t* group_ids, const std::int32_t* offsets,
                               const std::int32_t* positions, const std::int32_t* group_count,
                               std::int64_t max_groups, const float* dout, int hidden, float* dtable,
                               Stream stream) {
   kernels::embedding_backward(group_ids, offsets, positions, group_count, max_groups, dout, hidden,
                               dtable, stream);
-  cuda_check(cudaGetLastError(), "embedding_backward");
+  gpu_check(gpuGetLastError(), "embedding_backward");
 }
 
-void Cuda::rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
+void Gpu::rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
                            bf16* y, float* rstd, Stream stream) {
   kernels::rmsnorm_forward(x, g, n, h, eps, y, rstd, stream);
-  cuda_check(cudaGetLastError(), "rmsnorm_forward");
+  gpu_check(gpuGetLastError(), "rmsnorm_forward");
 }
 
-void Cuda::rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+void Gpu::rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
                             std::int64_t n, int h, float* dx, bf16* dx_bf16, float* dg,
                             float* partials, Stream stream) {
   kernels::rmsnorm_backward(x, g, rstd, dy, n, h, dx, dx_bf16, dg, partials, stream);
-  cuda_check(cudaGetLastError(), "rmsnorm_backward");
+  gpu_check(gpuGetLastError(), "rmsnorm_backward");
 }
 
-std::int64_t Cuda::rmsnorm_partials(std::int64_t n, int h) {
+std::int64_t Gpu::rmsnorm_partials(std::int64_t n, int h) {
   return kernels::rmsnorm_partials(n, h);
 }
 
-void Cuda::rope_forward(bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
+void Gpu::rope_forward(bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
                         const float* cos_table, const float* sin_table, Stream stream) {
   kernels::rope_forward(x, rows, seq, heads, head_dim, cos_table, sin_table, stream);
-  cuda_check(cudaGetLastError(), "rope_forward");
+  gpu_check(gpuGetLastError(), "rope_forward");
 }
 
-void Cuda::rope_backward(bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
+void Gpu::rope_backward(bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
                          const float* cos_table, const float* sin_table, Stream stream) {
   kernels::rope_backward(dx, rows, seq, heads, head_dim, cos_table, sin_table, stream);
-  cuda_check(cudaGetLastError(), "rope_backward");
+  gpu_check(gpuGetLastError(), "rope_backward");
 }
 
-void Cuda::swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t n,
+void Gpu::swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t n,
                           Stream stream) {
   kernels::swiglu_forward(gate, up, h, n, stream);
-  cuda_check(cudaGetLastError(), "swiglu_forward");
+  gpu_check(gpuGetLastError(), "swiglu_forward");
 }
 
-void Cuda::swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate, bf16* dup,
+void Gpu::swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate, bf16* dup,
                            std::int64_t n, Stream stream) {
   kernels::swiglu_backward(gate, up, dh, dgate, dup, n, stream);
-  cuda_check(cudaGetLastError(), "swiglu_backward");
+  gpu_check(gpuGetLastError(), "swiglu_backward");
 }
 
-void Cuda::bias_backward(const bf16* dy, std::int64_t rows, std::int64_t cols, float* dbias,
+void Gpu::bias_backward(const bf16* dy, std::int64_t rows, std::int64_t cols, float* dbias,
                          float* partials, Stream stream) {
   kernels::bias_backward(dy, rows, cols, dbias, partials, stream);
-  cuda_check(cudaGetLastError(), "bias_backward");
+  gpu_check(gpuGetLastError(), "bias_backward");
 }
 
-std::int64_t Cuda::bias_partials(std::int64_t rows, std::int64_t cols) {
+std::int64_t Gpu::bias_partials(std::int64_t rows, std::int64_t cols) {
   return kernels::bias_partials(rows, cols);
 }
 
-void Cuda::cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
+void Gpu::cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
                          float grad_scale, bool with_grad, float* row_loss, Stream stream) {
   kernels::cross_entropy(logits, targets, n, vocab, grad_scale, with_grad, row_loss, stream);
-  cuda_check(cudaGetLastError(), "cross_entropy");
+  gpu_check(gpuGetLastError(), "cross_entropy");
 }
 
-void Cuda::reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate, double* out,
+void Gpu::reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate, double* out,
                       double* partials, Stream stream) {
   kernels::reduce_sum(x, n, squares, accumulate, out, partials, reduce_partials, stream);
-  cuda_check(cudaGetLastError(), "reduce_sum");
+  gpu_check(gpuGetLastError(), "reduce_sum");
 }
 
-void Cuda::reduce_sum_partials(const float* x, std::int64_t n, bool squares, double* partials,
+void Gpu::reduce_sum_partials(const float* x, std::int64_t n, bool squares, double* partials,
                                Stream stream) {
   kernels::reduce_sum_partials(x, n, squares, partials, reduce_partials, stream);
-  cuda_check(cudaGetLastError(), "reduce_sum_partials");
+  gpu_check(gpuGetLastError(), "reduce_sum_partials");
 }
 
-void Cuda::sum_partials(const double* partials, int count, double* out, Stream stream) {
+void Gpu::sum_partials(const double* partials, int count, double* out, Stream stream) {
   kernels::sum_partials(partials, count, false, out, stream);
-  cuda_check(cudaGetLastError(), "sum_partials");
+  gpu_check(gpuGetLastError(), "sum_partials");
 }
 
-void Cuda::to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream) {
+void Gpu::to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream) {
   kernels::to_bf16(src, dst, n, stream);
-  cuda_check(cudaGetLastError(), "to_bf16");
+  gpu_check(gpuGetLastError(), "to_bf16");
 }
 
-void Cuda::adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
+void Gpu::adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
                  std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay,
                  int tensors, const OptimizerScalars* scalars, const double* grad_sum_squares,
                  Stream stream) {
   kernels::adamw(master, weights, grads, m, v, n, tensor_ends, decay, tensors, scalars,
                  grad_sum_squares, stream);
-  cuda_check(cudaGetLastError(), "adamw");
+  gpu_check(gpuGetLastError(), "adamw");
 }
 
 }  // namespace tprimat::backend
