@@ -77,20 +77,34 @@ struct TokenSets {
 // input read once, each output written once, read-modify-write counted twice; scratch the kernel
 // chooses to use (deterministic partial sums) is not counted, so of_copy_ceiling shows it too.
 
-/// out[t, :] = table[ids[t], :]: ids read, n rows of the fp32 table read, out written.
+/// Weights as the engine holds them (Cuda::split_master): bf16 halves and remainders, 4 bytes a
+/// weight, from N(0, stddev) draws.
+struct SplitWeights {
+  DeviceBuffer<bf16> hi;
+  DeviceBuffer<std::uint16_t> lo;
+  SplitWeights(std::int64_t count, std::uint64_t seed, cudaStream_t s, float stddev = 1.0f)
+      : hi(count, s), lo(count, s) {
+    DeviceBuffer<float> w(count, s);
+    fill_normal(w.data(), count, seed, s, stddev);
+    Cuda::split_master(w.data(), hi.data(), lo.data(), count, s);
+    gpu_check(cudaStreamSynchronize(s), "split weights");  // w is freed on return
+  }
+};
+
+/// out[t, :] = table[ids[t], :]: ids read, n rows of the split table (4 bytes a weight) read,
+/// out written.
 struct EmbeddingForward {
   static constexpr const char* name = "Elementwise/embedding/fwd/tokens:2048";
   static Work work() { return {n * i32 + 2.0 * n * h * f32, 0}; }
   int sets = rotation_sets(work().bytes);
-  DeviceBuffer<float> table;
+  SplitWeights table;
   TokenSets tokens;
   std::vector<DeviceBuffer<float>> out;
   explicit EmbeddingForward(cudaStream_t s)
-      : table(vocab * h, s), tokens(sets, s), out(per_set<float>(sets, n * h, s, false)) {
-    fill_normal(table.data(), table.size(), 3, s, 0.02f);
-  }
+      : table(vocab * h, 3, s, 0.02f), tokens(sets, s), out(per_set<float>(sets, n * h, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::embedding_forward(tokens.ids[i].data(), n, table.data(), h, out[i].data(), s);
+    Cuda::embedding_forward(tokens.ids[i].data(), n, table.hi.data(), table.lo.data(), h,
+                            out[i].data(), s);
   }
 };
 
@@ -138,18 +152,17 @@ struct RmsnormForward {
   static constexpr const char* name = "Elementwise/rmsnorm/fwd/tokens:2048";
   static Work work() { return {n * h * (f32 + b16) + n * f32 + h * f32, 0}; }
   int sets = rotation_sets(work().bytes);
-  DeviceBuffer<float> g;
+  SplitWeights g;
   std::vector<DeviceBuffer<float>> x, rstd;
   std::vector<DeviceBuffer<bf16>> y;
   explicit RmsnormForward(cudaStream_t s)
-      : g(h, s),
+      : g(h, 6, s),
         x(per_set<float>(sets, n * h, s, true)),
         rstd(per_set<float>(sets, n, s, false)),
-        y(per_set<bf16>(sets, n * h, s, false)) {
-    fill_normal(g.data(), h, 6, s);
-  }
+        y(per_set<bf16>(sets, n * h, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::rmsnorm_forward(x[i].data(), g.data(), n, h, 1e-5f, y[i].data(), rstd[i].data(), s);
+    Cuda::rmsnorm_forward(x[i].data(), g.hi.data(), g.lo.data(), n, h, 1e-5f, y[i].data(),
+                          rstd[i].data(), s);
   }
 };
 
@@ -159,11 +172,12 @@ struct RmsnormBackward {
   static constexpr const char* name = "Elementwise/rmsnorm/bwd/tokens:2048";
   static Work work() { return {n * h * (4 * f32 + b16) + n * f32 + 3.0 * h * f32, 0}; }
   int sets = rotation_sets(work().bytes);
-  DeviceBuffer<float> g, dg, partials;
+  SplitWeights g;
+  DeviceBuffer<float> dg, partials;
   std::vector<DeviceBuffer<float>> x, dy, dx, rstd;
   std::vector<DeviceBuffer<bf16>> dx_bf16;
   explicit RmsnormBackward(cudaStream_t s)
-      : g(h, s),
+      : g(h, 7, s),
         dg(h, s),
         partials(Cuda::rmsnorm_partials(n, h), s),
         x(per_set<float>(sets, n * h, s, true, 10)),
@@ -171,12 +185,11 @@ struct RmsnormBackward {
         dx(per_set<float>(sets, n * h, s, true, 30)),
         rstd(per_set<float>(sets, n, s, true, 40)),
         dx_bf16(per_set<bf16>(sets, n * h, s, false)) {
-    fill_normal(g.data(), h, 7, s);
     fill_normal(dg.data(), h, 8, s);
   }
   void operator()(int i, cudaStream_t s) {
-    Cuda::rmsnorm_backward(x[i].data(), g.data(), rstd[i].data(), dy[i].data(), n, h, dx[i].data(),
-                           dx_bf16[i].data(), dg.data(), partials.data(), s);
+    Cuda::rmsnorm_backward(x[i].data(), g.hi.data(), g.lo.data(), rstd[i].data(), dy[i].data(), n,
+                           h, dx[i].data(), dx_bf16[i].data(), dg.data(), partials.data(), s);
   }
 };
 
@@ -329,25 +342,24 @@ struct ToBf16 {
   }
 };
 
-/// AdamW over one layer's 9 tensors (two norm gains without decay, seven matrices with): fp32
-/// master, m, v read and written, fp32 gradient read, bf16 weights written: 30 bytes a
-/// parameter; the scalars and the tensor table are noise.
+/// AdamW over one layer's 9 tensors (two norm gains without decay, seven matrices with): the
+/// split master (bf16 weights + remainders, 4 bytes), m and v read and written, the fp32
+/// gradient read: 28 bytes a parameter; the scalars and the tensor table are noise.
 struct AdamW {
   static constexpr const char* name = "Elementwise/adamw/params:218112000";
-  static Work work() { return {layer_params * (7 * f32 + b16), 0}; }
+  static Work work() { return {layer_params * (7 * f32), 0}; }
   int sets = rotation_sets(work().bytes);
-  std::vector<DeviceBuffer<float>> master, grads, m, v;
+  std::vector<DeviceBuffer<float>> grads, m, v;
   std::vector<DeviceBuffer<bf16>> weights;
+  std::vector<DeviceBuffer<std::uint16_t>> master_lo;
   DeviceBuffer<std::int64_t> tensor_ends;
   DeviceBuffer<std::uint8_t> decay;
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> grad_sum_squares;
   explicit AdamW(cudaStream_t s)
-      : master(per_set<float>(sets, layer_params, s, true, 10)),
-        grads(per_set<float>(sets, layer_params, s, true, 20)),
+      : grads(per_set<float>(sets, layer_params, s, true, 20)),
         m(per_set<float>(sets, layer_params, s, true, 30)),
         v(per_set<float>(sets, layer_params, s, false)),
-        weights(per_set<bf16>(sets, layer_params, s, false)),
         tensor_ends(9, s),
         decay(9, s),
         scalars(1, s),
@@ -369,9 +381,14 @@ struct AdamW {
     // Unit-normal gradients: a sum of squares near the count, so clipping scales them down.
     grad_sum_squares.upload(std::vector<double>{double(layer_params)});
     for (auto& b : v) Cuda::fill(b.data(), layer_params, 1e-4f, s);  // second moments positive
+    for (int i = 0; i < sets; ++i) {
+      SplitWeights w(layer_params, 10 + i, s, 0.02f);
+      weights.push_back(std::move(w.hi));
+      master_lo.push_back(std::move(w.lo));
+    }
   }
   void operator()(int i, cudaStream_t s) {
-    Cuda::adamw(master[i].data(), weights[i].data(), grads[i].data(), m[i].data(), v[i].data(),
+    Cuda::adamw(weights[i].data(), master_lo[i].data(), grads[i].data(), m[i].data(), v[i].data(),
                 layer_params, tensor_ends.data(), decay.data(), 9, scalars.data(),
                 grad_sum_squares.data(), s);
   }

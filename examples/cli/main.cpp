@@ -20,6 +20,7 @@
 #include "tprimat/bench/session.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/report/peaks.hpp"
 #include "data_command.hpp"
 #include "profile_command.hpp"
 #include "report_commands.hpp"
@@ -89,6 +90,27 @@ backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
   return info;
 }
 
+/// `tprimat plan --device NAME --device-memory GIB`: a GPU that is not on this machine (bf16
+/// compute, fp32 optimizer state, as the GPU backends run).
+backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
+                                   double peak_override) {
+  if (memory_gib <= 0)
+    throw core::InputError("--device " + name + " needs --device-memory: the GiB of one such GPU",
+                           "e.g. tprimat plan --device \"NVIDIA H200\" --device-memory 139.8");
+  backend::DeviceInfo info;
+  char unnamed[64];
+  std::snprintf(unnamed, sizeof unnamed, "a GPU of %.1f GiB", memory_gib);
+  info.device_name = name.empty() ? unnamed : name;
+  const bool amd = name.find("AMD") != std::string::npos ||
+                   name.find("Instinct") != std::string::npos || name.rfind("MI", 0) == 0;
+  info.platform = amd ? "amd" : "nvd";
+  info.software_stack = amd ? "rocm" : "cuda";
+  info.total_memory_gb = memory_gib;
+  info.peak_tflops_dense =
+      peak_override > 0 ? peak_override : report::dense_peak_tflops(info.device_name);
+  return info;
+}
+
 int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
   const std::string stack = pick_backend(opts.backend);
   return bench::with_communicator(&argc, &argv, [&](auto comm) {
@@ -138,6 +160,14 @@ int main(int argc, char** argv) {
   }
   plan_cmd->add_option("--num-gpus", plan_opts.num_gpus,
                        "ranks to plan for (default: TP x PP of the strategy, i.e. DP 1)");
+  std::string plan_device;
+  double plan_device_memory = 0;
+  plan_cmd->add_option("--device", plan_device,
+                       "plan for this GPU instead of the one here, e.g. \"NVIDIA H200\" (its "
+                       "dense peak from the built-in table; needs --device-memory)");
+  plan_cmd->add_option("--device-memory", plan_device_memory,
+                       "GiB of memory per GPU to plan for (e.g. 139.8 for an H200)")
+      ->check(CLI::PositiveNumber);
 
   cli::ReportCommands report_cmds;
   cli::add_report_commands(app, report_cmds, argc, argv);
@@ -167,7 +197,10 @@ int main(int argc, char** argv) {
     if (auto rc = cli::run_profile_command(profile_cmd)) return *rc;
     if (*plan_cmd) {
       bench::Environment env;
-      env.device = device_for(pick_backend(plan_opts.backend), plan_opts.peak_tflops);
+      if (!plan_device.empty() || plan_device_memory > 0)
+        env.device = planned_device(plan_device, plan_device_memory, plan_opts.peak_tflops);
+      else
+        env.device = device_for(pick_backend(plan_opts.backend), plan_opts.peak_tflops);
       env.compiled = bench::layout_dispatched;
       return bench::run_plan(plan_opts, env);
     }

@@ -16,6 +16,7 @@
 #include "tprimat/backend/gpu_buffer.hpp"
 #include "tprimat/backend/embedding_groups.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/kernels/split_float.hpp"
 #include "tprimat/profile/nvtx.hpp"
 
 namespace tprimat::train {
@@ -115,8 +116,11 @@ class Engine {
   /// added per token). Skipping the rest saves a write of the whole gradient buffer per step.
   std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges;
 
-  DeviceBuffer<float> master, grads, m, v;
+  /// The fp32 master weights, split (Gpu::split_master): `weights` are the bf16 the GEMMs read,
+  /// `master_lo` the remainders. Gradients and both AdamW moments are fp32.
   DeviceBuffer<bf16> weights;
+  DeviceBuffer<std::uint16_t> master_lo;
+  DeviceBuffer<float> grads, m, v;
   DeviceBuffer<std::int64_t> tensor_ends;
   DeviceBuffer<std::uint8_t> decay;
   std::vector<LayerActs> layers;
@@ -143,9 +147,9 @@ class Engine {
     return b;
   }
 
-  float* pm(std::int64_t off) { return master.data() + off; }
   float* g(std::int64_t off) { return grads.data() + off; }
   const bf16* w(std::int64_t off) { return weights.data() + off; }
+  const std::uint16_t* lo(std::int64_t off) { return master_lo.data() + off; }
 
   Engine(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
        DeviceOptions opts)
@@ -253,11 +257,11 @@ class Engine {
   void allocate_buffers() {
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     const int ga = shape.grad_accum;
-    master = alloc<float>(params);
+    weights = alloc<bf16>(params);
+    master_lo = alloc<std::uint16_t>(params);
     grads = alloc<float>(params);
     m = alloc<float>(params);
     v = alloc<float>(params);
-    weights = alloc<bf16>(params);
     layers.resize(d.layers);
     for (auto& a : layers) {
       a.x = alloc<float>(n * h);
@@ -336,20 +340,23 @@ class Engine {
     rope_sin.upload(sin_t);
   }
 
+  /// The fp32 weights are drawn into the gradient buffer, which stands in for an fp32 master
+  /// until set_master_from_grads() has split them.
   void init_weights(std::uint64_t seed) {
     for (const auto& t : table.tensors) {
       if (t.init == Init::normal)
-        Gpu::init_normal(pm(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
-                          static_cast<std::uint64_t>(t.offset), stream);
+        Gpu::init_normal(g(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
+                         static_cast<std::uint64_t>(t.offset), stream);
       else
-        Gpu::fill(pm(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
+        Gpu::fill(g(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
     }
-    refresh_state();
+    set_master_from_grads();
   }
 
-  /// bf16 copy from the master; zero gradients and AdamW moments.
-  void refresh_state() {
-    Gpu::to_bf16(master.data(), weights.data(), params, stream);
+  /// The master from the fp32 weights in `grads` (init or load); then gradients and AdamW
+  /// moments zeroed.
+  void set_master_from_grads() {
+    Gpu::split_master(grads.data(), weights.data(), master_lo.data(), params, stream);
     for (auto* b : {&grads, &m, &v})
       backend::gpu_check(gpuMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
   }
@@ -448,13 +455,13 @@ class Engine {
     const float eps = static_cast<float>(d.norm_eps);
     const std::int32_t* ids = inputs.data() + micro * n;
     float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
-    Gpu::embedding_forward(ids, n, pm(table.embedding), d.hidden, x0, stream);
+    Gpu::embedding_forward(ids, n, w(table.embedding), lo(table.embedding), d.hidden, x0, stream);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       const profile::Range layer_range("forward layer", static_cast<int>(l));
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
-      Gpu::rmsnorm_forward(a.x.data(), pm(lp.attn_norm), n, d.hidden, eps, a.xn1.data(),
-                            a.rstd1.data(), stream);
+      Gpu::rmsnorm_forward(a.x.data(), w(lp.attn_norm), lo(lp.attn_norm), n, d.hidden, eps,
+                           a.xn1.data(), a.rstd1.data(), stream);
       const bool bias = d.qkv_bias;
       gemm(false, false, n, qd, h, a.xn1.data(), h, w(lp.wq), qd, 0.f, a.q.data(), qd,
            bias ? w(lp.bq) : nullptr);
@@ -470,16 +477,16 @@ class Engine {
       attention_forward(a);
       mark("elementwise");
       gemm_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());  // x + attn Wo
-      Gpu::rmsnorm_forward(a.x_mid.data(), pm(lp.mlp_norm), n, d.hidden, eps, a.xn2.data(),
-                            a.rstd2.data(), stream);
+      Gpu::rmsnorm_forward(a.x_mid.data(), w(lp.mlp_norm), lo(lp.mlp_norm), n, d.hidden, eps,
+                           a.xn2.data(), a.rstd2.data(), stream);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
       Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
       float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
       gemm_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);  // x_mid + h Wd
     }
-    Gpu::rmsnorm_forward(x_final.data(), pm(table.final_norm), n, d.hidden, eps,
-                          xn_final.data(), rstd_final.data(), stream);
+    Gpu::rmsnorm_forward(x_final.data(), w(table.final_norm), lo(table.final_norm), n, d.hidden,
+                         eps, xn_final.data(), rstd_final.data(), stream);
     if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
       gemm(false, true, n, V, h, xn_final.data(), h, w(table.embedding), h, 0.f, logits.data(),
            V);
@@ -508,9 +515,9 @@ class Engine {
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
     }
     backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
-    Gpu::rmsnorm_backward(x_final.data(), pm(table.final_norm), rstd_final.data(), dxn.data(), n,
-                           d.hidden, dres.data(), dres_bf.data(), g(table.final_norm),
-                           norm_partials.data(), stream);
+    Gpu::rmsnorm_backward(x_final.data(), w(table.final_norm), lo(table.final_norm),
+                          rstd_final.data(), dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),
+                          g(table.final_norm), norm_partials.data(), stream);
     const bool last = micro == shape.grad_accum - 1;  // the gradients become final in it
     if (last) reduce_norm_segment(norm_segments.size() - 1);  // final norm, head
     for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
@@ -527,9 +534,9 @@ class Engine {
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
       gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
-      Gpu::rmsnorm_backward(a.x_mid.data(), pm(lp.mlp_norm), a.rstd2.data(), dxn.data(), n,
-                             d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
-                             norm_partials.data(), stream);
+      Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), lo(lp.mlp_norm), a.rstd2.data(),
+                            dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
+                            norm_partials.data(), stream);
       // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
       gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, acc, g(lp.wo), h);
       gemm(false, true, n, qd, h, dres_bf.data(), h, w(lp.wo), h, 0.f, dattn.data(), qd);
@@ -551,9 +558,9 @@ class Engine {
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
-      Gpu::rmsnorm_backward(a.x.data(), pm(lp.attn_norm), a.rstd1.data(), dxn.data(), n,
-                             d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
-                             norm_partials.data(), stream);
+      Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), lo(lp.attn_norm), a.rstd1.data(),
+                            dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
+                            norm_partials.data(), stream);
       if (last) reduce_norm_segment(1 + l);
     }
     Gpu::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
@@ -585,7 +592,7 @@ class Engine {
                        static_cast<int>(norm_segments.size()) * Gpu::reduce_partials,
                        results.data() + 1, stream);
     mark("optimizer");
-    Gpu::adamw(master.data(), weights.data(), grads.data(), m.data(), v.data(), params,
+    Gpu::adamw(weights.data(), master_lo.data(), grads.data(), m.data(), v.data(), params,
                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
                 scalars.data(), results.data() + 1, stream);
     mark("zero_grads");
@@ -728,7 +735,15 @@ std::int64_t DeviceTransformer<Gpu>::parameter_count() const {
 }
 template <>
 std::vector<float> DeviceTransformer<Gpu>::parameters() const {
-  return impl_->master.download();
+  const std::vector<bf16> hi = impl_->weights.download();
+  const std::vector<std::uint16_t> lo = impl_->master_lo.download();
+  std::vector<float> out(hi.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint16_t hi_bits;
+    std::memcpy(&hi_bits, &hi[i], sizeof hi_bits);
+    out[i] = kernels::join_float(hi_bits, lo[i]);
+  }
+  return out;
 }
 template <>
 std::vector<float> DeviceTransformer<Gpu>::gradients() const {
@@ -739,8 +754,8 @@ void DeviceTransformer<Gpu>::load_parameters(std::span<const float> host) {
   if (static_cast<std::int64_t>(host.size()) != impl_->params)
     throw core::InputError("loading " + std::to_string(host.size()) + " weights into a model of " +
                            std::to_string(impl_->params) + " parameters");
-  impl_->master.upload(host);
-  impl_->refresh_state();
+  impl_->grads.upload(host);  // the fp32 weights, split by set_master_from_grads
+  impl_->set_master_from_grads();
   backend::gpu_check(gpuStreamSynchronize(impl_->stream), "load_parameters");
 }
 template <>

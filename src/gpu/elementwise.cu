@@ -16,6 +16,14 @@
 #include "tprimat/kernels/swiglu.cuh"
 
 namespace tprimat::backend {
+namespace {
+
+/// A bf16 buffer as the bit patterns the split-master kernels work on (split_float.hpp).
+std::uint16_t* bits(Gpu::bf16* p) { return reinterpret_cast<std::uint16_t*>(p); }
+const std::uint16_t* bits(const Gpu::bf16* p) { return reinterpret_cast<const std::uint16_t*>(p); }
+static_assert(sizeof(Gpu::bf16) == sizeof(std::uint16_t));
+
+}  // namespace
 
 static_assert(std::is_same_v<Gpu::bf16, gpu::bf16> && std::is_same_v<Gpu::Stream, gpu::Stream>,
               "tprimat: backend::Gpu and the kernels' gpu.cuh must agree on bf16 and the stream");
@@ -24,9 +32,9 @@ static_assert(std::is_same_v<Gpu::bf16, gpu::bf16> && std::is_same_v<Gpu::Stream
 // kernel surfaces at the next synchronisation, where the caller checks anyway, and a check here
 // would need one and so break graph capture.
 
-void Gpu::embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
-                             int hidden, float* out, Stream stream) {
-  kernels::embedding_forward(ids, n, table, hidden, out, stream);
+void Gpu::embedding_forward(const std::int32_t* ids, std::int64_t n, const bf16* table,
+                            const std::uint16_t* table_lo, int hidden, float* out, Stream stream) {
+  kernels::embedding_forward(ids, n, bits(table), table_lo, hidden, out, stream);
   gpu_check(gpuGetLastError(), "embedding_forward");
 }
 
@@ -39,16 +47,16 @@ void Gpu::embedding_backward(const std::int32_t* group_ids, const std::int32_t* 
   gpu_check(gpuGetLastError(), "embedding_backward");
 }
 
-void Gpu::rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
-                           bf16* y, float* rstd, Stream stream) {
-  kernels::rmsnorm_forward(x, g, n, h, eps, y, rstd, stream);
+void Gpu::rmsnorm_forward(const float* x, const bf16* g, const std::uint16_t* g_lo,
+                          std::int64_t n, int h, float eps, bf16* y, float* rstd, Stream stream) {
+  kernels::rmsnorm_forward(x, bits(g), g_lo, n, h, eps, y, rstd, stream);
   gpu_check(gpuGetLastError(), "rmsnorm_forward");
 }
 
-void Gpu::rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
-                            std::int64_t n, int h, float* dx, bf16* dx_bf16, float* dg,
-                            float* partials, Stream stream) {
-  kernels::rmsnorm_backward(x, g, rstd, dy, n, h, dx, dx_bf16, dg, partials, stream);
+void Gpu::rmsnorm_backward(const float* x, const bf16* g, const std::uint16_t* g_lo,
+                           const float* rstd, const float* dy, std::int64_t n, int h, float* dx,
+                           bf16* dx_bf16, float* dg, float* partials, Stream stream) {
+  kernels::rmsnorm_backward(x, bits(g), g_lo, rstd, dy, n, h, dx, dx_bf16, dg, partials, stream);
   gpu_check(gpuGetLastError(), "rmsnorm_backward");
 }
 
@@ -118,11 +126,17 @@ void Gpu::to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream) {
   gpu_check(gpuGetLastError(), "to_bf16");
 }
 
-void Gpu::adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
-                 std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay,
-                 int tensors, const OptimizerScalars* scalars, const double* grad_sum_squares,
-                 Stream stream) {
-  kernels::adamw(master, weights, grads, m, v, n, tensor_ends, decay, tensors, scalars,
+void Gpu::split_master(const float* src, bf16* weights, std::uint16_t* master_lo, std::int64_t n,
+                       Stream stream) {
+  kernels::split(src, bits(weights), master_lo, n, stream);
+  gpu_check(gpuGetLastError(), "split_master");
+}
+
+void Gpu::adamw(bf16* weights, std::uint16_t* master_lo, const float* grads, float* m, float* v,
+                std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay,
+                int tensors, const OptimizerScalars* scalars, const double* grad_sum_squares,
+                Stream stream) {
+  kernels::adamw(bits(weights), master_lo, grads, m, v, n, tensor_ends, decay, tensors, scalars,
                  grad_sum_squares, stream);
   gpu_check(gpuGetLastError(), "adamw");
 }

@@ -74,9 +74,11 @@ struct Gpu {
   static constexpr std::size_t gemm_workspace_bytes = 32u << 20;
 
   // ---- element-wise (src/gpu/elementwise.cu) ---------------------------------------------------
-  /// out[t, :] = table[ids[t], :]; table [vocab, hidden] fp32, out [n, hidden] fp32.
-  static void embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
-                                int hidden, float* out, Stream stream);
+  /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (the bf16 weights
+  /// and their remainders table_lo, see split_master), out [n, hidden] fp32.
+  static void embedding_forward(const std::int32_t* ids, std::int64_t n, const bf16* table,
+                                const std::uint16_t* table_lo, int hidden, float* out,
+                                Stream stream);
   /// Deterministic backward: the n positions grouped by token id (built on the host with
   /// embedding_groups): for each group u < *group_count, dtable[group_ids[u], :] += the sum, in
   /// position order, of dout[positions[offsets[u] .. offsets[u + 1]), :]. max_groups bounds
@@ -86,15 +88,18 @@ struct Gpu {
                                  std::int64_t max_groups, const float* dout, int hidden,
                                  float* dtable, Stream stream);
 
-  /// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] fp32.
-  static void rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
-                              bf16* y, float* rstd, Stream stream);
+  /// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] a split
+  /// fp32 master (g, g_lo: see split_master).
+  static void rmsnorm_forward(const float* x, const bf16* g, const std::uint16_t* g_lo,
+                              std::int64_t n, int h, float eps, bf16* y, float* rstd,
+                              Stream stream);
   /// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g, then dx_bf16 = bf16(dx);
   /// dg += sum_t dy * x * rstd, reduced deterministically through `partials`
   /// (rmsnorm_partials(n, h) floats).
-  static void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
-                               std::int64_t n, int h, float* dx, bf16* dx_bf16, float* dg,
-                               float* partials, Stream stream);
+  static void rmsnorm_backward(const float* x, const bf16* g, const std::uint16_t* g_lo,
+                               const float* rstd, const float* dy, std::int64_t n, int h,
+                               float* dx, bf16* dx_bf16, float* dg, float* partials,
+                               Stream stream);
   static std::int64_t rmsnorm_partials(std::int64_t n, int h);
 
   /// In-place rotation of x [rows, heads * head_dim] (row t at position t % seq), HF
@@ -138,12 +143,19 @@ struct Gpu {
   /// dst = bf16(src).
   static void to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream);
 
-  /// AdamW over a flat fp32 buffer in one launch: tensor k covers [tensor_ends[k-1],
+  /// The engine's fp32 master weights live split (kernels/tprimat/kernels/split_float.hpp):
+  /// `weights`, the bf16 every GEMM reads (rounded to nearest, ties away from zero), and
+  /// `master_lo`, 16-bit remainders with bits(w) = (weights << 16) + master_lo exactly. 4 bytes a
+  /// weight instead of an fp32 master plus a bf16 copy. split_master fills both from fp32.
+  static void split_master(const float* src, bf16* weights, std::uint16_t* master_lo,
+                           std::int64_t n, Stream stream);
+
+  /// AdamW over the flat split master in one launch: tensor k covers [tensor_ends[k-1],
   /// tensor_ends[k]) and takes weight decay when decay[k] != 0. Gradients are first scaled by
-  /// min(1, clip_norm / sqrt(*grad_sum_squares)) (global-norm clipping); the update writes the
-  /// fp32 master, both moments and the bf16 copy the GEMMs read.
-  static void adamw(float* master, bf16* weights, const float* grads, float* m, float* v,
-                    std::int64_t n, const std::int64_t* tensor_ends,
+  /// min(1, clip_norm / sqrt(*grad_sum_squares)) (global-norm clipping); each weight is joined to
+  /// fp32, updated in fp32 (the op order of Cpu::adamw) and split again, with both moments.
+  static void adamw(bf16* weights, std::uint16_t* master_lo, const float* grads, float* m,
+                    float* v, std::int64_t n, const std::int64_t* tensor_ends,
                     const std::uint8_t* decay, int tensors, const OptimizerScalars* scalars,
                     const double* grad_sum_squares, Stream stream);
 

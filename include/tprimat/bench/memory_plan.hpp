@@ -30,7 +30,9 @@ struct MemoryPlanInput {
 struct MemoryPlan {
   double weights = 0;       ///< compute copy of this rank's parameters
   double gradients = 0;     ///< fp32 gradient accumulators
-  double master = 0;        ///< fp32 master weights (none when compute is already fp32)
+  /// The rest of the fp32 master: on the GPU the bf16 weights are its high half and this is the
+  /// 16-bit remainder (2 bytes a weight); none when compute is already fp32 (the CPU).
+  double master = 0;
   double adam_moments = 0;  ///< fp32 first and second moments
   double activations = 0;   ///< saved for backward, all in-flight micro-batches
   double logits = 0;        ///< vocab-parallel logits and their gradient
@@ -63,7 +65,7 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last
   const double shard = in.distributed_optimizer ? in.dp : 1;
   m.weights = double(p) * in.compute_bytes;
   m.gradients = double(p) * 4;
-  m.master = in.compute_bytes == 4 ? 0.0 : double(p) * 4 / shard;
+  m.master = double(p) * (4 - in.compute_bytes) / shard;
   m.adam_moments = double(p) * 8 / shard;
   // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
   const int in_flight = first ? std::min(in.pp, std::max(in.grad_accum, 1)) : 1;

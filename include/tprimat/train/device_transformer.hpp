@@ -17,11 +17,13 @@
 namespace tprimat::train {
 
 /// The decoder of Transformer<Cpu, T> (same parameter table, same math) on a device backend:
-/// bf16 GEMM operands and activations, fp32 residual stream, gradients, master weights and
-/// AdamW state. All buffers are allocated up front from the device's stream-ordered pool; a step
-/// allocates nothing, so after one eager step it is captured as a graph and replayed.
-/// Single device (TP = PP = DP = 1) in this version. Compiled in src/cuda/ (pimpl: no vendor
-/// header here), instantiated for backend::Cuda.
+/// bf16 GEMM operands and activations, fp32 residual stream, gradients and AdamW state; fp32
+/// master weights held split (the bf16 weights the GEMMs read are their high half, a 16-bit
+/// remainder the rest: kernels/tprimat/kernels/split_float.hpp). All buffers are allocated up
+/// front from the device's stream-ordered pool; a step allocates nothing, so after one eager step
+/// it is captured as a graph and replayed.
+/// Single device (TP = PP = DP = 1) in this version. Compiled in src/gpu/ (pimpl: no vendor
+/// header here), instantiated for backend::Gpu (Cuda or Hip).
 template <class Backend>
 class DeviceTransformer {
  public:
@@ -44,7 +46,7 @@ class DeviceTransformer {
   /// The fp32 master weights / the gradients of the last step (before clipping), to the host.
   std::vector<float> parameters() const;
   std::vector<float> gradients() const;
-  /// Replaces the fp32 master weights (and their bf16 copy) with `host` (parameter_count()
+  /// Replaces the fp32 master weights (both halves) with `host` (parameter_count()
   /// values in table() order: a CPU Transformer's params() for the same dims).
   void load_parameters(std::span<const float> host);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// AdamW over the flat fp32 parameter buffer in one launch, with global-norm clipping on the fly.
+// AdamW over the flat parameter buffer (split fp32 master) in one launch, with global-norm
+// clipping on the fly.
 #pragma once
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/gpu.cuh"
+#include "tprimat/kernels/split_float.hpp"
 
 namespace tprimat::kernels {
 
@@ -46,8 +48,8 @@ __device__ __forceinline__ void adamw_element(const AdamWConstants& c, float dec
 /// a step forward when its V elements straddle a tensor boundary.
 template <class Scalars, int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void adamw_kernel(
-    float* __restrict__ master, gpu::bf16* __restrict__ weights, const float* __restrict__ grads,
-    float* __restrict__ m, float* __restrict__ v, std::int64_t n,
+    std::uint16_t* __restrict__ hi, std::uint16_t* __restrict__ lo,
+    const float* __restrict__ grads, float* __restrict__ m, float* __restrict__ v, std::int64_t n,
     const std::int64_t* __restrict__ tensor_ends, const std::uint8_t* __restrict__ decay,
     int tensors, const Scalars* __restrict__ scalars, const double* __restrict__ grad_sum_squares) {
   const std::int64_t i = global_thread() * V;
@@ -57,15 +59,15 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void adamw_kernel(
   int k = 0;
   std::int64_t end = INT64_MAX;
   if (tensors > 0) {
-    int lo = 0, hi = tensors - 1;  // first tensor whose end lies past i (the last one at most)
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
+    int first = 0, last = tensors - 1;  // first tensor whose end lies past i (the last one at most)
+    while (first < last) {
+      const int mid = (first + last) / 2;
       if (tensor_ends[mid] > i)
-        hi = mid;
+        last = mid;
       else
-        lo = mid + 1;
+        first = mid + 1;
     }
-    k = lo;
+    k = first;
     end = k < tensors - 1 ? tensor_ends[k] : INT64_MAX;
   }
   auto decay_of = [&](std::int64_t e) {
@@ -77,47 +79,47 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void adamw_kernel(
   };
 
   if (i + V <= n) {
-    Pack<float, V> pp = load_pack<V>(master + i), mp = load_pack<V>(m + i),
-                   vp = load_pack<V>(v + i);
+    Pack<std::uint16_t, V> hp = load_pack<V>(hi + i), lp = load_pack<V>(lo + i);
+    Pack<float, V> mp = load_pack<V>(m + i), vp = load_pack<V>(v + i);
     const Pack<float, V> gp = load_pack<V>(grads + i);
-    Pack<gpu::bf16, V> wp;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      adamw_element(c, decay_of(i + j), gp.v[j], pp.v[j], mp.v[j], vp.v[j]);
-      wp.v[j] = gpu::to_bf16(pp.v[j]);
+      float p = join_float(hp.v[j], lp.v[j]);
+      adamw_element(c, decay_of(i + j), gp.v[j], p, mp.v[j], vp.v[j]);
+      split_float(p, hp.v[j], lp.v[j]);
     }
-    store_pack<V>(master + i, pp);
+    store_pack<V>(hi + i, hp);
+    store_pack<V>(lo + i, lp);
     store_pack<V>(m + i, mp);
     store_pack<V>(v + i, vp);
-    store_pack<V>(weights + i, wp);
   } else {
     for (std::int64_t e = i; e < n; ++e) {
-      float p = master[e], me = m[e], ve = v[e];
+      float p = join_float(hi[e], lo[e]), me = m[e], ve = v[e];
       adamw_element(c, decay_of(e), grads[e], p, me, ve);
-      master[e] = p;
+      split_float(p, hi[e], lo[e]);
       m[e] = me;
       v[e] = ve;
-      weights[e] = gpu::to_bf16(p);
     }
   }
 }
 
-/// AdamW over master/grads/m/v [n] (fp32) and weights [n] (bf16 = the updated master). Tensor k
-/// covers [tensor_ends[k-1], tensor_ends[k]) and decays when decay[k] != 0. `Scalars` is
-/// backend::OptimizerScalars (a template so this header needs no host backend header).
+/// AdamW over the split master (hi: the bf16 weights' bits, lo: the remainders; see
+/// split_float.hpp) and grads/m/v [n] (fp32). Tensor k covers [tensor_ends[k-1], tensor_ends[k])
+/// and decays when decay[k] != 0. `Scalars` is backend::OptimizerScalars (a template so this
+/// header needs no host backend header).
 template <class Scalars>
-void adamw(float* master, gpu::bf16* weights, const float* grads, float* m, float* v,
+void adamw(std::uint16_t* hi, std::uint16_t* lo, const float* grads, float* m, float* v,
            std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay, int tensors,
            const Scalars* scalars, const double* grad_sum_squares, gpu::Stream stream) {
   if (n <= 0) return;
   constexpr int threads = 256;
-  if (aligned_to(master, 16) && aligned_to(grads, 16) && aligned_to(m, 16) && aligned_to(v, 16) &&
-      aligned_to(weights, 8)) {
+  if (aligned_to(hi, 8) && aligned_to(lo, 8) && aligned_to(grads, 16) && aligned_to(m, 16) &&
+      aligned_to(v, 16)) {
     adamw_kernel<Scalars, 4><<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(
-        master, weights, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
+        hi, lo, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
   } else {
     adamw_kernel<Scalars, 1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(
-        master, weights, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
+        hi, lo, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
   }
 }
 

@@ -12,26 +12,33 @@ namespace tprimat::kernels {
 
 template <int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void embedding_forward_kernel(
-    const std::int32_t* __restrict__ ids, std::int64_t n, const float* __restrict__ table,
-    int hidden, float* __restrict__ out) {
+    const std::int32_t* __restrict__ ids, std::int64_t n, const std::uint16_t* __restrict__ hi,
+    const std::uint16_t* __restrict__ lo, int hidden, float* __restrict__ out) {
   const std::int64_t per_row = hidden / V;
   const std::int64_t i = global_thread();
   if (i >= n * per_row) return;
   const std::int64_t t = i / per_row, c = (i % per_row) * V;
-  store_pack<V>(out + t * hidden + c, load_pack<V>(table + std::int64_t{ids[t]} * hidden + c));
+  const std::int64_t src = std::int64_t{ids[t]} * hidden + c;
+  const Pack<std::uint16_t, V> hp = load_pack<V>(hi + src), lp = load_pack<V>(lo + src);
+  Pack<float, V> w;
+#pragma unroll
+  for (int k = 0; k < V; ++k) w.v[k] = join_float(hp.v[k], lp.v[k]);
+  store_pack<V>(out + t * hidden + c, w);
 }
 
-/// out[t, :] = table[ids[t], :]; table [vocab, hidden], out [n, hidden], fp32.
-inline void embedding_forward(const std::int32_t* ids, std::int64_t n, const float* table,
-                              int hidden, float* out, gpu::Stream stream) {
+/// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (hi, lo: see
+/// split_float.hpp), out [n, hidden] fp32.
+inline void embedding_forward(const std::int32_t* ids, std::int64_t n, const std::uint16_t* hi,
+                              const std::uint16_t* lo, int hidden, float* out,
+                              gpu::Stream stream) {
   if (n <= 0 || hidden <= 0) return;
   constexpr int threads = 256;
-  if (hidden % 4 == 0 && aligned_to(table, 16) && aligned_to(out, 16)) {
+  if (hidden % 4 == 0 && aligned_to(hi, 8) && aligned_to(lo, 8) && aligned_to(out, 16)) {
     embedding_forward_kernel<4><<<gpu::blocks_for(n * (hidden / 4), threads), threads, 0, stream>>>(
-        ids, n, table, hidden, out);
+        ids, n, hi, lo, hidden, out);
   } else {
-    embedding_forward_kernel<1>
-        <<<gpu::blocks_for(n * hidden, threads), threads, 0, stream>>>(ids, n, table, hidden, out);
+    embedding_forward_kernel<1><<<gpu::blocks_for(n * hidden, threads), threads, 0, stream>>>(
+        ids, n, hi, lo, hidden, out);
   }
 }
 

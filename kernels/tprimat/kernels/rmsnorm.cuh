@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// RMSNorm over fp32 rows: bf16 output and fp32 rstd forward; dx, dx_bf16 and a deterministic dg.
+// RMSNorm over fp32 rows with a split-master gain: bf16 output and fp32 rstd forward; dx, dx_bf16
+// and a deterministic dg.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/gpu.cuh"
 #include "tprimat/kernels/reduce.cuh"
+#include "tprimat/kernels/split_float.hpp"
 
 namespace tprimat::kernels {
 
@@ -25,10 +27,22 @@ inline std::int64_t rmsnorm_partials(std::int64_t n, int h) {
 /// live in the block's partial row in global memory instead.
 inline constexpr int rmsnorm_shared_columns = 12288;
 
+/// The gain g[c .. c + V), from its split master (see split_float.hpp).
+template <int V>
+__device__ __forceinline__ Pack<float, V> load_gain(const std::uint16_t* __restrict__ g_hi,
+                                                    const std::uint16_t* __restrict__ g_lo, int c) {
+  const Pack<std::uint16_t, V> hp = load_pack<V>(g_hi + c), lp = load_pack<V>(g_lo + c);
+  Pack<float, V> g;
+#pragma unroll
+  for (int k = 0; k < V; ++k) g.v[k] = join_float(hp.v[k], lp.v[k]);
+  return g;
+}
+
 /// One block per row. The whole tree of block_sum is fixed by h, so rstd is reproducible.
 template <int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(const float* __restrict__ x,
-                                                                  const float* __restrict__ g,
+                                                                  const std::uint16_t* __restrict__ g_hi,
+                                                                  const std::uint16_t* __restrict__ g_lo,
                                                                   int h, float eps,
                                                                   gpu::bf16* __restrict__ y,
                                                                   float* __restrict__ rstd) {
@@ -47,7 +61,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(const float* _
   // h / blockDim floats per thread in registers for every h.
   for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
     const Pack<float, V> xp = load_pack<V>(x + row + c);
-    const Pack<float, V> gp = load_pack<V>(g + c);
+    const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
     Pack<gpu::bf16, V> yp;
 #pragma unroll
     for (int k = 0; k < V; ++k) yp.v[k] = gpu::to_bf16(xp.v[k] * r * gp.v[k]);
@@ -55,15 +69,20 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(const float* _
   }
 }
 
-/// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] fp32.
-inline void rmsnorm_forward(const float* x, const float* g, std::int64_t n, int h, float eps,
-                            gpu::bf16* y, float* rstd, gpu::Stream stream) {
+/// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] a split fp32
+/// master (g_hi, g_lo: see split_float.hpp).
+inline void rmsnorm_forward(const float* x, const std::uint16_t* g_hi, const std::uint16_t* g_lo,
+                            std::int64_t n, int h, float eps, gpu::bf16* y, float* rstd,
+                            gpu::Stream stream) {
   if (n <= 0 || h <= 0) return;
   const unsigned grid = static_cast<unsigned>(n);
-  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g, 16) && aligned_to(y, 8)) {
-    rmsnorm_forward_kernel<4><<<grid, row_threads(h / 4, 256), 0, stream>>>(x, g, h, eps, y, rstd);
+  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
+      aligned_to(y, 8)) {
+    rmsnorm_forward_kernel<4>
+        <<<grid, row_threads(h / 4, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
   } else {
-    rmsnorm_forward_kernel<1><<<grid, row_threads(h, 256), 0, stream>>>(x, g, h, eps, y, rstd);
+    rmsnorm_forward_kernel<1><<<grid, row_threads(h, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y,
+                                                                        rstd);
   }
 }
 
@@ -72,7 +91,8 @@ inline void rmsnorm_forward(const float* x, const float* g, std::int64_t n, int 
 /// a fixed-order sum. add_column_sums then folds the partial rows into dg in index order.
 template <int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
-    const float* __restrict__ x, const float* __restrict__ g, const float* __restrict__ rstd,
+    const float* __restrict__ x, const std::uint16_t* __restrict__ g_hi,
+    const std::uint16_t* __restrict__ g_lo, const float* __restrict__ rstd,
     const float* __restrict__ dy, std::int64_t n, int h, float* __restrict__ dx,
     gpu::bf16* __restrict__ dx_bf16, float* __restrict__ partials) {
   extern __shared__ float dg_shared[];
@@ -91,7 +111,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
     for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
       const Pack<float, V> xp = load_pack<V>(x + row + c);
       const Pack<float, V> dyp = load_pack<V>(dy + row + c);
-      const Pack<float, V> gp = load_pack<V>(g + c);
+      const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         dot += dyp.v[k] * gp.v[k] * xp.v[k];
@@ -103,7 +123,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
     for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
       const Pack<float, V> xp = load_pack<V>(x + row + c);
       const Pack<float, V> dyp = load_pack<V>(dy + row + c);
-      const Pack<float, V> gp = load_pack<V>(g + c);
+      const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
       Pack<float, V> dxp = load_pack<V>(dx + row + c);
       Pack<gpu::bf16, V> dxb;
 #pragma unroll
@@ -122,22 +142,23 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
   }
 }
 
-/// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g, dx_bf16 = bf16(dx);
+/// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g (g split as in rmsnorm_forward),
+/// dx_bf16 = bf16(dx);
 /// dg += sum_t dy * x * rstd through `partials` (rmsnorm_partials(n, h) floats).
-inline void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
-                             std::int64_t n, int h, float* dx, gpu::bf16* dx_bf16, float* dg,
-                             float* partials, gpu::Stream stream) {
+inline void rmsnorm_backward(const float* x, const std::uint16_t* g_hi, const std::uint16_t* g_lo,
+                             const float* rstd, const float* dy, std::int64_t n, int h, float* dx,
+                             gpu::bf16* dx_bf16, float* dg, float* partials, gpu::Stream stream) {
   if (n <= 0 || h <= 0) return;
   const std::int64_t chunks = n < rmsnorm_chunks ? n : rmsnorm_chunks;
   const unsigned grid = static_cast<unsigned>(chunks);
   const std::size_t smem = h <= rmsnorm_shared_columns ? std::size_t(h) * sizeof(float) : 0;
-  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g, 16) && aligned_to(dy, 16) &&
-      aligned_to(dx, 16) && aligned_to(dx_bf16, 8)) {
+  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
+      aligned_to(dy, 16) && aligned_to(dx, 16) && aligned_to(dx_bf16, 8)) {
     rmsnorm_backward_kernel<4><<<grid, row_threads(h / 4, 256), smem, stream>>>(
-        x, g, rstd, dy, n, h, dx, dx_bf16, partials);
+        x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
   } else {
-    rmsnorm_backward_kernel<1>
-        <<<grid, row_threads(h, 256), smem, stream>>>(x, g, rstd, dy, n, h, dx, dx_bf16, partials);
+    rmsnorm_backward_kernel<1><<<grid, row_threads(h, 256), smem, stream>>>(
+        x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
   }
   add_column_sums(partials, chunks, h, dg, stream);
 }
