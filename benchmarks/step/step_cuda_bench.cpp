@@ -218,6 +218,7 @@ void register_model() {
       ->Args({1, 2048, 0, 0})
       ->Args({1, 2048, 1, 1})
       ->Args({2, 2048, 1, 0})
+      ->Args({2, 2048, 0, 0})
       ->Unit(benchmark::kMillisecond)
       ->UseManualTime()
       ->Iterations(10);
