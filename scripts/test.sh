@@ -16,6 +16,17 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 
 start=$(date +%s)
 since() { echo $(($(date +%s) - $1)); }
+# Configures the extra stage's build directory $1 from the source tree with the cache entries
+# that follow: Ninja for a fresh directory where it is installed (an existing one keeps its
+# generator).
+configure_stage() {
+  local dir=$1 generator=()
+  shift
+  if [[ ! -f "${dir}/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  cmake -S "${TPRIMAT_ROOT}" -B "${dir}" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+}
 
 # ---- main stage ---------------------------------------------------------------------------------
 t=$(date +%s)
@@ -49,14 +60,9 @@ if [[ "${TPRIMAT_SKIP_ASAN:-0}" == 1 ]]; then
   echo "test.sh: asan stage skipped (TPRIMAT_SKIP_ASAN=1)"
 else
   asan_dir="${TPRIMAT_ASAN_BUILD_DIR:-${TPRIMAT_ROOT}/build-asan}"
-  asan_generator=()
-  if [[ ! -f "${asan_dir}/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
-    asan_generator=(-G Ninja)
-  fi
   t=$(date +%s)
-  { cmake -S "${TPRIMAT_ROOT}" -B "${asan_dir}" "${asan_generator[@]}" \
-      -DCMAKE_BUILD_TYPE=Release -DTPRIMAT_SANITIZE=address,undefined -DTPRIMAT_CUDA=OFF \
-      -DTPRIMAT_HIP=OFF -DTPRIMAT_BUILD_BENCHMARKS=OFF >/dev/null &&
+  { configure_stage "${asan_dir}" -DTPRIMAT_SANITIZE=address,undefined -DTPRIMAT_CUDA=OFF \
+      -DTPRIMAT_HIP=OFF -DTPRIMAT_BUILD_BENCHMARKS=OFF &&
       cmake --build "${asan_dir}" --parallel "${TPRIMAT_JOBS}"; } || asan_status=$?
   asan_build=$(since "$t")
   echo "test.sh: asan build took ${asan_build} s"
@@ -84,15 +90,10 @@ if [[ "${TPRIMAT_SKIP_HIP:-0}" == 1 || " ${TPRIMAT_CMAKE_ARGS:-} " == *" -DTPRIM
   echo "test.sh: hip stage skipped (no hipcc, -DTPRIMAT_HIP=OFF or TPRIMAT_SKIP_HIP=1)"
 else
   hip_dir="${TPRIMAT_HIP_BUILD_DIR:-${TPRIMAT_ROOT}/build-hip}"
-  hip_generator=()
-  if [[ ! -f "${hip_dir}/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
-    hip_generator=(-G Ninja)
-  fi
   t=$(date +%s)
   hip_cli="${hip_dir}/examples/cli/tprimat"
-  { cmake -S "${TPRIMAT_ROOT}" -B "${hip_dir}" "${hip_generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-      -DTPRIMAT_CUDA=OFF -DTPRIMAT_HIP=ON -DTPRIMAT_BUILD_TESTS=OFF \
-      -DTPRIMAT_BUILD_BENCHMARKS=OFF >/dev/null &&
+  { configure_stage "${hip_dir}" -DTPRIMAT_CUDA=OFF -DTPRIMAT_HIP=ON -DTPRIMAT_BUILD_TESTS=OFF \
+      -DTPRIMAT_BUILD_BENCHMARKS=OFF &&
       cmake --build "${hip_dir}" --parallel "${TPRIMAT_JOBS}" --target tprimat_cli; } ||
     hip_status=$?
   if ((hip_status == 0)); then
