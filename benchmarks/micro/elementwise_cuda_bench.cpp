@@ -101,7 +101,9 @@ struct EmbeddingForward {
   TokenSets tokens;
   std::vector<DeviceBuffer<float>> out;
   explicit EmbeddingForward(cudaStream_t s)
-      : table(vocab * h, 3, s, 0.02f), tokens(sets, s), out(per_set<float>(sets, n * h, s, false)) {}
+      : table(vocab * h, 3, s, 0.02f),
+        tokens(sets, s),
+        out(per_set<float>(sets, n * h, s, false)) {}
   void operator()(int i, cudaStream_t s) {
     Cuda::embedding_forward(tokens.ids[i].data(), n, table.hi.data(), table.lo.data(), h,
                             out[i].data(), s);
@@ -248,21 +250,25 @@ struct SwigluForward {
   }
 };
 
-/// gate, up, dh read; dgate, dup written (bf16 [n, ffn]).
+/// gate, up, dh read; dgate, dup written (bf16 [n, ffn]); WithH: h (the recomputed forward
+/// output) written too, as the engine's backward pass calls it.
+template <bool WithH>
 struct SwigluBackward {
-  static constexpr const char* name = "Elementwise/swiglu/bwd/tokens:2048";
-  static Work work() { return {5.0 * n * f * b16, 0}; }
+  static constexpr const char* name = WithH ? "Elementwise/swiglu/bwd_with_h/tokens:2048"
+                                            : "Elementwise/swiglu/bwd/tokens:2048";
+  static Work work() { return {(WithH ? 6.0 : 5.0) * n * f * b16, 0}; }
   int sets = rotation_sets(work().bytes);
-  std::vector<DeviceBuffer<bf16>> gate, up, dh, dgate, dup;
+  std::vector<DeviceBuffer<bf16>> gate, up, dh, dgate, dup, h;
   explicit SwigluBackward(cudaStream_t s)
       : gate(per_set<bf16>(sets, n * f, s, true, 10)),
         up(per_set<bf16>(sets, n * f, s, true, 20)),
         dh(per_set<bf16>(sets, n * f, s, true, 30)),
         dgate(per_set<bf16>(sets, n * f, s, false)),
-        dup(per_set<bf16>(sets, n * f, s, false)) {}
+        dup(per_set<bf16>(sets, n * f, s, false)),
+        h(per_set<bf16>(WithH ? sets : 0, n * f, s, false)) {}
   void operator()(int i, cudaStream_t s) {
     Cuda::swiglu_backward(gate[i].data(), up[i].data(), dh[i].data(), dgate[i].data(),
-                          dup[i].data(), n * f, s);
+                          dup[i].data(), WithH ? h[i].data() : nullptr, n * f, s);
   }
 };
 
@@ -424,8 +430,8 @@ void add() {
 const bool registered =
     (add<EmbeddingForward, EmbeddingBackward, ZeroRows, RmsnormForward, RmsnormBackward,
          Rope<Llama::heads, false>, Rope<Llama::kv_heads, false>, Rope<Llama::heads, true>,
-         Rope<Llama::kv_heads, true>, SwigluForward, SwigluBackward,
-         BiasBackward<model::Qwen25_7B::hidden>,
+         Rope<Llama::kv_heads, true>, SwigluForward, SwigluBackward<false>,
+         SwigluBackward<true>, BiasBackward<model::Qwen25_7B::hidden>,
          BiasBackward<model::Qwen25_7B::kv_heads * model::Qwen25_7B::head_dim>, CrossEntropy<false>,
          CrossEntropy<true>, GradNorm, ToBf16, AdamW>(),
      true);

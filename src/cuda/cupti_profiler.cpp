@@ -248,6 +248,19 @@ class CuptiCollector final : public ActivityCollector {
 
   std::int64_t host_ns(std::uint64_t t) const { return static_cast<std::int64_t>(t) - offset_; }
 
+  /// Where and when an activity record (kernel, memcpy, memset: the fields they share) ran, into
+  /// `e`; false when CUPTI collected no timestamps for it.
+  template <class Record>
+  bool place(TraceEvent& e, const Record& r) const {
+    if (r.start == 0 && r.end == 0) return false;
+    e.pid = r.deviceId;
+    e.tid = r.streamId;
+    e.start_ns = host_ns(r.start);
+    e.end_ns = host_ns(r.end);
+    e.correlation = r.correlationId;
+    return true;
+  }
+
   void convert(std::uint8_t* buffer, std::size_t valid, std::vector<TraceEvent>& out,
                std::unordered_map<std::uint32_t, std::uint64_t>& external) {
     CUpti_Activity* record = nullptr;
@@ -257,45 +270,30 @@ class CuptiCollector final : public ActivityCollector {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-          if (k->start == 0 && k->end == 0) continue;  // no timestamps collected
+          if (!place(e, *k)) continue;
           e.kind = Kind::kernel;
           e.category = std::string(category::kernel);
           e.name = kernel_name(k->name);
-          e.pid = k->deviceId;
-          e.tid = k->streamId;
-          e.start_ns = host_ns(k->start);
-          e.end_ns = host_ns(k->end);
           e.grid = {k->gridX, k->gridY, k->gridZ};
           e.block = {k->blockX, k->blockY, k->blockZ};
-          e.correlation = k->correlationId;
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-          if (m->start == 0 && m->end == 0) continue;
+          if (!place(e, *m)) continue;
           e.kind = Kind::memcpy;
           e.category = std::string(category::memcpy);
           e.name = std::string("Memcpy ") + memcpy_kind(m->copyKind) + " (" +
                    memory_kind(m->srcKind) + " -> " + memory_kind(m->dstKind) + ")";
-          e.pid = m->deviceId;
-          e.tid = m->streamId;
-          e.start_ns = host_ns(m->start);
-          e.end_ns = host_ns(m->end);
-          e.correlation = m->correlationId;
           e.bytes = static_cast<std::int64_t>(m->bytes);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-          if (m->start == 0 && m->end == 0) continue;
+          if (!place(e, *m)) continue;
           e.kind = Kind::memset;
           e.category = std::string(category::memset);
           e.name = std::string("Memset (") + memory_kind(m->memoryKind) + ")";
-          e.pid = m->deviceId;
-          e.tid = m->streamId;
-          e.start_ns = host_ns(m->start);
-          e.end_ns = host_ns(m->end);
-          e.correlation = m->correlationId;
           e.bytes = static_cast<std::int64_t>(m->bytes);
           break;
         }

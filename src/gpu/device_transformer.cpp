@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// DeviceTransformer<Gpu>: buffers, forward, backward, AdamW and the graph of one step (CUDA or HIP).
+// DeviceTransformer<Gpu>: buffers, forward, backward, AdamW and the graph of one step (CUDA, HIP).
 #include "tprimat/train/device_transformer.hpp"
 
 #include <algorithm>
@@ -155,9 +155,9 @@ class Engine {
        DeviceOptions opts)
       : d(dims), shape(s), opt(o), options(opts) {
     if (Gpu::device_count() == 0)
-      throw core::RunError(TPRIMAT_GPU_HIP
-                               ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
-                               : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
+      throw core::RunError(
+          TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
+                          : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
     table = make_parameter_table(d, Shard{});
     n = std::int64_t{shape.mbs} * shape.seq;
     params = table.total();
@@ -417,7 +417,7 @@ class Engine {
     mark("elementwise");
   }
 
-  // ---- attention: cuDNN's SDPA (CUDA, when chosen) or the project's flash kernels ----------------
+  // ---- attention: cuDNN's SDPA (CUDA, when chosen) or the project's flash kernels ------------
   std::size_t attention_workspace_bytes() const {
 #if !TPRIMAT_GPU_HIP
     if (use_cudnn) return backend::CudnnAttention::backward_workspace_bytes(attn_shape);
@@ -525,11 +525,12 @@ class Engine {
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
       // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
-      Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);  // recompute
-      gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, acc, g(lp.w_down), h);
+      // The input gradient first: the SwiGLU backward then recomputes the forward's h (not kept)
+      // in the same pass over gate and up, for the down projection's weight gradient.
       gemm(false, true, n, f, h, dres_bf.data(), h, w(lp.w_down), h, 0.f, dhidden.data(), f);
       Gpu::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
-                            n * f, stream);
+                           hidden.data(), n * f, stream);
+      gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, acc, g(lp.w_down), h);
       gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, acc, g(lp.w_gate), f);
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
@@ -537,7 +538,7 @@ class Engine {
       Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), lo(lp.mlp_norm), a.rstd2.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                             norm_partials.data(), stream);
-      // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
+      // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
       gemm(true, false, qd, h, n, a.attn.data(), qd, dres_bf.data(), h, acc, g(lp.wo), h);
       gemm(false, true, n, qd, h, dres_bf.data(), h, w(lp.wo), h, 0.f, dattn.data(), qd);
       mark("attention");

@@ -83,8 +83,8 @@ void Gpu::swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t
 }
 
 void Gpu::swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate, bf16* dup,
-                           std::int64_t n, Stream stream) {
-  kernels::swiglu_backward(gate, up, dh, dgate, dup, n, stream);
+                          bf16* h, std::int64_t n, Stream stream) {
+  kernels::swiglu_backward(gate, up, dh, dgate, dup, h, n, stream);
   gpu_check(gpuGetLastError(), "swiglu_backward");
 }
 

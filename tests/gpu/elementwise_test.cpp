@@ -395,9 +395,16 @@ TEST(CudaElementwise, SwigluForwardAndBackward) {
     auto d_h = poisoned<bf16>(n + offset, s);
     auto d_dgate = poisoned<bf16>(n + offset, s);
     auto d_dup = poisoned<bf16>(n + offset, s);
+    auto d_h_again = poisoned<bf16>(n + offset, s);
+    auto d_dgate_again = poisoned<bf16>(n + offset, s);
+    auto d_dup_again = poisoned<bf16>(n + offset, s);
     Cuda::swiglu_forward(d_gate.data() + offset, d_up.data() + offset, d_h.data() + offset, n, s);
     Cuda::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
-                          d_dgate.data() + offset, d_dup.data() + offset, n, s);
+                          d_dgate.data() + offset, d_dup.data() + offset, nullptr, n, s);
+    // The engine's call: the backward also recomputes h, which must be the forward's exactly.
+    Cuda::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
+                          d_dgate_again.data() + offset, d_dup_again.data() + offset,
+                          d_h_again.data() + offset, n, s);
     auto tail = [&](const DeviceBuffer<bf16>& d) {
       auto v = as_float(d);
       return std::vector<float>(v.begin() + offset, v.end());
@@ -405,6 +412,9 @@ TEST(CudaElementwise, SwigluForwardAndBackward) {
     EXPECT_LE(relative_error(tail(d_h), h), bf16_bound) << "bf16 h";
     EXPECT_LE(relative_error(tail(d_dgate), dgate), bf16_bound) << "bf16 dgate";
     EXPECT_LE(relative_error(tail(d_dup), dup), bf16_bound) << "bf16 dup";
+    EXPECT_TRUE(bit_identical(tail(d_h_again), tail(d_h))) << "h from the backward";
+    EXPECT_TRUE(bit_identical(tail(d_dgate_again), tail(d_dgate))) << "dgate with h";
+    EXPECT_TRUE(bit_identical(tail(d_dup_again), tail(d_dup))) << "dup with h";
   }
 }
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "gemm_cases.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/cuda_gemm.hpp"
@@ -32,43 +32,6 @@ constexpr double bf16_out_bound = 1e-2;
 /// output even in the worst case (errors all of one sign); typical errors are ~1e-6.
 constexpr double fp32_out_bound = 1e-4;
 
-/// One call's shape. `pad` widens every leading dimension by that many elements.
-struct GemmCase {
-  bool trans_a = false;
-  bool trans_b = false;
-  std::int64_t m = 0, n = 0, k = 0;
-  float beta = 0;
-  bool bias = false;
-  std::int64_t pad = 0;
-};
-
-template <class Out>
-constexpr bool is_bf16 = std::is_same_v<Out, bf16>;
-
-template <class Out>
-std::string describe(const GemmCase& g) {
-  return std::string(is_bf16<Out> ? "bf16" : "fp32") + " out, m=" + std::to_string(g.m) +
-         " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-         " trans_a=" + std::to_string(g.trans_a) + " trans_b=" + std::to_string(g.trans_b) +
-         " beta=" + std::to_string(g.beta) + " bias=" + std::to_string(g.bias) +
-         " pad=" + std::to_string(g.pad);
-}
-
-template <class Out>
-std::vector<Out> to_out(const std::vector<float>& x) {
-  if constexpr (is_bf16<Out>)
-    return to_bf16(x);
-  else
-    return x;
-}
-template <class Out>
-std::vector<float> from_out(const std::vector<Out>& x) {
-  if constexpr (is_bf16<Out>)
-    return to_float(x);
-  else
-    return x;
-}
-
 /// Random operands on host and device, one Cuda::gemm, and its error against the double
 /// reference on the same (bf16-rounded) values.
 template <class Out>
@@ -77,9 +40,9 @@ class GemmCheck {
   GemmCheck(const GemmCase& g, std::uint64_t seed, cudaStream_t s)
       : g_(g),
         s_(s),
-        lda_((g.trans_a ? g.m : g.k) + g.pad),
-        ldb_((g.trans_b ? g.k : g.n) + g.pad),
-        ldc_(g.n + g.pad),
+        lda_(leading(g.trans_a ? g.m : g.k, g)),
+        ldb_(leading(g.trans_b ? g.k : g.n, g)),
+        ldc_(leading(g.n, g)),
         // ~N(0, 1), rounded to bf16: the reference multiplies exactly what the device reads.
         // C starts bf16-rounded too, so a bf16 C and its reference start from the same value.
         a_(round_bf16(random_normal((g.trans_a ? g.k : g.m) * lda_, seed))),

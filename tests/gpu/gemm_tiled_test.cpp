@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "gemm_cases.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/gemm_tiled.hpp"
@@ -36,50 +36,6 @@ constexpr double fp32_out_bound = 1e-4;
 constexpr double fp32_vs_cublaslt_bound = 2e-4;
 constexpr double bf16_vs_cublaslt_bound = 1e-2;
 
-/// One call. Leading dimensions are the row lengths plus `pad`, rounded up to a multiple of
-/// `ld_multiple` first: 1 gives odd, unaligned rows (which only the tiled kernel accepts); 8
-/// gives the 16-byte rows cuBLASLt needs, for the comparisons with it.
-struct Case {
-  bool trans_a = false;
-  bool trans_b = false;
-  std::int64_t m = 0, n = 0, k = 0;
-  float beta = 0;
-  bool bias = false;
-  std::int64_t pad = 0;
-  std::int64_t ld_multiple = 1;
-};
-
-template <class Out>
-constexpr bool is_bf16 = std::is_same_v<Out, bf16>;
-
-template <class Out>
-std::string describe(const Case& g) {
-  return std::string(is_bf16<Out> ? "bf16" : "fp32") + " out, m=" + std::to_string(g.m) +
-         " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-         " trans_a=" + std::to_string(g.trans_a) + " trans_b=" + std::to_string(g.trans_b) +
-         " beta=" + std::to_string(g.beta) + " bias=" + std::to_string(g.bias) +
-         " pad=" + std::to_string(g.pad) + " ld_multiple=" + std::to_string(g.ld_multiple);
-}
-
-template <class Out>
-std::vector<Out> to_out(const std::vector<float>& x) {
-  if constexpr (is_bf16<Out>)
-    return to_bf16(x);
-  else
-    return x;
-}
-template <class Out>
-std::vector<float> from_out(const std::vector<Out>& x) {
-  if constexpr (is_bf16<Out>)
-    return to_float(x);
-  else
-    return x;
-}
-
-std::int64_t leading(std::int64_t row_length, const Case& g) {
-  return (row_length + g.ld_multiple - 1) / g.ld_multiple * g.ld_multiple + g.pad;
-}
-
 /// relative_error that also refuses a non-finite reference: a NaN from cuBLASLt (or anything
 /// else) on the `want` side would otherwise drop out of the max and pass.
 double checked_error(std::span<const float> got, std::span<const float> want) {
@@ -93,7 +49,7 @@ double checked_error(std::span<const float> got, std::span<const float> want) {
 template <class Out>
 class GemmInputs {
  public:
-  GemmInputs(const Case& g, std::uint64_t seed, cudaStream_t s)
+  GemmInputs(const GemmCase& g, std::uint64_t seed, cudaStream_t s)
       : g_(g),
         s_(s),
         lda_(leading(g.trans_a ? g.m : g.k, g)),
@@ -151,7 +107,7 @@ class GemmInputs {
   }
 
  private:
-  Case g_;
+  GemmCase g_;
   cudaStream_t s_;
   std::int64_t lda_, ldb_, ldc_;
   std::vector<float> a_, b_, bias_, c0_;
@@ -163,7 +119,7 @@ constexpr auto cublaslt = [](auto... args) { Cuda::gemm(args...); };
 
 /// TiledGemm on fresh random inputs against the double reference.
 template <class Out>
-void check_reference(const Case& g) {
+void check_reference(const GemmCase& g) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(describe<Out>(g) + ", seed " + std::to_string(seed));
   TestStream s;
@@ -175,7 +131,7 @@ void check_reference(const Case& g) {
 /// TiledGemm and Cuda::gemm (cuBLASLt) on the same fresh inputs: each against the reference, and
 /// against each other. The case must have cuBLASLt-compatible leading dimensions.
 template <class Out>
-void check_against_cublaslt(const Case& g) {
+void check_against_cublaslt(const GemmCase& g) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(describe<Out>(g) + ", seed " + std::to_string(seed));
   TestStream s;
@@ -200,7 +156,7 @@ TEST(TiledGemm, RaggedAllTransposes) {
   TPRIMAT_REQUIRE_GPU();
   for (bool ta : flags)
     for (bool tb : flags) {
-      const Case g{.trans_a = ta, .trans_b = tb, .m = 67, .n = 130, .k = 255};
+      const GemmCase g{.trans_a = ta, .trans_b = tb, .m = 67, .n = 130, .k = 255};
       check_reference<bf16>(g);
       check_reference<float>(g);
     }
@@ -214,7 +170,7 @@ TEST(TiledGemm, RaggedAccumulateAndBias) {
       for (float beta : {0.0f, 1.0f, 0.5f})
         for (bool bias : flags) {
           if (beta == 0 && !bias) continue;  // RaggedAllTransposes
-          const Case g{.trans_a = ta,
+          const GemmCase g{.trans_a = ta,
                        .trans_b = tb,
                        .m = 67,
                        .n = 130,
@@ -230,7 +186,7 @@ TEST(TiledGemm, RaggedAccumulateAndBias) {
 // and padded leading dimensions with the padding checked untouched.
 TEST(TiledGemm, EdgeShapes) {
   TPRIMAT_REQUIRE_GPU();
-  const Case shapes[] = {
+  const GemmCase shapes[] = {
       {.m = 1, .n = 1, .k = 1},
       {.m = 1, .n = 130, .k = 7},
       {.trans_a = true, .m = 67, .n = 1, .k = 255},
@@ -241,7 +197,7 @@ TEST(TiledGemm, EdgeShapes) {
       {.m = 40, .n = 56, .k = 104, .pad = 3},
       {.trans_a = true, .trans_b = true, .m = 72, .n = 24, .k = 40, .beta = 1, .pad = 24},
   };
-  for (const Case& g : shapes) {
+  for (const GemmCase& g : shapes) {
     check_reference<bf16>(g);
     check_reference<float>(g);
   }
@@ -261,13 +217,14 @@ TEST(TiledGemm, MatchesCublasLt) {
   TPRIMAT_REQUIRE_GPU();
   for (bool ta : flags)
     for (bool tb : flags) {
-      const Case g{.trans_a = ta, .trans_b = tb, .m = 67, .n = 130, .k = 255, .ld_multiple = 8};
+      const GemmCase g{
+          .trans_a = ta, .trans_b = tb, .m = 67, .n = 130, .k = 255, .ld_multiple = 8};
       check_against_cublaslt<bf16>(g);
       check_against_cublaslt<float>(g);
-      Case accumulate = g;
+      GemmCase accumulate = g;
       accumulate.beta = 1;
       check_against_cublaslt<float>(accumulate);
-      Case bias = g;
+      GemmCase bias = g;
       bias.bias = true;
       check_against_cublaslt<bf16>(bias);
     }

@@ -110,11 +110,13 @@ struct Gpu {
   static void rope_backward(bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
                             const float* cos_table, const float* sin_table, Stream stream);
 
-  /// h = silu(gate) * up; backward dgate, dup from dh (silu recomputed in fp32).
+  /// h = silu(gate) * up; backward dgate, dup from dh (silu recomputed in fp32), and with
+  /// h != nullptr the forward's h again from the same reads (a backward pass that recomputes
+  /// h instead of keeping it).
   static void swiglu_forward(const bf16* gate, const bf16* up, bf16* h, std::int64_t n,
                              Stream stream);
   static void swiglu_backward(const bf16* gate, const bf16* up, const bf16* dh, bf16* dgate,
-                              bf16* dup, std::int64_t n, Stream stream);
+                              bf16* dup, bf16* h, std::int64_t n, Stream stream);
 
   /// dbias[cols] += column sums of dy [rows, cols] (fp32 accumulation, deterministic through
   /// `partials`: bias_partials(rows, cols) floats).

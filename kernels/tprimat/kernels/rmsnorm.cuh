@@ -40,12 +40,10 @@ __device__ __forceinline__ Pack<float, V> load_gain(const std::uint16_t* __restr
 
 /// One block per row. The whole tree of block_sum is fixed by h, so rstd is reproducible.
 template <int V>
-__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(const float* __restrict__ x,
-                                                                  const std::uint16_t* __restrict__ g_hi,
-                                                                  const std::uint16_t* __restrict__ g_lo,
-                                                                  int h, float eps,
-                                                                  gpu::bf16* __restrict__ y,
-                                                                  float* __restrict__ rstd) {
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(
+    const float* __restrict__ x, const std::uint16_t* __restrict__ g_hi,
+    const std::uint16_t* __restrict__ g_lo, int h, float eps, gpu::bf16* __restrict__ y,
+    float* __restrict__ rstd) {
   __shared__ float scratch[gpu::warp_size];
   const std::int64_t row = std::int64_t{blockIdx.x} * h;
   float ss = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// SwiGLU on bf16 activations: h = silu(gate) * up, and dgate, dup with silu recomputed in fp32.
+// SwiGLU on bf16 activations: h = silu(gate) * up, and dgate, dup with silu recomputed in fp32
+// (optionally h again in the same pass).
 #pragma once
 
 #include <cstdint>
@@ -45,32 +46,38 @@ __device__ __forceinline__ void swiglu_grad(float gv, float uv, float dhv, float
   dup = dhv * gv * s;
 }
 
-template <int V>
+/// WithH: also writes h = silu(gate) * up, the forward's output, for a backward pass that
+/// recomputes it instead of keeping it: one read of gate and up serves both.
+template <int V, bool WithH>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void swiglu_backward_kernel(
     const gpu::bf16* __restrict__ gate, const gpu::bf16* __restrict__ up,
     const gpu::bf16* __restrict__ dh, gpu::bf16* __restrict__ dgate, gpu::bf16* __restrict__ dup,
-    std::int64_t n) {
+    gpu::bf16* __restrict__ h, std::int64_t n) {
   const std::int64_t i = global_thread() * V;
   if (i + V <= n) {
     const Pack<gpu::bf16, V> gp = load_pack<V>(gate + i), up_p = load_pack<V>(up + i),
                              dhp = load_pack<V>(dh + i);
-    Pack<gpu::bf16, V> dgp, dup_p;
+    Pack<gpu::bf16, V> dgp, dup_p, hp;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
+      const float gv = gpu::to_float(gp.v[k]), uv = gpu::to_float(up_p.v[k]);
       float dg, du;
-      swiglu_grad(gpu::to_float(gp.v[k]), gpu::to_float(up_p.v[k]), gpu::to_float(dhp.v[k]), dg,
-                  du);
+      swiglu_grad(gv, uv, gpu::to_float(dhp.v[k]), dg, du);
       dgp.v[k] = gpu::to_bf16(dg);
       dup_p.v[k] = gpu::to_bf16(du);
+      if constexpr (WithH) hp.v[k] = gpu::to_bf16(gv * sigmoid(gv) * uv);
     }
     store_pack<V>(dgate + i, dgp);
     store_pack<V>(dup + i, dup_p);
+    if constexpr (WithH) store_pack<V>(h + i, hp);
   } else {
     for (std::int64_t j = i; j < n; ++j) {
+      const float gv = gpu::to_float(gate[j]), uv = gpu::to_float(up[j]);
       float dg, du;
-      swiglu_grad(gpu::to_float(gate[j]), gpu::to_float(up[j]), gpu::to_float(dh[j]), dg, du);
+      swiglu_grad(gv, uv, gpu::to_float(dh[j]), dg, du);
       dgate[j] = gpu::to_bf16(dg);
       dup[j] = gpu::to_bf16(du);
+      if constexpr (WithH) h[j] = gpu::to_bf16(gv * sigmoid(gv) * uv);
     }
   }
 }
@@ -87,18 +94,27 @@ inline void swiglu_forward(const gpu::bf16* gate, const gpu::bf16* up, gpu::bf16
   }
 }
 
+/// dgate, dup from dh; with h != nullptr also h = silu(gate) * up, exactly as swiglu_forward
+/// writes it.
 inline void swiglu_backward(const gpu::bf16* gate, const gpu::bf16* up, const gpu::bf16* dh,
-                            gpu::bf16* dgate, gpu::bf16* dup, std::int64_t n, gpu::Stream stream) {
+                            gpu::bf16* dgate, gpu::bf16* dup, gpu::bf16* h, std::int64_t n,
+                            gpu::Stream stream) {
   if (n <= 0) return;
   constexpr int threads = 256;
+  auto launch = [&]<int V>() {
+    const unsigned blocks = gpu::blocks_for((n + V - 1) / V, threads);
+    if (h != nullptr)
+      swiglu_backward_kernel<V, true><<<blocks, threads, 0, stream>>>(gate, up, dh, dgate, dup, h,
+                                                                      n);
+    else
+      swiglu_backward_kernel<V, false><<<blocks, threads, 0, stream>>>(gate, up, dh, dgate, dup,
+                                                                       h, n);
+  };
   if (aligned_to(gate, 16) && aligned_to(up, 16) && aligned_to(dh, 16) && aligned_to(dgate, 16) &&
-      aligned_to(dup, 16)) {
-    swiglu_backward_kernel<8><<<gpu::blocks_for((n + 7) / 8, threads), threads, 0, stream>>>(
-        gate, up, dh, dgate, dup, n);
-  } else {
-    swiglu_backward_kernel<1>
-        <<<gpu::blocks_for(n, threads), threads, 0, stream>>>(gate, up, dh, dgate, dup, n);
-  }
+      aligned_to(dup, 16) && (h == nullptr || aligned_to(h, 16)))
+    launch.template operator()<8>();
+  else
+    launch.template operator()<1>();
 }
 
 }  // namespace tprimat::kernels
