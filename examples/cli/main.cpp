@@ -3,7 +3,9 @@
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
 #include <cstdio>
 #include <exception>
+#include <span>
 #include <string>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
@@ -111,27 +113,75 @@ backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
   return info;
 }
 
+/// The benchmark over `comm`: comm::Single, comm::Mpi (CPU ranks) or comm::WithNccl<comm::Mpi>
+/// (CUDA ranks, one GPU each). Only the pairs that can run are compiled: never the CPU backend
+/// over NCCL, nor a GPU backend over plain MPI (its host-staged collectives are for tests).
+template <class Comm>
+int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
+               const bench::BenchOptions& opts) {
+  constexpr bool single = std::is_same_v<Comm, parallel::comm::Single>;
+  constexpr bool nccl = requires(const Comm& c) { c.nccl(); };
+  bench::Runtime rt;
+  rt.env.device = device_for(stack, opts.peak_tflops);
+  rt.env.world = comm.size();
+  rt.env.command_line = bench::command_line(argc, argv);
+  rt.env.compiled = bench::layout_dispatched;
+  rt.rank = comm.rank();
+#ifdef TPRIMAT_SOURCE_DIR
+  rt.git_dir = TPRIMAT_SOURCE_DIR;
+#endif
+  rt.run_once = [comm, stack](const bench::Job& job, int run,
+                              bench::Reporter& rep) -> bench::RunRecord {
+#if defined(TPRIMAT_WITH_CUDA)
+    if constexpr (single || nccl)
+      if (stack == "cuda") return bench::run_dispatched<backend::Cuda>(job, run, comm, rep);
+#elif defined(TPRIMAT_WITH_HIP)
+    if (stack == "hip") {
+      if constexpr (single) return bench::run_dispatched<backend::Hip>(job, run, comm, rep);
+      throw core::InputError("several ranks on the HIP backend need RCCL, which is not wired in "
+                             "yet",
+                             "run one process per AMD GPU job, or --backend cpu");
+    }
+#endif
+    if constexpr (!nccl) {
+      if (stack != "cpu")
+        throw core::InputError("several ranks on the " + stack +
+                                   " backend need NCCL, and this tprimat is built without it",
+                               "install NCCL (libnccl-dev) and rebuild, or --backend cpu");
+      return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
+    } else {
+      throw core::InputError("NCCL runs with the CUDA backend only", "use --backend cuda");
+    }
+  };
+  return bench::run_bench(opts, rt);
+}
+
 int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
   const std::string stack = pick_backend(opts.backend);
   return bench::with_communicator(&argc, &argv, [&](auto comm) {
-    bench::Runtime rt;
-    rt.env.device = device_for(stack, opts.peak_tflops);
-    rt.env.world = comm.size();
-    rt.env.command_line = bench::command_line(argc, argv);
-    rt.env.compiled = bench::layout_dispatched;
-    rt.rank = comm.rank();
-#ifdef TPRIMAT_SOURCE_DIR
-    rt.git_dir = TPRIMAT_SOURCE_DIR;
+#if defined(TPRIMAT_WITH_CUDA) && defined(TPRIMAT_HAVE_NCCL)
+    // Ranks of the CUDA backend: one GPU each (the node-local rank's), NCCL between them.
+    if constexpr (!std::is_same_v<decltype(comm), parallel::comm::Single>) {
+      if (stack == "cuda") {
+        // Every rank must have its GPU before NCCL starts, or the others would wait in its
+        // set-up forever: the ranks agree first, and all stop with the reason.
+        std::string missing;
+        try {
+          backend::Cuda::use_device(parallel::detect_launch().local_rank);
+        } catch (const core::InputError& e) {
+          missing = e.what();
+        }
+        float failed = missing.empty() ? 0.0f : 1.0f;
+        comm.all_reduce_max(std::span<float>(&failed, 1));
+        if (failed > 0)
+          throw core::InputError(missing.empty() ? "another rank of this job has no GPU of its own"
+                                                 : missing);
+        return bench_over(stack, parallel::comm::WithNccl<decltype(comm)>(comm), argc, argv,
+                          opts);
+      }
+    }
 #endif
-    rt.run_once = [comm, stack](const bench::Job& job, int run, bench::Reporter& rep) {
-#if defined(TPRIMAT_WITH_CUDA)
-      if (stack == "cuda") return bench::run_dispatched<backend::Cuda>(job, run, comm, rep);
-#elif defined(TPRIMAT_WITH_HIP)
-      if (stack == "hip") return bench::run_dispatched<backend::Hip>(job, run, comm, rep);
-#endif
-      return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
-    };
-    return bench::run_bench(opts, rt);
+    return bench_over(stack, comm, argc, argv, opts);
   });
 }
 

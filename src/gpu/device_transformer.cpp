@@ -18,6 +18,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/split_float.hpp"
 #include "tprimat/profile/nvtx.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 
 namespace tprimat::train {
 
@@ -99,6 +100,14 @@ class Engine {
   std::int64_t n = 0, params = 0;
   backend::AttentionShape attn_shape;
   bool use_cudnn = false;
+  /// Data parallelism: the DP group's collectives (null alone), its size and this rank, and
+  /// whether the optimizer is distributed (ZeRO-1: each rank updates its slices of the buckets).
+  std::shared_ptr<parallel::DeviceCollectives> dp_comm;
+  int dp = 1, dp_rank = 0;
+  bool zero = false;
+  /// An untied embedding's gradient is cleared row by row (the rows the step's tokens touched)
+  /// on one GPU; under DP other ranks' rows arrive by the reduction, so the whole tensor is.
+  bool sparse_embedding_zeroing = false;
 
   OwnedStream stream;  // before the buffers: destroyed after them
   /// The gradient norm's stream: each segment of the gradient (embedding, each layer, final norm
@@ -107,6 +116,10 @@ class Engine {
   OwnedStream norm_stream;
   std::vector<std::pair<std::int64_t, std::int64_t>> norm_segments;  // (offset, count)
   std::vector<gpuEvent_t> segment_done;  // one per segment, then the join
+  /// The DP buckets (one per segment alone, or without ZeRO-1 and DP, as they are the norm's
+  /// units too); `updated` marks each ZeRO-1 bucket's AdamW done, for its all-gather.
+  BucketPlan buckets;
+  std::vector<gpuEvent_t> updated;
   gpuEvent_t start = nullptr, stop = nullptr;
   gpuGraphExec_t graph = nullptr;
   int eager_steps = 0;
@@ -116,8 +129,9 @@ class Engine {
   /// added per token). Skipping the rest saves a write of the whole gradient buffer per step.
   std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges;
 
-  /// The fp32 master weights, split (Gpu::split_master): `weights` are the bf16 the GEMMs read,
-  /// `master_lo` the remainders. Gradients and both AdamW moments are fp32.
+  /// The fp32 master weights, split (Gpu::split_master): `weights` are the bf16 the step reads
+  /// (GEMMs, embedding, norm gains: nullptr for the remainders), `master_lo` the remainders, read
+  /// by AdamW only, so ZeRO-1 shards them with the moments. Gradients and moments are fp32.
   DeviceBuffer<bf16> weights;
   DeviceBuffer<std::uint16_t> master_lo;
   DeviceBuffer<float> grads, m, v;
@@ -133,7 +147,9 @@ class Engine {
   DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
-  DeviceBuffer<double> norm_partials_of_segments;  // Gpu::reduce_partials per norm segment
+  DeviceBuffer<double> norm_partials_of_segments;  // Gpu::reduce_partials per bucket
+  DeviceBuffer<std::int64_t> bucket_tensor_ends;     // BucketPlan::tensor_ends (ZeRO-1 AdamW)
+  DeviceBuffer<std::uint8_t> bucket_decay;
 
   PinnedBuffer<std::int32_t> h_inputs, h_targets, h_group_ids, h_offsets, h_positions,
       h_group_count;
@@ -149,11 +165,20 @@ class Engine {
 
   float* g(std::int64_t off) { return grads.data() + off; }
   const bf16* w(std::int64_t off) { return weights.data() + off; }
-  const std::uint16_t* lo(std::int64_t off) { return master_lo.data() + off; }
 
   Engine(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
-       DeviceOptions opts)
-      : d(dims), shape(s), opt(o), options(opts) {
+       DeviceOptions opts, std::shared_ptr<parallel::DeviceCollectives> dp_collectives)
+      : d(dims), shape(s), opt(o), options(opts), dp_comm(std::move(dp_collectives)) {
+    if (dp_comm && dp_comm->size() > 1) {
+      dp = dp_comm->size();
+      dp_rank = dp_comm->rank();
+      zero = opt.distributed_optimizer;
+      // Host-staged collectives wait on the host: nothing to capture.
+      if (!dp_comm->capturable()) options.graph = false;
+    } else {
+      dp_comm.reset();
+    }
+    sparse_embedding_zeroing = !d.tied_embeddings && dp == 1;
     if (Gpu::device_count() == 0)
       throw core::RunError(
           TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
@@ -203,6 +228,7 @@ class Engine {
     if (norm_stream) (void)gpuStreamSynchronize(norm_stream);
     for (gpuEvent_t e : events) (void)gpuEventDestroy(e);
     for (gpuEvent_t e : segment_done) (void)gpuEventDestroy(e);
+    for (gpuEvent_t e : updated) (void)gpuEventDestroy(e);
     if (start) (void)gpuEventDestroy(start);
     if (stop) (void)gpuEventDestroy(stop);
     // The buffers free on `stream` as members are destroyed; `stream` itself goes last.
@@ -221,17 +247,35 @@ class Engine {
     segment_done.resize(norm_segments.size() + 1);
     for (gpuEvent_t& e : segment_done)
       backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
+    buckets = plan_gradient_buckets(norm_segments, table, dp, dp_rank);
+    updated.resize(zero ? buckets.buckets.size() : 0);
+    for (gpuEvent_t& e : updated)
+      backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
   }
 
-  /// Segment `s` of the gradient is final on the main stream: its squares are summed on the
-  /// norm stream, into its own Gpu::reduce_partials slots.
+  /// Segment `s` of the gradient is final on the main stream. On the norm stream, alongside the
+  /// rest of the backward pass: the buckets it completes are reduced over DP (all-reduce, or
+  /// reduce-scatter under ZeRO-1), then the squares of this rank's slice of each are summed into
+  /// the bucket's own Gpu::reduce_partials slots.
   void reduce_norm_segment(std::size_t s) {
     backend::gpu_check(gpuEventRecord(segment_done[s], stream), "gpuEventRecord");
     backend::gpu_check(gpuStreamWaitEvent(norm_stream, segment_done[s], 0), "gpuStreamWaitEvent");
-    const auto [offset, count] = norm_segments[s];
-    Gpu::reduce_sum_partials(grads.data() + offset, count, true,
-                              norm_partials_of_segments.data() + s * Gpu::reduce_partials,
-                              norm_stream);
+    for (std::size_t i = 0; i < buckets.buckets.size(); ++i) {
+      const GradientBucket& b = buckets.buckets[i];
+      if (b.trigger != static_cast<int>(s)) continue;
+      if (dp_comm) {
+        const profile::Range range("dp gradient reduction");
+        if (zero)
+          dp_comm->reduce_scatter_sum(g(b.offset), static_cast<std::size_t>(b.chunk),
+                                      static_cast<gpuStream_t>(norm_stream));
+        else
+          dp_comm->all_reduce_sum(g(b.offset), static_cast<std::size_t>(b.count),
+                                  static_cast<gpuStream_t>(norm_stream));
+      }
+      Gpu::reduce_sum_partials(g(b.slice_begin), b.slice_count, true,
+                               norm_partials_of_segments.data() + i * Gpu::reduce_partials,
+                               norm_stream);
+    }
   }
 
   void plan_zero_ranges() {
@@ -242,7 +286,7 @@ class Engine {
     gemm_written.push_back(d.tied_embeddings ? table.embedding : table.head);
     // An untied embedding's gradient is zero except the rows the last step's tokens touched,
     // which enqueue_step clears (zero_rows) instead of the whole [vocab, hidden] tensor.
-    if (!d.tied_embeddings) gemm_written.push_back(table.embedding);
+    if (sparse_embedding_zeroing) gemm_written.push_back(table.embedding);
     for (const auto& t : table.tensors) {
       if (std::find(gemm_written.begin(), gemm_written.end(), t.offset) != gemm_written.end())
         continue;
@@ -257,11 +301,15 @@ class Engine {
   void allocate_buffers() {
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     const int ga = shape.grad_accum;
-    weights = alloc<bf16>(params);
-    master_lo = alloc<std::uint16_t>(params);
-    grads = alloc<float>(params);
-    m = alloc<float>(params);
-    v = alloc<float>(params);
+    // Under ZeRO-1 the remainders and moments are this rank's slices only; the collectives may
+    // run past the last parameter by buckets.padding (zeroed once, never updated).
+    const std::int64_t state = zero ? buckets.owned : params;
+    weights = alloc<bf16>(params + buckets.padding);
+    master_lo = alloc<std::uint16_t>(state);
+    grads = alloc<float>(params + buckets.padding);
+    m = alloc<float>(state);
+    v = alloc<float>(state);
+    backend::gpu_check(gpuMemsetAsync(weights.data(), 0, weights.bytes(), stream), "memset");
     layers.resize(d.layers);
     for (auto& a : layers) {
       a.x = alloc<float>(n * h);
@@ -311,8 +359,17 @@ class Engine {
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
     reduce_partials = alloc<double>(Gpu::reduce_partials);
-    norm_partials_of_segments =
-        alloc<double>(static_cast<std::int64_t>(norm_segments.size()) * Gpu::reduce_partials);
+    norm_partials_of_segments = alloc<double>(
+        static_cast<std::int64_t>(buckets.buckets.size()) * Gpu::reduce_partials);
+    if (zero) {
+      bucket_tensor_ends = alloc<std::int64_t>(std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(buckets.tensor_ends.size())));
+      bucket_decay = alloc<std::uint8_t>(bucket_tensor_ends.size());
+      if (!buckets.tensor_ends.empty()) {
+        bucket_tensor_ends.upload(buckets.tensor_ends);
+        bucket_decay.upload(buckets.decay);
+      }
+    }
     const int t = static_cast<int>(table.tensors.size());
     tensor_ends = alloc<std::int64_t>(t);
     decay = alloc<std::uint8_t>(t);
@@ -356,7 +413,20 @@ class Engine {
   /// The master from the fp32 weights in `grads` (init or load); then gradients and AdamW
   /// moments zeroed.
   void set_master_from_grads() {
-    Gpu::split_master(grads.data(), weights.data(), master_lo.data(), params, stream);
+    if (!zero) {
+      Gpu::split_master(grads.data(), weights.data(), master_lo.data(), params, stream);
+    } else {
+      // Every weight's bf16 half, the remainders dropped into m (scratch, zeroed below); then
+      // this rank's slices again, keeping their remainders.
+      auto* scratch = reinterpret_cast<std::uint16_t*>(m.data());
+      const std::int64_t room = 2 * static_cast<std::int64_t>(m.size());
+      for (std::int64_t off = 0; off < params; off += room)
+        Gpu::split_master(g(off), weights.data() + off, scratch, std::min(room, params - off),
+                          stream);
+      for (const GradientBucket& b : buckets.buckets)
+        Gpu::split_master(g(b.slice_begin), weights.data() + b.slice_begin,
+                          master_lo.data() + b.owned_base, b.slice_count, stream);
+    }
     for (auto* b : {&grads, &m, &v})
       backend::gpu_check(gpuMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
   }
@@ -455,12 +525,12 @@ class Engine {
     const float eps = static_cast<float>(d.norm_eps);
     const std::int32_t* ids = inputs.data() + micro * n;
     float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
-    Gpu::embedding_forward(ids, n, w(table.embedding), lo(table.embedding), d.hidden, x0, stream);
+    Gpu::embedding_forward(ids, n, w(table.embedding), nullptr, d.hidden, x0, stream);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       const profile::Range layer_range("forward layer", static_cast<int>(l));
       const LayerParams& lp = table.layers[l];
       LayerActs& a = layers[l];
-      Gpu::rmsnorm_forward(a.x.data(), w(lp.attn_norm), lo(lp.attn_norm), n, d.hidden, eps,
+      Gpu::rmsnorm_forward(a.x.data(), w(lp.attn_norm), nullptr, n, d.hidden, eps,
                            a.xn1.data(), a.rstd1.data(), stream);
       const bool bias = d.qkv_bias;
       gemm(false, false, n, qd, h, a.xn1.data(), h, w(lp.wq), qd, 0.f, a.q.data(), qd,
@@ -477,7 +547,7 @@ class Engine {
       attention_forward(a);
       mark("elementwise");
       gemm_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());  // x + attn Wo
-      Gpu::rmsnorm_forward(a.x_mid.data(), w(lp.mlp_norm), lo(lp.mlp_norm), n, d.hidden, eps,
+      Gpu::rmsnorm_forward(a.x_mid.data(), w(lp.mlp_norm), nullptr, n, d.hidden, eps,
                            a.xn2.data(), a.rstd2.data(), stream);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
@@ -485,7 +555,7 @@ class Engine {
       float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
       gemm_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);  // x_mid + h Wd
     }
-    Gpu::rmsnorm_forward(x_final.data(), w(table.final_norm), lo(table.final_norm), n, d.hidden,
+    Gpu::rmsnorm_forward(x_final.data(), w(table.final_norm), nullptr, n, d.hidden,
                          eps, xn_final.data(), rstd_final.data(), stream);
     if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
       gemm(false, true, n, V, h, xn_final.data(), h, w(table.embedding), h, 0.f, logits.data(),
@@ -515,7 +585,7 @@ class Engine {
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
     }
     backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
-    Gpu::rmsnorm_backward(x_final.data(), w(table.final_norm), lo(table.final_norm),
+    Gpu::rmsnorm_backward(x_final.data(), w(table.final_norm), nullptr,
                           rstd_final.data(), dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),
                           g(table.final_norm), norm_partials.data(), stream);
     const bool last = micro == shape.grad_accum - 1;  // the gradients become final in it
@@ -535,7 +605,7 @@ class Engine {
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
       gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
-      Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), lo(lp.mlp_norm), a.rstd2.data(),
+      Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), nullptr, a.rstd2.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                             norm_partials.data(), stream);
       // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
@@ -559,7 +629,7 @@ class Engine {
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
-      Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), lo(lp.attn_norm), a.rstd1.data(),
+      Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), nullptr, a.rstd1.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                             norm_partials.data(), stream);
       if (last) reduce_norm_segment(1 + l);
@@ -572,12 +642,13 @@ class Engine {
 
   /// Everything one step enqueues after its uploads: the part a CUDA graph captures.
   void enqueue_step() {
+    // Each rank pre-scales by 1 / (target tokens of the global batch): the sum over DP is the mean.
     const float grad_scale =
-        static_cast<float>(1.0 / (double(shape.grad_accum) * double(n)));
+        static_cast<float>(1.0 / (double(shape.grad_accum) * double(n) * double(dp)));
     mark("zero_grads");
     for (const auto& [offset, count] : zero_ranges)
       backend::gpu_check(gpuMemsetAsync(g(offset), 0, count * sizeof(float), stream), "memset");
-    if (!d.tied_embeddings)
+    if (sparse_embedding_zeroing)
       for (int micro = 0; micro < shape.grad_accum; ++micro)
         Gpu::zero_rows(touched_rows.data() + micro * n, touched_count.data() + micro, n,
                         d.hidden, g(table.embedding), stream);
@@ -590,14 +661,21 @@ class Engine {
     backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
     backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
     Gpu::sum_partials(norm_partials_of_segments.data(),
-                       static_cast<int>(norm_segments.size()) * Gpu::reduce_partials,
-                       results.data() + 1, stream);
+                      static_cast<int>(buckets.buckets.size()) * Gpu::reduce_partials,
+                      results.data() + 1, stream);
+    if (dp_comm) {  // loss and squares summed over DP: each rank summed its own slices
+      const profile::Range range("dp loss and norm");
+      dp_comm->all_reduce_sum(results.data(), 2, static_cast<gpuStream_t>(stream));
+    }
     mark("optimizer");
-    Gpu::adamw(weights.data(), master_lo.data(), grads.data(), m.data(), v.data(), params,
-                tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
-                scalars.data(), results.data() + 1, stream);
+    if (zero)
+      update_owned_slices();
+    else
+      Gpu::adamw(weights.data(), master_lo.data(), grads.data(), m.data(), v.data(), params,
+                 tensor_ends.data(), decay.data(), static_cast<int>(table.tensors.size()),
+                 scalars.data(), results.data() + 1, stream);
     mark("zero_grads");
-    if (!d.tied_embeddings) {  // the rows this step touched, cleared at the start of the next
+    if (sparse_embedding_zeroing) {  // the rows this step touched, cleared at the start of the next
       backend::gpu_check(gpuMemcpyAsync(touched_rows.data(), group_ids.data(), group_ids.bytes(),
                                           gpuMemcpyDeviceToDevice, stream),
                           "copy of the touched rows");
@@ -606,6 +684,46 @@ class Engine {
                           "copy of the touched rows");
     }
     mark("end");
+  }
+
+  /// ZeRO-1: AdamW on this rank's slice of each bucket, then the bucket's updated bf16 weights
+  /// all-gathered over DP on the norm stream while the next bucket is updated; the main stream
+  /// joins at the end.
+  void update_owned_slices() {
+    for (std::size_t i = 0; i < buckets.buckets.size(); ++i) {
+      const GradientBucket& b = buckets.buckets[i];
+      Gpu::adamw(weights.data() + b.slice_begin, master_lo.data() + b.owned_base,
+                 g(b.slice_begin), m.data() + b.owned_base, v.data() + b.owned_base,
+                 b.slice_count, bucket_tensor_ends.data() + b.tensors_begin,
+                 bucket_decay.data() + b.tensors_begin, b.tensors, scalars.data(),
+                 results.data() + 1, stream);
+      backend::gpu_check(gpuEventRecord(updated[i], stream), "gpuEventRecord");
+      backend::gpu_check(gpuStreamWaitEvent(norm_stream, updated[i], 0), "gpuStreamWaitEvent");
+      const profile::Range range("dp weight all-gather");
+      dp_comm->all_gather_bytes(weights.data() + b.offset,
+                                static_cast<std::size_t>(b.chunk) * sizeof(bf16),
+                                static_cast<gpuStream_t>(norm_stream));
+    }
+    backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
+    backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
+  }
+
+  /// ZeRO-1: every rank's remainders in table order (collective over DP), for parameters().
+  std::vector<std::uint16_t> gathered_remainders() {
+    std::vector<std::uint16_t> out(static_cast<std::size_t>(params));
+    for (const GradientBucket& b : buckets.buckets) {
+      DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * dp), stream);
+      backend::gpu_check(gpuMemcpyAsync(all.data() + dp_rank * b.chunk,
+                                        master_lo.data() + b.owned_base,
+                                        b.slice_count * sizeof(std::uint16_t),
+                                        gpuMemcpyDeviceToDevice, stream),
+                         "copy of the remainders");
+      dp_comm->all_gather_bytes(all.data(), b.chunk * sizeof(std::uint16_t),
+                                static_cast<gpuStream_t>(stream));
+      const std::vector<std::uint16_t> host = all.download();
+      std::copy_n(host.begin(), b.count, out.begin() + b.offset);
+    }
+    return out;
   }
 
   template <class T>
@@ -696,7 +814,7 @@ class Engine {
     float ms = 0;
     backend::gpu_check(gpuEventElapsedTime(&ms, start, stop), "gpuEventElapsedTime");
     StepStats st;
-    st.loss = h_results[0] / (double(ga) * double(n));
+    st.loss = h_results[0] / (double(ga) * double(n) * double(dp));
     st.grad_norm = std::sqrt(h_results[1]);
     st.lr = lr;
     st.device_seconds = ms * 1e-3;
@@ -714,8 +832,9 @@ struct DeviceTransformer<Gpu>::Impl : Engine {
 template <>
 DeviceTransformer<Gpu>::DeviceTransformer(const model::Dims& d, StepShape shape,
                                            const OptimizerConfig& opt, std::uint64_t seed,
-                                           DeviceOptions options)
-    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options)) {}
+                                           DeviceOptions options,
+                                           std::shared_ptr<parallel::DeviceCollectives> dp)
+    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options, std::move(dp))) {}
 
 template <>
 DeviceTransformer<Gpu>::~DeviceTransformer() = default;
@@ -736,8 +855,10 @@ std::int64_t DeviceTransformer<Gpu>::parameter_count() const {
 }
 template <>
 std::vector<float> DeviceTransformer<Gpu>::parameters() const {
-  const std::vector<bf16> hi = impl_->weights.download();
-  const std::vector<std::uint16_t> lo = impl_->master_lo.download();
+  std::vector<bf16> hi = impl_->weights.download();
+  hi.resize(static_cast<std::size_t>(impl_->params));
+  const std::vector<std::uint16_t> lo =
+      impl_->zero ? impl_->gathered_remainders() : impl_->master_lo.download();
   std::vector<float> out(hi.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     std::uint16_t hi_bits;
@@ -748,7 +869,9 @@ std::vector<float> DeviceTransformer<Gpu>::parameters() const {
 }
 template <>
 std::vector<float> DeviceTransformer<Gpu>::gradients() const {
-  return impl_->grads.download();
+  std::vector<float> out = impl_->grads.download();
+  out.resize(static_cast<std::size_t>(impl_->params));
+  return out;
 }
 template <>
 void DeviceTransformer<Gpu>::load_parameters(std::span<const float> host) {

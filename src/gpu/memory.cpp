@@ -88,4 +88,15 @@ int Gpu::device_count() {
   return n;
 }
 
+void Gpu::use_device(int local_rank) {
+  const int count = device_count();
+  if (local_rank >= count)
+    throw core::InputError(
+        "rank " + std::to_string(local_rank) + " of this node has no GPU of its own: the node has " +
+            std::to_string(count) + " GPU(s) and each rank needs one",
+        "launch at most " + std::to_string(count) + " ranks per node (mpirun --npernode " +
+            std::to_string(count) + ", srun --ntasks-per-node=" + std::to_string(count) + ")");
+  gpu_check(gpuSetDevice(local_rank), "gpuSetDevice");
+}
+
 }  // namespace tprimat::backend

@@ -67,6 +67,16 @@ SplitWeights device_split(const std::vector<float>& w, cudaStream_t s) {
   }
   return {device(hi, s), device(lo, s)};
 }
+/// What a kernel reads of split weights without their remainders: the bf16 halves, as fp32.
+std::vector<float> high_halves(const std::vector<float>& w) {
+  std::vector<float> out(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    std::uint16_t hi_bits = 0, lo_bits = 0;
+    kernels::split_float(w[i], hi_bits, lo_bits);
+    out[i] = kernels::join_float(hi_bits, 0);
+  }
+  return out;
+}
 /// The fp32 values of a split master on the device (exact: split_float.hpp).
 std::vector<float> joined(const DeviceBuffer<bf16>& hi, const DeviceBuffer<std::uint16_t>& lo) {
   const auto h = hi.download();
@@ -172,6 +182,10 @@ TEST(CudaElementwise, EmbeddingForwardGathersRows) {
     Cpu::embedding_forward(ids.data(), n, table.data(), hidden, want.data());
     EXPECT_EQ(relative_error(d_out.download(), want), 0.0)
         << "a gather of joined split weights: exact";
+    // Without the remainders (as the engine reads it): the bf16 halves, exactly.
+    Cuda::embedding_forward(d_ids.data(), n, d_table.hi.data(), nullptr, hidden, d_out.data(), s);
+    Cpu::embedding_forward(ids.data(), n, high_halves(table).data(), hidden, want.data());
+    EXPECT_EQ(relative_error(d_out.download(), want), 0.0) << "a gather of the bf16 halves";
   }
 }
 
@@ -286,6 +300,12 @@ TEST(CudaElementwise, RmsnormForward) {
                          rstd.data());
     EXPECT_LE(relative_error(as_float(d_y), narrow(y)), bf16_bound) << "bf16 y";
     EXPECT_LE(relative_error(d_rstd.download(), narrow(rstd)), fp32_bound) << "fp32 rstd";
+    // Without the remainders (as the engine reads it): the bf16 gain, same bound.
+    Cuda::rmsnorm_forward(d_x.data(), d_g.hi.data(), nullptr, n, h, eps, d_y.data(),
+                          d_rstd.data(), s);
+    Cpu::rmsnorm_forward(widen(x).data(), widen(high_halves(g)).data(), n, h, double{eps},
+                         y.data(), rstd.data());
+    EXPECT_LE(relative_error(as_float(d_y), narrow(y)), bf16_bound) << "bf16 y, bf16 gain";
   }
 }
 

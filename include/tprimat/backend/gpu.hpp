@@ -47,6 +47,9 @@ struct Gpu {
   static DeviceInfo device_info();
   /// Number of usable devices (0 without a driver or GPU; never throws).
   static int device_count();
+  /// Makes device `local_rank` current for this process (one GPU per rank on a node), before
+  /// anything else touches the GPU. Throws core::InputError when the node has fewer GPUs.
+  static void use_device(int local_rank);
 
   // ---- GEMM (src/cuda/gemm.cpp: cuBLASLt; src/hip/gemm.cpp: hipBLASLt, rocBLAS or the tiled
   // fallback) ------------------------------------------------------------------------------------
@@ -75,7 +78,8 @@ struct Gpu {
 
   // ---- element-wise (src/gpu/elementwise.cu) ---------------------------------------------------
   /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (the bf16 weights
-  /// and their remainders table_lo, see split_master), out [n, hidden] fp32.
+  /// and their remainders table_lo, see split_master; table_lo null: the bf16 weights alone, as
+  /// the engine reads them), out [n, hidden] fp32.
   static void embedding_forward(const std::int32_t* ids, std::int64_t n, const bf16* table,
                                 const std::uint16_t* table_lo, int hidden, float* out,
                                 Stream stream);
@@ -89,7 +93,8 @@ struct Gpu {
                                  float* dtable, Stream stream);
 
   /// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] a split
-  /// fp32 master (g, g_lo: see split_master).
+  /// fp32 master (g, g_lo: see split_master; g_lo null: the bf16 gain alone, as the engine
+  /// reads it).
   static void rmsnorm_forward(const float* x, const bf16* g, const std::uint16_t* g_lo,
                               std::int64_t n, int h, float eps, bf16* y, float* rstd,
                               Stream stream);

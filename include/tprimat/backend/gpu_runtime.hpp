@@ -31,6 +31,7 @@
 #define gpuMemPoolAttrReleaseThreshold TPRIMAT_GPU_API(MemPoolAttrReleaseThreshold)
 #define gpuMemPoolAttrReservedMemHigh TPRIMAT_GPU_API(MemPoolAttrReservedMemHigh)
 #define gpuMemPoolAttrUsedMemHigh TPRIMAT_GPU_API(MemPoolAttrUsedMemHigh)
+#define gpuMemcpyKind TPRIMAT_GPU_API(MemcpyKind)
 #define gpuMemcpyHostToDevice TPRIMAT_GPU_API(MemcpyHostToDevice)
 #define gpuMemcpyDeviceToHost TPRIMAT_GPU_API(MemcpyDeviceToHost)
 #define gpuMemcpyDeviceToDevice TPRIMAT_GPU_API(MemcpyDeviceToDevice)
@@ -40,6 +41,7 @@
 #define gpuGetErrorString TPRIMAT_GPU_API(GetErrorString)
 #define gpuGetDevice TPRIMAT_GPU_API(GetDevice)
 #define gpuGetDeviceCount TPRIMAT_GPU_API(GetDeviceCount)
+#define gpuSetDevice TPRIMAT_GPU_API(SetDevice)
 #define gpuMemGetInfo TPRIMAT_GPU_API(MemGetInfo)
 
 // Streams, events, graphs.

@@ -7,13 +7,16 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/parallel/communicator.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
 
 namespace tprimat::parallel::comm {
 
@@ -147,6 +150,10 @@ class Nccl {
     return Nccl(std::move(s));
   }
 
+  /// This group's collectives enqueued on a device engine's own streams (the engine orders them
+  /// against its kernels and captures them in its graph), sharing this communicator.
+  std::shared_ptr<DeviceCollectives> device_collectives() const;
+
   /// "NCCL 2.28.3": the library this process loaded, for the result JSON.
   static std::string version() {
     int v = 0;
@@ -176,5 +183,76 @@ class Nccl {
 };
 
 static_assert(Communicator<Nccl>);
+
+/// comm::Nccl as the device engine's DeviceCollectives: in-place NCCL calls on the caller's stream.
+class NcclCollectives final : public DeviceCollectives {
+ public:
+  explicit NcclCollectives(Nccl comm) : comm_(std::move(comm)) {}
+  int rank() const override { return comm_.rank(); }
+  int size() const override { return comm_.size(); }
+  bool capturable() const override { return true; }
+  const char* name() const override { return "nccl"; }
+  void all_reduce_sum(float* x, std::size_t n, void* stream) override {
+    nccl_detail::nccl_check(ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm_.native(), cast(stream)),
+                            "ncclAllReduce");
+  }
+  void all_reduce_sum(double* x, std::size_t n, void* stream) override {
+    nccl_detail::nccl_check(
+        ncclAllReduce(x, x, n, ncclDouble, ncclSum, comm_.native(), cast(stream)),
+        "ncclAllReduce");
+  }
+  void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) override {
+    nccl_detail::nccl_check(ncclReduceScatter(x, x + chunk * rank(), chunk, ncclFloat, ncclSum,
+                                              comm_.native(), cast(stream)),
+                            "ncclReduceScatter");
+  }
+  void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) override {
+    auto* bytes = static_cast<std::uint8_t*>(x);
+    nccl_detail::nccl_check(ncclAllGather(bytes + chunk_bytes * rank(), bytes, chunk_bytes,
+                                          ncclUint8, comm_.native(), cast(stream)),
+                            "ncclAllGather");
+  }
+
+ private:
+  static cudaStream_t cast(void* s) { return static_cast<cudaStream_t>(s); }
+  Nccl comm_;
+};
+
+inline std::shared_ptr<DeviceCollectives> Nccl::device_collectives() const {
+  return std::make_shared<NcclCollectives>(*this);
+}
+
+/// A host communicator (the harness's collectives on host memory: comm::Mpi) with NCCL over the
+/// same ranks for the device engine (device_collectives()); split() splits both, so each TP,
+/// PP or DP group has both. Collective construction: rank 0's NCCL id travels over `Host`.
+template <Communicator Host>
+class WithNccl : public Host {
+ public:
+  explicit WithNccl(Host host)
+      : Host(std::move(host)),
+        nccl_(Host::rank(), Host::size(), [this](void* data, std::size_t bytes) {
+          broadcast_bytes(static_cast<Host&>(*this), data, bytes);
+        }) {}
+
+  WithNccl split(int color, int key) const {
+    return WithNccl(Host::split(color, key), nccl_.split(color, key));
+  }
+  std::shared_ptr<DeviceCollectives> device_collectives() const {
+    return nccl_.device_collectives();
+  }
+  const Nccl& nccl() const { return nccl_; }
+
+ private:
+  WithNccl(Host host, Nccl nccl) : Host(std::move(host)), nccl_(std::move(nccl)) {}
+  /// Bytes through a float broadcast (the host communicators move floats; MPI copies bits).
+  static void broadcast_bytes(Host& host, void* data, std::size_t bytes) {
+    std::vector<float> carrier((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+    std::memcpy(carrier.data(), data, bytes);
+    host.broadcast(carrier, 0);
+    std::memcpy(data, carrier.data(), bytes);
+  }
+
+  Nccl nccl_;
+};
 
 }  // namespace tprimat::parallel::comm

@@ -12,6 +12,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/communicator.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/device_transformer.hpp"
@@ -23,10 +24,25 @@ namespace tprimat::train {
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
 class TrainingStep;
 
+/// The device collectives of a DP group: its own when the communicator has them (comm::Nccl),
+/// otherwise its host collectives staged through host memory (comm::Mpi: slow, but it runs
+/// several ranks on one GPU, which NCCL refuses); none for one rank.
+template <parallel::Communicator C>
+std::shared_ptr<parallel::DeviceCollectives> device_collectives_of(const C& group) {
+  if (group.size() <= 1) return nullptr;
+  if constexpr (requires { group.device_collectives(); })
+    return group.device_collectives();
+  else
+    return parallel::host_staged_collectives(parallel::host_collectives_of(group));
+}
+
 /// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
 /// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
-/// first step unless DeviceOptions::graph is off. One GPU per job in this version: layouts with
-/// TP, PP or DP above 1 are refused at construction with the reason.
+/// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
+/// Data parallelism over the ranks of `world`, one GPU each (the DeviceTransformer reduces the
+/// gradients; OptimizerConfig::distributed_optimizer shards the optimizer); each rank passes its
+/// own share of the global batch. TP and PP above 1 are refused at construction with the reason
+/// in this version.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
   requires backend::DeviceBackend<Backend>
 class TrainingStep<Backend, M, L, C> {
@@ -40,7 +56,8 @@ class TrainingStep<Backend, M, L, C> {
       : shape_(check_step_shape<M, L>(shape)),
         opt_(opt),
         world_(checked_world(std::move(world))),
-        engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device) {}
+        engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device,
+                device_collectives_of(world_)) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
@@ -70,13 +87,12 @@ class TrainingStep<Backend, M, L, C> {
 
  private:
   static C checked_world(C world) {
-    if (L::tp != 1 || L::pp != 1 || world.size() != 1)
+    if (L::tp != 1 || L::pp != 1)
       throw core::InputError(
-          "the " + std::string(Backend::name) + " backend runs one GPU per job in this version; " +
-              "TP=" + std::to_string(L::tp) + " x PP=" + std::to_string(L::pp) + " over " +
-              std::to_string(world.size()) + " rank(s) needs the multi-GPU collectives",
-          "run a single-GPU layout (TP=1, PP=1, one process), or --backend cpu for parallel "
-          "layouts");
+          "the " + std::string(Backend::name) + " backend runs data parallelism only in this "
+              "version; TP=" + std::to_string(L::tp) + " x PP=" + std::to_string(L::pp) +
+              " needs the tensor and pipeline collectives on the device",
+          "run TP=1, PP=1 (DP over the ranks), or --backend cpu for TP and PP layouts");
     return world;
   }
 

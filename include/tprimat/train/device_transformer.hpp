@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/parameters.hpp"
 
@@ -22,15 +23,21 @@ namespace tprimat::train {
 /// remainder the rest: kernels/tprimat/kernels/split_float.hpp). All buffers are allocated up
 /// front from the device's stream-ordered pool; a step allocates nothing, so after one eager step
 /// it is captured as a graph and replayed.
-/// Single device (TP = PP = DP = 1) in this version. Compiled in src/gpu/ (pimpl: no vendor
-/// header here), instantiated for backend::Gpu (Cuda or Hip).
+/// Data parallelism over `dp` (the DP group's DeviceCollectives; null: one GPU): gradients are
+/// reduced bucket by bucket while the backward pass goes on (train/gradient_buckets.hpp); with
+/// OptimizerConfig::distributed_optimizer (ZeRO-1) they are reduce-scattered, each rank keeps
+/// the remainders and moments of its slices only, updates them and all-gathers the bf16 weights.
+/// TP = PP = 1 in this version. Compiled in src/gpu/ (pimpl: no vendor header here),
+/// instantiated for backend::Gpu (Cuda or Hip).
 template <class Backend>
 class DeviceTransformer {
  public:
-  /// Weights drawn on the device (Backend::init_normal, seed `seed`); load_parameters() replaces
-  /// them. Throws core::RunError when the buffers do not fit in device memory.
+  /// Weights drawn on the device (Backend::init_normal, seed `seed`: the same on every DP rank);
+  /// load_parameters() replaces them. Throws core::RunError when the buffers do not fit in
+  /// device memory. Collective over `dp`'s ranks.
   DeviceTransformer(const model::Dims& d, StepShape shape, const OptimizerConfig& opt,
-                    std::uint64_t seed, DeviceOptions options);
+                    std::uint64_t seed, DeviceOptions options,
+                    std::shared_ptr<parallel::DeviceCollectives> dp = nullptr);
   ~DeviceTransformer();
   DeviceTransformer(const DeviceTransformer&) = delete;
   DeviceTransformer& operator=(const DeviceTransformer&) = delete;
@@ -44,6 +51,8 @@ class DeviceTransformer {
   const ParameterTable& table() const;
   std::int64_t parameter_count() const;
   /// The fp32 master weights / the gradients of the last step (before clipping), to the host.
+  /// Under ZeRO-1 parameters() gathers the remainders (collective over DP) and the gradients are
+  /// reduced in this rank's slices only.
   std::vector<float> parameters() const;
   std::vector<float> gradients() const;
   /// Replaces the fp32 master weights (both halves) with `host` (parameter_count()

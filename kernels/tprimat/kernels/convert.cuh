@@ -28,6 +28,21 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& x) {
   *reinterpret_cast<Pack<T, N>*>(p) = x;
 }
 
+/// Elements [i, i + V) of a split fp32 master (split_float.hpp) joined to fp32; without the
+/// remainders (lo == nullptr) the bf16 high halves alone, as the step's forward reads them.
+template <int V>
+__device__ __forceinline__ Pack<float, V> load_joined(const std::uint16_t* __restrict__ hi,
+                                                      const std::uint16_t* __restrict__ lo,
+                                                      std::int64_t i) {
+  const Pack<std::uint16_t, V> hp = load_pack<V>(hi + i);
+  Pack<std::uint16_t, V> lp{};
+  if (lo != nullptr) lp = load_pack<V>(lo + i);
+  Pack<float, V> w;
+#pragma unroll
+  for (int k = 0; k < V; ++k) w.v[k] = join_float(hp.v[k], lp.v[k]);
+  return w;
+}
+
 /// Whether `p` may be accessed in packs of `bytes` (callers then also need row strides that keep
 /// every row start aligned, which they check on the sizes).
 inline bool aligned_to(const void* p, std::size_t bytes) {

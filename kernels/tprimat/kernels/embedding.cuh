@@ -19,15 +19,11 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void embedding_forward_kernel(
   if (i >= n * per_row) return;
   const std::int64_t t = i / per_row, c = (i % per_row) * V;
   const std::int64_t src = std::int64_t{ids[t]} * hidden + c;
-  const Pack<std::uint16_t, V> hp = load_pack<V>(hi + src), lp = load_pack<V>(lo + src);
-  Pack<float, V> w;
-#pragma unroll
-  for (int k = 0; k < V; ++k) w.v[k] = join_float(hp.v[k], lp.v[k]);
-  store_pack<V>(out + t * hidden + c, w);
+  store_pack<V>(out + t * hidden + c, load_joined<V>(hi, lo, src));
 }
 
 /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (hi, lo: see
-/// split_float.hpp), out [n, hidden] fp32.
+/// split_float.hpp; lo null: the bf16 halves alone), out [n, hidden] fp32.
 inline void embedding_forward(const std::int32_t* ids, std::int64_t n, const std::uint16_t* hi,
                               const std::uint16_t* lo, int hidden, float* out,
                               gpu::Stream stream) {

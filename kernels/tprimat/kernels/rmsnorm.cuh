@@ -27,16 +27,6 @@ inline std::int64_t rmsnorm_partials(std::int64_t n, int h) {
 /// live in the block's partial row in global memory instead.
 inline constexpr int rmsnorm_shared_columns = 12288;
 
-/// The gain g[c .. c + V), from its split master (see split_float.hpp).
-template <int V>
-__device__ __forceinline__ Pack<float, V> load_gain(const std::uint16_t* __restrict__ g_hi,
-                                                    const std::uint16_t* __restrict__ g_lo, int c) {
-  const Pack<std::uint16_t, V> hp = load_pack<V>(g_hi + c), lp = load_pack<V>(g_lo + c);
-  Pack<float, V> g;
-#pragma unroll
-  for (int k = 0; k < V; ++k) g.v[k] = join_float(hp.v[k], lp.v[k]);
-  return g;
-}
 
 /// One block per row. The whole tree of block_sum is fixed by h, so rstd is reproducible.
 template <int V>
@@ -59,7 +49,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(
   // h / blockDim floats per thread in registers for every h.
   for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
     const Pack<float, V> xp = load_pack<V>(x + row + c);
-    const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
+    const Pack<float, V> gp = load_joined<V>(g_hi, g_lo, c);
     Pack<gpu::bf16, V> yp;
 #pragma unroll
     for (int k = 0; k < V; ++k) yp.v[k] = gpu::to_bf16(xp.v[k] * r * gp.v[k]);
@@ -68,7 +58,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(
 }
 
 /// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] a split fp32
-/// master (g_hi, g_lo: see split_float.hpp).
+/// master (g_hi, g_lo: see split_float.hpp; g_lo null: the bf16 gain alone).
 inline void rmsnorm_forward(const float* x, const std::uint16_t* g_hi, const std::uint16_t* g_lo,
                             std::int64_t n, int h, float eps, gpu::bf16* y, float* rstd,
                             gpu::Stream stream) {
@@ -109,7 +99,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
     for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
       const Pack<float, V> xp = load_pack<V>(x + row + c);
       const Pack<float, V> dyp = load_pack<V>(dy + row + c);
-      const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
+      const Pack<float, V> gp = load_joined<V>(g_hi, g_lo, c);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         dot += dyp.v[k] * gp.v[k] * xp.v[k];
@@ -121,7 +111,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
     for (int c = threadIdx.x * V; c < h; c += blockDim.x * V) {
       const Pack<float, V> xp = load_pack<V>(x + row + c);
       const Pack<float, V> dyp = load_pack<V>(dy + row + c);
-      const Pack<float, V> gp = load_gain<V>(g_hi, g_lo, c);
+      const Pack<float, V> gp = load_joined<V>(g_hi, g_lo, c);
       Pack<float, V> dxp = load_pack<V>(dx + row + c);
       Pack<gpu::bf16, V> dxb;
 #pragma unroll

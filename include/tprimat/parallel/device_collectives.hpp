@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// DeviceCollectives: the collectives a device engine enqueues on its streams (NCCL, host-staged).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+
+namespace tprimat::parallel {
+
+/// One group's collectives on DEVICE memory, enqueued on a stream the caller names (a
+/// gpuStream_t passed as void*, so this header needs no vendor header). The device engine is
+/// compiled once (src/gpu) for every communicator, so it reaches them through this interface: a
+/// few dozen calls a step, none of them per element, and a CUDA graph replays them without the
+/// call at all.
+/// - all_reduce_sum: in place.
+/// - reduce_scatter_sum(x, chunk): x holds size() chunks; rank r's chunk (x + r * chunk) gets the
+///   sum over ranks of chunk r; the other chunks are left undefined.
+/// - all_gather_bytes(x, chunk_bytes): in place; rank r's chunk at x + r * chunk_bytes goes to
+///   every rank.
+class DeviceCollectives {
+ public:
+  virtual ~DeviceCollectives() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Whether the operations may be captured in a CUDA/HIP graph (NCCL: yes; host-staged: no,
+  /// they wait on the host).
+  virtual bool capturable() const = 0;
+  /// "nccl", "rccl" or "host-staged (mpi)", for the result JSON.
+  virtual const char* name() const = 0;
+  virtual void all_reduce_sum(float* x, std::size_t n, void* stream) = 0;
+  virtual void all_reduce_sum(double* x, std::size_t n, void* stream) = 0;
+  virtual void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) = 0;
+  virtual void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) = 0;
+};
+
+/// A host communicator's collectives, type-erased: what the host-staged DeviceCollectives
+/// (src/gpu/host_staged_collectives.cpp) copies device memory through. Filled from any
+/// Communicator by host_collectives_of().
+struct HostCollectives {
+  int rank = 0;
+  int size = 1;
+  std::function<void(std::span<float>)> all_reduce_sum_float;
+  std::function<void(std::span<double>)> all_reduce_sum_double;
+  std::function<void(std::span<const float>, std::span<float>)> reduce_scatter_sum;
+  std::function<void(std::span<const float>, std::span<float>)> all_gather;
+};
+
+/// The collectives of `c` (copied: copies of a communicator share its group).
+template <class C>
+HostCollectives host_collectives_of(const C& c) {
+  auto shared = std::make_shared<C>(c);
+  HostCollectives h;
+  h.rank = c.rank();
+  h.size = c.size();
+  h.all_reduce_sum_float = [shared](std::span<float> x) { shared->all_reduce_sum(x); };
+  h.all_reduce_sum_double = [shared](std::span<double> x) { shared->all_reduce_sum(x); };
+  h.reduce_scatter_sum = [shared](std::span<const float> in, std::span<float> out) {
+    shared->reduce_scatter_sum(in, out);
+  };
+  h.all_gather = [shared](std::span<const float> in, std::span<float> out) {
+    shared->all_gather(in, out);
+  };
+  return h;
+}
+
+/// DeviceCollectives over a host communicator: each operation waits for `stream`, copies the
+/// device data to the host, runs the host collective and copies the result back. Slow and not
+/// capturable, but it runs where NCCL cannot: several ranks on one GPU (NCCL refuses them; the
+/// equivalence tests use it on a one-GPU machine) and HIP builds without RCCL. Defined with the
+/// device engine (src/gpu/host_staged_collectives.cpp).
+std::shared_ptr<DeviceCollectives> host_staged_collectives(HostCollectives host);
+
+}  // namespace tprimat::parallel

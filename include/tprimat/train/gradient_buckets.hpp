@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Gradient buckets of a data-parallel device step: what each DP rank reduces, owns and updates.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "tprimat/train/parameters.hpp"
+
+namespace tprimat::train {
+
+/// A contiguous range of the flat gradient buffer reduced over DP by one collective, as soon as
+/// the backward pass has finished it (overlapping the rest of the backward pass).
+struct GradientBucket {
+  std::int64_t offset = 0, count = 0;  ///< the bucket's elements of the flat buffers
+  /// Elements per DP rank: count = chunk x dp, except the single padded bucket (below), whose
+  /// last chunk runs past the last parameter.
+  std::int64_t chunk = 0;
+  /// This rank's share [slice_begin, slice_begin + slice_count): it sums the squares of these
+  /// gradient elements for the global norm and, under ZeRO-1, owns and updates these weights.
+  std::int64_t slice_begin = 0, slice_count = 0;
+  /// First element of the slice in the rank's compact optimizer state (ZeRO-1).
+  std::int64_t owned_base = 0;
+  /// The gradient segment whose completion makes the bucket final.
+  int trigger = 0;
+  /// The slice's tensors: ends relative to slice_begin in BucketPlan::tensor_ends /
+  /// BucketPlan::decay, from tensors_begin, `tensors` of them (AdamW's decay lookup).
+  int tensors_begin = 0, tensors = 0;
+};
+
+struct BucketPlan {
+  std::vector<GradientBucket> buckets;
+  std::vector<std::int64_t> tensor_ends;
+  std::vector<std::uint8_t> decay;
+  std::int64_t owned = 0;    ///< elements of optimizer state a rank holds under ZeRO-1
+  std::int64_t padding = 0;  ///< elements past the last parameter the collectives touch
+};
+
+/// Buckets over `segments` ((offset, count) in buffer order, each final at one point of the
+/// backward pass; they tile [0, table.total())) for DP rank `rank` of `dp`. One bucket per segment
+/// when every segment splits evenly over dp (the collectives then work in place, without
+/// padding); otherwise one bucket over the whole buffer, padded to dp equal chunks, reduced once
+/// the last segment (index 0) is final: correct for any size, without overlap.
+inline BucketPlan plan_gradient_buckets(
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& segments,
+    const ParameterTable& table, int dp, int rank) {
+  BucketPlan plan;
+  const std::int64_t total = table.total();
+  const bool even = std::all_of(segments.begin(), segments.end(),
+                                [&](const auto& s) { return s.second % dp == 0; });
+  auto add = [&](std::int64_t offset, std::int64_t count, std::int64_t chunk, int trigger) {
+    GradientBucket b;
+    b.offset = offset;
+    b.count = count;
+    b.chunk = chunk;
+    b.slice_begin = offset + std::min<std::int64_t>(rank * chunk, count);
+    b.slice_count = std::clamp<std::int64_t>(count - rank * chunk, 0, chunk);
+    b.owned_base = plan.owned;
+    b.trigger = trigger;
+    b.tensors_begin = static_cast<int>(plan.tensor_ends.size());
+    const std::int64_t lo = b.slice_begin, hi = b.slice_begin + b.slice_count;
+    for (const auto& t : table.tensors) {
+      if (t.offset + t.size() <= lo || t.offset >= hi) continue;
+      plan.tensor_ends.push_back(std::min(t.offset + t.size(), hi) - lo);
+      plan.decay.push_back(t.decay ? 1 : 0);
+    }
+    b.tensors = static_cast<int>(plan.tensor_ends.size()) - b.tensors_begin;
+    plan.owned += chunk;
+    plan.buckets.push_back(b);
+  };
+  if (dp == 1 || even) {
+    for (std::size_t s = 0; s < segments.size(); ++s)
+      add(segments[s].first, segments[s].second, segments[s].second / dp, static_cast<int>(s));
+  } else {
+    const std::int64_t chunk = (total + dp - 1) / dp;
+    add(0, total, chunk, 0);
+    plan.padding = chunk * dp - total;
+  }
+  return plan;
+}
+
+}  // namespace tprimat::train

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// parallel::host_staged_collectives: device collectives through a host communicator (MPI).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
+
+namespace tprimat::parallel {
+
+namespace {
+
+using backend::gpu_check;
+
+class HostStaged final : public DeviceCollectives {
+ public:
+  explicit HostStaged(HostCollectives host) : host_(std::move(host)) {
+    if (!host_.all_reduce_sum_float || !host_.all_reduce_sum_double ||
+        !host_.reduce_scatter_sum || !host_.all_gather)
+      throw core::InputError("host-staged collectives need all four host collectives");
+  }
+  int rank() const override { return host_.rank; }
+  int size() const override { return host_.size; }
+  bool capturable() const override { return false; }
+  const char* name() const override { return "host-staged"; }
+
+  void all_reduce_sum(float* x, std::size_t n, void* stream) override {
+    auto& h = staged(in_, x, n, stream);
+    host_.all_reduce_sum_float(h);
+    to_device(x, h.data(), n * sizeof(float), stream);
+  }
+  void all_reduce_sum(double* x, std::size_t n, void* stream) override {
+    std::vector<double> h(n);
+    copy(h.data(), x, n * sizeof(double), gpuMemcpyDeviceToHost, stream);
+    host_.all_reduce_sum_double(h);
+    to_device(x, h.data(), n * sizeof(double), stream);
+  }
+  void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) override {
+    auto& h = staged(in_, x, chunk * size(), stream);
+    out_.resize(chunk);
+    host_.reduce_scatter_sum(h, out_);
+    to_device(x + chunk * rank(), out_.data(), chunk * sizeof(float), stream);
+  }
+  /// Bytes travel as floats (the host communicators move floats; MPI copies their bits), each
+  /// rank's chunk padded to whole floats.
+  void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) override {
+    const std::size_t floats = (chunk_bytes + sizeof(float) - 1) / sizeof(float);
+    auto* bytes = static_cast<std::uint8_t*>(x);
+    in_.assign(floats, 0.0f);
+    copy(in_.data(), bytes + chunk_bytes * rank(), chunk_bytes, gpuMemcpyDeviceToHost, stream);
+    out_.resize(floats * size());
+    host_.all_gather(in_, out_);
+    packed_.resize(chunk_bytes * size());
+    for (int r = 0; r < size(); ++r)
+      std::memcpy(packed_.data() + chunk_bytes * r, out_.data() + floats * r, chunk_bytes);
+    to_device(x, packed_.data(), packed_.size(), stream);
+  }
+
+ private:
+  static gpuStream_t as_stream(void* s) { return static_cast<gpuStream_t>(s); }
+  static void copy(void* dst, const void* src, std::size_t bytes, gpuMemcpyKind kind,
+                   void* stream) {
+    gpu_check(gpuMemcpyAsync(dst, src, bytes, kind, as_stream(stream)), "host-staged copy");
+    gpu_check(gpuStreamSynchronize(as_stream(stream)), "host-staged copy");
+  }
+  static void to_device(void* dst, const void* src, std::size_t bytes, void* stream) {
+    copy(dst, src, bytes, gpuMemcpyHostToDevice, stream);
+  }
+  std::vector<float>& staged(std::vector<float>& h, const float* x, std::size_t n,
+                             void* stream) {
+    h.resize(n);
+    copy(h.data(), x, n * sizeof(float), gpuMemcpyDeviceToHost, stream);
+    return h;
+  }
+
+  HostCollectives host_;
+  std::vector<float> in_, out_;
+  std::vector<std::uint8_t> packed_;
+};
+
+}  // namespace
+
+std::shared_ptr<DeviceCollectives> host_staged_collectives(HostCollectives host) {
+  return std::make_shared<HostStaged>(std::move(host));
+}
+
+}  // namespace tprimat::parallel

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// plan_gradient_buckets: every DP rank's slices tile each bucket once, owned state is compact,
+// AdamW's per-slice tensor ends and decay flags match the table.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tprimat/model/llama31_8b.hpp"
+#include "tprimat/model/tiny.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
+
+namespace {
+
+using namespace tprimat;
+using Segments = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// The device engine's segments: [embedding], [layer 0] ... [layer L-1], [final norm, head].
+Segments segments_of(const train::ParameterTable& t) {
+  std::vector<std::int64_t> starts{0};
+  for (const auto& lp : t.layers) starts.push_back(lp.attn_norm);
+  starts.push_back(t.final_norm);
+  Segments s;
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    s.emplace_back(starts[i], (i + 1 < starts.size() ? starts[i + 1] : t.total()) - starts[i]);
+  return s;
+}
+
+/// Over all ranks: each element of [0, total) is in exactly one rank's slice; each rank's owned
+/// bases are compact; the decay flag a slice's tensor ends give each element is its tensor's.
+void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segment) {
+  const Segments segs = segments_of(table);
+  const std::int64_t total = table.total();
+  std::vector<int> covered(static_cast<std::size_t>(total), 0);
+  std::vector<std::uint8_t> decay_of(static_cast<std::size_t>(total));
+  for (const auto& t : table.tensors)
+    for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) decay_of[i] = t.decay;
+  for (int r = 0; r < dp; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r) + " of " + std::to_string(dp));
+    const train::BucketPlan plan = train::plan_gradient_buckets(segs, table, dp, r);
+    EXPECT_EQ(plan.buckets.size(), expect_per_segment ? segs.size() : 1u);
+    std::int64_t base = 0;
+    for (const auto& b : plan.buckets) {
+      EXPECT_EQ(b.owned_base, base);
+      base += b.chunk;
+      EXPECT_LE(b.slice_count, b.chunk);
+      EXPECT_LE(b.offset + b.chunk * dp, total + plan.padding) << "collectives stay in bounds";
+      if (expect_per_segment) EXPECT_EQ(b.chunk * dp, b.count);
+      for (std::int64_t i = 0; i < b.slice_count; ++i) {
+        const std::int64_t e = b.slice_begin + i;
+        ++covered[e];
+        int k = 0;  // the kernel's lookup: first tensor whose end lies past i (the last at most)
+        while (k < b.tensors - 1 && plan.tensor_ends[b.tensors_begin + k] <= i) ++k;
+        ASSERT_EQ(plan.decay[b.tensors_begin + k], decay_of[e]) << "element " << e;
+      }
+    }
+    EXPECT_EQ(plan.owned, base);
+  }
+  for (std::int64_t e = 0; e < total; ++e) ASSERT_EQ(covered[e], 1) << "element " << e;
+}
+
+TEST(GradientBuckets, OneBucketPerSegmentWhenDpDividesEach) {
+  const auto table = train::make_parameter_table(model::dims<model::Tiny>(), train::Shard{});
+  for (int dp : {1, 2, 4}) check_plan(table, dp, true);
+}
+
+TEST(GradientBuckets, OnePaddedBucketOtherwise) {
+  const auto table = train::make_parameter_table(model::dims<model::Tiny>(), train::Shard{});
+  check_plan(table, 3, false);
+  check_plan(table, 7, false);
+}
+
+TEST(GradientBuckets, DpOneIsTheWholeSegments) {
+  const auto table = train::make_parameter_table(
+      model::dims<model::Llama31_8B>().with_layers(2), train::Shard{});
+  const auto plan = train::plan_gradient_buckets(segments_of(table), table, 1, 0);
+  EXPECT_EQ(plan.padding, 0);
+  EXPECT_EQ(plan.owned, table.total());
+  for (const auto& b : plan.buckets) {
+    EXPECT_EQ(b.slice_begin, b.offset);
+    EXPECT_EQ(b.slice_count, b.count);
+  }
+}
+
+TEST(GradientBuckets, LlamaSplitsEvenlyOverPowersOfTwo) {
+  const auto table = train::make_parameter_table(
+      model::dims<model::Llama31_8B>().with_layers(2), train::Shard{});
+  for (int dp : {2, 8, 64}) {
+    const auto plan = train::plan_gradient_buckets(segments_of(table), table, dp, dp - 1);
+    EXPECT_EQ(plan.buckets.size(), 4u) << "dp " << dp;
+    EXPECT_EQ(plan.padding, 0);
+  }
+}
+
+}  // namespace
