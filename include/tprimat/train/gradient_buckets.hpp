@@ -39,18 +39,24 @@ struct BucketPlan {
   std::int64_t padding = 0;  ///< elements past the last parameter the collectives touch
 };
 
+/// Slices start on slice_align elements so that AdamW takes its vector path on every rank, as it
+/// does on one GPU: its scalar path rounds differently (1 ulp), and DP must match one GPU.
+inline constexpr std::int64_t slice_align = 4;
+
 /// Buckets over `segments` ((offset, count) in buffer order, each final at one point of the
 /// backward pass; they tile [0, table.total())) for DP rank `rank` of `dp`. One bucket per segment
-/// when every segment splits evenly over dp (the collectives then work in place, without
-/// padding); otherwise one bucket over the whole buffer, padded to dp equal chunks, reduced once
-/// the last segment (index 0) is final: correct for any size, without overlap.
+/// when every segment splits over dp into chunks of whole slice_align elements (the collectives
+/// then work in place, without padding); otherwise one bucket over the whole buffer, padded to
+/// dp equal chunks of whole slice_align elements, reduced once the last segment (index 0) is
+/// final: correct for any size, without overlap.
 inline BucketPlan plan_gradient_buckets(
     const std::vector<std::pair<std::int64_t, std::int64_t>>& segments,
     const ParameterTable& table, int dp, int rank) {
   BucketPlan plan;
   const std::int64_t total = table.total();
-  const bool even = std::all_of(segments.begin(), segments.end(),
-                                [&](const auto& s) { return s.second % dp == 0; });
+  const bool even = std::all_of(segments.begin(), segments.end(), [&](const auto& s) {
+    return s.second % (std::int64_t{dp} * slice_align) == 0;
+  });
   auto add = [&](std::int64_t offset, std::int64_t count, std::int64_t chunk, int trigger) {
     GradientBucket b;
     b.offset = offset;
@@ -75,7 +81,8 @@ inline BucketPlan plan_gradient_buckets(
     for (std::size_t s = 0; s < segments.size(); ++s)
       add(segments[s].first, segments[s].second, segments[s].second / dp, static_cast<int>(s));
   } else {
-    const std::int64_t chunk = (total + dp - 1) / dp;
+    const std::int64_t per_rank = (total + dp - 1) / dp;
+    const std::int64_t chunk = (per_rank + slice_align - 1) / slice_align * slice_align;
     add(0, total, chunk, 0);
     plan.padding = chunk * dp - total;
   }

@@ -44,6 +44,7 @@ void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segm
       EXPECT_EQ(b.owned_base, base);
       base += b.chunk;
       EXPECT_LE(b.slice_count, b.chunk);
+      EXPECT_EQ(b.slice_begin % train::slice_align, 0) << "AdamW's vector path on every rank";
       EXPECT_LE(b.offset + b.chunk * dp, total + plan.padding) << "collectives stay in bounds";
       if (expect_per_segment) EXPECT_EQ(b.chunk * dp, b.count);
       for (std::int64_t i = 0; i < b.slice_count; ++i) {
