@@ -124,6 +124,8 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
   bench::Runtime rt;
   rt.env.device = device_for(stack, opts.peak_tflops);
   rt.env.world = comm.size();
+  rt.env.nodes = parallel::detect_launch().nodes;
+  rt.env.collective_settings = parallel::collective_settings();
   rt.env.command_line = bench::command_line(argc, argv);
   rt.env.compiled = bench::layout_dispatched;
   rt.rank = comm.rank();

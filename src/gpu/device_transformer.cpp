@@ -253,28 +253,40 @@ class Engine {
       backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
   }
 
+  /// The stream of the gradient work beside the backward pass: the norm stream, or the main
+  /// stream itself without overlap (DeviceOptions::overlap).
+  gpuStream_t side_stream() const { return options.overlap ? norm_stream : stream; }
+  /// The main stream waits for the side stream's work (none without overlap: a graph capture
+  /// refuses a wait on a stream it never forked to).
+  void join_side_stream() {
+    if (!options.overlap) return;
+    backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
+    backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
+  }
+
   /// Segment `s` of the gradient is final on the main stream. On the norm stream, alongside the
   /// rest of the backward pass: the buckets it completes are reduced over DP (all-reduce, or
   /// reduce-scatter under ZeRO-1), then the squares of this rank's slice of each are summed into
   /// the bucket's own Gpu::reduce_partials slots.
   void reduce_norm_segment(std::size_t s) {
-    backend::gpu_check(gpuEventRecord(segment_done[s], stream), "gpuEventRecord");
-    backend::gpu_check(gpuStreamWaitEvent(norm_stream, segment_done[s], 0), "gpuStreamWaitEvent");
+    const gpuStream_t side = side_stream();
+    if (options.overlap) {
+      backend::gpu_check(gpuEventRecord(segment_done[s], stream), "gpuEventRecord");
+      backend::gpu_check(gpuStreamWaitEvent(norm_stream, segment_done[s], 0),
+                         "gpuStreamWaitEvent");
+    }
     for (std::size_t i = 0; i < buckets.buckets.size(); ++i) {
       const GradientBucket& b = buckets.buckets[i];
       if (b.trigger != static_cast<int>(s)) continue;
       if (dp_comm) {
         const profile::Range range("dp gradient reduction");
         if (zero)
-          dp_comm->reduce_scatter_sum(g(b.offset), static_cast<std::size_t>(b.chunk),
-                                      static_cast<gpuStream_t>(norm_stream));
+          dp_comm->reduce_scatter_sum(g(b.offset), static_cast<std::size_t>(b.chunk), side);
         else
-          dp_comm->all_reduce_sum(g(b.offset), static_cast<std::size_t>(b.count),
-                                  static_cast<gpuStream_t>(norm_stream));
+          dp_comm->all_reduce_sum(g(b.offset), static_cast<std::size_t>(b.count), side);
       }
       Gpu::reduce_sum_partials(g(b.slice_begin), b.slice_count, true,
-                               norm_partials_of_segments.data() + i * Gpu::reduce_partials,
-                               norm_stream);
+                               norm_partials_of_segments.data() + i * Gpu::reduce_partials, side);
     }
   }
 
@@ -658,8 +670,7 @@ class Engine {
     }
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
-    backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
-    backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
+    join_side_stream();
     Gpu::sum_partials(norm_partials_of_segments.data(),
                       static_cast<int>(buckets.buckets.size()) * Gpu::reduce_partials,
                       results.data() + 1, stream);
@@ -697,15 +708,15 @@ class Engine {
                  b.slice_count, bucket_tensor_ends.data() + b.tensors_begin,
                  bucket_decay.data() + b.tensors_begin, b.tensors, scalars.data(),
                  results.data() + 1, stream);
-      backend::gpu_check(gpuEventRecord(updated[i], stream), "gpuEventRecord");
-      backend::gpu_check(gpuStreamWaitEvent(norm_stream, updated[i], 0), "gpuStreamWaitEvent");
+      if (options.overlap) {
+        backend::gpu_check(gpuEventRecord(updated[i], stream), "gpuEventRecord");
+        backend::gpu_check(gpuStreamWaitEvent(norm_stream, updated[i], 0), "gpuStreamWaitEvent");
+      }
       const profile::Range range("dp weight all-gather");
       dp_comm->all_gather_bytes(weights.data() + b.offset,
-                                static_cast<std::size_t>(b.chunk) * sizeof(bf16),
-                                static_cast<gpuStream_t>(norm_stream));
+                                static_cast<std::size_t>(b.chunk) * sizeof(bf16), side_stream());
     }
-    backend::gpu_check(gpuEventRecord(segment_done.back(), norm_stream), "gpuEventRecord");
-    backend::gpu_check(gpuStreamWaitEvent(stream, segment_done.back(), 0), "gpuStreamWaitEvent");
+    join_side_stream();
   }
 
   /// ZeRO-1: every rank's remainders in table order (collective over DP), for parameters().

@@ -55,6 +55,8 @@ struct Environment {
   /// Set by an example binary: its one strategy name and layout; `--parallel` is then unused.
   std::optional<std::pair<std::string, parallel::TpPp>> fixed;
   std::string command_line;
+  int nodes = 1;  ///< nodes the ranks run on (parallel::Launch::nodes)
+  std::vector<std::string> collective_settings;  ///< parallel::collective_settings()
 };
 
 struct JobList {
@@ -315,12 +317,15 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.seed = o.seed;
   c.precision = cpu ? "fp32" : "bf16";
   c.device_options.graph = !o.no_graph;
+  c.device_options.overlap = !o.no_overlap;
   c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash
                                : o.attention == "cudnn" ? train::AttentionChoice::cudnn
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.predicted = predicted;
   c.command_line = env.command_line;
+  c.nodes = env.nodes;
+  c.collective_settings = env.collective_settings;
   c.overwrite = o.overwrite;
   c.save = o.save;
   job.runs = o.runs;

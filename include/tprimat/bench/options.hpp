@@ -36,6 +36,7 @@ struct BenchOptions {
   std::string backend = "auto";
   std::string attention = "auto";  ///< GPU attention: auto (cuDNN where supported), flash, cudnn
   bool no_graph = false;           ///< GPU: enqueue every kernel each step instead of a CUDA graph
+  bool no_overlap = false;  ///< GPU: gradient reduction in line with the backward pass, not beside it
   double peak_tflops = 0;          ///< dense bf16 peak per device for MFU; 0: the built-in table
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
@@ -78,6 +79,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
+  f("--no-overlap", o.no_overlap, "GPU: reduce gradients over DP (and sum the norm) in line after each bucket instead of on a second stream beside the backward pass, to measure what the overlap buys", "");
   f("--peak-tflops", o.peak_tflops, "dense bf16 peak TFLOP/s per device for MFU (default: by device name)", "");
   f("--data", o.data,
     "synthetic, a Megatron .bin/.idx prefix, or a blend W1 PREFIX1 W2 PREFIX2 ... "

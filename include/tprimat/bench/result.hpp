@@ -77,6 +77,8 @@ struct ResultContext {
   train::DeviceOptions device_options;  ///< GPU backends: attention policy and CUDA graph
   MemoryPlan predicted;
   std::string command_line;
+  int nodes = 1;                                 ///< nodes the ranks ran on
+  std::vector<std::string> collective_settings;  ///< "NCCL_IB_HCA=mlx5_0", ... as set
   std::string git_describe = "unknown";
   std::string timestamp;
   bool overwrite = false;  ///< --overwrite: may replace a result file of another configuration
@@ -238,6 +240,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"gemm", c.device.gemm.empty() ? json(nullptr) : json(c.device.gemm)},
                      {"dnn_version", c.device.dnn_version},
                      {"collectives_version", c.device.collectives_version},
+                     {"nodes", c.nodes},
+                     {"collective_settings", c.collective_settings},
                      {"cores", c.device.cores},
                      {"peak_tflops_dense", c.device.peak_tflops_dense > 0
                                                ? json(c.device.peak_tflops_dense)
@@ -277,6 +281,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
     }
     doc["training_config"]["attention"] = attention.empty() ? json(nullptr) : json(attention);
     doc["training_config"]["cuda_graph"] = graph;
+    doc["training_config"]["overlap"] = c.device_options.overlap;
   }
   const auto& o = c.optimizer;
   doc["optimizer"] = {{"name", "adamw"},         {"lr_peak", o.lr_peak},

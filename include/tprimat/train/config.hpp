@@ -46,6 +46,11 @@ struct DeviceOptions {
   /// Record events between the ops of eager steps to split the step's GPU time by category
   /// (DeviceTransformer::phase_seconds). Perturbs timing slightly: for breakdowns only.
   bool phase_timing = false;
+  /// Gradient work alongside the backward pass: each finished bucket is reduced over DP (and
+  /// its squares summed for the norm) on a second stream, and under ZeRO-1 each bucket's
+  /// all-gather runs while the next is updated. Off (`--no-overlap`): the same work on the main
+  /// stream, in line, to measure what the overlap buys.
+  bool overlap = true;
 };
 
 /// What one optimizer step reports.
