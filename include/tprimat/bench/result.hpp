@@ -487,6 +487,9 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
     if (graph.is_boolean() && graph.get<bool>() != c.device_options.graph &&
         (graph.get<bool>() || captured_if_asked))
       differs("/training_config/cuda_graph", graph, c.device_options.graph);
+    const json overlap = at("/training_config/overlap");
+    if (overlap.is_boolean() && overlap.get<bool>() != c.device_options.overlap)
+      differs("/training_config/overlap", overlap, c.device_options.overlap);
     const json attention = at("/training_config/attention");
     const char* asked = c.device_options.attention == train::AttentionChoice::flash   ? "flash"
                         : c.device_options.attention == train::AttentionChoice::cudnn ? "cudnn"
