@@ -104,6 +104,23 @@ void Gpu::cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t 
   gpu_check(gpuGetLastError(), "cross_entropy");
 }
 
+static_assert(Gpu::cross_entropy_stats_per_row == kernels::cross_entropy_stats_per_row);
+
+void Gpu::cross_entropy_stats(const bf16* logits, const std::int32_t* targets, std::int64_t n,
+                              int vocab, int vocab_begin, float* stats, Stream stream) {
+  kernels::cross_entropy_stats(logits, targets, n, vocab, vocab_begin, stats, stream);
+  gpu_check(gpuGetLastError(), "cross_entropy_stats");
+}
+
+void Gpu::cross_entropy_combine(bf16* logits, const std::int32_t* targets, std::int64_t n,
+                                int vocab, int vocab_begin, const float* stats, int ranks,
+                                float grad_scale, bool with_grad, float* row_loss,
+                                Stream stream) {
+  kernels::cross_entropy_combine(logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale,
+                                 with_grad, row_loss, stream);
+  gpu_check(gpuGetLastError(), "cross_entropy_combine");
+}
+
 void Gpu::reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate, double* out,
                       double* partials, Stream stream) {
   kernels::reduce_sum(x, n, squares, accumulate, out, partials, reduce_partials, stream);

@@ -186,6 +186,16 @@ TEST(CudaElementwise, EmbeddingForwardGathersRows) {
     Cuda::embedding_forward(d_ids.data(), n, d_table.hi.data(), nullptr, hidden, d_out.data(), s);
     Cpu::embedding_forward(ids.data(), n, high_halves(table).data(), hidden, want.data());
     EXPECT_EQ(relative_error(d_out.download(), want), 0.0) << "a gather of the bf16 halves";
+    // A vocabulary slice (TP): ids outside it are negative and give rows of zeros.
+    std::vector<std::int32_t> sliced(ids);
+    for (std::size_t t = 0; t < sliced.size(); t += 3) sliced[t] = -1;
+    auto d_sliced = device(sliced, s);
+    Cuda::embedding_forward(d_sliced.data(), n, d_table.hi.data(), d_table.lo.data(), hidden,
+                            d_out.data(), s);
+    Cpu::embedding_forward(ids.data(), n, table.data(), hidden, want.data());
+    for (std::size_t t = 0; t < sliced.size(); t += 3)
+      std::fill_n(want.begin() + t * hidden, hidden, 0.0f);
+    EXPECT_EQ(relative_error(d_out.download(), want), 0.0) << "negative ids: zero rows";
   }
 }
 
@@ -515,6 +525,74 @@ TEST(CudaElementwise, CrossEntropyLossAndGradient) {
         EXPECT_TRUE(bit_identical(d_logits.download(), logits_bf16))
             << "without with_grad the logits stay untouched";
       }
+    }
+  }
+}
+
+/// Vocab-parallel: the vocabulary split into `ranks` slices, each slice's logits in its own
+/// buffer as a TP rank holds them; part 1 on every slice, the statistics gathered rank after rank
+/// (the all-gather's layout), part 2 on every slice. Bounds: every slice's row losses identical
+/// (each combines the same statistics in the same order), each against fp64 like the fused
+/// kernel (fp32_bound), the gradient slices together against fp64 (bf16_bound); one slice is the
+/// fused kernel exactly.
+TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  constexpr int per_row = Cuda::cross_entropy_stats_per_row;
+  struct Case {
+    std::int64_t n;
+    int vocab, ranks;
+  };
+  // Llama 3's vocabulary over TP 2 and 8; Qwen's over 4; an odd slice (scalar path); one slice.
+  for (const auto [n, vocab, ranks] : {Case{24, 128256, 2}, Case{16, 128256, 8},
+                                       Case{20, 152064, 4}, Case{50, 1002, 2}, Case{40, 256, 1}}) {
+    SCOPED_TRACE("n " + std::to_string(n) + " vocab " + std::to_string(vocab) + " over " +
+                 std::to_string(ranks));
+    const auto logits = round_bf16(testing::random_normal(n * vocab, seed, 3.0f));
+    const auto targets = random_ids(n, vocab, seed + 1);
+    const float grad_scale = 1.0f / static_cast<float>(n);
+    auto grad = widen(logits);
+    std::vector<double> loss(n);
+    for (std::int64_t t = 0; t < n; ++t)
+      loss[t] = Cpu::cross_entropy(grad.data() + t * vocab, targets.data() + t, 1, vocab,
+                                   double{grad_scale}, true);
+
+    const int slice = vocab / ranks;
+    auto d_targets = device(targets, s);
+    auto d_stats = poisoned<float>(std::int64_t{ranks} * n * per_row, s);
+    std::vector<DeviceBuffer<bf16>> d_slices;
+    for (int r = 0; r < ranks; ++r) {
+      std::vector<float> part(n * slice);
+      for (std::int64_t t = 0; t < n; ++t)
+        std::copy_n(logits.begin() + t * vocab + r * slice, slice, part.begin() + t * slice);
+      d_slices.push_back(device(testing::to_bf16(part), s));
+      Cuda::cross_entropy_stats(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
+                                d_stats.data() + std::int64_t{r} * n * per_row, s);
+    }
+    std::vector<float> first_loss;
+    std::vector<float> got_grad(n * vocab);
+    for (int r = 0; r < ranks; ++r) {
+      auto d_loss = poisoned<float>(n, s);
+      Cuda::cross_entropy_combine(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
+                                  d_stats.data(), ranks, grad_scale, true, d_loss.data(), s);
+      const auto got_loss = d_loss.download();
+      if (r == 0) first_loss = got_loss;
+      EXPECT_TRUE(bit_identical(got_loss, first_loss)) << "rank " << r << "'s losses";
+      EXPECT_LE(relative_error(got_loss, narrow(loss)), fp32_bound) << "rank " << r;
+      const auto g = as_float(d_slices[r]);
+      for (std::int64_t t = 0; t < n; ++t)
+        std::copy_n(g.begin() + t * slice, slice, got_grad.begin() + t * vocab + r * slice);
+    }
+    EXPECT_LE(relative_error(got_grad, narrow(grad)), bf16_bound) << "bf16 gradient";
+    if (ranks == 1) {  // one slice is the fused kernel, bit for bit
+      auto d_whole = device(testing::to_bf16(logits), s);
+      auto d_loss = poisoned<float>(n, s);
+      Cuda::cross_entropy(d_whole.data(), d_targets.data(), n, vocab, grad_scale, true,
+                          d_loss.data(), s);
+      EXPECT_TRUE(bit_identical(d_loss.download(), first_loss));
+      EXPECT_TRUE(bit_identical(d_whole.download(), d_slices[0].download()));
     }
   }
 }

@@ -79,7 +79,8 @@ struct Gpu {
   // ---- element-wise (src/gpu/elementwise.cu) ---------------------------------------------------
   /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (the bf16 weights
   /// and their remainders table_lo, see split_master; table_lo null: the bf16 weights alone, as
-  /// the engine reads them), out [n, hidden] fp32.
+  /// the engine reads them), out [n, hidden] fp32. ids[t] < 0 gives a row of zeros (a token of
+  /// another TP rank's vocabulary slice).
   static void embedding_forward(const std::int32_t* ids, std::int64_t n, const bf16* table,
                                 const std::uint16_t* table_lo, int hidden, float* out,
                                 Stream stream);
@@ -134,6 +135,18 @@ struct Gpu {
   /// onehot) in bf16, so no fp32 copy of the logits ever exists.
   static void cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
                             float grad_scale, bool with_grad, float* row_loss, Stream stream);
+  /// Vocab-parallel cross_entropy in two parts around one exchange: each TP rank holds logits
+  /// [n, vocab] of the vocabulary [vocab_begin, vocab_begin + vocab). Part 1 writes this slice's
+  /// per-row statistics, cross_entropy_stats_per_row floats a row, into `stats` [n][3]; once
+  /// every rank's are gathered rank after rank ([ranks][n][3]), part 2 gives every rank the same
+  /// row losses and (with_grad) this slice's gradient grad_scale * (softmax - onehot) in place.
+  static constexpr int cross_entropy_stats_per_row = 3;
+  static void cross_entropy_stats(const bf16* logits, const std::int32_t* targets, std::int64_t n,
+                                  int vocab, int vocab_begin, float* stats, Stream stream);
+  static void cross_entropy_combine(bf16* logits, const std::int32_t* targets, std::int64_t n,
+                                    int vocab, int vocab_begin, const float* stats, int ranks,
+                                    float grad_scale, bool with_grad, float* row_loss,
+                                    Stream stream);
 
   /// *out (+)= sum of x[i] (or x[i]^2 with squares) in double, deterministically: a fixed grid
   /// writes reduce_partials() doubles into `partials`, one block sums them in order.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Fused softmax cross-entropy over bf16 logits: per-row fp32 loss, gradient written in place.
+// Softmax cross-entropy over bf16 logits (fused, and vocab-parallel in two parts around an
+// exchange): per-row fp32 loss, gradient written in place.
 #pragma once
 
 #include <cmath>
@@ -84,6 +85,120 @@ inline void cross_entropy(gpu::bf16* logits, const std::int32_t* targets, std::i
   } else {
     cross_entropy_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0, stream>>>(
         logits, targets, vocab, grad_scale, with_grad, row_loss);
+  }
+}
+
+// ---- vocab-parallel (TP): each rank holds logits [n, vocab] of the vocabulary slice
+// [vocab_begin, vocab_begin + vocab); two kernels around one exchange of per-row statistics ------
+
+/// Per-row statistics of one vocabulary slice: {max, sum exp(x - max), target logit or 0 when
+/// the target lies in another rank's slice}.
+inline constexpr int cross_entropy_stats_per_row = 3;
+
+/// Part 1: one block per row, pass 1 of cross_entropy_kernel over the slice.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_stats_kernel(
+    const gpu::bf16* __restrict__ logits, const std::int32_t* __restrict__ targets, int vocab,
+    int vocab_begin, float* __restrict__ stats) {
+  __shared__ float scratch[gpu::warp_size];
+  const gpu::bf16* row = logits + std::int64_t{blockIdx.x} * vocab;
+  float m = -INFINITY, s = 0;
+  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
+    const Pack<gpu::bf16, V> p = load_pack<V>(row + c);
+    float xs[V];
+    float pm = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      xs[k] = gpu::to_float(p.v[k]);
+      pm = fmaxf(pm, xs[k]);
+    }
+    if (pm > m) {
+      s *= exp_shifted(m, pm);
+      m = pm;
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) s += exp_shifted(xs[k], m);
+  }
+  const float row_max = block_max(m, scratch);
+  s = m == -INFINITY ? 0.0f : s * exp_shifted(m, row_max);
+  const float sum = block_sum(s, scratch);
+  if (threadIdx.x == 0) {
+    const std::int32_t local = targets[blockIdx.x] - vocab_begin;
+    float* out = stats + std::int64_t{blockIdx.x} * cross_entropy_stats_per_row;
+    out[0] = row_max;
+    out[1] = sum;
+    out[2] = local >= 0 && local < vocab ? gpu::to_float(row[local]) : 0.0f;
+  }
+}
+
+/// Part 2: `stats` holds every rank's part-1 rows, rank after rank ([ranks][n][3], as an
+/// all-gather leaves them). Each row's statistics are combined in rank order, so every rank
+/// computes the same loss; with_grad overwrites this rank's logits with
+/// grad_scale * (softmax - onehot), the softmax over the whole vocabulary.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_combine_kernel(
+    gpu::bf16* __restrict__ logits, const std::int32_t* __restrict__ targets, std::int64_t n,
+    int vocab, int vocab_begin, const float* __restrict__ stats, int ranks, float grad_scale,
+    bool with_grad, float* __restrict__ row_loss) {
+  const std::int64_t t = blockIdx.x;
+  const float* st = stats + t * cross_entropy_stats_per_row;  // rank 0's row t
+  const std::int64_t stride = n * cross_entropy_stats_per_row;  // one rank's rows
+  float row_max = -INFINITY, sum = 0, target_logit = 0;
+  for (int r = 0; r < ranks; ++r) row_max = fmaxf(row_max, st[r * stride]);
+  for (int r = 0; r < ranks; ++r) {
+    const float m = st[r * stride], s = st[r * stride + 1];
+    if (s > 0.0f) sum += s * exp_shifted(m, row_max);
+    target_logit += st[r * stride + 2];
+  }
+  if (threadIdx.x == 0) row_loss[t] = row_max + logf(sum) - target_logit;
+  if (!with_grad) return;
+  gpu::bf16* row = logits + t * vocab;
+  const std::int32_t local = targets[t] - vocab_begin;  // outside [0, vocab): not this rank's
+  const float scale = grad_scale / sum;
+  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
+    Pack<gpu::bf16, V> p = load_pack<V>(row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      float gv = exp_shifted(gpu::to_float(p.v[k]), row_max) * scale;
+      if (c + k == local) gv -= grad_scale;
+      p.v[k] = gpu::to_bf16(gv);
+    }
+    store_pack<V>(row + c, p);
+  }
+}
+
+/// stats [n][3] of this rank's slice (see cross_entropy_stats_kernel).
+inline void cross_entropy_stats(const gpu::bf16* logits, const std::int32_t* targets,
+                                std::int64_t n, int vocab, int vocab_begin, float* stats,
+                                gpu::Stream stream) {
+  if (n <= 0 || vocab <= 0) return;
+  const unsigned grid = static_cast<unsigned>(n);
+  if (vocab % 8 == 0 && aligned_to(logits, 16)) {
+    cross_entropy_stats_kernel<8>
+        <<<grid, row_threads(vocab / 8, cross_entropy_max_threads), 0, stream>>>(
+            logits, targets, vocab, vocab_begin, stats);
+  } else {
+    cross_entropy_stats_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0,
+                                    stream>>>(logits, targets, vocab, vocab_begin, stats);
+  }
+}
+
+/// Loss per row and (with_grad) this slice's gradient from every rank's stats [ranks][n][3].
+inline void cross_entropy_combine(gpu::bf16* logits, const std::int32_t* targets, std::int64_t n,
+                                  int vocab, int vocab_begin, const float* stats, int ranks,
+                                  float grad_scale, bool with_grad, float* row_loss,
+                                  gpu::Stream stream) {
+  if (n <= 0 || vocab <= 0) return;
+  const unsigned grid = static_cast<unsigned>(n);
+  if (vocab % 8 == 0 && aligned_to(logits, 16)) {
+    cross_entropy_combine_kernel<8>
+        <<<grid, row_threads(vocab / 8, cross_entropy_max_threads), 0, stream>>>(
+            logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad,
+            row_loss);
+  } else {
+    cross_entropy_combine_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0,
+                                      stream>>>(logits, targets, n, vocab, vocab_begin, stats,
+                                                ranks, grad_scale, with_grad, row_loss);
   }
 }
 

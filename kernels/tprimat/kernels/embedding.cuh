@@ -18,12 +18,18 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void embedding_forward_kernel(
   const std::int64_t i = global_thread();
   if (i >= n * per_row) return;
   const std::int64_t t = i / per_row, c = (i % per_row) * V;
-  const std::int64_t src = std::int64_t{ids[t]} * hidden + c;
-  store_pack<V>(out + t * hidden + c, load_joined<V>(hi, lo, src));
+  const std::int32_t id = ids[t];
+  if (id < 0) {  // another TP rank's vocabulary slice holds this token: it contributes zeros
+    store_pack<V>(out + t * hidden + c, Pack<float, V>{});
+    return;
+  }
+  store_pack<V>(out + t * hidden + c, load_joined<V>(hi, lo, std::int64_t{id} * hidden + c));
 }
 
 /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (hi, lo: see
-/// split_float.hpp; lo null: the bf16 halves alone), out [n, hidden] fp32.
+/// split_float.hpp; lo null: the bf16 halves alone), out [n, hidden] fp32. A negative id gives a
+/// row of zeros: under TP each rank holds a vocabulary slice, looks up the ids in it (shifted to
+/// the slice, the others negative) and the ranks' rows are summed.
 inline void embedding_forward(const std::int32_t* ids, std::int64_t n, const std::uint16_t* hi,
                               const std::uint16_t* lo, int hidden, float* out,
                               gpu::Stream stream) {
