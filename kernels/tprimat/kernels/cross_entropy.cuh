@@ -22,20 +22,12 @@ __device__ __forceinline__ float exp_shifted(float x, float m) {
   return exp2f((x - m) * log2e);
 }
 
-/// One block per row. Pass 1 keeps a running (max, sum exp(x - max)) per thread over the bf16
-/// row (one read of the logits, never an fp32 copy); the block then agrees on the row max and
-/// rescales each thread's sum to it. Pass 2 (with_grad) re-reads the row, typically from L2, and
-/// overwrites it with grad_scale * (softmax - onehot).
+/// Pass 1 over one row of bf16 logits by the whole block: a running (max, sum exp(x - max)) per
+/// thread (one read of the row, never an fp32 copy), then the block agrees on the row max and
+/// rescales each thread's sum to it. Both results reach every thread.
 template <int V>
-__global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_kernel(
-    gpu::bf16* __restrict__ logits, const std::int32_t* __restrict__ targets, int vocab,
-    float grad_scale, bool with_grad, float* __restrict__ row_loss) {
-  __shared__ float scratch[gpu::warp_size];
-  gpu::bf16* row = logits + std::int64_t{blockIdx.x} * vocab;
-  const std::int32_t target = targets[blockIdx.x];
-  // Read before the barriers inside block_max/block_sum: pass 2 may overwrite it.
-  const float target_logit = threadIdx.x == 0 ? gpu::to_float(row[target]) : 0.0f;
-
+__device__ __forceinline__ void row_max_and_sum(const gpu::bf16* __restrict__ row, int vocab,
+                                                float* scratch, float& row_max, float& sum) {
   float m = -INFINITY, s = 0;
   for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
     const Pack<gpu::bf16, V> p = load_pack<V>(row + c);
@@ -53,10 +45,26 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_k
 #pragma unroll
     for (int k = 0; k < V; ++k) s += exp_shifted(xs[k], m);
   }
-  const float row_max = block_max(m, scratch);
+  row_max = block_max(m, scratch);
   // A thread that saw no element (vocab < threads * V) holds m = -inf and s = 0.
   s = m == -INFINITY ? 0.0f : s * exp_shifted(m, row_max);
-  const float sum = block_sum(s, scratch);
+  sum = block_sum(s, scratch);
+}
+
+/// One block per row. Pass 1 is row_max_and_sum; pass 2 (with_grad) re-reads the row, typically
+/// from L2, and overwrites it with grad_scale * (softmax - onehot).
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_kernel(
+    gpu::bf16* __restrict__ logits, const std::int32_t* __restrict__ targets, int vocab,
+    float grad_scale, bool with_grad, float* __restrict__ row_loss) {
+  __shared__ float scratch[gpu::warp_size];
+  gpu::bf16* row = logits + std::int64_t{blockIdx.x} * vocab;
+  const std::int32_t target = targets[blockIdx.x];
+  // Read before the barriers inside block_max/block_sum: pass 2 may overwrite it.
+  const float target_logit = threadIdx.x == 0 ? gpu::to_float(row[target]) : 0.0f;
+
+  float row_max, sum;
+  row_max_and_sum<V>(row, vocab, scratch, row_max, sum);
   if (threadIdx.x == 0) row_loss[blockIdx.x] = row_max + logf(sum) - target_logit;
   if (!with_grad) return;
 
@@ -95,33 +103,15 @@ inline void cross_entropy(gpu::bf16* logits, const std::int32_t* targets, std::i
 /// the target lies in another rank's slice}.
 inline constexpr int cross_entropy_stats_per_row = 3;
 
-/// Part 1: one block per row, pass 1 of cross_entropy_kernel over the slice.
+/// Part 1: one block per row, row_max_and_sum over the slice.
 template <int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_stats_kernel(
     const gpu::bf16* __restrict__ logits, const std::int32_t* __restrict__ targets, int vocab,
     int vocab_begin, float* __restrict__ stats) {
   __shared__ float scratch[gpu::warp_size];
   const gpu::bf16* row = logits + std::int64_t{blockIdx.x} * vocab;
-  float m = -INFINITY, s = 0;
-  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
-    const Pack<gpu::bf16, V> p = load_pack<V>(row + c);
-    float xs[V];
-    float pm = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      xs[k] = gpu::to_float(p.v[k]);
-      pm = fmaxf(pm, xs[k]);
-    }
-    if (pm > m) {
-      s *= exp_shifted(m, pm);
-      m = pm;
-    }
-#pragma unroll
-    for (int k = 0; k < V; ++k) s += exp_shifted(xs[k], m);
-  }
-  const float row_max = block_max(m, scratch);
-  s = m == -INFINITY ? 0.0f : s * exp_shifted(m, row_max);
-  const float sum = block_sum(s, scratch);
+  float row_max, sum;
+  row_max_and_sum<V>(row, vocab, scratch, row_max, sum);
   if (threadIdx.x == 0) {
     const std::int32_t local = targets[blockIdx.x] - vocab_begin;
     float* out = stats + std::int64_t{blockIdx.x} * cross_entropy_stats_per_row;
