@@ -147,7 +147,7 @@ class Engine {
   DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
-  DeviceBuffer<double> norm_partials_of_segments;  // Gpu::reduce_partials per bucket
+  DeviceBuffer<double> norm_partials_of_buckets;  // Gpu::reduce_partials per bucket
   DeviceBuffer<std::int64_t> bucket_tensor_ends;     // BucketPlan::tensor_ends (ZeRO-1 AdamW)
   DeviceBuffer<std::uint8_t> bucket_decay;
 
@@ -286,7 +286,7 @@ class Engine {
           dp_comm->all_reduce_sum(g(b.offset), static_cast<std::size_t>(b.count), side);
       }
       Gpu::reduce_sum_partials(g(b.slice_begin), b.slice_count, true,
-                               norm_partials_of_segments.data() + i * Gpu::reduce_partials, side);
+                               norm_partials_of_buckets.data() + i * Gpu::reduce_partials, side);
     }
   }
 
@@ -371,7 +371,7 @@ class Engine {
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
     reduce_partials = alloc<double>(Gpu::reduce_partials);
-    norm_partials_of_segments = alloc<double>(
+    norm_partials_of_buckets = alloc<double>(
         static_cast<std::int64_t>(buckets.buckets.size()) * Gpu::reduce_partials);
     if (zero) {
       bucket_tensor_ends = alloc<std::int64_t>(std::max<std::int64_t>(
@@ -671,7 +671,7 @@ class Engine {
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
     join_side_stream();
-    Gpu::sum_partials(norm_partials_of_segments.data(),
+    Gpu::sum_partials(norm_partials_of_buckets.data(),
                       static_cast<int>(buckets.buckets.size()) * Gpu::reduce_partials,
                       results.data() + 1, stream);
     if (dp_comm) {  // loss and squares summed over DP: each rank summed its own slices

@@ -3,7 +3,6 @@
 // Data parallelism on the device engine against one GPU on the same global batch (mpirun -np N):
 // NCCL with one GPU per rank, host-staged MPI collectives with the ranks sharing one GPU.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +11,7 @@
 #include <vector>
 
 #include "../support/test_models.hpp"
-#include "gpu_test.hpp"
+#include "mpi_gpu_test.hpp"
 #include "tprimat/backend/nccl.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/parallel/launch.hpp"
@@ -30,27 +29,12 @@ using tprimat::testing::random_tokens;
 using tprimat::testing::TinyTied;
 using Nccl = parallel::comm::WithNccl<parallel::comm::Mpi>;
 
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
 /// Rank 0's fresh seed, the same on every rank.
 std::uint64_t shared_seed() {
   std::uint64_t seed = tprimat::testing::fresh_seed();
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   return seed;
 }
-
-/// NCCL needs a GPU per rank (it refuses two ranks on one device).
-#define TPRIMAT_REQUIRE_GPU_PER_RANK()                                                   \
-  do {                                                                                   \
-    TPRIMAT_REQUIRE_GPU();                                                               \
-    if (Cuda::device_count() < world_size())                                             \
-      GTEST_SKIP() << world_size() << " ranks need as many GPUs for NCCL; this machine has " \
-                   << Cuda::device_count() << " (the host-staged tests cover one GPU)";  \
-  } while (0)
 
 /// `steps` steps of M on the DP ranks of `world` (each its share of the global batch) and on one
 /// GPU (the whole global batch as world.size() x grad_accum micro-batches), from the same
@@ -236,11 +220,3 @@ TEST(DataParallelNccl, TiedEmbeddingsZero1MatchesAllReduce) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  tprimat::parallel::MpiSession session(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return failed;
-}

@@ -476,6 +476,28 @@ TEST(CudaElementwise, BiasBackwardAccumulatesColumnSums) {
 
 // ---- cross-entropy -----------------------------------------------------------------------
 
+/// A cross-entropy case: n rows of bf16-representable logits (stddev 3: softmaxes far from
+/// uniform, so the gradient is not all -grad_scale spikes), targets, grad_scale = 1 / n, and the
+/// fp64 reference one row at a time (per-row losses, the gradient in place of the logits).
+struct CrossEntropyCase {
+  std::vector<float> logits;
+  std::vector<std::int32_t> targets;
+  float grad_scale;
+  std::vector<double> grad, loss;
+};
+CrossEntropyCase cross_entropy_case(std::int64_t n, int vocab, std::uint64_t seed) {
+  CrossEntropyCase c;
+  c.logits = round_bf16(testing::random_normal(n * vocab, seed, 3.0f));
+  c.targets = random_ids(n, vocab, seed + 1);
+  c.grad_scale = 1.0f / static_cast<float>(n);
+  c.grad = widen(c.logits);
+  c.loss.resize(n);
+  for (std::int64_t t = 0; t < n; ++t)
+    c.loss[t] = Cpu::cross_entropy(c.grad.data() + t * vocab, c.targets.data() + t, 1, vocab,
+                                   double{c.grad_scale}, true);
+  return c;
+}
+
 TEST(CudaElementwise, CrossEntropyLossAndGradient) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -488,17 +510,8 @@ TEST(CudaElementwise, CrossEntropyLossAndGradient) {
   // Llama 3's vocabulary; a small one (fewer packs than threads); an odd one (scalar path).
   for (const auto [n, vocab] : {Case{24, 128256}, Case{700, 256}, Case{100, 1001}}) {
     SCOPED_TRACE("n " + std::to_string(n) + " vocab " + std::to_string(vocab));
-    // stddev 3: softmaxes far from uniform, so the gradient is not all -grad_scale spikes.
-    const auto logits = round_bf16(testing::random_normal(n * vocab, seed, 3.0f));
-    const auto targets = random_ids(n, vocab, seed + 1);
-    const float grad_scale = 1.0f / static_cast<float>(n);
-
-    // fp64 reference one row at a time, for per-row losses.
-    auto grad = widen(logits);
-    std::vector<double> loss(n);
-    for (std::int64_t t = 0; t < n; ++t)
-      loss[t] = Cpu::cross_entropy(grad.data() + t * vocab, targets.data() + t, 1, vocab,
-                                   double{grad_scale}, true);
+    const CrossEntropyCase c = cross_entropy_case(n, vocab, seed);
+    const auto& [logits, targets, grad_scale, grad, loss] = c;
 
     auto d_targets = device(targets, s);
     for (bool with_grad : {true, false}) {
@@ -550,14 +563,8 @@ TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
                                        Case{20, 152064, 4}, Case{50, 1002, 2}, Case{40, 256, 1}}) {
     SCOPED_TRACE("n " + std::to_string(n) + " vocab " + std::to_string(vocab) + " over " +
                  std::to_string(ranks));
-    const auto logits = round_bf16(testing::random_normal(n * vocab, seed, 3.0f));
-    const auto targets = random_ids(n, vocab, seed + 1);
-    const float grad_scale = 1.0f / static_cast<float>(n);
-    auto grad = widen(logits);
-    std::vector<double> loss(n);
-    for (std::int64_t t = 0; t < n; ++t)
-      loss[t] = Cpu::cross_entropy(grad.data() + t * vocab, targets.data() + t, 1, vocab,
-                                   double{grad_scale}, true);
+    const CrossEntropyCase c = cross_entropy_case(n, vocab, seed);
+    const auto& [logits, targets, grad_scale, grad, loss] = c;
 
     const int slice = vocab / ranks;
     auto d_targets = device(targets, s);

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-#include "gpu_test.hpp"
+#include "mpi_gpu_test.hpp"
 #include "tprimat/backend/nccl.hpp"
 #include "tprimat/parallel/mpi.hpp"
 
@@ -17,27 +17,8 @@ namespace {
 
 using tprimat::parallel::comm::Nccl;
 using tprimat::testing::DeviceBuffer;
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-/// One rank per GPU: skip where this machine has fewer GPUs than ranks (NCCL refuses two
-/// ranks on one device).
-#define TPRIMAT_REQUIRE_GPU_PER_RANK()                                                       \
-  do {                                                                                       \
-    TPRIMAT_REQUIRE_GPU();                                                                   \
-    if (tprimat::backend::Cuda::device_count() < world_size())                               \
-      GTEST_SKIP() << world_size() << " ranks need as many GPUs; this machine has "          \
-                   << tprimat::backend::Cuda::device_count();                                \
-  } while (0)
+using tprimat::testing::world_rank;
+using tprimat::testing::world_size;
 
 Nccl make_world() {
   tprimat::backend::gpu_check(cudaSetDevice(world_rank()), "cudaSetDevice");
@@ -143,11 +124,3 @@ TEST(NcclCommunicator, RingSendRecvAndSplit) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  tprimat::parallel::MpiSession session(&argc, &argv);
-  testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return failed;
-}
