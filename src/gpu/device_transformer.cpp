@@ -92,7 +92,9 @@ class Engine {
     DeviceBuffer<bf16> gate, up;              // [n, ffn]
   };
 
-  model::Dims d;
+  /// The whole model's dims, and this TP rank's share of them (heads, KV heads, FFN and
+  /// vocabulary / TP): the forward and backward passes read `d` alone.
+  model::Dims full, d;
   StepShape shape;
   OptimizerConfig opt;
   DeviceOptions options;
@@ -100,6 +102,11 @@ class Engine {
   std::int64_t n = 0, params = 0;
   backend::AttentionShape attn_shape;
   bool use_cudnn = false;
+  /// Tensor parallelism: the TP group's collectives (null alone), its size, this rank, and the
+  /// first id of this rank's vocabulary slice.
+  std::shared_ptr<parallel::DeviceCollectives> tp_comm;
+  int tp = 1, tp_rank = 0;
+  std::int64_t vocab_begin = 0;
   /// Data parallelism: the DP group's collectives (null alone), its size and this rank, and
   /// whether the optimizer is distributed (ZeRO-1: each rank updates its slices of the buckets).
   std::shared_ptr<parallel::DeviceCollectives> dp_comm;
@@ -120,6 +127,14 @@ class Engine {
   /// units too); `updated` marks each ZeRO-1 bucket's AdamW done, for its all-gather.
   BucketPlan buckets;
   std::vector<gpuEvent_t> updated;
+  /// The parts of each bucket's slice whose squares this rank adds to the gradient norm, each
+  /// with its own Gpu::reduce_partials slots: the whole slice, except on TP ranks other than 0,
+  /// which skip the tensors every TP rank holds whole (norm gains), so each element counts once.
+  struct NormRange {
+    std::size_t bucket;
+    std::int64_t offset, count;
+  };
+  std::vector<NormRange> norm_ranges;
   gpuEvent_t start = nullptr, stop = nullptr;
   gpuGraphExec_t graph = nullptr;
   int eager_steps = 0;
@@ -147,7 +162,8 @@ class Engine {
   DeviceBuffer<std::int32_t> touched_rows, touched_count;  // embedding rows of the last step
   DeviceBuffer<backend::OptimizerScalars> scalars;
   DeviceBuffer<double> results, reduce_partials;  // results: [loss sum, gradient sum of squares]
-  DeviceBuffer<double> norm_partials_of_buckets;  // Gpu::reduce_partials per bucket
+  DeviceBuffer<double> norm_partials_of_ranges;  // Gpu::reduce_partials per NormRange
+  DeviceBuffer<float> ce_stats;  // TP: every rank's cross-entropy statistics [tp][n][3]
   DeviceBuffer<std::int64_t> bucket_tensor_ends;     // BucketPlan::tensor_ends (ZeRO-1 AdamW)
   DeviceBuffer<std::uint8_t> bucket_decay;
 
@@ -167,8 +183,33 @@ class Engine {
   const bf16* w(std::int64_t off) { return weights.data() + off; }
 
   Engine(const model::Dims& dims, StepShape s, const OptimizerConfig& o, std::uint64_t seed,
-       DeviceOptions opts, std::shared_ptr<parallel::DeviceCollectives> dp_collectives)
-      : d(dims), shape(s), opt(o), options(opts), dp_comm(std::move(dp_collectives)) {
+       DeviceOptions opts, DeviceGroups groups)
+      : full(dims),
+        d(dims),
+        shape(s),
+        opt(o),
+        options(opts),
+        tp_comm(std::move(groups.tp)),
+        dp_comm(std::move(groups.dp)) {
+    if (tp_comm && tp_comm->size() > 1) {
+      tp = tp_comm->size();
+      tp_rank = tp_comm->rank();
+      if (!tp_comm->capturable()) options.graph = false;
+    } else {
+      tp_comm.reset();
+    }
+    if (d.heads % tp != 0 || d.kv_heads % tp != 0 || d.ffn % tp != 0 || d.vocab % tp != 0)
+      throw core::InputError(
+          "tensor parallelism TP=" + std::to_string(tp) + " must divide the heads (" +
+              std::to_string(d.heads) + "), KV heads (" + std::to_string(d.kv_heads) +
+              "), FFN width (" + std::to_string(d.ffn) + ") and vocabulary (" +
+              std::to_string(d.vocab) + ") of " + std::string(d.name),
+          "pick a TP that divides all four");
+    d.heads /= tp;
+    d.kv_heads /= tp;
+    d.ffn /= tp;
+    d.vocab /= tp;
+    vocab_begin = std::int64_t{d.vocab} * tp_rank;
     if (dp_comm && dp_comm->size() > 1) {
       dp = dp_comm->size();
       dp_rank = dp_comm->rank();
@@ -183,7 +224,10 @@ class Engine {
       throw core::RunError(
           TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
                           : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
-    table = make_parameter_table(d, Shard{});
+    Shard shard;
+    shard.tp_rank = tp_rank;
+    shard.tp_size = tp;
+    table = make_parameter_table(full, shard);
     n = std::int64_t{shape.mbs} * shape.seq;
     params = table.total();
     attn_shape = {shape.mbs, shape.seq, d.heads, d.kv_heads, d.head_dim};
@@ -248,9 +292,33 @@ class Engine {
     for (gpuEvent_t& e : segment_done)
       backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
     buckets = plan_gradient_buckets(norm_segments, table, dp, dp_rank);
+    plan_norm_ranges();
     updated.resize(zero ? buckets.buckets.size() : 0);
     for (gpuEvent_t& e : updated)
       backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
+  }
+
+  void plan_norm_ranges() {
+    for (std::size_t i = 0; i < buckets.buckets.size(); ++i) {
+      const GradientBucket& b = buckets.buckets[i];
+      const std::int64_t begin = b.slice_begin, end = b.slice_begin + b.slice_count;
+      if (tp_rank == 0) {
+        norm_ranges.push_back({i, begin, b.slice_count});
+        continue;
+      }
+      for (const ParamTensor& t : table.tensors) {
+        if (t.split == Split::none) continue;  // held whole by every TP rank
+        const std::int64_t lo = std::max(begin, t.offset);
+        const std::int64_t hi = std::min(end, t.offset + t.size());
+        if (lo >= hi) continue;
+        NormRange* last = norm_ranges.empty() ? nullptr : &norm_ranges.back();
+        if (last && last->bucket == i && last->offset + last->count == lo)
+          last->count += hi - lo;  // adjacent: one reduction
+        else
+          norm_ranges.push_back({i, lo, hi - lo});
+      }
+    }
+    if (norm_ranges.empty()) norm_ranges.push_back({0, 0, 0});  // its slots hold zeros
   }
 
   /// The stream of the gradient work beside the backward pass: the norm stream, or the main
@@ -266,8 +334,8 @@ class Engine {
 
   /// Segment `s` of the gradient is final on the main stream. On the norm stream, alongside the
   /// rest of the backward pass: the buckets it completes are reduced over DP (all-reduce, or
-  /// reduce-scatter under ZeRO-1), then the squares of this rank's slice of each are summed into
-  /// the bucket's own Gpu::reduce_partials slots.
+  /// reduce-scatter under ZeRO-1), then the squares of this rank's slice of each (its
+  /// NormRanges) are summed into their own Gpu::reduce_partials slots.
   void reduce_norm_segment(std::size_t s) {
     const gpuStream_t side = side_stream();
     if (options.overlap) {
@@ -285,8 +353,11 @@ class Engine {
         else
           dp_comm->all_reduce_sum(g(b.offset), static_cast<std::size_t>(b.count), side);
       }
-      Gpu::reduce_sum_partials(g(b.slice_begin), b.slice_count, true,
-                               norm_partials_of_buckets.data() + i * Gpu::reduce_partials, side);
+      for (std::size_t r = 0; r < norm_ranges.size(); ++r)
+        if (norm_ranges[r].bucket == i)
+          Gpu::reduce_sum_partials(g(norm_ranges[r].offset), norm_ranges[r].count, true,
+                                   norm_partials_of_ranges.data() + r * Gpu::reduce_partials,
+                                   side);
     }
   }
 
@@ -371,8 +442,9 @@ class Engine {
     scalars = alloc<backend::OptimizerScalars>(1);
     results = alloc<double>(2);
     reduce_partials = alloc<double>(Gpu::reduce_partials);
-    norm_partials_of_buckets = alloc<double>(
-        static_cast<std::int64_t>(buckets.buckets.size()) * Gpu::reduce_partials);
+    norm_partials_of_ranges =
+        alloc<double>(static_cast<std::int64_t>(norm_ranges.size()) * Gpu::reduce_partials);
+    if (tp_comm) ce_stats = alloc<float>(tp * n * Gpu::cross_entropy_stats_per_row);
     if (zero) {
       bucket_tensor_ends = alloc<std::int64_t>(std::max<std::int64_t>(
           1, static_cast<std::int64_t>(buckets.tensor_ends.size())));
@@ -410,12 +482,19 @@ class Engine {
   }
 
   /// The fp32 weights are drawn into the gradient buffer, which stands in for an fp32 master
-  /// until set_master_from_grads() has split them.
+  /// until set_master_from_grads() has split them. Each element's draw is keyed by its place in
+  /// the whole model's buffer, so a TP shard holds one GPU's weights.
   void init_weights(std::uint64_t seed) {
-    for (const auto& t : table.tensors) {
+    const ParameterTable whole = make_parameter_table(full, Shard{});
+    for (std::size_t k = 0; k < table.all_tensors.size(); ++k) {
+      if (table.local_index[k] < 0) continue;
+      const ParamTensor& t = table.tensors[table.local_index[k]];
+      const std::int64_t first =
+          whole.tensors[k].offset + t.row_begin * t.full_cols + t.col_begin;
       if (t.init == Init::normal)
-        Gpu::init_normal(g(t.offset), t.size(), static_cast<float>(opt.init_std), seed,
-                         static_cast<std::uint64_t>(t.offset), stream);
+        Gpu::init_normal_block(g(t.offset), t.rows, t.cols, t.full_cols,
+                               static_cast<float>(opt.init_std), seed,
+                               static_cast<std::uint64_t>(first), stream);
       else
         Gpu::fill(g(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
     }
@@ -499,6 +578,53 @@ class Engine {
     mark("elementwise");
   }
 
+  // ---- tensor parallelism: its collectives run on the main stream (what follows needs them) --
+
+  /// x summed over the TP ranks: the partial products of a row-parallel GEMM, or the partial
+  /// input gradients of column-parallel ones.
+  void tp_all_reduce(float* x, std::int64_t count) {
+    if (!tp_comm) return;
+    const profile::Range range("tp all-reduce");
+    mark("tp_comm");
+    tp_comm->all_reduce_sum(x, static_cast<std::size_t>(count), static_cast<gpuStream_t>(stream));
+    mark("elementwise");
+  }
+
+  /// out[M, N] = residual + a[M, K] w[K, N] with w this rank's rows of a row-parallel weight (O,
+  /// down): the partial products summed over TP, the residual added by TP rank 0 alone.
+  void row_parallel_add(std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a,
+                        const bf16* w, const float* residual, float* out) {
+    if (tp_rank == 0)
+      gemm_add(M, N, K, a, w, residual, out);
+    else
+      gemm(false, false, M, N, K, a, K, w, N, 0.f, out, N);
+    tp_all_reduce(out, M * N);
+  }
+
+  /// Row losses and (in place) grad_scale * dloss/dlogits of this rank's logits [n, d.vocab]:
+  /// the fused kernel alone, or under TP each rank's per-row statistics all-gathered and
+  /// combined in rank order (the same losses on every rank).
+  void cross_entropy(int micro, float grad_scale) {
+    const std::int32_t* tg = targets.data() + micro * n;
+    if (!tp_comm) {
+      Gpu::cross_entropy(logits.data(), tg, n, d.vocab, grad_scale, true, row_loss.data(),
+                         stream);
+      return;
+    }
+    const std::int64_t per_rank = n * Gpu::cross_entropy_stats_per_row;
+    Gpu::cross_entropy_stats(logits.data(), tg, n, d.vocab, static_cast<int>(vocab_begin),
+                             ce_stats.data() + tp_rank * per_rank, stream);
+    {
+      const profile::Range range("tp cross-entropy exchange");
+      mark("tp_comm");
+      tp_comm->all_gather_bytes(ce_stats.data(), per_rank * sizeof(float),
+                                static_cast<gpuStream_t>(stream));
+      mark("loss");
+    }
+    Gpu::cross_entropy_combine(logits.data(), tg, n, d.vocab, static_cast<int>(vocab_begin),
+                               ce_stats.data(), tp, grad_scale, true, row_loss.data(), stream);
+  }
+
   // ---- attention: cuDNN's SDPA (CUDA, when chosen) or the project's flash kernels ------------
   std::size_t attention_workspace_bytes() const {
 #if !TPRIMAT_GPU_HIP
@@ -537,7 +663,9 @@ class Engine {
     const float eps = static_cast<float>(d.norm_eps);
     const std::int32_t* ids = inputs.data() + micro * n;
     float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
+    // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows).
     Gpu::embedding_forward(ids, n, w(table.embedding), nullptr, d.hidden, x0, stream);
+    tp_all_reduce(x0, n * h);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       const profile::Range layer_range("forward layer", static_cast<int>(l));
       const LayerParams& lp = table.layers[l];
@@ -558,14 +686,14 @@ class Engine {
       mark("attention");
       attention_forward(a);
       mark("elementwise");
-      gemm_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());  // x + attn Wo
+      row_parallel_add(n, h, qd, a.attn.data(), w(lp.wo), a.x.data(), a.x_mid.data());
       Gpu::rmsnorm_forward(a.x_mid.data(), w(lp.mlp_norm), nullptr, n, d.hidden, eps,
                            a.xn2.data(), a.rstd2.data(), stream);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
       Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
       float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
-      gemm_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);  // x_mid + h Wd
+      row_parallel_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);
     }
     Gpu::rmsnorm_forward(x_final.data(), w(table.final_norm), nullptr, n, d.hidden,
                          eps, xn_final.data(), rstd_final.data(), stream);
@@ -575,8 +703,7 @@ class Engine {
     else
       gemm(false, false, n, V, h, xn_final.data(), h, w(table.head), V, 0.f, logits.data(), V);
     mark("loss");
-    Gpu::cross_entropy(logits.data(), targets.data() + micro * n, n, d.vocab, grad_scale, true,
-                        row_loss.data(), stream);
+    cross_entropy(micro, grad_scale);
     Gpu::reduce_sum(row_loss.data(), n, false, micro > 0, results.data(),
                      reduce_partials.data(), stream);
     mark("elementwise");
@@ -596,6 +723,7 @@ class Engine {
       gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
     }
+    tp_all_reduce(dxn.data(), n * h);
     backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
     Gpu::rmsnorm_backward(x_final.data(), w(table.final_norm), nullptr,
                           rstd_final.data(), dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),
@@ -617,6 +745,7 @@ class Engine {
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
       gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
       gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
+      tp_all_reduce(dxn.data(), n * h);
       Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), nullptr, a.rstd2.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                             norm_partials.data(), stream);
@@ -641,6 +770,7 @@ class Engine {
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
+      tp_all_reduce(dxn.data(), n * h);
       Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), nullptr, a.rstd1.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                             norm_partials.data(), stream);
@@ -671,9 +801,15 @@ class Engine {
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
     join_side_stream();
-    Gpu::sum_partials(norm_partials_of_buckets.data(),
-                      static_cast<int>(buckets.buckets.size()) * Gpu::reduce_partials,
+    Gpu::sum_partials(norm_partials_of_ranges.data(),
+                      static_cast<int>(norm_ranges.size()) * Gpu::reduce_partials,
                       results.data() + 1, stream);
+    if (tp_comm) {  // the loss once (TP rank 0's; every TP rank has it), each rank's squares
+      const profile::Range range("tp loss and norm");
+      if (tp_rank != 0)
+        backend::gpu_check(gpuMemsetAsync(results.data(), 0, sizeof(double), stream), "memset");
+      tp_comm->all_reduce_sum(results.data(), 2, static_cast<gpuStream_t>(stream));
+    }
     if (dp_comm) {  // loss and squares summed over DP: each rank summed its own slices
       const profile::Range range("dp loss and norm");
       dp_comm->all_reduce_sum(results.data(), 2, static_cast<gpuStream_t>(stream));
@@ -758,6 +894,11 @@ class Engine {
         std::memcpy(out + std::int64_t{b} * seq, src + std::int64_t{b} * (seq + 1) + 1,
                     seq * sizeof(std::int32_t));
       }
+      if (tp_comm)  // this rank's vocabulary slice: its rows of the embedding, -1 elsewhere
+        for (std::int64_t t = 0; t < n; ++t) {
+          const std::int64_t local = in[t] - vocab_begin;
+          in[t] = local >= 0 && local < d.vocab ? static_cast<std::int32_t>(local) : -1;
+        }
       h_group_count[micro] = backend::embedding_groups_into(
           std::span<const std::int32_t>(in, n),
           std::span<std::int32_t>(h_group_ids.data() + micro * n, n),
@@ -843,9 +984,8 @@ struct DeviceTransformer<Gpu>::Impl : Engine {
 template <>
 DeviceTransformer<Gpu>::DeviceTransformer(const model::Dims& d, StepShape shape,
                                            const OptimizerConfig& opt, std::uint64_t seed,
-                                           DeviceOptions options,
-                                           std::shared_ptr<parallel::DeviceCollectives> dp)
-    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options, std::move(dp))) {}
+                                           DeviceOptions options, DeviceGroups groups)
+    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options, std::move(groups))) {}
 
 template <>
 DeviceTransformer<Gpu>::~DeviceTransformer() = default;

@@ -8,7 +8,13 @@ namespace tprimat::backend {
 
 void Gpu::init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
                        std::uint64_t first, Stream stream) {
-  kernels::launch_init_normal(p, n, stddev, seed, first, stream);
+  init_normal_block(p, 1, n, n, stddev, seed, first, stream);
+}
+
+void Gpu::init_normal_block(float* p, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                            float stddev, std::uint64_t seed, std::uint64_t first,
+                            Stream stream) {
+  kernels::launch_init_normal(p, rows, cols, stride, stddev, seed, first, stream);
   gpu_check(gpuGetLastError(), "init_normal_kernel");
 }
 

@@ -127,6 +127,22 @@ TEST(EmbeddingGroups, GroupsPositionsByIdInOrder) {
   EXPECT_EQ(g.offsets.back(), 6);
 }
 
+// Tensor parallelism shifts ids into this rank's vocabulary slice and marks the others -1.
+TEST(EmbeddingGroups, NegativeIdsFormNoGroup) {
+  const std::vector<std::int32_t> ids = {-1, 2, -1, 0, 2};
+  const auto g = backend::embedding_groups(ids);
+  ASSERT_EQ(g.count, 2);
+  EXPECT_EQ(g.group_ids[0], 0);
+  EXPECT_EQ(g.group_ids[1], 2);
+  EXPECT_EQ(g.group_ids[2], -1);
+  EXPECT_EQ(std::vector<std::int32_t>(g.offsets.begin(), g.offsets.begin() + 3),
+            (std::vector<std::int32_t>{2, 3, 5}));
+  EXPECT_EQ(std::vector<std::int32_t>(g.positions.begin() + 2, g.positions.end()),
+            (std::vector<std::int32_t>{3, 1, 4}));
+  const std::vector<std::int32_t> none = {-1, -1};
+  EXPECT_EQ(backend::embedding_groups(none).count, 0);
+}
+
 TEST(EmbeddingGroups, EmptyBatchHasNoGroups) {
   const auto g = backend::embedding_groups({});
   EXPECT_EQ(g.count, 0);
@@ -705,6 +721,45 @@ TEST(CudaElementwise, ToBf16RoundsToNearestEven) {
     EXPECT_TRUE(bit_identical(d_dst.download(), want))
         << "the device and the host both round to nearest even: exact";
   }
+}
+
+// ---- init ----------------------------------------------------------------------------------
+
+// A tensor-parallel shard draws its block of a tensor by the element's place in the whole one.
+TEST(CudaElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t rows = 300, cols = 1000, first = 12345;
+  auto d_whole = poisoned<float>(rows * cols, s);
+  Cuda::init_normal(d_whole.data(), rows * cols, 0.02f, seed, first, s);
+  const auto whole = d_whole.download();
+  double sum = 0, squares = 0;
+  for (float x : whole) {
+    ASSERT_TRUE(std::isfinite(x));
+    sum += x;
+    squares += double(x) * x;
+  }
+  const double mean = sum / whole.size(), sd = std::sqrt(squares / whole.size() - mean * mean);
+  EXPECT_LE(std::abs(mean), 5 * 0.02 / std::sqrt(double(whole.size()))) << "N(0, 0.02^2) draws";
+  EXPECT_NEAR(sd, 0.02, 0.02 * 0.01);
+  // Columns [400, 650): a column-parallel shard; rows [100, 200): a row-parallel one.
+  const std::int64_t c0 = 400, block_cols = 250, r0 = 100, block_rows = 100;
+  auto d_block = poisoned<float>(rows * block_cols, s);
+  Cuda::init_normal_block(d_block.data(), rows, block_cols, cols, 0.02f, seed, first + c0, s);
+  const auto block = d_block.download();
+  std::int64_t differ = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < block_cols; ++c)
+      differ += block[r * block_cols + c] != whole[r * cols + c0 + c];
+  EXPECT_EQ(differ, 0) << "the block of columns is the whole tensor's, exactly";
+  auto d_rows = poisoned<float>(block_rows * cols, s);
+  Cuda::init_normal_block(d_rows.data(), block_rows, cols, cols, 0.02f, seed,
+                          first + r0 * cols, s);
+  const auto some_rows = d_rows.download();
+  EXPECT_TRUE(std::equal(some_rows.begin(), some_rows.end(), whole.begin() + r0 * cols))
+      << "the block of rows is the whole tensor's, exactly";
 }
 
 // ---- split master --------------------------------------------------------------------------

@@ -199,14 +199,27 @@ TEST(CudaStep, BadTokensAreRefusedBeforeTheDeviceRuns) {
   EXPECT_THROW(gpu.run(tokens), core::InputError);
 }
 
-// Runs everywhere: the layout check comes before any device call.
-TEST(CudaStep, ParallelLayoutsAreRefusedWithTheReason) {
+// Run everywhere: the layout checks come before any device call.
+TEST(CudaStep, TensorParallelismNeedsItsRanks) {
   using Tp2 = parallel::Layout<2, 1>;
   try {
     train::TrainingStep<Cuda, model::Tiny, Tp2> step({1, 16, 1, 0}, {}, 1);
     FAIL() << "TP=2 on one process must be refused";
   } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("data parallelism only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs a multiple of 2 ranks"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CudaStep, PipelineLayoutsAreRefusedWithTheReason) {
+  using Pp2 = parallel::Layout<1, 2>;
+  try {
+    train::TrainingStep<Cuda, model::Tiny, Pp2> step({1, 16, 1, 0}, {}, 1);
+    FAIL() << "PP=2 must be refused in this version";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("PP=2 needs the pipeline's point-to-point transfers"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -46,6 +46,14 @@ struct LlamaNarrow : model::Llama31_8B {
 };
 static_assert(model::ModelSpec<LlamaNarrow>);
 
+/// LlamaNarrow with two KV heads (2 query heads each), so tensor parallelism 2 splits them.
+struct LlamaNarrowKv2 : LlamaNarrow {
+  static constexpr std::string_view name = "LlamaNarrowKv2";
+  static constexpr std::string_view cli_name = "llama-narrow-kv2";
+  static constexpr int kv_heads = 2;
+};
+static_assert(model::ModelSpec<LlamaNarrowKv2>);
+
 /// Qwen 2.5 7B narrowed: 7 query heads per KV head, head_dim 128, QKV bias, its vocabulary and
 /// RoPE theta.
 struct QwenNarrow : model::Qwen25_7B {

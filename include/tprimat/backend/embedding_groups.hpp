@@ -16,6 +16,8 @@ namespace tprimat::backend {
 /// positions[offsets[u] .. offsets[u + 1]), ascending. Groups are ordered by id. Sized for the
 /// worst case (every id distinct: group_ids [n], offsets [n + 1], positions [n]) so buffers of a
 /// fixed size hold any batch; only the first `count` groups (count + 1 offsets) are meaningful.
+/// Negative ids (tokens of another tensor-parallel rank's vocabulary slice) form no group: their
+/// positions sort first and no offset points at them.
 struct EmbeddingGroups {
   std::vector<std::int32_t> group_ids, offsets, positions;
   std::int32_t count = 0;
@@ -39,9 +41,11 @@ inline int embedding_groups_into(std::span<const std::int32_t> ids,
   std::sort(pos.begin(), pos.end(), [&](std::int32_t a, std::int32_t b) {
     return ids[a] != ids[b] ? ids[a] < ids[b] : a < b;
   });
+  std::size_t first = 0;
+  while (first < n && ids[pos[first]] < 0) ++first;
   int count = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == 0 || ids[pos[i]] != ids[pos[i - 1]]) {
+  for (std::size_t i = first; i < n; ++i) {
+    if (i == first || ids[pos[i]] != ids[pos[i - 1]]) {
       group_ids[count] = ids[pos[i]];
       offsets[count] = static_cast<std::int32_t>(i);
       ++count;

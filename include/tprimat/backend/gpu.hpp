@@ -185,6 +185,11 @@ struct Gpu {
   /// that must start from CPU weights copies them in.)
   static void init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
                           std::uint64_t first, Stream stream);
+  /// p [rows, cols] = the block of a [*, stride] tensor whose element (r, c) is drawn from
+  /// (seed, first + r * stride + c): a tensor-parallel shard gets the whole tensor's values.
+  static void init_normal_block(float* p, std::int64_t rows, std::int64_t cols,
+                                std::int64_t stride, float stddev, std::uint64_t seed,
+                                std::uint64_t first, Stream stream);
   static void fill(float* p, std::int64_t n, float value, Stream stream);
   /// Zeroes rows rows[r], r < *count (device scalar), of table [*, hidden]; max_rows bounds it.
   static void zero_rows(const std::int32_t* rows, const std::int32_t* count,

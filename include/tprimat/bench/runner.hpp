@@ -299,7 +299,7 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   if constexpr (backend::DeviceBackend<Backend>) {
     train::TrainingStep<Backend, M, L, Comm> step(
         shape, c.optimizer, static_cast<std::uint64_t>(c.seed), comm, c.device_options);
-    if (c.init != "random")  // TP = PP = 1 on a GPU: every rank's table is the whole model
+    if (c.init != "random")  // PP = 1 on a GPU: each rank's table is its TP shard
       step.engine().load_parameters(init_weights(job, step.engine().table()));
     StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
                  [&] { return step.peak_bytes(); }, dp_rank};

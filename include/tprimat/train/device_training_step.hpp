@@ -13,6 +13,7 @@
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/communicator.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
+#include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/device_transformer.hpp"
@@ -39,10 +40,11 @@ std::shared_ptr<parallel::DeviceCollectives> device_collectives_of(const C& grou
 /// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
 /// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
 /// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
-/// Data parallelism over the ranks of `world`, one GPU each (the DeviceTransformer reduces the
-/// gradients; OptimizerConfig::distributed_optimizer shards the optimizer); each rank passes its
-/// own share of the global batch. TP and PP above 1 are refused at construction with the reason
-/// in this version.
+/// The ranks of `world`, one GPU each, are split into TP x DP groups in Megatron's order
+/// (parallel/groups.hpp): the DeviceTransformer shards the model over TP and reduces the
+/// gradients over DP (OptimizerConfig::distributed_optimizer shards the optimizer too). Every
+/// rank passes its DP replica's share of the global batch (the same on a replica's TP ranks).
+/// PP above 1 is refused at construction with the reason in this version.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
   requires backend::DeviceBackend<Backend>
 class TrainingStep<Backend, M, L, C> {
@@ -55,9 +57,10 @@ class TrainingStep<Backend, M, L, C> {
                DeviceOptions device = {})
       : shape_(check_step_shape<M, L>(shape)),
         opt_(opt),
-        world_(checked_world(std::move(world))),
+        groups_(groups_of(std::move(world))),
         engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device,
-                device_collectives_of(world_)) {}
+                DeviceGroups{device_collectives_of(groups_.tp),
+                             device_collectives_of(groups_.dp)}) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
@@ -81,24 +84,25 @@ class TrainingStep<Backend, M, L, C> {
   int steps_done() const { return steps_done_; }
   double pipeline_bubble_fraction() const { return 0.0; }
   const StepShape& shape() const { return shape_; }
-  C& comm() { return world_; }
+  C& comm() { return groups_.world; }
+  const parallel::Groups<C>& groups() const { return groups_; }
   DeviceTransformer<Backend>& engine() { return engine_; }
   const DeviceTransformer<Backend>& engine() const { return engine_; }
 
  private:
-  static C checked_world(C world) {
-    if (L::tp != 1 || L::pp != 1)
+  static parallel::Groups<C> groups_of(C world) {
+    if (L::pp != 1)
       throw core::InputError(
-          "the " + std::string(Backend::name) + " backend runs data parallelism only in this "
-              "version; TP=" + std::to_string(L::tp) + " x PP=" + std::to_string(L::pp) +
-              " needs the tensor and pipeline collectives on the device",
-          "run TP=1, PP=1 (DP over the ranks), or --backend cpu for TP and PP layouts");
-    return world;
+          "the " + std::string(Backend::name) + " backend runs tensor and data parallelism only "
+              "in this version; PP=" + std::to_string(L::pp) +
+              " needs the pipeline's point-to-point transfers on the device",
+          "run PP=1 (TP and DP over the ranks), or --backend cpu for pipeline layouts");
+    return parallel::make_groups(std::move(world), L::tp, L::pp);
   }
 
   StepShape shape_;
   OptimizerConfig opt_;
-  C world_;
+  parallel::Groups<C> groups_;
   DeviceTransformer<Backend> engine_;
   int steps_done_ = 0;
 };

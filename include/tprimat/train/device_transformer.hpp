@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// DeviceTransformer<Backend>: the whole training step (micro-batches + AdamW) on one GPU.
+// DeviceTransformer<Backend>: the whole training step (micro-batches + AdamW) on one GPU of a
+// TP x DP layout.
 #pragma once
 
 #include <cstdint>
@@ -23,21 +24,31 @@ namespace tprimat::train {
 /// remainder the rest: kernels/tprimat/kernels/split_float.hpp). All buffers are allocated up
 /// front from the device's stream-ordered pool; a step allocates nothing, so after one eager step
 /// it is captured as a graph and replayed.
+/// Tensor parallelism over `tp` (Megatron's, as Transformer<Cpu> runs it): each rank holds its
+/// share of the heads, the FFN and the vocabulary (make_parameter_table's Shard of tp's rank and
+/// size); the row-parallel O and down projections and the vocab-parallel embedding all-reduce the
+/// residual stream, the input gradients are all-reduced before each RMSNorm's backward, and the
+/// cross-entropy exchanges three floats a row (Gpu::cross_entropy_stats / _combine). The TP
+/// collectives run on the main stream: everything after them depends on them.
 /// Data parallelism over `dp` (the DP group's DeviceCollectives; null: one GPU): gradients are
 /// reduced bucket by bucket while the backward pass goes on (train/gradient_buckets.hpp); with
 /// OptimizerConfig::distributed_optimizer (ZeRO-1) they are reduce-scattered, each rank keeps
 /// the remainders and moments of its slices only, updates them and all-gathers the bf16 weights.
-/// TP = PP = 1 in this version. Compiled in src/gpu/ (pimpl: no vendor header here),
-/// instantiated for backend::Gpu (Cuda or Hip).
+/// PP = 1 in this version. Compiled in src/gpu/ (pimpl: no vendor header here), instantiated for
+/// backend::Gpu (Cuda or Hip).
+struct DeviceGroups {
+  std::shared_ptr<parallel::DeviceCollectives> tp, dp;  ///< null: alone in that dimension
+};
+
 template <class Backend>
 class DeviceTransformer {
  public:
-  /// Weights drawn on the device (Backend::init_normal, seed `seed`: the same on every DP rank);
-  /// load_parameters() replaces them. Throws core::RunError when the buffers do not fit in
-  /// device memory. Collective over `dp`'s ranks.
+  /// Weights drawn on the device (Backend::init_normal_block, seed `seed`: every layout starts
+  /// from one GPU's weights); load_parameters() replaces them. Throws core::InputError when TP
+  /// does not divide the heads, KV heads, FFN or vocabulary, core::RunError when the buffers do
+  /// not fit in device memory. Collective over the groups' ranks.
   DeviceTransformer(const model::Dims& d, StepShape shape, const OptimizerConfig& opt,
-                    std::uint64_t seed, DeviceOptions options,
-                    std::shared_ptr<parallel::DeviceCollectives> dp = nullptr);
+                    std::uint64_t seed, DeviceOptions options, DeviceGroups groups = {});
   ~DeviceTransformer();
   DeviceTransformer(const DeviceTransformer&) = delete;
   DeviceTransformer& operator=(const DeviceTransformer&) = delete;
@@ -48,15 +59,16 @@ class DeviceTransformer {
   /// at the end to return the loss and the gradient norm.
   StepStats step(std::span<const std::int32_t> tokens, double lr, int step);
 
+  /// This rank's shard of the parameters (the whole model without TP).
   const ParameterTable& table() const;
   std::int64_t parameter_count() const;
-  /// The fp32 master weights / the gradients of the last step (before clipping), to the host.
-  /// Under ZeRO-1 parameters() gathers the remainders (collective over DP) and the gradients are
-  /// reduced in this rank's slices only.
+  /// The fp32 master weights / the gradients of the last step (before clipping) of this rank's
+  /// shard, to the host. Under ZeRO-1 parameters() gathers the remainders (collective over DP)
+  /// and the gradients are reduced in this rank's slices only.
   std::vector<float> parameters() const;
   std::vector<float> gradients() const;
   /// Replaces the fp32 master weights (both halves) with `host` (parameter_count()
-  /// values in table() order: a CPU Transformer's params() for the same dims).
+  /// values in table() order: a CPU Transformer's params() for the same dims and shard).
   void load_parameters(std::span<const float> host);
 
   /// Bytes this engine holds on the device (weights, gradients, AdamW state, activations,

@@ -51,6 +51,37 @@ __device__ __forceinline__ void row_max_and_sum(const gpu::bf16* __restrict__ ro
   sum = block_sum(s, scratch);
 }
 
+/// Pass 2 over one row by the whole block: overwrites it with grad_scale * (softmax - onehot),
+/// the softmax from the (max, sum) of the whole vocabulary; a `target` outside [0, vocab) (in
+/// another rank's slice) subtracts nothing here.
+template <int V>
+__device__ __forceinline__ void write_softmax_grad(gpu::bf16* __restrict__ row, int vocab,
+                                                   float row_max, float sum,
+                                                   std::int32_t target, float grad_scale) {
+  const float scale = grad_scale / sum;
+  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
+    Pack<gpu::bf16, V> p = load_pack<V>(row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      float gv = exp_shifted(gpu::to_float(p.v[k]), row_max) * scale;
+      if (c + k == target) gv -= grad_scale;
+      p.v[k] = gpu::to_bf16(gv);
+    }
+    store_pack<V>(row + c, p);
+  }
+}
+
+/// The launch of the row kernels: one block per row, packs of 8 when the rows allow them.
+struct RowLaunch {
+  bool packs_of_8;
+  unsigned grid, threads;
+};
+inline RowLaunch row_launch(const gpu::bf16* logits, std::int64_t n, int vocab) {
+  const bool packs = vocab % 8 == 0 && aligned_to(logits, 16);
+  return {packs, static_cast<unsigned>(n),
+          static_cast<unsigned>(row_threads(packs ? vocab / 8 : vocab, cross_entropy_max_threads))};
+}
+
 /// One block per row. Pass 1 is row_max_and_sum; pass 2 (with_grad) re-reads the row, typically
 /// from L2, and overwrites it with grad_scale * (softmax - onehot).
 template <int V>
@@ -66,19 +97,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_k
   float row_max, sum;
   row_max_and_sum<V>(row, vocab, scratch, row_max, sum);
   if (threadIdx.x == 0) row_loss[blockIdx.x] = row_max + logf(sum) - target_logit;
-  if (!with_grad) return;
-
-  const float scale = grad_scale / sum;
-  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
-    Pack<gpu::bf16, V> p = load_pack<V>(row + c);
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      float gv = exp_shifted(gpu::to_float(p.v[k]), row_max) * scale;
-      if (c + k == target) gv -= grad_scale;
-      p.v[k] = gpu::to_bf16(gv);
-    }
-    store_pack<V>(row + c, p);
-  }
+  if (with_grad) write_softmax_grad<V>(row, vocab, row_max, sum, target, grad_scale);
 }
 
 /// row_loss[t] = logsumexp(logits[t, :]) - logits[t, targets[t]] (fp32); with_grad overwrites
@@ -86,14 +105,13 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_k
 inline void cross_entropy(gpu::bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
                           float grad_scale, bool with_grad, float* row_loss, gpu::Stream stream) {
   if (n <= 0 || vocab <= 0) return;
-  const unsigned grid = static_cast<unsigned>(n);
-  if (vocab % 8 == 0 && aligned_to(logits, 16)) {
-    cross_entropy_kernel<8><<<grid, row_threads(vocab / 8, cross_entropy_max_threads), 0, stream>>>(
-        logits, targets, vocab, grad_scale, with_grad, row_loss);
-  } else {
-    cross_entropy_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0, stream>>>(
-        logits, targets, vocab, grad_scale, with_grad, row_loss);
-  }
+  const RowLaunch l = row_launch(logits, n, vocab);
+  if (l.packs_of_8)
+    cross_entropy_kernel<8><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab, grad_scale,
+                                                              with_grad, row_loss);
+  else
+    cross_entropy_kernel<1><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab, grad_scale,
+                                                              with_grad, row_loss);
 }
 
 // ---- vocab-parallel (TP): each rank holds logits [n, vocab] of the vocabulary slice
@@ -141,20 +159,9 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_c
     target_logit += st[r * stride + 2];
   }
   if (threadIdx.x == 0) row_loss[t] = row_max + logf(sum) - target_logit;
-  if (!with_grad) return;
-  gpu::bf16* row = logits + t * vocab;
-  const std::int32_t local = targets[t] - vocab_begin;  // outside [0, vocab): not this rank's
-  const float scale = grad_scale / sum;
-  for (int c = threadIdx.x * V; c < vocab; c += blockDim.x * V) {
-    Pack<gpu::bf16, V> p = load_pack<V>(row + c);
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      float gv = exp_shifted(gpu::to_float(p.v[k]), row_max) * scale;
-      if (c + k == local) gv -= grad_scale;
-      p.v[k] = gpu::to_bf16(gv);
-    }
-    store_pack<V>(row + c, p);
-  }
+  if (with_grad)
+    write_softmax_grad<V>(logits + t * vocab, vocab, row_max, sum, targets[t] - vocab_begin,
+                          grad_scale);
 }
 
 /// stats [n][3] of this rank's slice (see cross_entropy_stats_kernel).
@@ -162,15 +169,13 @@ inline void cross_entropy_stats(const gpu::bf16* logits, const std::int32_t* tar
                                 std::int64_t n, int vocab, int vocab_begin, float* stats,
                                 gpu::Stream stream) {
   if (n <= 0 || vocab <= 0) return;
-  const unsigned grid = static_cast<unsigned>(n);
-  if (vocab % 8 == 0 && aligned_to(logits, 16)) {
-    cross_entropy_stats_kernel<8>
-        <<<grid, row_threads(vocab / 8, cross_entropy_max_threads), 0, stream>>>(
-            logits, targets, vocab, vocab_begin, stats);
-  } else {
-    cross_entropy_stats_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0,
-                                    stream>>>(logits, targets, vocab, vocab_begin, stats);
-  }
+  const RowLaunch l = row_launch(logits, n, vocab);
+  if (l.packs_of_8)
+    cross_entropy_stats_kernel<8><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab,
+                                                                    vocab_begin, stats);
+  else
+    cross_entropy_stats_kernel<1><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab,
+                                                                    vocab_begin, stats);
 }
 
 /// Loss per row and (with_grad) this slice's gradient from every rank's stats [ranks][n][3].
@@ -179,17 +184,13 @@ inline void cross_entropy_combine(gpu::bf16* logits, const std::int32_t* targets
                                   float grad_scale, bool with_grad, float* row_loss,
                                   gpu::Stream stream) {
   if (n <= 0 || vocab <= 0) return;
-  const unsigned grid = static_cast<unsigned>(n);
-  if (vocab % 8 == 0 && aligned_to(logits, 16)) {
-    cross_entropy_combine_kernel<8>
-        <<<grid, row_threads(vocab / 8, cross_entropy_max_threads), 0, stream>>>(
-            logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad,
-            row_loss);
-  } else {
-    cross_entropy_combine_kernel<1><<<grid, row_threads(vocab, cross_entropy_max_threads), 0,
-                                      stream>>>(logits, targets, n, vocab, vocab_begin, stats,
-                                                ranks, grad_scale, with_grad, row_loss);
-  }
+  const RowLaunch l = row_launch(logits, n, vocab);
+  if (l.packs_of_8)
+    cross_entropy_combine_kernel<8><<<l.grid, l.threads, 0, stream>>>(
+        logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad, row_loss);
+  else
+    cross_entropy_combine_kernel<1><<<l.grid, l.threads, 0, stream>>>(
+        logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad, row_loss);
 }
 
 }  // namespace tprimat::kernels

@@ -18,12 +18,16 @@ __device__ __forceinline__ std::uint64_t mix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// p[i] = stddev * N(0, 1) drawn from (seed, first + i) by Box-Muller.
-__global__ void init_normal_kernel(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+/// p [rows, cols] = stddev * N(0, 1) by Box-Muller, element (r, c) drawn from
+/// (seed, first + r * stride + c): a block of columns of a [*, stride] tensor gets the very
+/// values the whole tensor would (a tensor-parallel shard starts from one GPU's weights).
+__global__ void init_normal_kernel(float* p, std::int64_t n, std::int64_t cols,
+                                   std::int64_t stride, float stddev, std::uint64_t seed,
                                    std::uint64_t first) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::uint64_t bits = mix64(seed ^ mix64(first + static_cast<std::uint64_t>(i)));
+    const std::int64_t at = (i / cols) * stride + i % cols;
+    const std::uint64_t bits = mix64(seed ^ mix64(first + static_cast<std::uint64_t>(at)));
     // Two 32-bit uniforms in (0, 1]: log never sees 0.
     const float u1 = (static_cast<float>(bits >> 40) + 1.0f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((bits >> 8) & 0xFFFFFFu) * (1.0f / 16777216.0f);
@@ -53,11 +57,13 @@ inline void launch_zero_rows(const std::int32_t* rows, const std::int32_t* count
                                                                          table);
 }
 
-inline void launch_init_normal(float* p, std::int64_t n, float stddev, std::uint64_t seed,
+inline void launch_init_normal(float* p, std::int64_t rows, std::int64_t cols,
+                               std::int64_t stride, float stddev, std::uint64_t seed,
                                std::uint64_t first, gpu::Stream stream) {
+  const std::int64_t n = rows * cols;
   if (n <= 0) return;
   const unsigned blocks = n < (std::int64_t{1} << 26) ? gpu::blocks_for(n, 256) : 65536u;
-  init_normal_kernel<<<blocks, 256, 0, stream>>>(p, n, stddev, seed, first);
+  init_normal_kernel<<<blocks, 256, 0, stream>>>(p, n, cols, stride, stddev, seed, first);
 }
 
 inline void launch_fill(float* p, std::int64_t n, float value, gpu::Stream stream) {
