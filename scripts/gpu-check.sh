@@ -3,7 +3,7 @@
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # On a GPU machine: builds the CUDA backend and runs what CI cannot (GPU tests, benchmarks, the
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
-#   scripts/gpu-check.sh [build] [test] [nccl] [dp] [tp] [bench] [bench-micro] [bench-step] [peer]
+#   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
@@ -48,7 +48,7 @@ if has build; then
       tprimat_gpu_init_checkpoint_tests tprimat_gpu_gemm_tiled_tests tprimat_gpu_profile_tests \
       tprimat_bench_gpu_micro tprimat_bench_step_cuda \
       $(ninja -C "$build" -t targets all 2>/dev/null |
-          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|tensor_parallel\)_tests' | sort -u); } 2>&1 |
+          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u); } 2>&1 |
     tee "$out/build.log" | tail -30
 fi
 # Wheel libraries after the system's: found when CMake took the wheel, unused otherwise.
@@ -80,14 +80,14 @@ if has dp && [ -x "$build/tests/gpu/tprimat_gpu_data_parallel_tests" ]; then
       tee -a "$out/test_data_parallel.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
   done
 fi
-# Tensor parallelism 2 against one GPU: alone (np 2) and with DP 2 (np 4); NCCL where every
+# TP 2, PP 2 and both against one GPU: alone (np 2) and with DP 2 (np 4); NCCL where every
 # rank has a GPU, host-staged MPI collectives with the ranks sharing the GPUs there are.
-if has tp && [ -x "$build/tests/gpu/tprimat_gpu_tensor_parallel_tests" ]; then
+if has mp && [ -x "$build/tests/gpu/tprimat_gpu_model_parallel_tests" ]; then
   for np in 2 4; do
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
       --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      "$build/tests/gpu/tprimat_gpu_tensor_parallel_tests" 2>&1 |
-      tee -a "$out/test_tensor_parallel.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
+      "$build/tests/gpu/tprimat_gpu_model_parallel_tests" 2>&1 |
+      tee -a "$out/test_model_parallel.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
   done
 fi
 if has bench || has bench-micro; then

@@ -19,6 +19,7 @@
 #include "tprimat/kernels/split_float.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/gradient_buckets.hpp"
+#include "tprimat/train/pipeline_bubble.hpp"
 
 namespace tprimat::train {
 
@@ -107,6 +108,11 @@ class Engine {
   std::shared_ptr<parallel::DeviceCollectives> tp_comm;
   int tp = 1, tp_rank = 0;
   std::int64_t vocab_begin = 0;
+  /// Pipeline parallelism: the stages' collectives (null alone), their count, this stage, its
+  /// end flags, and the micro-batches it keeps in flight under 1F1B (activation slots).
+  std::shared_ptr<parallel::DeviceCollectives> pp_comm;
+  int stages = 1, stage = 0, slots = 1;
+  bool first_stage = true, last_stage = true;
   /// Data parallelism: the DP group's collectives (null alone), its size and this rank, and
   /// whether the optimizer is distributed (ZeRO-1: each rank updates its slices of the buckets).
   std::shared_ptr<parallel::DeviceCollectives> dp_comm;
@@ -152,8 +158,10 @@ class Engine {
   DeviceBuffer<float> grads, m, v;
   DeviceBuffer<std::int64_t> tensor_ends;
   DeviceBuffer<std::uint8_t> decay;
-  std::vector<LayerActs> layers;
-  DeviceBuffer<float> x_final, rstd_final, row_loss;
+  std::vector<LayerActs> layers;  // [slot][local layer]
+  int local_layers = 0;
+  DeviceBuffer<float> x_final;  // [slot][n, h]: the stage's output (last stage: the final norm's input)
+  DeviceBuffer<float> rstd_final, row_loss;
   DeviceBuffer<bf16> xn_final, logits;
   DeviceBuffer<bf16> hidden, dhidden, dgate, dup, dres_bf, dattn, dq, dk, dv;
   DeviceBuffer<float> dres, dxn, norm_partials, bias_partials, rope_cos, rope_sin;
@@ -190,6 +198,7 @@ class Engine {
         opt(o),
         options(opts),
         tp_comm(std::move(groups.tp)),
+        pp_comm(std::move(groups.pp)),
         dp_comm(std::move(groups.dp)) {
     if (tp_comm && tp_comm->size() > 1) {
       tp = tp_comm->size();
@@ -205,6 +214,26 @@ class Engine {
               "), FFN width (" + std::to_string(d.ffn) + ") and vocabulary (" +
               std::to_string(d.vocab) + ") of " + std::string(d.name),
           "pick a TP that divides all four");
+    if (pp_comm && pp_comm->size() > 1) {
+      stages = pp_comm->size();
+      stage = pp_comm->rank();
+      if (!pp_comm->capturable()) options.graph = false;
+    } else {
+      pp_comm.reset();
+    }
+    first_stage = stage == 0;
+    last_stage = stage == stages - 1;
+    if (d.layers % stages != 0)
+      throw core::InputError("PP=" + std::to_string(stages) + " stages cannot split " +
+                                 std::to_string(d.layers) + " layers evenly",
+                             "run a multiple of " + std::to_string(stages) + " layers");
+    if (d.tied_embeddings && stages > 1)
+      throw core::InputError("pipeline parallelism with tied embeddings (" + std::string(d.name) +
+                                 ") is not implemented: the first and last stages would share "
+                                 "the embedding",
+                             "use PP=1 for this model");
+    local_layers = d.layers / stages;
+    slots = train::pipeline_slots(stages, stage, shape.grad_accum);
     d.heads /= tp;
     d.kv_heads /= tp;
     d.ffn /= tp;
@@ -219,7 +248,7 @@ class Engine {
     } else {
       dp_comm.reset();
     }
-    sparse_embedding_zeroing = !d.tied_embeddings && dp == 1;
+    sparse_embedding_zeroing = !d.tied_embeddings && dp == 1 && first_stage;
     if (Gpu::device_count() == 0)
       throw core::RunError(
           TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
@@ -227,6 +256,11 @@ class Engine {
     Shard shard;
     shard.tp_rank = tp_rank;
     shard.tp_size = tp;
+    shard.layer_begin = stage * local_layers;
+    shard.layer_count = local_layers;
+    shard.first_stage = first_stage;
+    shard.last_stage = last_stage;
+    shard.slots = slots;
     table = make_parameter_table(full, shard);
     n = std::int64_t{shape.mbs} * shape.seq;
     params = table.total();
@@ -279,11 +313,13 @@ class Engine {
   }
 
   /// The gradient's segments in buffer order, each final at one point of the last micro-batch's
-  /// backward pass: [embedding], [layer 0], ..., [layer L-1], [final norm, head].
+  /// backward pass: [embedding], [layer 0], ..., [layer L-1], [final norm, head] (a pipeline
+  /// stage: the embedding on the first only, final norm and head on the last only).
   void plan_norm_segments() {
-    std::vector<std::int64_t> starts{0};
+    std::vector<std::int64_t> starts;
+    if (first_stage) starts.push_back(0);
     for (const auto& lp : table.layers) starts.push_back(lp.attn_norm);
-    starts.push_back(table.final_norm);
+    if (last_stage) starts.push_back(table.final_norm);
     for (std::size_t s = 0; s < starts.size(); ++s) {
       const std::int64_t end = s + 1 < starts.size() ? starts[s + 1] : params;
       norm_segments.emplace_back(starts[s], end - starts[s]);
@@ -297,6 +333,8 @@ class Engine {
     for (gpuEvent_t& e : updated)
       backend::gpu_check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "gpuEventCreate");
   }
+
+  std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + l; }
 
   void plan_norm_ranges() {
     for (std::size_t i = 0; i < buckets.buckets.size(); ++i) {
@@ -393,7 +431,7 @@ class Engine {
     m = alloc<float>(state);
     v = alloc<float>(state);
     backend::gpu_check(gpuMemsetAsync(weights.data(), 0, weights.bytes(), stream), "memset");
-    layers.resize(d.layers);
+    layers.resize(static_cast<std::size_t>(slots) * local_layers);
     for (auto& a : layers) {
       a.x = alloc<float>(n * h);
       a.x_mid = alloc<float>(n * h);
@@ -409,11 +447,13 @@ class Engine {
       a.gate = alloc<bf16>(n * f);
       a.up = alloc<bf16>(n * f);
     }
-    x_final = alloc<float>(n * h);
-    xn_final = alloc<bf16>(n * h);
-    rstd_final = alloc<float>(n);
-    logits = alloc<bf16>(n * V);
-    row_loss = alloc<float>(n);
+    x_final = alloc<float>(slots * n * h);
+    if (last_stage) {
+      xn_final = alloc<bf16>(n * h);
+      rstd_final = alloc<float>(n);
+      logits = alloc<bf16>(n * V);
+      row_loss = alloc<float>(n);
+    }
     for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = alloc<bf16>(n * f);
     dres = alloc<float>(n * h);
     dxn = alloc<float>(n * h);
@@ -444,7 +484,7 @@ class Engine {
     reduce_partials = alloc<double>(Gpu::reduce_partials);
     norm_partials_of_ranges =
         alloc<double>(static_cast<std::int64_t>(norm_ranges.size()) * Gpu::reduce_partials);
-    if (tp_comm) ce_stats = alloc<float>(tp * n * Gpu::cross_entropy_stats_per_row);
+    if (tp_comm && last_stage) ce_stats = alloc<float>(tp * n * Gpu::cross_entropy_stats_per_row);
     if (zero) {
       bucket_tensor_ends = alloc<std::int64_t>(std::max<std::int64_t>(
           1, static_cast<std::int64_t>(buckets.tensor_ends.size())));
@@ -657,19 +697,31 @@ class Engine {
                                       attn_shape, attn_workspace.data(), stream);
   }
 
-  void forward(int micro, float grad_scale) {
+  LayerActs& acts(int slot, int l) { return layers[std::size_t(slot) * local_layers + l]; }
+  /// The stage's input (received from the previous stage, or the embedding's output) and its
+  /// output (sent on, or the final norm's input) in slot `slot`.
+  float* stage_input(int slot) {
+    return local_layers == 0 ? stage_output(slot) : acts(slot, 0).x.data();
+  }
+  float* stage_output(int slot) { return x_final.data() + std::int64_t{slot} * n * d.hidden; }
+
+  /// Micro-batch `micro` forward in activation slot `slot`: from the embedding on the first stage
+  /// (else from the input the previous stage sent), to the loss on the last.
+  void forward(int micro, int slot, float grad_scale) {
     const profile::Range range("forward");
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     const float eps = static_cast<float>(d.norm_eps);
-    const std::int32_t* ids = inputs.data() + micro * n;
-    float* x0 = layers.empty() ? x_final.data() : layers[0].x.data();
-    // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows).
-    Gpu::embedding_forward(ids, n, w(table.embedding), nullptr, d.hidden, x0, stream);
-    tp_all_reduce(x0, n * h);
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-      const profile::Range layer_range("forward layer", static_cast<int>(l));
+    if (first_stage) {
+      const std::int32_t* ids = inputs.data() + micro * n;
+      float* x0 = stage_input(slot);
+      // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows).
+      Gpu::embedding_forward(ids, n, w(table.embedding), nullptr, d.hidden, x0, stream);
+      tp_all_reduce(x0, n * h);
+    }
+    for (int l = 0; l < local_layers; ++l) {
+      const profile::Range layer_range("forward layer", l);
       const LayerParams& lp = table.layers[l];
-      LayerActs& a = layers[l];
+      LayerActs& a = acts(slot, l);
       Gpu::rmsnorm_forward(a.x.data(), w(lp.attn_norm), nullptr, n, d.hidden, eps,
                            a.xn1.data(), a.rstd1.data(), stream);
       const bool bias = d.qkv_bias;
@@ -692,10 +744,11 @@ class Engine {
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, w(lp.w_up), f, 0.f, a.up.data(), f);
       Gpu::swiglu_forward(a.gate.data(), a.up.data(), hidden.data(), n * f, stream);
-      float* next = l + 1 < layers.size() ? layers[l + 1].x.data() : x_final.data();
+      float* next = l + 1 < local_layers ? acts(slot, l + 1).x.data() : stage_output(slot);
       row_parallel_add(n, h, f, hidden.data(), w(lp.w_down), a.x_mid.data(), next);
     }
-    Gpu::rmsnorm_forward(x_final.data(), w(table.final_norm), nullptr, n, d.hidden,
+    if (!last_stage) return;  // the caller sends stage_output(slot) on
+    Gpu::rmsnorm_forward(stage_output(slot), w(table.final_norm), nullptr, n, d.hidden,
                          eps, xn_final.data(), rstd_final.data(), stream);
     if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
       gemm(false, true, n, V, h, xn_final.data(), h, w(table.embedding), h, 0.f, logits.data(),
@@ -709,31 +762,23 @@ class Engine {
     mark("elementwise");
   }
 
-  void backward(int micro) {
+  /// Micro-batch `micro` backward from slot `slot`: from the loss on the last stage (else from the
+  /// output gradient the next stage sent into `dres`), to the embedding on the first (else `dres`
+  /// holds the input gradient the caller sends back).
+  void backward(int micro, int slot) {
     const profile::Range range("backward");
     const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
     // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
     // tensors no GEMM writes first were zeroed by enqueue_step (zero_ranges).
     const float acc = micro == 0 ? 0.f : 1.f;
-    const bf16* dlogits = logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
-    if (d.tied_embeddings) {
-      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, acc, g(table.embedding), h);
-      gemm(false, false, n, h, V, dlogits, V, w(table.embedding), h, 0.f, dxn.data(), h);
-    } else {
-      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
-      gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
-    }
-    tp_all_reduce(dxn.data(), n * h);
-    backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
-    Gpu::rmsnorm_backward(x_final.data(), w(table.final_norm), nullptr,
-                          rstd_final.data(), dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),
-                          g(table.final_norm), norm_partials.data(), stream);
     const bool last = micro == shape.grad_accum - 1;  // the gradients become final in it
-    if (last) reduce_norm_segment(norm_segments.size() - 1);  // final norm, head
-    for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
+    if (last_stage) head_backward(slot, acc, last);
+    else  // dres holds the received gradient of the stage's output
+      Gpu::to_bf16(dres.data(), dres_bf.data(), n * h, stream);
+    for (int l = local_layers - 1; l >= 0; --l) {
       const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = table.layers[l];
-      LayerActs& a = layers[l];
+      LayerActs& a = acts(slot, l);
       // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
       // The input gradient first: the SwiGLU backward then recomputes the forward's h (not kept)
       // in the same pass over gate and up, for the down projection's weight gradient.
@@ -774,12 +819,82 @@ class Engine {
       Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), nullptr, a.rstd1.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                             norm_partials.data(), stream);
-      if (last) reduce_norm_segment(1 + l);
+      if (last) reduce_norm_segment(layer_segment(l));
     }
+    if (!first_stage) return;  // the caller sends dres, the gradient of the stage's input, back
     Gpu::embedding_backward(group_ids.data() + micro * n, offsets.data() + micro * (n + 1),
-                             positions.data() + micro * n, group_count.data() + micro, n,
-                             dres.data(), d.hidden, g(table.embedding), stream);
+                            positions.data() + micro * n, group_count.data() + micro, n,
+                            dres.data(), d.hidden, g(table.embedding), stream);
     if (last) reduce_norm_segment(0);  // a tied head's gradient is in it too
+  }
+
+  /// The last stage's head and final norm backward: dres = d loss / d stage output.
+  void head_backward(int slot, float acc, bool last) {
+    const std::int64_t h = d.hidden, V = d.vocab;
+    const bf16* dlogits = logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
+    if (d.tied_embeddings) {
+      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, acc, g(table.embedding), h);
+      gemm(false, false, n, h, V, dlogits, V, w(table.embedding), h, 0.f, dxn.data(), h);
+    } else {
+      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
+      gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
+    }
+    tp_all_reduce(dxn.data(), n * h);
+    backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
+    Gpu::rmsnorm_backward(stage_output(slot), w(table.final_norm), nullptr, rstd_final.data(),
+                          dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),
+                          g(table.final_norm), norm_partials.data(), stream);
+    if (last) reduce_norm_segment(norm_segments.size() - 1);  // final norm, head
+  }
+
+  /// Megatron's non-interleaved 1F1B over the micro-batches (train/pipeline.hpp's schedule, on
+  /// the device): PP - stage - 1 warm-up forwards, then a forward and a backward each, then the
+  /// remaining backwards. The stage's output goes to the next stage and its gradient comes back
+  /// point-to-point on the main stream; where a stage both sends to and receives from one
+  /// neighbour it does so in one grouped send_recv, so the exchange cannot deadlock.
+  void run_1f1b(float grad_scale) {
+    const int micro_batches = shape.grad_accum;
+    const int warmup = std::min(stages - stage - 1, micro_batches);
+    const int remaining = micro_batches - warmup;
+    const std::size_t count = static_cast<std::size_t>(n) * d.hidden;
+    const auto s = static_cast<gpuStream_t>(stream);
+    int fwd = 0, bwd = 0;  // the next micro-batch to run forward / backward
+    auto p2p = [&](const float* out, int dest, float* in, int source) {
+      const profile::Range range("pp transfer");
+      mark("pp_comm");
+      pp_comm->send_recv(out, dest, in, source, count, s);
+      mark("elementwise");
+    };
+    auto forward_next = [&] {
+      const int slot = fwd % slots;
+      forward(fwd++, slot, grad_scale);
+      return slot;
+    };
+    auto backward_next = [&] {
+      const int micro = bwd++;
+      backward(micro, micro % slots);
+    };
+    for (int i = 0; i < warmup; ++i) {
+      if (!first_stage) p2p(nullptr, -1, stage_input(fwd % slots), stage - 1);
+      const int slot = forward_next();
+      if (!last_stage) p2p(stage_output(slot), stage + 1, nullptr, -1);
+    }
+    if (remaining > 0 && !first_stage) p2p(nullptr, -1, stage_input(fwd % slots), stage - 1);
+    for (int i = 0; i < remaining; ++i) {
+      const int slot = forward_next();
+      if (!last_stage) p2p(stage_output(slot), stage + 1, dres.data(), stage + 1);
+      backward_next();
+      if (first_stage) continue;
+      if (i == remaining - 1)
+        p2p(dres.data(), stage - 1, nullptr, -1);
+      else  // this backward freed the slot the next forward's input lands in
+        p2p(dres.data(), stage - 1, stage_input(fwd % slots), stage - 1);
+    }
+    for (int i = 0; i < warmup; ++i) {
+      if (!last_stage) p2p(nullptr, -1, dres.data(), stage + 1);
+      backward_next();
+      if (!first_stage) p2p(dres.data(), stage - 1, nullptr, -1);
+    }
   }
 
   /// Everything one step enqueues after its uploads: the part a CUDA graph captures.
@@ -794,16 +909,25 @@ class Engine {
       for (int micro = 0; micro < shape.grad_accum; ++micro)
         Gpu::zero_rows(touched_rows.data() + micro * n, touched_count.data() + micro, n,
                         d.hidden, g(table.embedding), stream);
-    for (int micro = 0; micro < shape.grad_accum; ++micro) {
-      forward(micro, grad_scale);
-      backward(micro);
-    }
+    if (pp_comm)
+      run_1f1b(grad_scale);
+    else
+      for (int micro = 0; micro < shape.grad_accum; ++micro) {
+        forward(micro, 0, grad_scale);
+        backward(micro, 0);
+      }
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
     join_side_stream();
     Gpu::sum_partials(norm_partials_of_ranges.data(),
                       static_cast<int>(norm_ranges.size()) * Gpu::reduce_partials,
                       results.data() + 1, stream);
+    if (!last_stage)  // the loss is the last stage's: the others add nothing to it
+      backend::gpu_check(gpuMemsetAsync(results.data(), 0, sizeof(double), stream), "memset");
+    if (pp_comm) {  // each stage's squares of its own parameters
+      const profile::Range range("pp loss and norm");
+      pp_comm->all_reduce_sum(results.data(), 2, static_cast<gpuStream_t>(stream));
+    }
     if (tp_comm) {  // the loss once (TP rank 0's; every TP rank has it), each rank's squares
       const profile::Range range("tp loss and norm");
       if (tp_rank != 0)

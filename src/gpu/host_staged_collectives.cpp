@@ -19,8 +19,9 @@ class HostStaged final : public DeviceCollectives {
  public:
   explicit HostStaged(HostCollectives host) : host_(std::move(host)) {
     if (!host_.all_reduce_sum_float || !host_.all_reduce_sum_double ||
-        !host_.reduce_scatter_sum || !host_.all_gather)
-      throw core::InputError("host-staged collectives need all four host collectives");
+        !host_.reduce_scatter_sum || !host_.all_gather || !host_.send || !host_.recv ||
+        !host_.send_recv)
+      throw core::InputError("host-staged collectives need every host collective");
   }
   int rank() const override { return host_.rank; }
   int size() const override { return host_.size; }
@@ -59,6 +60,18 @@ class HostStaged final : public DeviceCollectives {
     for (int r = 0; r < size(); ++r)
       std::memcpy(packed_.data() + chunk_bytes * r, out_.data() + floats * r, chunk_bytes);
     to_device(x, packed_.data(), packed_.size(), stream);
+  }
+  void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
+                 void* stream) override {
+    if (out) staged(out_, out, n, stream);
+    in_.resize(in ? n : 0);
+    if (out && in)
+      host_.send_recv(out_, dest, in_, source);
+    else if (out)
+      host_.send(out_, dest);
+    else if (in)
+      host_.recv(in_, source);
+    if (in) to_device(in, in_.data(), n * sizeof(float), stream);
   }
 
  private:

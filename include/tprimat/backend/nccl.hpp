@@ -212,6 +212,17 @@ class NcclCollectives final : public DeviceCollectives {
                                           ncclUint8, comm_.native(), cast(stream)),
                             "ncclAllGather");
   }
+  void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
+                 void* stream) override {
+    nccl_detail::nccl_check(ncclGroupStart(), "ncclGroupStart");
+    const ncclResult_t s1 =
+        out ? ncclSend(out, n, ncclFloat, dest, comm_.native(), cast(stream)) : ncclSuccess;
+    const ncclResult_t s2 =
+        in ? ncclRecv(in, n, ncclFloat, source, comm_.native(), cast(stream)) : ncclSuccess;
+    nccl_detail::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    nccl_detail::nccl_check(s1, "ncclSend");
+    nccl_detail::nccl_check(s2, "ncclRecv");
+  }
 
  private:
   static cudaStream_t cast(void* s) { return static_cast<cudaStream_t>(s); }

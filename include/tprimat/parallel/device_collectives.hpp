@@ -20,6 +20,9 @@ namespace tprimat::parallel {
 ///   sum over ranks of chunk r; the other chunks are left undefined.
 /// - all_gather_bytes(x, chunk_bytes): in place; rank r's chunk at x + r * chunk_bytes goes to
 ///   every rank.
+/// - send / recv / send_recv: n floats to / from one rank of the group (pipeline activations and
+///   their gradients); send_recv is one operation, so two neighbours exchanging both ways cannot
+///   deadlock, and a null `out` or `in` leaves out that half.
 class DeviceCollectives {
  public:
   virtual ~DeviceCollectives() = default;
@@ -34,6 +37,14 @@ class DeviceCollectives {
   virtual void all_reduce_sum(double* x, std::size_t n, void* stream) = 0;
   virtual void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) = 0;
   virtual void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) = 0;
+  virtual void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
+                         void* stream) = 0;
+  void send(const float* x, std::size_t n, int peer, void* stream) {
+    send_recv(x, peer, nullptr, -1, n, stream);
+  }
+  void recv(float* x, std::size_t n, int peer, void* stream) {
+    send_recv(nullptr, -1, x, peer, n, stream);
+  }
 };
 
 /// A host communicator's collectives, type-erased: what the host-staged DeviceCollectives
@@ -46,6 +57,9 @@ struct HostCollectives {
   std::function<void(std::span<double>)> all_reduce_sum_double;
   std::function<void(std::span<const float>, std::span<float>)> reduce_scatter_sum;
   std::function<void(std::span<const float>, std::span<float>)> all_gather;
+  std::function<void(std::span<const float>, int)> send;
+  std::function<void(std::span<float>, int)> recv;
+  std::function<void(std::span<const float>, int, std::span<float>, int)> send_recv;
 };
 
 /// The collectives of `c` (copied: copies of a communicator share its group).
@@ -62,6 +76,11 @@ HostCollectives host_collectives_of(const C& c) {
   };
   h.all_gather = [shared](std::span<const float> in, std::span<float> out) {
     shared->all_gather(in, out);
+  };
+  h.send = [shared](std::span<const float> x, int peer) { shared->send(x, peer); };
+  h.recv = [shared](std::span<float> x, int peer) { shared->recv(x, peer); };
+  h.send_recv = [shared](std::span<const float> out, int dest, std::span<float> in, int source) {
+    shared->send_recv(out, dest, in, source);
   };
   return h;
 }

@@ -17,6 +17,7 @@
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/device_transformer.hpp"
+#include "tprimat/train/pipeline_bubble.hpp"
 #include "tprimat/train/schedule.hpp"
 #include "tprimat/train/step_checks.hpp"
 
@@ -40,11 +41,11 @@ std::shared_ptr<parallel::DeviceCollectives> device_collectives_of(const C& grou
 /// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
 /// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
 /// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
-/// The ranks of `world`, one GPU each, are split into TP x DP groups in Megatron's order
-/// (parallel/groups.hpp): the DeviceTransformer shards the model over TP and reduces the
-/// gradients over DP (OptimizerConfig::distributed_optimizer shards the optimizer too). Every
-/// rank passes its DP replica's share of the global batch (the same on a replica's TP ranks).
-/// PP above 1 is refused at construction with the reason in this version.
+/// The ranks of `world`, one GPU each, are split into TP x PP x DP groups in Megatron's order
+/// (parallel/groups.hpp): the DeviceTransformer shards the model over TP, runs its stage of the
+/// pipeline under 1F1B, and reduces the gradients over DP (OptimizerConfig::
+/// distributed_optimizer shards the optimizer too). Every rank passes its DP replica's share of
+/// the global batch (the same on a replica's TP ranks and stages).
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
   requires backend::DeviceBackend<Backend>
 class TrainingStep<Backend, M, L, C> {
@@ -59,7 +60,7 @@ class TrainingStep<Backend, M, L, C> {
         opt_(opt),
         groups_(groups_of(std::move(world))),
         engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device,
-                DeviceGroups{device_collectives_of(groups_.tp),
+                DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
                              device_collectives_of(groups_.dp)}) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
@@ -82,7 +83,9 @@ class TrainingStep<Backend, M, L, C> {
   std::size_t peak_bytes() const { return engine_.peak_allocated_bytes(); }
   std::size_t peak_reserved_bytes() const { return engine_.peak_reserved_bytes(); }
   int steps_done() const { return steps_done_; }
-  double pipeline_bubble_fraction() const { return 0.0; }
+  double pipeline_bubble_fraction() const {
+    return train::pipeline_bubble_fraction(L::pp, shape_.grad_accum);
+  }
   const StepShape& shape() const { return shape_; }
   C& comm() { return groups_.world; }
   const parallel::Groups<C>& groups() const { return groups_; }
@@ -91,12 +94,6 @@ class TrainingStep<Backend, M, L, C> {
 
  private:
   static parallel::Groups<C> groups_of(C world) {
-    if (L::pp != 1)
-      throw core::InputError(
-          "the " + std::string(Backend::name) + " backend runs tensor and data parallelism only "
-              "in this version; PP=" + std::to_string(L::pp) +
-              " needs the pipeline's point-to-point transfers on the device",
-          "run PP=1 (TP and DP over the ranks), or --backend cpu for pipeline layouts");
     return parallel::make_groups(std::move(world), L::tp, L::pp);
   }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // DeviceTransformer<Backend>: the whole training step (micro-batches + AdamW) on one GPU of a
-// TP x DP layout.
+// TP x PP x DP layout.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +34,14 @@ namespace tprimat::train {
 /// reduced bucket by bucket while the backward pass goes on (train/gradient_buckets.hpp); with
 /// OptimizerConfig::distributed_optimizer (ZeRO-1) they are reduce-scattered, each rank keeps
 /// the remainders and moments of its slices only, updates them and all-gathers the bf16 weights.
-/// PP = 1 in this version. Compiled in src/gpu/ (pimpl: no vendor header here), instantiated for
-/// backend::Gpu (Cuda or Hip).
+/// Pipeline parallelism over `pp`: stage r of PP holds layers [r L/PP, (r + 1) L/PP), the first
+/// also the embedding, the last the final norm, head and loss; the micro-batches run in
+/// Megatron's 1F1B order with the stage's output and its gradient sent point-to-point, and each
+/// stage keeps the activations of the micro-batches it has in flight (train::pipeline_slots).
+/// Compiled in src/gpu/ (pimpl: no vendor header here), instantiated for backend::Gpu (Cuda or
+/// Hip).
 struct DeviceGroups {
-  std::shared_ptr<parallel::DeviceCollectives> tp, dp;  ///< null: alone in that dimension
+  std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp;  ///< null: alone in that dimension
 };
 
 template <class Backend>
@@ -45,8 +49,9 @@ class DeviceTransformer {
  public:
   /// Weights drawn on the device (Backend::init_normal_block, seed `seed`: every layout starts
   /// from one GPU's weights); load_parameters() replaces them. Throws core::InputError when TP
-  /// does not divide the heads, KV heads, FFN or vocabulary, core::RunError when the buffers do
-  /// not fit in device memory. Collective over the groups' ranks.
+  /// does not divide the heads, KV heads, FFN or vocabulary, PP the layers, or PP > 1 meets tied
+  /// embeddings; core::RunError when the buffers do not fit in device memory. Collective over
+  /// the groups' ranks.
   DeviceTransformer(const model::Dims& d, StepShape shape, const OptimizerConfig& opt,
                     std::uint64_t seed, DeviceOptions options, DeviceGroups groups = {});
   ~DeviceTransformer();
