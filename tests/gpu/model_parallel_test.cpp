@@ -15,6 +15,8 @@
 #include "../support/test_models.hpp"
 #include "mpi_gpu_test.hpp"
 #include "tprimat/backend/nccl.hpp"
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/parallel/launch.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
@@ -176,6 +178,61 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
               rank, L::tp, L::pp, dp, zero ? " ZeRO-1" : "", worst_loss, worst_norm, worst_grad,
               worst_grad_tensor.c_str(), worst_weight, static_cast<long long>(beyond),
               static_cast<long long>(total));
+}
+
+/// The memory plan (bench::plan_memory, what `tprimat plan` and `--layers auto` use) against the
+/// busiest rank's measured peak (the device pool's high-water mark over construction and one
+/// step; every rank of one GPU has its own pool), at Llama 3.1 8B's width with 4 layers and seq
+/// 1024 (so that 2-4 ranks fit on one GPU): within 10%, the bound for the full model.
+template <class L>
+void plan_predicts_the_peak(bool zero) {
+  parallel::comm::Mpi world;
+  const int size = world.size(), mp = L::tp * L::pp;
+  if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
+  if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
+  using M = model::Llama31_8B;
+  const train::StepShape shape{1, 1024, 2 * L::pp, 4};
+  train::OptimizerConfig opt;
+  opt.distributed_optimizer = zero;
+  const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
+  train::TrainingStep<Cuda, M, L, parallel::comm::Mpi> step(shape, opt, 7, world, eager);
+  const int dp = step.groups().shape.dp;
+  const auto tokens =
+      random_tokens(std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1), M::vocab,
+                    100 + step.groups().at.dp);
+  step.run(tokens);
+  double peak = static_cast<double>(step.peak_bytes()), busiest = peak;
+  MPI_Allreduce(&peak, &busiest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  bench::MemoryPlanInput in;
+  in.dims = model::dims<M>().with_layers(shape.layers);
+  in.tp = L::tp;
+  in.pp = L::pp;
+  in.dp = dp;
+  in.mbs = shape.mbs;
+  in.seq = shape.seq;
+  in.grad_accum = shape.grad_accum;
+  in.distributed_optimizer = zero;
+  const double planned = bench::plan_memory(in).total;
+  std::printf("[rank %d] tp %d pp %d dp %d%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f GB, "
+              "plan / busiest %.3f\n",
+              world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", peak / 1e9, busiest / 1e9,
+              planned / 1e9, planned / busiest);
+  EXPECT_NEAR(planned, busiest, 0.10 * busiest);
+}
+
+TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(false);
+}
+
+TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Pp2>(false);
+}
+
+TEST(ModelParallelMemory, TensorParallelZero1PlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(true);
 }
 
 parallel::comm::Mpi mpi_world() { return parallel::comm::Mpi{}; }
