@@ -5,6 +5,7 @@
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
 #   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
+#                        [scaling] [scaling-full]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -118,6 +119,41 @@ if has cli; then
     "$build/examples/cli/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \
       --output-dir "$out/cli" 2>&1 | tee -a "$out/cli.log" | tail -8
   done
+fi
+# Several GPUs, Llama 3.1 8B at seq 2048, gbs 64 (issue 6's table): scaling = one GPU and every
+# layout over all the GPUs at 8 layers (the same per-GPU work: efficiency = tokens/s/GPU of the
+# layout / one GPU's); scaling-full = the full model under each layout, with and without overlap.
+# Results in $out/scaling/<name>/benchmark_cuda_llama.json, one line each in scaling.log.
+scale_run() {
+  local name=$1 np=$2
+  shift 2
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
+    --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+    "$build/examples/cli/tprimat" bench --model llama --seq 2048 --gbs 64 --steps 5 \
+    --warmup-steps 2 --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
+  echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
+    "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
+}
+if has scaling || has scaling-full; then
+  gpus=$(nvidia-smi -L | wc -l)
+  mkdir -p "$out/scaling"
+  echo '{"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": '"$gpus"'}' \
+    >"$out/scaling/pp.json"
+  echo '{"tensor_model_parallel_size": '"$gpus"', "pipeline_model_parallel_size": 1}' \
+    >"$out/scaling/tp.json"
+  if has scaling; then
+    scale_run one_gpu_l8_mbs1_gbs32 1 --layers 8 --gbs $((64 / gpus))
+    scale_run one_gpu_l8_mbs1 1 --layers 8
+    scale_run dp_zero_l8 "$gpus" --layers 8 --distributed-optimizer
+    scale_run tp_l8 "$gpus" --layers 8 --parallel "$out/scaling/tp.json"
+    scale_run pp_l8 "$gpus" --layers 8 --parallel "$out/scaling/pp.json"
+  fi
+  if has scaling-full; then
+    scale_run dp_zero_full "$gpus" --layers full --distributed-optimizer
+    scale_run dp_zero_full_no_overlap "$gpus" --layers full --distributed-optimizer --no-overlap
+    scale_run tp_full "$gpus" --layers full --parallel "$out/scaling/tp.json"
+    scale_run pp_full "$gpus" --layers full --parallel "$out/scaling/pp.json"
+  fi
 fi
 if has profile; then
   # A profiled Llama run (layers auto, the seeds' schedule) and its summary; then the same with

@@ -127,6 +127,11 @@ class Engine {
   /// and head) is reduced there as soon as the backward pass has finished it, alongside the rest
   /// of the backward pass; the main stream joins it before the optimizer.
   OwnedStream norm_stream;
+  /// The TP stream: the backward pass's input-gradient all-reduces beside the weight-gradient
+  /// GEMMs (tp_all_reduce_begin / _end).
+  OwnedStream tp_stream;
+  gpuEvent_t tp_ready = nullptr, tp_done = nullptr;
+  bool tp_pending = false;
   std::vector<std::pair<std::int64_t, std::int64_t>> norm_segments;  // (offset, count)
   std::vector<gpuEvent_t> segment_done;  // one per segment, then the join
   /// The DP buckets (one per segment alone, or without ZeRO-1 and DP, as they are the norm's
@@ -285,6 +290,9 @@ class Engine {
                              std::to_string(d.head_dim) + " (flash: 16, 32, 64, 128)");
     stream.create();
     norm_stream.create();
+    tp_stream.create();
+    for (gpuEvent_t* e : {&tp_ready, &tp_done})
+      backend::gpu_check(gpuEventCreateWithFlags(e, gpuEventDisableTiming), "gpuEventCreate");
     plan_norm_segments();
     backend::gpu_check(gpuEventCreate(&start), "gpuEventCreate");
     backend::gpu_check(gpuEventCreate(&stop), "gpuEventCreate");
@@ -304,6 +312,9 @@ class Engine {
     if (stream) (void)gpuStreamSynchronize(stream);
     if (graph) (void)gpuGraphExecDestroy(graph);
     if (norm_stream) (void)gpuStreamSynchronize(norm_stream);
+    if (tp_stream) (void)gpuStreamSynchronize(tp_stream);
+    for (gpuEvent_t e : {tp_ready, tp_done})
+      if (e) (void)gpuEventDestroy(e);
     for (gpuEvent_t e : events) (void)gpuEventDestroy(e);
     for (gpuEvent_t e : segment_done) (void)gpuEventDestroy(e);
     for (gpuEvent_t e : updated) (void)gpuEventDestroy(e);
@@ -630,6 +641,27 @@ class Engine {
     mark("elementwise");
   }
 
+  /// The backward pass's TP all-reduce of an input gradient, started where the gradient is
+  /// complete: on the TP stream beside the weight-gradient GEMMs that follow (DeviceOptions::
+  /// overlap), else in line; tp_all_reduce_end() makes the main stream wait for it before the
+  /// RMSNorm backward reads it.
+  void tp_all_reduce_begin(float* x, std::int64_t count) {
+    if (!tp_comm) return;
+    if (!options.overlap) return tp_all_reduce(x, count);
+    const profile::Range range("tp all-reduce");
+    backend::gpu_check(gpuEventRecord(tp_ready, stream), "gpuEventRecord");
+    backend::gpu_check(gpuStreamWaitEvent(tp_stream, tp_ready, 0), "gpuStreamWaitEvent");
+    tp_comm->all_reduce_sum(x, static_cast<std::size_t>(count),
+                            static_cast<gpuStream_t>(tp_stream));
+    backend::gpu_check(gpuEventRecord(tp_done, tp_stream), "gpuEventRecord");
+    tp_pending = true;
+  }
+  void tp_all_reduce_end() {
+    if (!tp_pending) return;
+    backend::gpu_check(gpuStreamWaitEvent(stream, tp_done, 0), "gpuStreamWaitEvent");
+    tp_pending = false;
+  }
+
   /// out[M, N] = residual + a[M, K] w[K, N] with w this rank's rows of a row-parallel weight (O,
   /// down): the partial products summed over TP, the residual added by TP rank 0 alone.
   void row_parallel_add(std::int64_t M, std::int64_t N, std::int64_t K, const bf16* a,
@@ -785,12 +817,14 @@ class Engine {
       gemm(false, true, n, f, h, dres_bf.data(), h, w(lp.w_down), h, 0.f, dhidden.data(), f);
       Gpu::swiglu_backward(a.gate.data(), a.up.data(), dhidden.data(), dgate.data(), dup.data(),
                            hidden.data(), n * f, stream);
+      // The input gradient before the weight gradients: its TP all-reduce runs beside them.
+      gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
+      gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
+      tp_all_reduce_begin(dxn.data(), n * h);
       gemm(true, false, f, h, n, hidden.data(), f, dres_bf.data(), h, acc, g(lp.w_down), h);
       gemm(true, false, h, f, n, a.xn2.data(), h, dgate.data(), f, acc, g(lp.w_gate), f);
       gemm(true, false, h, f, n, a.xn2.data(), h, dup.data(), f, acc, g(lp.w_up), f);
-      gemm(false, true, n, h, f, dgate.data(), f, w(lp.w_gate), f, 0.f, dxn.data(), h);
-      gemm(false, true, n, h, f, dup.data(), f, w(lp.w_up), f, 1.f, dxn.data(), h);
-      tp_all_reduce(dxn.data(), n * h);
+      tp_all_reduce_end();
       Gpu::rmsnorm_backward(a.x_mid.data(), w(lp.mlp_norm), nullptr, a.rstd2.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.mlp_norm),
                             norm_partials.data(), stream);
@@ -809,13 +843,14 @@ class Engine {
         Gpu::bias_backward(dk.data(), n, kvd, g(lp.bk), bias_partials.data(), stream);
         Gpu::bias_backward(dv.data(), n, kvd, g(lp.bv), bias_partials.data(), stream);
       }
-      gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, acc, g(lp.wq), qd);
-      gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, acc, g(lp.wk), kvd);
-      gemm(true, false, h, kvd, n, a.xn1.data(), h, dv.data(), kvd, acc, g(lp.wv), kvd);
       gemm(false, true, n, h, qd, dq.data(), qd, w(lp.wq), qd, 0.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dk.data(), kvd, w(lp.wk), kvd, 1.f, dxn.data(), h);
       gemm(false, true, n, h, kvd, dv.data(), kvd, w(lp.wv), kvd, 1.f, dxn.data(), h);
-      tp_all_reduce(dxn.data(), n * h);
+      tp_all_reduce_begin(dxn.data(), n * h);
+      gemm(true, false, h, qd, n, a.xn1.data(), h, dq.data(), qd, acc, g(lp.wq), qd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dk.data(), kvd, acc, g(lp.wk), kvd);
+      gemm(true, false, h, kvd, n, a.xn1.data(), h, dv.data(), kvd, acc, g(lp.wv), kvd);
+      tp_all_reduce_end();
       Gpu::rmsnorm_backward(a.x.data(), w(lp.attn_norm), nullptr, a.rstd1.data(),
                             dxn.data(), n, d.hidden, dres.data(), dres_bf.data(), g(lp.attn_norm),
                             norm_partials.data(), stream);
@@ -833,13 +868,15 @@ class Engine {
     const std::int64_t h = d.hidden, V = d.vocab;
     const bf16* dlogits = logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
     if (d.tied_embeddings) {
-      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, acc, g(table.embedding), h);
       gemm(false, false, n, h, V, dlogits, V, w(table.embedding), h, 0.f, dxn.data(), h);
+      tp_all_reduce_begin(dxn.data(), n * h);
+      gemm(true, false, V, h, n, dlogits, V, xn_final.data(), h, acc, g(table.embedding), h);
     } else {
-      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
       gemm(false, true, n, h, V, dlogits, V, w(table.head), V, 0.f, dxn.data(), h);
+      tp_all_reduce_begin(dxn.data(), n * h);
+      gemm(true, false, h, V, n, xn_final.data(), h, dlogits, V, acc, g(table.head), V);
     }
-    tp_all_reduce(dxn.data(), n * h);
+    tp_all_reduce_end();
     backend::gpu_check(gpuMemsetAsync(dres.data(), 0, dres.bytes(), stream), "memset");
     Gpu::rmsnorm_backward(stage_output(slot), w(table.final_norm), nullptr, rstd_final.data(),
                           dxn.data(), n, d.hidden, dres.data(), dres_bf.data(),

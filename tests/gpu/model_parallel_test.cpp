@@ -89,7 +89,8 @@ double l2(std::span<const float> a) {
 ///   lr_peak (AdamW's early steps are ~lr x sign(g), so an element whose gradient is near zero
 ///   may step the other way), and at most 10% of the model beyond one bf16 rounding.
 template <class M, class L, class World>
-void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int steps, bool graph) {
+void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int steps, bool graph,
+                          bool overlap = true) {
   const int size = world.size(), rank = world.rank(), mp = L::tp * L::pp;
   if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
   if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
@@ -99,7 +100,7 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;
   opt.distributed_optimizer = zero;
-  const train::DeviceOptions options{train::AttentionChoice::automatic, graph};
+  const train::DeviceOptions options{train::AttentionChoice::automatic, graph, false, overlap};
   train::TrainingStep<Cuda, M, L, World> ranks(shape, opt, seed, std::move(world), options);
   const int dp = ranks.groups().shape.dp, dp_rank = ranks.groups().at.dp;
   // Under DP the gradient sums run in another order (each replica's micro-batches, then the
@@ -244,6 +245,11 @@ Nccl nccl_world() {
 TEST(TensorParallelHostStaged, LlamaNarrow) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 1, 0}, 5, true);
+}
+
+TEST(TensorParallelHostStaged, LlamaNarrowInLine) {  // --no-overlap: the all-reduces in line
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 2, 0}, 3, true, false);
 }
 
 TEST(TensorParallelHostStaged, LlamaNarrowZero1) {  // TP 2 x DP 2 at 4 ranks

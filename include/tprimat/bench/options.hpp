@@ -79,7 +79,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
-  f("--no-overlap", o.no_overlap, "GPU: reduce gradients over DP (and sum the norm) in line after each bucket instead of on a second stream beside the backward pass, to measure what the overlap buys", "");
+  f("--no-overlap", o.no_overlap, "GPU: reduce gradients over DP (and sum the norm) in line after each bucket, and all-reduce TP input gradients before the weight gradients, instead of on side streams beside the backward pass, to measure what the overlap buys", "");
   f("--peak-tflops", o.peak_tflops, "dense bf16 peak TFLOP/s per device for MFU (default: by device name)", "");
   f("--data", o.data,
     "synthetic, a Megatron .bin/.idx prefix, or a blend W1 PREFIX1 W2 PREFIX2 ... "

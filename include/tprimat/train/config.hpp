@@ -48,7 +48,8 @@ struct DeviceOptions {
   bool phase_timing = false;
   /// Gradient work alongside the backward pass: each finished bucket is reduced over DP (and
   /// its squares summed for the norm) on a second stream, and under ZeRO-1 each bucket's
-  /// all-gather runs while the next is updated. Off (`--no-overlap`): the same work on the main
+  /// all-gather runs while the next is updated; under TP each input gradient's all-reduce runs
+  /// beside the layer's weight-gradient GEMMs. Off (`--no-overlap`): the same work on the main
   /// stream, in line, to measure what the overlap buys.
   bool overlap = true;
 };
