@@ -19,7 +19,7 @@
 #include "tprimat/kernels/split_float.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/gradient_buckets.hpp"
-#include "tprimat/train/pipeline_bubble.hpp"
+#include "tprimat/train/pipeline_schedule.hpp"
 
 namespace tprimat::train {
 
@@ -884,53 +884,32 @@ class Engine {
     if (last) reduce_norm_segment(norm_segments.size() - 1);  // final norm, head
   }
 
-  /// Megatron's non-interleaved 1F1B over the micro-batches (train/pipeline.hpp's schedule, on
-  /// the device): PP - stage - 1 warm-up forwards, then a forward and a backward each, then the
-  /// remaining backwards. The stage's output goes to the next stage and its gradient comes back
-  /// point-to-point on the main stream; where a stage both sends to and receives from one
-  /// neighbour it does so in one grouped send_recv, so the exchange cannot deadlock.
+  /// Megatron's non-interleaved 1F1B over the micro-batches (train::one_f_one_b, the schedule
+  /// the CPU engine runs too): the stage's output goes to the next stage and its gradient comes
+  /// back point-to-point on the main stream, each exchange with one neighbour both ways in one
+  /// grouped send_recv. Transfers are synchronous with the stream: each is 4 n h bytes (32 MiB
+  /// for Llama at seq 2048), small beside a stage's forward or backward.
   void run_1f1b(float grad_scale) {
-    const int micro_batches = shape.grad_accum;
-    const int warmup = std::min(stages - stage - 1, micro_batches);
-    const int remaining = micro_batches - warmup;
-    const std::size_t count = static_cast<std::size_t>(n) * d.hidden;
-    const auto s = static_cast<gpuStream_t>(stream);
-    int fwd = 0, bwd = 0;  // the next micro-batch to run forward / backward
+    using K = PipelineOp::Kind;
+    const int prev = stage - 1, next = stage + 1;
     auto p2p = [&](const float* out, int dest, float* in, int source) {
       const profile::Range range("pp transfer");
       mark("pp_comm");
-      pp_comm->send_recv(out, dest, in, source, count, s);
+      pp_comm->send_recv(out, dest, in, source, static_cast<std::size_t>(n) * d.hidden,
+                         static_cast<gpuStream_t>(stream));
       mark("elementwise");
     };
-    auto forward_next = [&] {
-      const int slot = fwd % slots;
-      forward(fwd++, slot, grad_scale);
-      return slot;
-    };
-    auto backward_next = [&] {
-      const int micro = bwd++;
-      backward(micro, micro % slots);
-    };
-    for (int i = 0; i < warmup; ++i) {
-      if (!first_stage) p2p(nullptr, -1, stage_input(fwd % slots), stage - 1);
-      const int slot = forward_next();
-      if (!last_stage) p2p(stage_output(slot), stage + 1, nullptr, -1);
-    }
-    if (remaining > 0 && !first_stage) p2p(nullptr, -1, stage_input(fwd % slots), stage - 1);
-    for (int i = 0; i < remaining; ++i) {
-      const int slot = forward_next();
-      if (!last_stage) p2p(stage_output(slot), stage + 1, dres.data(), stage + 1);
-      backward_next();
-      if (first_stage) continue;
-      if (i == remaining - 1)
-        p2p(dres.data(), stage - 1, nullptr, -1);
-      else  // this backward freed the slot the next forward's input lands in
-        p2p(dres.data(), stage - 1, stage_input(fwd % slots), stage - 1);
-    }
-    for (int i = 0; i < warmup; ++i) {
-      if (!last_stage) p2p(nullptr, -1, dres.data(), stage + 1);
-      backward_next();
-      if (!first_stage) p2p(dres.data(), stage - 1, nullptr, -1);
+    for (const PipelineOp& op : one_f_one_b(stages, stage, shape.grad_accum)) {
+      switch (op.kind) {
+        case K::forward: forward(op.micro, op.slot, grad_scale); break;
+        case K::backward: backward(op.micro, op.slot); break;
+        case K::recv_input: p2p(nullptr, -1, stage_input(op.slot), prev); break;
+        case K::send_output: p2p(stage_output(op.slot), next, nullptr, -1); break;
+        case K::send_output_recv_grad: p2p(stage_output(op.slot), next, dres.data(), next); break;
+        case K::recv_grad: p2p(nullptr, -1, dres.data(), next); break;
+        case K::send_grad: p2p(dres.data(), prev, nullptr, -1); break;
+        case K::send_grad_recv_input: p2p(dres.data(), prev, stage_input(op.slot), prev); break;
+      }
     }
   }
 

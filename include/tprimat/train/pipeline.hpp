@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The 1F1B pipeline schedule (warm-up, steady, cool-down) of one stage, and its bubble fraction.
+// The 1F1B schedule run on the CPU engine: a stage's operations over a host communicator.
 #pragma once
 
 #include <algorithm>
@@ -8,59 +8,41 @@
 #include <span>
 
 #include "tprimat/parallel/communicator.hpp"
-#include "tprimat/train/pipeline_bubble.hpp"
+#include "tprimat/train/pipeline_schedule.hpp"
 #include "tprimat/train/transformer.hpp"
 
 namespace tprimat::train {
 
 /// Runs forward and backward of `micro_batches` micro-batches (each `per_micro` ids of `tokens`)
-/// on this pipeline stage in Megatron's non-interleaved 1F1B order: warm-up forwards
-/// (PP - stage - 1 of them), then one forward + one backward each, then the remaining
-/// backwards. Activations go to the next stage and their gradients back point-to-point over
-/// `pp` (the stages of this rank's pipeline); where a stage both sends and receives from the
-/// same neighbour it does so in one send_recv, as Megatron batches its isend/irecv, so blocking
-/// transports cannot deadlock. Gradients accumulate in model.grads(), each micro-batch scaled by
-/// `scale`. Returns scale x the loss sum on the last stage, 0 elsewhere.
+/// on this pipeline stage in Megatron's non-interleaved 1F1B order (one_f_one_b): activations go
+/// to the next stage and their gradients back point-to-point over `pp` (the stages of this
+/// rank's pipeline), each exchange with one neighbour both ways in one send_recv. Gradients
+/// accumulate in model.grads(), each micro-batch scaled by `scale`. Returns scale x the loss sum
+/// on the last stage, 0 elsewhere.
 template <class Backend, class T, parallel::Communicator C>
 double run_1f1b(Transformer<Backend, T>& model, C& pp, int micro_batches,
                 std::span<const std::int32_t> tokens, std::int64_t per_micro, double scale) {
-  const int stages = pp.size(), stage = pp.rank();
-  const bool first = stage == 0, last = stage == stages - 1;
-  const int slots = pipeline_slots(stages, stage, micro_batches);
-  const int warmup = std::min(stages - stage - 1, micro_batches);
-  const int remaining = micro_batches - warmup;
-  int fwd = 0, bwd = 0;  // next micro-batch to run forward / backward
+  using K = PipelineOp::Kind;
+  const int prev = pp.rank() - 1, next = pp.rank() + 1;
   double loss = 0;
-  auto forward = [&] {
-    const int slot = fwd % slots;
-    loss +=
-        scale * model.forward_micro(tokens.subspan(fwd * per_micro, per_micro), slot, true, scale);
-    ++fwd;
-    return slot;
-  };
-  auto backward = [&] { model.backward_micro(bwd++ % slots); };
-
-  for (int i = 0; i < warmup; ++i) {
-    if (!first) pp.recv(model.input_activation(fwd % slots), stage - 1);
-    const int slot = forward();
-    if (!last) pp.send(model.output_activation(slot), stage + 1);
-  }
-  if (remaining > 0 && !first) pp.recv(model.input_activation(fwd % slots), stage - 1);
-  for (int i = 0; i < remaining; ++i) {
-    const int slot = forward();
-    if (!last)
-      pp.send_recv(model.output_activation(slot), stage + 1, model.output_grad(), stage + 1);
-    backward();
-    if (first) continue;
-    if (i == remaining - 1)
-      pp.send(model.input_grad(), stage - 1);
-    else  // this backward freed the slot the next forward's input lands in
-      pp.send_recv(model.input_grad(), stage - 1, model.input_activation(fwd % slots), stage - 1);
-  }
-  for (int i = 0; i < warmup; ++i) {
-    if (!last) pp.recv(model.output_grad(), stage + 1);
-    backward();
-    if (!first) pp.send(model.input_grad(), stage - 1);
+  for (const PipelineOp& op : one_f_one_b(pp.size(), pp.rank(), micro_batches)) {
+    switch (op.kind) {
+      case K::forward:
+        loss += scale * model.forward_micro(tokens.subspan(op.micro * per_micro, per_micro),
+                                            op.slot, true, scale);
+        break;
+      case K::backward: model.backward_micro(op.slot); break;
+      case K::recv_input: pp.recv(model.input_activation(op.slot), prev); break;
+      case K::send_output: pp.send(model.output_activation(op.slot), next); break;
+      case K::send_output_recv_grad:
+        pp.send_recv(model.output_activation(op.slot), next, model.output_grad(), next);
+        break;
+      case K::recv_grad: pp.recv(model.output_grad(), next); break;
+      case K::send_grad: pp.send(model.input_grad(), prev); break;
+      case K::send_grad_recv_input:
+        pp.send_recv(model.input_grad(), prev, model.input_activation(op.slot), prev);
+        break;
+    }
   }
   return loss;
 }
