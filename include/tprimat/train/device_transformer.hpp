@@ -18,6 +18,11 @@
 
 namespace tprimat::train {
 
+/// The device collectives of the groups a DeviceTransformer runs in (parallel/groups.hpp).
+struct DeviceGroups {
+  std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp;  ///< null: alone in that dimension
+};
+
 /// The decoder of Transformer<Cpu, T> (same parameter table, same math) on a device backend:
 /// bf16 GEMM operands and activations, fp32 residual stream, gradients and AdamW state; fp32
 /// master weights held split (the bf16 weights the GEMMs read are their high half, a 16-bit
@@ -28,8 +33,9 @@ namespace tprimat::train {
 /// share of the heads, the FFN and the vocabulary (make_parameter_table's Shard of tp's rank and
 /// size); the row-parallel O and down projections and the vocab-parallel embedding all-reduce the
 /// residual stream, the input gradients are all-reduced before each RMSNorm's backward, and the
-/// cross-entropy exchanges three floats a row (Gpu::cross_entropy_stats / _combine). The TP
-/// collectives run on the main stream: everything after them depends on them.
+/// cross-entropy exchanges three floats a row (Gpu::cross_entropy_stats / _combine). The
+/// forward's TP collectives run on the main stream (everything after them depends on them); the
+/// backward's input-gradient all-reduces run beside the layer's weight-gradient GEMMs.
 /// Data parallelism over `dp` (the DP group's DeviceCollectives; null: one GPU): gradients are
 /// reduced bucket by bucket while the backward pass goes on (train/gradient_buckets.hpp); with
 /// OptimizerConfig::distributed_optimizer (ZeRO-1) they are reduce-scattered, each rank keeps
@@ -40,10 +46,6 @@ namespace tprimat::train {
 /// stage keeps the activations of the micro-batches it has in flight (train::pipeline_slots).
 /// Compiled in src/gpu/ (pimpl: no vendor header here), instantiated for backend::Gpu (Cuda or
 /// Hip).
-struct DeviceGroups {
-  std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp;  ///< null: alone in that dimension
-};
-
 template <class Backend>
 class DeviceTransformer {
  public:
