@@ -629,7 +629,8 @@ class Engine {
     mark("elementwise");
   }
 
-  // ---- tensor parallelism: its collectives run on the main stream (what follows needs them) --
+  // ---- tensor parallelism: the forward's collectives on the main stream (what follows needs
+  // them), the backward's input-gradient all-reduces beside the weight-gradient GEMMs --------
 
   /// x summed over the TP ranks: the partial products of a row-parallel GEMM, or the partial
   /// input gradients of column-parallel ones.
