@@ -129,8 +129,8 @@ scale_run() {
   shift 2
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
     --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-    "$build/examples/cli/tprimat" bench --model llama --seq 2048 --gbs 64 --steps 5 \
-    --warmup-steps 2 --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
+    "$build/examples/cli/tprimat" bench --model llama --seq 2048 --steps 5 --warmup-steps 2 \
+    --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
     "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
 }
@@ -142,17 +142,18 @@ if has scaling || has scaling-full; then
   echo '{"tensor_model_parallel_size": '"$gpus"', "pipeline_model_parallel_size": 1}' \
     >"$out/scaling/tp.json"
   if has scaling; then
-    scale_run one_gpu_l8_mbs1_gbs32 1 --layers 8 --gbs $((64 / gpus))
-    scale_run one_gpu_l8_mbs1 1 --layers 8
-    scale_run dp_zero_l8 "$gpus" --layers 8 --distributed-optimizer
-    scale_run tp_l8 "$gpus" --layers 8 --parallel "$out/scaling/tp.json"
-    scale_run pp_l8 "$gpus" --layers 8 --parallel "$out/scaling/pp.json"
+    scale_run one_gpu_l8_per_gpu_share 1 --layers 8 --gbs $((64 / gpus))
+    scale_run one_gpu_l8 1 --layers 8 --gbs 64
+    scale_run dp_zero_l8 "$gpus" --layers 8 --gbs 64 --distributed-optimizer
+    scale_run tp_l8 "$gpus" --layers 8 --gbs 64 --parallel "$out/scaling/tp.json"
+    scale_run pp_l8 "$gpus" --layers 8 --gbs 64 --parallel "$out/scaling/pp.json"
   fi
   if has scaling-full; then
-    scale_run dp_zero_full "$gpus" --layers full --distributed-optimizer
-    scale_run dp_zero_full_no_overlap "$gpus" --layers full --distributed-optimizer --no-overlap
-    scale_run tp_full "$gpus" --layers full --parallel "$out/scaling/tp.json"
-    scale_run pp_full "$gpus" --layers full --parallel "$out/scaling/pp.json"
+    scale_run dp_zero_full "$gpus" --layers full --gbs 64 --distributed-optimizer
+    scale_run dp_zero_full_no_overlap "$gpus" --layers full --gbs 64 --distributed-optimizer \
+      --no-overlap
+    scale_run tp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/tp.json"
+    scale_run pp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/pp.json"
   fi
 fi
 if has profile; then
