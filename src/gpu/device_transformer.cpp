@@ -800,7 +800,7 @@ class Engine {
   /// holds the input gradient the caller sends back).
   void backward(int micro, int slot) {
     const profile::Range range("backward");
-    const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, V = d.vocab;
+    const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
     // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
     // tensors no GEMM writes first were zeroed by enqueue_step (zero_ranges).
     const float acc = micro == 0 ? 0.f : 1.f;
