@@ -63,34 +63,31 @@ if has test; then
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
 fi
-if has nccl && [ -x "$build/tests/gpu/tprimat_gpu_nccl_tests" ]; then
-  gpus=$(nvidia-smi -L | wc -l)
-  for np in 1 "$gpus"; do
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
-      --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      "$build/tests/gpu/tprimat_gpu_nccl_tests" 2>&1 | tee -a "$out/test_nccl.log" | tail -12
+# mpirun as root on this machine, the wheel libraries and NVLink multicast's setting forwarded.
+gpu_mpirun() {
+  local np=$1
+  shift
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
+    --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$@"
+}
+# GPU test suite $1 under mpirun at each rank count that follows (a suite that was not built is
+# skipped): NCCL where every rank has a GPU, host-staged MPI collectives with the ranks sharing
+# the GPUs there are.
+mpi_suite() {
+  local suite=$1 np
+  shift
+  [ -x "$build/tests/gpu/tprimat_gpu_${suite}_tests" ] || return 0
+  for np in "$@"; do
+    gpu_mpirun "$np" "$build/tests/gpu/tprimat_gpu_${suite}_tests" 2>&1 |
+      tee -a "$out/test_${suite}.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
   done
-fi
-# Data parallelism against one GPU: NCCL where every rank has a GPU, host-staged MPI collectives
-# with the ranks sharing the GPUs there are (np 3 takes the single padded bucket).
-if has dp && [ -x "$build/tests/gpu/tprimat_gpu_data_parallel_tests" ]; then
-  for np in 2 3; do
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
-      --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      "$build/tests/gpu/tprimat_gpu_data_parallel_tests" 2>&1 |
-      tee -a "$out/test_data_parallel.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
-  done
-fi
-# TP 2, PP 2 and both against one GPU: alone (np 2) and with DP 2 (np 4); NCCL where every
-# rank has a GPU, host-staged MPI collectives with the ranks sharing the GPUs there are.
-if has mp && [ -x "$build/tests/gpu/tprimat_gpu_model_parallel_tests" ]; then
-  for np in 2 4; do
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
-      --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      "$build/tests/gpu/tprimat_gpu_model_parallel_tests" 2>&1 |
-      tee -a "$out/test_model_parallel.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
-  done
-fi
+}
+# comm::Nccl alone, then on every GPU.
+has nccl && mpi_suite nccl 1 "$(nvidia-smi -L | wc -l)"
+# Data parallelism against one GPU (np 3 takes the single padded bucket).
+has dp && mpi_suite data_parallel 2 3
+# TP 2, PP 2 and both against one GPU: alone (np 2) and with DP 2 (np 4).
+has mp && mpi_suite model_parallel 2 4
 if has bench || has bench-micro; then
   "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_out="$out/bench_micro.json" \
     --benchmark_out_format=json 2>&1 | tee "$out/bench_micro.log" | tail -25
@@ -127,10 +124,8 @@ fi
 scale_run() {
   local name=$1 np=$2
   shift 2
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root \
-    --oversubscribe -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-    "$build/examples/cli/tprimat" bench --model llama --seq 2048 --steps 5 --warmup-steps 2 \
-    --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
+  gpu_mpirun "$np" "$build/examples/cli/tprimat" bench --model llama --seq 2048 --steps 5 \
+    --warmup-steps 2 --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
     "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
 }

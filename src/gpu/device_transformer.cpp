@@ -205,13 +205,10 @@ class Engine {
         tp_comm(std::move(groups.tp)),
         pp_comm(std::move(groups.pp)),
         dp_comm(std::move(groups.dp)) {
-    if (tp_comm && tp_comm->size() > 1) {
-      tp = tp_comm->size();
-      tp_rank = tp_comm->rank();
-      if (!tp_comm->capturable()) options.graph = false;
-    } else {
-      tp_comm.reset();
-    }
+    join_group(tp_comm, tp, tp_rank);
+    join_group(pp_comm, stages, stage);
+    join_group(dp_comm, dp, dp_rank);
+    zero = dp_comm && opt.distributed_optimizer;
     if (d.heads % tp != 0 || d.kv_heads % tp != 0 || d.ffn % tp != 0 || d.vocab % tp != 0)
       throw core::InputError(
           "tensor parallelism TP=" + std::to_string(tp) + " must divide the heads (" +
@@ -219,13 +216,6 @@ class Engine {
               "), FFN width (" + std::to_string(d.ffn) + ") and vocabulary (" +
               std::to_string(d.vocab) + ") of " + std::string(d.name),
           "pick a TP that divides all four");
-    if (pp_comm && pp_comm->size() > 1) {
-      stages = pp_comm->size();
-      stage = pp_comm->rank();
-      if (!pp_comm->capturable()) options.graph = false;
-    } else {
-      pp_comm.reset();
-    }
     first_stage = stage == 0;
     last_stage = stage == stages - 1;
     if (d.layers % stages != 0)
@@ -244,15 +234,6 @@ class Engine {
     d.ffn /= tp;
     d.vocab /= tp;
     vocab_begin = std::int64_t{d.vocab} * tp_rank;
-    if (dp_comm && dp_comm->size() > 1) {
-      dp = dp_comm->size();
-      dp_rank = dp_comm->rank();
-      zero = opt.distributed_optimizer;
-      // Host-staged collectives wait on the host: nothing to capture.
-      if (!dp_comm->capturable()) options.graph = false;
-    } else {
-      dp_comm.reset();
-    }
     sparse_embedding_zeroing = !d.tied_embeddings && dp == 1 && first_stage;
     if (Gpu::device_count() == 0)
       throw core::RunError(
@@ -305,6 +286,18 @@ class Engine {
     if (use_cudnn) backend::CudnnAttention::prepare(attn_shape, stream);
 #endif
     backend::gpu_check(gpuStreamSynchronize(stream), "engine set-up");
+  }
+
+  /// One parallel group: its size and this rank in it; alone, the collectives are dropped (size
+  /// 1, rank 0 stay). Host-staged collectives wait on the host: then nothing is captured.
+  void join_group(std::shared_ptr<parallel::DeviceCollectives>& comm, int& size, int& rank) {
+    if (!comm || comm->size() <= 1) {
+      comm.reset();
+      return;
+    }
+    size = comm->size();
+    rank = comm->rank();
+    if (!comm->capturable()) options.graph = false;
   }
 
   ~Engine() {

@@ -12,9 +12,7 @@
 
 #include "../support/test_models.hpp"
 #include "mpi_gpu_test.hpp"
-#include "tprimat/backend/nccl.hpp"
 #include "tprimat/bench/memory_plan.hpp"
-#include "tprimat/parallel/launch.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
 #include "tprimat/train/training_step.hpp"
@@ -27,14 +25,9 @@ using One = parallel::Layout<1, 1>;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::random_tokens;
 using tprimat::testing::TinyTied;
-using Nccl = parallel::comm::WithNccl<parallel::comm::Mpi>;
-
-/// Rank 0's fresh seed, the same on every rank.
-std::uint64_t shared_seed() {
-  std::uint64_t seed = tprimat::testing::fresh_seed();
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return seed;
-}
+using tprimat::testing::mpi_world;
+using tprimat::testing::nccl_world;
+using tprimat::testing::shared_seed;
 
 /// `steps` steps of M on the DP ranks of `world` (each its share of the global batch) and on one
 /// GPU (the whole global batch as world.size() x grad_accum micro-batches), from the same
@@ -145,12 +138,6 @@ void compare_zero_with_all_reduce(World world, train::StepShape shape, int steps
   for (const auto& t : plain.engine().table().tensors)
     for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i)
       ASSERT_EQ(got[i], want[i]) << "tensor " << t.name << " element " << i - t.offset;
-}
-
-parallel::comm::Mpi mpi_world() { return parallel::comm::Mpi{}; }
-Nccl nccl_world() {
-  Cuda::use_device(parallel::detect_launch().local_rank);
-  return Nccl(parallel::comm::Mpi{});
 }
 
 TEST(DataParallelHostStaged, LlamaNarrowAllReduce) {

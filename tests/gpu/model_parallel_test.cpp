@@ -14,10 +14,8 @@
 
 #include "../support/test_models.hpp"
 #include "mpi_gpu_test.hpp"
-#include "tprimat/backend/nccl.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/model/llama31_8b.hpp"
-#include "tprimat/parallel/launch.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
 #include "tprimat/train/training_step.hpp"
@@ -35,13 +33,9 @@ using tprimat::testing::LlamaNarrowKv2;
 using tprimat::testing::random_tokens;
 using tprimat::testing::TinyBias;
 using tprimat::testing::TinyTied;
-using Nccl = parallel::comm::WithNccl<parallel::comm::Mpi>;
-
-std::uint64_t shared_seed() {
-  std::uint64_t seed = tprimat::testing::fresh_seed();
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return seed;
-}
+using tprimat::testing::mpi_world;
+using tprimat::testing::nccl_world;
+using tprimat::testing::shared_seed;
 
 /// Each tensor of this rank's shard (`mine`, in `shard`'s order; another stage's tensors are
 /// skipped) with the same block of the whole model's buffer (`whole`, in `one`'s order):
@@ -234,12 +228,6 @@ TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
 TEST(ModelParallelMemory, TensorParallelZero1PlanPredictsThePeak) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
   plan_predicts_the_peak<Tp2>(true);
-}
-
-parallel::comm::Mpi mpi_world() { return parallel::comm::Mpi{}; }
-Nccl nccl_world() {
-  Cuda::use_device(parallel::detect_launch().local_rank);
-  return Nccl(parallel::comm::Mpi{});
 }
 
 TEST(TensorParallelHostStaged, LlamaNarrow) {
