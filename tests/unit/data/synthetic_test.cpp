@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
@@ -53,6 +54,21 @@ TEST(Synthetic, PermutationChainInVocabulary) {
   for (int i = 0; i < 200; ++i) starts.push_back(sample(d, i, 1)[0]);
   std::sort(starts.begin(), starts.end());
   EXPECT_GT(std::unique(starts.begin(), starts.end()) - starts.begin(), 50);
+}
+
+// The chain runs through every token before it repeats: no short cycle that many samples share.
+TEST(Synthetic, PermutationIsOneCycleThroughTheVocabulary) {
+  for (const auto& [vocab, seed] : {std::pair{2, 1}, {97, 1}, {256, 42}, {128256, 42}}) {
+    const SyntheticTokens d(vocab, static_cast<std::uint64_t>(seed));
+    const auto perm = d.permutation();
+    std::int32_t t = 0;
+    int length = 0;
+    do {
+      t = perm[t];
+      ++length;
+    } while (t != 0 && length <= vocab);
+    EXPECT_EQ(length, vocab) << "vocab " << vocab << ", seed " << seed;
+  }
 }
 
 // Step s, rank r of dp takes samples [s*gbs + r*gbs/dp, s*gbs + (r+1)*gbs/dp); the ranks'
