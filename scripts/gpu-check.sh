@@ -5,7 +5,7 @@
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
 #   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
-#                        [scaling] [scaling-full]
+#                        [scaling] [scaling-full] [profile-full]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -161,6 +161,16 @@ if has profile; then
     "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
       2>&1 | tee "$dir/summary.md" | tee -a "$out/profile.log"
   done
+fi
+if has profile-full; then
+  # Where the time of one full-model step goes (issue 6's breakdown): Llama 3.1 8B, all 32 layers,
+  # seq 2048, gbs 64, on one GPU; step 1 recorded (step 0, the warm-up, readies the collector).
+  dir="$out/profile-full"
+  "$build/examples/cli/tprimat" bench --model llama --layers full --seq 2048 --gbs 64 \
+    --warmup-steps 1 --steps 2 --profile --profile-wait 0 --profile-warmup 1 --profile-active 1 \
+    --output-dir "$dir" 2>&1 | tee -a "$out/profile-full.log" | tail -6
+  "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
+    2>&1 | tee "$dir/summary.md" | tee -a "$out/profile-full.log"
 fi
 if has sanitize; then
   # compute-sanitizer on a Tiny CUDA step (graph and eager; cuDNN and our flash attention), then

@@ -81,13 +81,7 @@ std::vector<float> high_halves(const std::vector<float>& w) {
 std::vector<float> joined(const DeviceBuffer<bf16>& hi, const DeviceBuffer<std::uint16_t>& lo) {
   const auto h = hi.download();
   const auto l = lo.download();
-  std::vector<float> w(h.size());
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    std::uint16_t hi_bits = 0;
-    std::memcpy(&hi_bits, &h[i], sizeof hi_bits);
-    w[i] = kernels::join_float(hi_bits, l[i]);
-  }
-  return w;
+  return kernels::join_floats(std::span<const bf16>(h), std::span<const std::uint16_t>(l));
 }
 
 std::vector<double> widen(std::span<const float> x) { return {x.begin(), x.end()}; }

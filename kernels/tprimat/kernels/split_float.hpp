@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "tprimat/config.hpp"
 
@@ -24,6 +26,20 @@ TPRIMAT_HOST_DEVICE inline float join_float(std::uint16_t hi, std::uint16_t lo) 
   float w;
   std::memcpy(&w, &bits, sizeof w);
   return w;
+}
+
+/// The fp32 values of a split master downloaded to the host (`Bf16`: any 2-byte bf16 type):
+/// join_float of each pair.
+template <class Bf16>
+std::vector<float> join_floats(std::span<const Bf16> hi, std::span<const std::uint16_t> lo) {
+  static_assert(sizeof(Bf16) == sizeof(std::uint16_t));
+  std::vector<float> out(hi.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint16_t hi_bits;
+    std::memcpy(&hi_bits, &hi[i], sizeof hi_bits);
+    out[i] = join_float(hi_bits, lo[i]);
+  }
+  return out;
 }
 
 /// Splits w into (hi, lo); join_float(hi, lo) == w bit for bit.

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// A parallel layout on the device engine against one GPU on the same global batch: the check every
+// DP, TP and PP test under mpirun makes (data_parallel_test.cpp, model_parallel_test.cpp).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../support/test_models.hpp"
+#include "mpi_gpu_test.hpp"
+#include "tprimat/parallel/layout.hpp"
+#include "tprimat/train/training_step.hpp"
+
+namespace tprimat::testing {
+
+/// Each tensor of this rank's shard (`mine`, in `shard`'s order; another stage's tensors are
+/// skipped) with the same block of the whole model's buffer (`whole`, in `one`'s order):
+/// f(tensor, its values here, the block there).
+template <class F>
+void for_each_tensor(const train::ParameterTable& shard, const std::vector<float>& mine,
+                     const train::ParameterTable& one, const std::vector<float>& whole, F f) {
+  ASSERT_EQ(shard.all_tensors.size(), one.tensors.size());
+  for (std::size_t k = 0; k < shard.all_tensors.size(); ++k) {
+    if (shard.local_index[k] < 0) continue;
+    const train::ParamTensor& t = shard.tensors[shard.local_index[k]];
+    const train::ParamTensor& w = one.tensors[k];
+    ASSERT_EQ(t.name, w.name);
+    std::vector<float> block(static_cast<std::size_t>(t.size()));
+    for (std::int64_t r = 0; r < t.rows; ++r)
+      std::copy_n(whole.begin() + w.offset + (t.row_begin + r) * w.cols + t.col_begin, t.cols,
+                  block.begin() + r * t.cols);
+    f(t, std::span<const float>(mine).subspan(t.offset, t.size()),
+      std::span<const float>(block));
+  }
+}
+
+inline double l2(std::span<const float> a) {
+  double s = 0;
+  for (float x : a) s += double(x) * x;
+  return std::sqrt(s);
+}
+
+/// How close a layout must come to one GPU. Each micro-batch's forward and backward are the same
+/// kernels on the same data on both sides, except that TP changes the order of fp32 sums
+/// (row-parallel partial products, the split dot products of the input gradients) and so the bf16
+/// roundings of some activations. DP changes only the order of the fp32 sums across micro-batches
+/// (each replica's accumulation, then the reduction). PP changes nothing a gradient sees (the fp32
+/// activations travel exactly, micro-batches accumulate in the same order); only the norm's partial
+/// sums are grouped by stage.
+struct OneGpuBounds {
+  bool exact = false;       ///< PP alone: losses, gradients, weights bit for bit
+  bool same_sums = false;   ///< weights identical: every gradient sum the same on both sides
+  double loss = 0, norm = 0, gradient = 0;
+  double tensor_beyond = 1, model_beyond = 1;  ///< fractions beyond one bf16 rounding at the end
+
+  static OneGpuBounds of(int tp, int dp, int grad_accum, bool tied) {
+    OneGpuBounds b;
+    b.exact = tp == 1 && dp == 1;
+    // Two replicas of one micro-batch each: every gradient element is a + b on both sides (tied
+    // embeddings interleave the head's and the embedding's terms micro-batch by micro-batch on
+    // one GPU, so not there).
+    b.same_sums = b.exact || (tp == 1 && dp == 2 && grad_accum == 1 && !tied);
+    b.loss = tp > 1 ? 2e-3 : 1e-3;  // the issue asks 2e-2
+    b.norm = tp > 1 ? 2e-2 : 1e-3;
+    // Per tensor, L2, relative (with a floor of 1e-3 of the whole gradient's norm, for tensors
+    // whose gradient is ~0, such as the key bias): the step tests' bound for bf16 pipelines
+    // against fp32 (measured: at most 3e-2 on the matrices under TP, H100); a missing or
+    // misplaced term would be off by O(1).
+    b.gradient = tp > 1 ? 5e-2 : 1e-2;
+    // Summed in another order, the weights drift by ulps, and an element whose gradient is near
+    // zero may take a different AdamW step (its first steps are nearly lr x sign(g)). A wrong
+    // slice, bucket or shard would move far more than these fractions.
+    b.tensor_beyond = tp > 1 ? 1.0 : 0.01;
+    b.model_beyond = tp > 1 ? 0.10 : 0.001;
+    return b;
+  }
+};
+
+/// `steps` steps of M under layout L (DP over the rest of the ranks of `world`, each replica its
+/// share of the global batch) and on one GPU (the whole global batch as DP x grad_accum
+/// micro-batches), from the same seed and tokens, under OneGpuBounds:
+/// - Start: every rank's shard holds one GPU's weights exactly (draws keyed by place).
+/// - Each step: loss and gradient norm; without ZeRO-1 (where a rank holds only its slices'
+///   reduced gradients) every tensor's gradient. A mismatch names the tensor.
+/// - End: every fp32 master weight within one bf16 rounding (2^-8 relative) + 2 x steps x lr_peak,
+///   or equal where the sums are the same; the fractions beyond one rounding bounded.
+template <class M, class L, class World>
+void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int steps, bool graph,
+                          bool overlap = true) {
+  using One = parallel::Layout<1, 1>;
+  const int size = world.size(), rank = world.rank(), mp = L::tp * L::pp;
+  if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
+  if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
+  const bool capturable = size == 1 || train::device_collectives_of(world)->capturable();
+  const std::uint64_t seed = shared_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(rank) + " of " +
+               std::to_string(size) + (zero ? ", ZeRO-1" : ""));
+  train::OptimizerConfig opt;
+  opt.warmup_steps = 2;  // a real learning rate from step 2 on, so the updates matter
+  opt.distributed_optimizer = zero;
+  const train::DeviceOptions options{train::AttentionChoice::automatic, graph, false, overlap};
+  train::TrainingStep<backend::Cuda, M, L, World> ranks(shape, opt, seed, std::move(world),
+                                                        options);
+  const int dp = ranks.groups().shape.dp, dp_rank = ranks.groups().at.dp;
+  const OneGpuBounds bound = OneGpuBounds::of(L::tp, dp, shape.grad_accum, M::tied_embeddings);
+  train::StepShape whole = shape;
+  whole.grad_accum = shape.grad_accum * dp;
+  train::TrainingStep<backend::Cuda, M, One> one(whole, opt, seed, {}, options);
+  const train::ParameterTable& shard_table = ranks.engine().table();
+  const train::ParameterTable& one_table = one.engine().table();
+
+  for_each_tensor(shard_table, ranks.engine().parameters(), one_table, one.engine().parameters(),
+                  [&](const train::ParamTensor& t, auto got, auto want) {
+                    EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin()))
+                        << "initial weights of " << t.name << " differ from one GPU's block";
+                  });
+
+  const std::size_t per_rank = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
+  double worst_loss = 0, worst_norm = 0, worst_grad = 0;
+  std::string worst_grad_tensor;
+  for (int s = 0; s < steps; ++s) {
+    SCOPED_TRACE("step " + std::to_string(s + 1));
+    const auto tokens = random_tokens(per_rank * dp, M::vocab, seed + 1000 + s);
+    const train::StepStats a = one.run(tokens);
+    const train::StepStats b =
+        ranks.run(std::span<const std::int32_t>(tokens).subspan(dp_rank * per_rank, per_rank));
+    ASSERT_TRUE(std::isfinite(b.loss) && std::isfinite(b.grad_norm));
+    const double dl = std::abs(b.loss - a.loss) / std::abs(a.loss);
+    const double dn = std::abs(b.grad_norm - a.grad_norm) / a.grad_norm;
+    worst_loss = std::max(worst_loss, dl);
+    worst_norm = std::max(worst_norm, dn);
+    EXPECT_LE(dl, bound.exact ? 0.0 : bound.loss) << "layout " << b.loss << " one GPU " << a.loss;
+    EXPECT_LE(dn, bound.exact ? 1e-12 : bound.norm)
+        << "layout " << b.grad_norm << " one GPU " << a.grad_norm;
+    if (zero) continue;
+    for_each_tensor(shard_table, ranks.engine().gradients(), one_table, one.engine().gradients(),
+                    [&](const train::ParamTensor& t, auto got, auto want) {
+                      double err = 0;
+                      for (std::size_t i = 0; i < got.size(); ++i) {
+                        ASSERT_TRUE(std::isfinite(got[i])) << t.name << " gradient " << i;
+                        err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+                      }
+                      err = std::sqrt(err);
+                      const double norm = l2(want);
+                      EXPECT_LE(err, bound.exact ? 0.0
+                                                 : bound.gradient * norm + 1e-3 * a.grad_norm)
+                          << "gradient of " << t.name << ": L2 error " << err << ", norm "
+                          << norm;
+                      if (norm > 0 && err / norm > worst_grad) {
+                        worst_grad = err / norm;
+                        worst_grad_tensor = t.name;
+                      }
+                    });
+  }
+  EXPECT_EQ(ranks.engine().graph_captured(), graph && capturable);
+
+  const double step_bound = 2.0 * steps * opt.lr_peak;
+  double worst_weight = 0;
+  std::int64_t beyond = 0, total = 0;
+  for_each_tensor(
+      shard_table, ranks.engine().parameters(), one_table, one.engine().parameters(),
+      [&](const train::ParamTensor& t, auto got, auto want) {
+        std::int64_t off = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const double err = std::abs(double(got[i]) - want[i]);
+          const double rounding = std::ldexp(std::abs(double(want[i])), -8);
+          ASSERT_TRUE(std::isfinite(got[i]) &&
+                      err <= (bound.same_sums ? 0.0 : rounding + step_bound))
+              << "tensor " << t.name << " element " << i << ": layout " << got[i] << " one GPU "
+              << want[i];
+          off += err > rounding + 1e-7;
+          worst_weight = std::max(worst_weight, err);
+        }
+        EXPECT_LE(off, std::max<std::int64_t>(1, std::int64_t(bound.tensor_beyond * t.size())))
+            << "tensor " << t.name << ": " << off << " of " << t.size()
+            << " elements differ by more than one bf16 rounding";
+        beyond += off;
+        total += t.size();
+      });
+  EXPECT_LE(beyond, std::max<std::int64_t>(1, std::int64_t(bound.model_beyond * total)))
+      << beyond << " of " << total << " weights differ by more than one bf16 rounding";
+  std::printf("[rank %d] tp %d pp %d dp %d%s: worst relative loss %.2e, norm %.2e, tensor gradient "
+              "%.2e (%s); worst weight error %.2e, %lld of %lld weights beyond one bf16 "
+              "rounding\n",
+              rank, L::tp, L::pp, dp, zero ? " ZeRO-1" : "", worst_loss, worst_norm, worst_grad,
+              worst_grad_tensor.c_str(), worst_weight, static_cast<long long>(beyond),
+              static_cast<long long>(total));
+}
+
+}  // namespace tprimat::testing
