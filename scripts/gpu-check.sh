@@ -5,7 +5,7 @@
 # PyTorch peer, compute-sanitizer). Logs go to $OUT (default ./gpu-check).
 #   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
-#                        [scaling] [scaling-full] [profile-full]
+#                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -44,12 +44,13 @@ configure() {
 }
 
 if has build; then
-  { configure && ninja -C "$build" -j"$jobs" tprimat_cli tprimat_gpu_gemm_tests \
+  # TPRIMAT_GPU_TARGETS: build only these (a quicker call that needs a few binaries).
+  { configure && ninja -C "$build" -j"$jobs" ${TPRIMAT_GPU_TARGETS:-tprimat_cli tprimat_gpu_gemm_tests \
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
       tprimat_gpu_init_checkpoint_tests tprimat_gpu_gemm_tiled_tests tprimat_gpu_profile_tests \
       tprimat_bench_gpu_micro tprimat_bench_step_cuda \
       $(ninja -C "$build" -t targets all 2>/dev/null |
-          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u); } 2>&1 |
+          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u)}; } 2>&1 |
     tee "$out/build.log" | tail -30
 fi
 # Wheel libraries after the system's: found when CMake took the wheel, unused otherwise.
@@ -119,7 +120,8 @@ if has cli; then
 fi
 # Several GPUs, Llama 3.1 8B at seq 2048, gbs 64 (issue 6's table): scaling = one GPU and every
 # layout over all the GPUs at 8 layers (the same per-GPU work: efficiency = tokens/s/GPU of the
-# layout / one GPU's); scaling-full = the full model under each layout, with and without overlap.
+# layout / one GPU's), at mbs 1 and 2; scaling-full = the full model under each layout at mbs 1,
+# DP with and without overlap; scaling-full-mbs2 = the same at mbs 2 (each call under 10 minutes).
 # Results in $out/scaling/<name>/benchmark_cuda_llama.json, one line each in scaling.log.
 scale_run() {
   local name=$1 np=$2
@@ -129,7 +131,7 @@ scale_run() {
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
     "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
 }
-if has scaling || has scaling-full; then
+if has scaling || has scaling-full || has scaling-full-mbs2; then
   gpus=$(nvidia-smi -L | wc -l)
   mkdir -p "$out/scaling"
   echo '{"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": '"$gpus"'}' \
@@ -142,6 +144,10 @@ if has scaling || has scaling-full; then
     scale_run dp_zero_l8 "$gpus" --layers 8 --gbs 64 --distributed-optimizer
     scale_run tp_l8 "$gpus" --layers 8 --gbs 64 --parallel "$out/scaling/tp.json"
     scale_run pp_l8 "$gpus" --layers 8 --gbs 64 --parallel "$out/scaling/pp.json"
+    scale_run one_gpu_l8_mbs2_per_gpu_share 1 --layers 8 --mbs 2 --gbs $((64 / gpus))
+    scale_run dp_zero_l8_mbs2 "$gpus" --layers 8 --mbs 2 --gbs 64 --distributed-optimizer
+    scale_run tp_l8_mbs2 "$gpus" --layers 8 --mbs 2 --gbs 64 --parallel "$out/scaling/tp.json"
+    scale_run pp_l8_mbs2 "$gpus" --layers 8 --mbs 2 --gbs 64 --parallel "$out/scaling/pp.json"
   fi
   if has scaling-full; then
     scale_run dp_zero_full "$gpus" --layers full --gbs 64 --distributed-optimizer
@@ -149,6 +155,11 @@ if has scaling || has scaling-full; then
       --no-overlap
     scale_run tp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/tp.json"
     scale_run pp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/pp.json"
+  fi
+  if has scaling-full-mbs2; then
+    scale_run dp_zero_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --distributed-optimizer
+    scale_run tp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/tp.json"
+    scale_run pp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/pp.json"
   fi
 fi
 if has profile; then

@@ -294,8 +294,11 @@ struct NormCase {
   std::int64_t n;
   int h;
 };
-// Llama/Qwen/Tiny widths; 1500 rows > the 1024 row chunks of the backward; 130: scalar path.
-const NormCase norm_cases[] = {{300, 4096}, {64, 3584}, {1500, 128}, {33, 130}};
+// Llama/Qwen/Tiny widths (the backward holds their rows in registers); 1500 rows > the 1024 row
+// chunks of the backward; 130: scalar path; 5120: the backward's streaming kernel, dg in shared
+// memory; 16384: dg accumulated in the partial rows (past rmsnorm_shared_columns).
+const NormCase norm_cases[] = {{300, 4096}, {64, 3584}, {1500, 128}, {33, 130}, {40, 5120},
+                               {20, 16384}};
 
 TEST(CudaElementwise, RmsnormForward) {
   TPRIMAT_REQUIRE_GPU();
