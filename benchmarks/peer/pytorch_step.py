@@ -11,6 +11,10 @@ and prints ONE JSON line on stdout (everything else goes to stderr), e.g.
 
     python3 benchmarks/peer/pytorch_step.py --model llama --layers 8
     python3 benchmarks/peer/pytorch_step.py --model qwen --layers 4 --compile
+    python3 benchmarks/peer/pytorch_step.py --model llama --layers 32 --grad-accum 64
+
+--grad-accum N accumulates N micro-batches' gradients before one clip and AdamW step, as tprimat
+does at gbs = N x mbs (the loss of each micro-batch scaled by 1/N, so the step sees the mean).
 
 MFU follows tprimat (PaLM): FLOPs/token = 6 * P_matmul + 12 * L * H * Dh * S, where P_matmul is
 every parameter but the input embedding, divided by the device's dense bf16 peak.
@@ -108,7 +112,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--layers", type=int, default=8,
                    help="transformer layers to build (default 8: a full 7-8B model with fp32 "
                         "AdamW state does not fit one 80 GB GPU)")
-    p.add_argument("--mbs", type=int, default=1, help="micro-batch size (sequences per step)")
+    p.add_argument("--mbs", type=int, default=1, help="micro-batch size (sequences per micro-batch)")
+    p.add_argument("--grad-accum", type=int, default=1,
+                   help="micro-batches a step, one optimizer update after them (default: 1)")
     p.add_argument("--seq", type=int, default=2048, help="sequence length")
     p.add_argument("--warmup", type=int, default=None,
                    help="untimed steps first (default 3, or 5 with --compile)")
@@ -120,8 +126,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.warmup is None:
         args.warmup = 5 if args.compile else 3
-    if args.layers < 1 or args.mbs < 1 or args.seq < 2 or args.steps < 1 or args.warmup < 0:
-        p.error("--layers, --mbs, --steps must be >= 1, --seq >= 2, --warmup >= 0")
+    if (args.layers < 1 or args.mbs < 1 or args.grad_accum < 1 or args.seq < 2 or args.steps < 1
+            or args.warmup < 0):
+        p.error("--layers, --mbs, --grad-accum, --steps must be >= 1, --seq >= 2, --warmup >= 0")
     return args
 
 
@@ -224,29 +231,35 @@ def main(argv=None) -> int:
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     total = args.warmup + args.steps
     # seq + 1 ids per sequence: inputs are the first seq, targets the last seq (next token).
-    batches = [torch.randint(0, spec["vocab"], (args.mbs, args.seq + 1), device="cuda",
-                             generator=gen) for _ in range(total)]
+    # Each step draws its own micro-batches, before its start event.
+    def micro_batches():
+        return [torch.randint(0, spec["vocab"], (args.mbs, args.seq + 1), device="cuda",
+                              generator=gen) for _ in range(args.grad_accum)]
 
-    def step(ids):
-        inputs, targets = ids[:, :-1], ids[:, 1:]
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(input_ids=inputs, use_cache=False).logits
-            # cross_entropy runs in fp32 under autocast
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        loss.backward()
+    def step(batch):
+        total_loss = torch.zeros((), device="cuda")
+        for ids in batch:
+            inputs, targets = ids[:, :-1], ids[:, 1:]
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(input_ids=inputs, use_cache=False).logits
+                # cross_entropy runs in fp32 under autocast
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+            (loss / args.grad_accum).backward()  # gradients add up over the micro-batches
+            total_loss += loss.detach()
         torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0, foreach=True)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        return loss.detach()
+        return total_loss / args.grad_accum
 
     times, losses = [], []
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i, ids in enumerate(batches):
+    for i in range(total):
+        batch = micro_batches()
         if i == args.warmup:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         start.record()
-        loss = step(ids)
+        loss = step(batch)
         stop.record()
         stop.synchronize()
         seconds = start.elapsed_time(stop) / 1e3
@@ -257,7 +270,7 @@ def main(argv=None) -> int:
             f"{seconds * 1e3:.1f} ms, loss {float(loss):.4f}")
 
     mean = statistics.fmean(times)
-    tokens_per_second = args.mbs * args.seq / mean
+    tokens_per_second = args.grad_accum * args.mbs * args.seq / mean
     model_flops = flops_per_token * tokens_per_second
     result = {
         "peer": "pytorch",
@@ -265,6 +278,7 @@ def main(argv=None) -> int:
         "model_key": args.model,
         "layers": args.layers,
         "mbs": args.mbs,
+        "grad_accum": args.grad_accum,
         "seq": args.seq,
         "compile": args.compile,
         "attn_implementation": "sdpa",
