@@ -155,6 +155,12 @@ if has scaling || has scaling-full || has scaling-full-mbs2; then
       --no-overlap
     scale_run tp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/tp.json"
     scale_run pp_full "$gpus" --layers full --gbs 64 --parallel "$out/scaling/pp.json"
+    # The issue's peer in the same call: PyTorch eager, full model, one GPU, mbs 1, updating
+    # after every micro-batch (accumulating over 64 does not fit one GPU with fp32 state).
+    PYTHONUNBUFFERED=1 python3 benchmarks/peer/pytorch_step.py --model llama --layers 32 --steps 5 \
+      >"$out/scaling/peer_full.json" 2>"$out/scaling/peer_full.log"
+    echo "peer_full: $(cat "$out/scaling/peer_full.json" || tail -2 "$out/scaling/peer_full.log")" |
+      tee -a "$out/scaling.log"
   fi
   if has scaling-full-mbs2; then
     scale_run dp_zero_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --distributed-optimizer
