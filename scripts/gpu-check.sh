@@ -181,10 +181,11 @@ if has profile; then
 fi
 if has profile-full; then
   # Where the time of one full-model step goes (issue 6's breakdown): Llama 3.1 8B, all 32 layers,
-  # seq 2048, gbs 64, on one GPU; step 1 recorded (step 0, the warm-up, readies the collector).
+  # seq 2048, gbs 64, on one GPU; step 2 recorded, a replay of the CUDA graph (step 0 runs
+  # eagerly, step 1 captures the graph and readies the collector).
   dir="$out/profile-full"
   "$build/examples/cli/tprimat" bench --model llama --layers full --seq 2048 --gbs 64 \
-    --warmup-steps 1 --steps 2 --profile --profile-wait 0 --profile-warmup 1 --profile-active 1 \
+    --warmup-steps 2 --steps 2 --profile --profile-wait 1 --profile-warmup 1 --profile-active 1 \
     --output-dir "$dir" 2>&1 | tee -a "$out/profile-full.log" | tail -6
   "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
     2>&1 | tee "$dir/summary.md" | tee -a "$out/profile-full.log"

@@ -366,6 +366,13 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   data::DataSpec spec;
   const auto data_check = detail::open_data(o, spec);
   const auto models = detail::resolve_models(o, env.device.platform, out.notices);
+  // A GPU step runs eagerly once, then captures its CUDA graph and replays it: both are slower
+  // than the replays, and a warm-up shorter than them puts them among the measured steps.
+  if (env.device.platform != "cpu" && !o.no_graph && o.warmup_steps < 2)
+    out.notices.push_back("tprimat: --warmup-steps " + std::to_string(o.warmup_steps) +
+                          ": the eager first step and the CUDA graph's capture (steps 1 and 2) "
+                          "are slower than the replays and are measured; use --warmup-steps 2 "
+                          "(the default) or more, or --no-graph");
   const auto strategies = detail::resolve_strategies(o, env);
   const bool skip_bad = o.parallel == "all" && !env.fixed;
   for (const auto& m : models) {
