@@ -168,27 +168,29 @@ if has scaling || has scaling-full || has scaling-full-mbs2; then
     scale_run pp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/pp.json"
   fi
 fi
+# A profiled Llama run into $out/$1 (more bench flags after it) and its summary, both logged to
+# $out/$2.
+profile_run() {
+  local dir="$out/$1" log="$out/$2"
+  shift 2
+  "$build/examples/cli/tprimat" bench --model llama --profile --output-dir "$dir" "$@" 2>&1 |
+    tee -a "$log" | tail -6
+  "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
+    2>&1 | tee "$dir/summary.md" | tee -a "$log"
+}
 if has profile; then
-  # A profiled Llama run (layers auto, the seeds' schedule) and its summary; then the same with
-  # eager steps, whose trace ties kernels to layers and GEMMs to their FLOPs.
+  # Layers auto, the seeds' schedule; then the same with eager steps, whose trace ties kernels to
+  # layers and GEMMs to their FLOPs.
   for graph in "" --no-graph; do
-    dir="$out/profile${graph}"
-    "$build/examples/cli/tprimat" bench --model llama --layers auto --gbs 1 --steps 10 $graph \
-      --profile --output-dir "$dir" 2>&1 | tee -a "$out/profile.log" | tail -6
-    "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
-      2>&1 | tee "$dir/summary.md" | tee -a "$out/profile.log"
+    profile_run "profile${graph}" profile.log --layers auto --gbs 1 --steps 10 $graph
   done
 fi
 if has profile-full; then
   # Where the time of one full-model step goes (issue 6's breakdown): Llama 3.1 8B, all 32 layers,
   # seq 2048, gbs 64, on one GPU; step 2 recorded, a replay of the CUDA graph (step 0 runs
   # eagerly, step 1 captures the graph and readies the collector).
-  dir="$out/profile-full"
-  "$build/examples/cli/tprimat" bench --model llama --layers full --seq 2048 --gbs 64 \
-    --warmup-steps 2 --steps 2 --profile --profile-wait 1 --profile-warmup 1 --profile-active 1 \
-    --output-dir "$dir" 2>&1 | tee -a "$out/profile-full.log" | tail -6
-  "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
-    2>&1 | tee "$dir/summary.md" | tee -a "$out/profile-full.log"
+  profile_run profile-full profile-full.log --layers full --seq 2048 --gbs 64 --warmup-steps 2 \
+    --steps 2 --profile-wait 1 --profile-warmup 1 --profile-active 1
 fi
 if has sanitize; then
   # compute-sanitizer on a Tiny CUDA step (graph and eager; cuDNN and our flash attention), then
