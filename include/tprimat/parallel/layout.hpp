@@ -35,7 +35,9 @@ struct LayoutFits {
   static_assert(TpDividesHeads<M, L::tp>::value, "tprimat: " TPRIMAT_RULE_TP_HEADS);
   static_assert(TpDividesKvHeads<M, L::tp>::value, "tprimat: " TPRIMAT_RULE_TP_KV_HEADS);
   static_assert(TpDividesFfn<M, L::tp>::value, "tprimat: " TPRIMAT_RULE_TP_FFN);
+  static_assert(TpDividesVocab<M, L::tp>::value, "tprimat: " TPRIMAT_RULE_TP_VOCAB);
   static_assert(PpDividesLayers<M, L::pp>::value, "tprimat: " TPRIMAT_RULE_PP_LAYERS);
+  static_assert(PpKeepsTiedEmbeddingsWhole<M, L::pp>::value, "tprimat: " TPRIMAT_RULE_PP_TIED);
   static constexpr bool value = true;
 };
 

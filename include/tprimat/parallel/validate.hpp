@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
 
 // Rule texts, shared by the static_asserts (which need literals) and the run-time messages.
@@ -18,7 +19,9 @@
 #define TPRIMAT_RULE_TP_HEADS "TP must divide the attention heads"
 #define TPRIMAT_RULE_TP_KV_HEADS "TP must divide the KV heads"
 #define TPRIMAT_RULE_TP_FFN "TP must divide the FFN width"
+#define TPRIMAT_RULE_TP_VOCAB "TP must divide the vocabulary"
 #define TPRIMAT_RULE_PP_LAYERS "PP must divide the layers"
+#define TPRIMAT_RULE_PP_TIED "PP must be 1 for a model with tied embeddings"
 
 namespace tprimat::parallel {
 
@@ -28,15 +31,25 @@ struct Values {};
 
 constexpr bool divides(int part, int whole) { return part >= 1 && whole % part == 0; }
 
-/// TP must split heads, KV heads and the FFN evenly: its valid values divide their gcd.
+/// TP must split heads, KV heads, the FFN and the vocabulary (vocab-parallel embedding and head)
+/// evenly: its valid values divide their gcd.
 constexpr int tp_limit(const model::Dims& d) {
-  return std::gcd(std::gcd(d.heads, d.kv_heads), d.ffn);
+  return std::gcd(std::gcd(std::gcd(d.heads, d.kv_heads), d.ffn), d.vocab);
+}
+
+/// Tied embeddings are one matrix that the first stage (embedding) and the last (head) would both
+/// need: a pipeline cannot split them.
+constexpr bool pp_keeps_tied_whole(bool tied_embeddings, int pp) {
+  return !tied_embeddings || pp == 1;
 }
 
 constexpr bool tp_valid(const model::Dims& d, int tp) {
-  return tp >= 1 && divides(tp, d.heads) && divides(tp, d.kv_heads) && divides(tp, d.ffn);
+  return tp >= 1 && divides(tp, d.heads) && divides(tp, d.kv_heads) && divides(tp, d.ffn) &&
+         divides(tp, d.vocab);
 }
-constexpr bool pp_valid(const model::Dims& d, int pp) { return divides(pp, d.layers); }
+constexpr bool pp_valid(const model::Dims& d, int pp) {
+  return divides(pp, d.layers) && pp_keeps_tied_whole(d.tied_embeddings, pp);
+}
 
 namespace detail {
 template <int N>
@@ -79,9 +92,17 @@ template <class M, int Tp, int Ffn = M::ffn, class Valid = ValidTp<M>>
 struct TpDividesFfn {
   static constexpr bool value = divides(Tp, Ffn);
 };
+template <class M, int Tp, int Vocab = M::vocab, class Valid = ValidTp<M>>
+struct TpDividesVocab {
+  static constexpr bool value = divides(Tp, Vocab);
+};
 template <class M, int Pp, int Layers = M::layers, class Valid = ValidPp<M>>
 struct PpDividesLayers {
   static constexpr bool value = divides(Pp, Layers);
+};
+template <class M, int Pp, bool TiedEmbeddings = M::tied_embeddings>
+struct PpKeepsTiedEmbeddingsWhole {
+  static constexpr bool value = pp_keeps_tied_whole(TiedEmbeddings, Pp);
 };
 
 /// "1, 2, 4": the valid values of `limit` (its divisors) for messages.
@@ -96,8 +117,7 @@ inline std::string divisor_list(int limit) {
 /// nullopt when the layout fits. `d.layers` is the number of layers that will run.
 inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int pp) {
   const std::string model(d.name);
-  const std::string valid_tp =
-      " (valid TP for " + model + ": " + divisor_list(tp_limit(d)) + ")";
+  const std::string valid_tp = " (valid TP for " + model + ": " + divisor_list(tp_limit(d)) + ")";
   const std::string valid_pp =
       " (valid PP for " + std::to_string(d.layers) + " layers: " + divisor_list(d.layers) + ")";
   if (tp < 1) return "tprimat: " TPRIMAT_RULE_TP_POSITIVE "; got TP=" + std::to_string(tp);
@@ -111,12 +131,25 @@ inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int
            " does not divide them" + valid_tp;
   if (!divides(tp, d.ffn))
     return "tprimat: " TPRIMAT_RULE_TP_FFN ": " + model + " has FFN width " +
-           std::to_string(d.ffn) + ", TP=" + std::to_string(tp) + " does not divide it" +
+           std::to_string(d.ffn) + ", TP=" + std::to_string(tp) + " does not divide it" + valid_tp;
+  if (!divides(tp, d.vocab))
+    return "tprimat: " TPRIMAT_RULE_TP_VOCAB ": " + model + " has a vocabulary of " +
+           std::to_string(d.vocab) + ", TP=" + std::to_string(tp) + " does not divide it" +
            valid_tp;
   if (!divides(pp, d.layers))
     return "tprimat: " TPRIMAT_RULE_PP_LAYERS ": " + model + " runs " + std::to_string(d.layers) +
            " layers, PP=" + std::to_string(pp) + " does not divide them" + valid_pp;
+  if (!pp_keeps_tied_whole(d.tied_embeddings, pp))
+    return "tprimat: " TPRIMAT_RULE_PP_TIED ": " + model +
+           " ties its embedding to its LM head, which the first and last stages would share; "
+           "PP=" +
+           std::to_string(pp) + " is not supported, use PP=1";
   return std::nullopt;
+}
+
+/// layout_error as the exception every engine and run-time path throws (core::InputError).
+inline void check_layout(const model::Dims& d, int tp, int pp) {
+  if (auto err = layout_error(d, tp, pp)) throw core::InputError(*err);
 }
 
 }  // namespace tprimat::parallel

@@ -11,6 +11,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/layout.hpp"
+#include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/config.hpp"
 
 namespace tprimat::train {
@@ -44,11 +45,8 @@ StepShape check_step_shape(StepShape shape) {
             std::to_string(shape.layers),
         "pass --layers between 1 and " + std::to_string(M::layers) + " (0 = all)");
   if (shape.layers == 0) shape.layers = M::layers;
-  if (shape.layers % L::pp != 0)
-    throw core::InputError("PP=" + std::to_string(L::pp) + " stages cannot split " +
-                               std::to_string(shape.layers) + " layers of " +
-                               std::string(M::name) + " evenly",
-                           "run a multiple of " + std::to_string(L::pp) + " layers (--layers)");
+  // The layers run, not the model's: a proxy's layer count must split over the stages too.
+  parallel::check_layout(model::dims<M>().with_layers(shape.layers), L::tp, L::pp);
   if (shape.mbs < 1 || shape.seq < 1 || shape.grad_accum < 1)
     throw core::InputError("mbs, seq and gradient accumulation must be at least 1 (got mbs " +
                            std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +

@@ -176,6 +176,7 @@ class TrainingStep {
     Shard s;
     s.tp_rank = g.at.tp;
     s.tp_size = L::tp;
+    s.stages = L::pp;
     s.layer_begin = g.at.pp * per_stage;
     s.layer_count = per_stage;
     s.first_stage = g.first_stage();

@@ -13,6 +13,7 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/parameters.hpp"
 
 namespace tprimat::train {
@@ -163,10 +164,10 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                            " has inconsistent dimensions (heads must be a multiple of KV heads, "
                            "head_dim even, all sizes positive)");
   const int tp = shard.tp_size;
-  if (tp < 1 || shard.tp_rank < 0 || shard.tp_rank >= tp || d.heads % tp != 0 ||
-      d.kv_heads % tp != 0 || d.ffn % tp != 0 || d.vocab % tp != 0)
-    throw core::InputError("tensor parallelism TP=" + std::to_string(tp) + " must divide the " +
-                           "heads, KV heads, FFN and vocabulary of " + std::string(d.name));
+  parallel::check_layout(d, tp, shard.stages);
+  if (shard.tp_rank < 0 || shard.tp_rank >= tp)
+    throw core::InputError("TP rank " + std::to_string(shard.tp_rank) + " is outside TP=" +
+                           std::to_string(tp));
   if (tp > 1 && !(ops_.all_reduce_sum && ops_.all_reduce_max))
     throw core::InputError("a TP shard needs its tensor-parallel collectives");
   heads_l_ = d.heads / tp;
@@ -182,12 +183,6 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     throw core::InputError("pipeline stage of layers [" + std::to_string(shard.layer_begin) + ", " +
                            std::to_string(shard.layer_begin + local_layers_) + ") of " +
                            std::to_string(d.layers) + " is empty or out of range");
-  if (d.tied_embeddings && !(shard.first_stage && shard.last_stage))
-    throw core::InputError(
-        "pipeline parallelism with tied embeddings (" + std::string(d.name) +
-            ") is not implemented on the CPU backend: the first and last stages would share the "
-            "embedding",
-        "use PP=1 for this model");
   const std::int64_t h = d.hidden;
   table_ = make_parameter_table(d, shard);
   layer_params_ = table_.layers;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The layout rules: valid TP/PP as types and values, and the CLI's one-line messages.
+#include "tprimat/parallel/validate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tprimat/model/all.hpp"
-#include "tprimat/parallel/validate.hpp"
 
 namespace tprimat::parallel {
 namespace {
@@ -117,9 +119,35 @@ TEST(ParallelValidate, NonPositiveSizes) {
             "tprimat: pipeline-parallel size (PP) must be at least 1; got PP=-1");
 }
 
+TEST(ParallelValidate, TpMustDivideTheVocabulary) {
+  model::Dims d = model::dims<Tiny>();  // 8 heads, 4 KV heads, FFN 352
+  d.vocab = 250;                        // 250 = 2 x 5^3: TP 4 splits the rest, not this
+  const auto err = layout_error(d, 4, 1);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(*err,
+            "tprimat: TP must divide the vocabulary: Tiny has a vocabulary of 250, TP=4 does not "
+            "divide it (valid TP for Tiny: 1, 2)");
+  EXPECT_FALSE(layout_error(d, 2, 1).has_value());
+}
+
+TEST(ParallelValidate, PpRefusesTiedEmbeddings) {
+  model::Dims d = model::dims<Tiny>();
+  d.tied_embeddings = true;
+  EXPECT_FALSE(layout_error(d, 2, 1).has_value());
+  const auto err = layout_error(d, 1, 2);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("PP must be 1 for a model with tied embeddings"), std::string::npos) << *err;
+  EXPECT_THROW(check_layout(d, 1, 2), core::InputError);
+  EXPECT_NO_THROW(check_layout(d, 2, 1));
+}
+
 TEST(ParallelValidate, RuntimeRulesMatchTheTraitsEverywhere) {
   // Sweep: the run-time validator and tp_valid/pp_valid agree for every model and size.
-  for (const auto& d : model::Models::all) {
+  std::vector<model::Dims> models(std::begin(model::Models::all), std::end(model::Models::all));
+  model::Dims tied = model::dims<Tiny>();
+  tied.tied_embeddings = true;
+  models.push_back(tied);
+  for (const auto& d : models) {
     for (int tp = 1; tp <= 64; ++tp)
       for (int pp = 1; pp <= 64; ++pp) {
         const bool ok = tp_valid(d, tp) && pp_valid(d, pp);

@@ -85,6 +85,7 @@ TEST(TransformerShard, PipelineStagesSplitLayersAndEnds) {
 TEST(TransformerShard, PipelineRejectsTiedEmbeddingsAndEmptyStages) {
   auto d = model::dims<model::Tiny>().with_layers(2);
   Shard s;
+  s.stages = 2;
   s.layer_count = 1;
   s.last_stage = false;
   d.tied_embeddings = true;
