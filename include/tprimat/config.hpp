@@ -14,6 +14,16 @@
 #define TPRIMAT_HOST_DEVICE
 #endif
 
+// The GPU backend's non-template definitions (backend/gpu/, backend/cuda/, backend/hip/) are
+// inline: a header-only consumer compiles them where it includes them. The in-tree build compiles
+// each once (src/) with TPRIMAT_GPU_LIBRARY_TU defined, as the ordinary external definitions its
+// binaries link (see src/README.md).
+#if defined(TPRIMAT_GPU_LIBRARY_TU)
+#define TPRIMAT_GPU_INLINE
+#else
+#define TPRIMAT_GPU_INLINE inline
+#endif
+
 namespace tprimat {
 inline constexpr const char* version_string = TPRIMAT_VERSION_STRING;
 }  // namespace tprimat

@@ -1,47 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Hip's GEMM: the portable tiled kernel under Gpu::gemm's contract (the fallback).
-//
-// hipBLASLt and rocBLAS are the GEMMs an AMD GPU should run; neither exists where this is built
-// and checked (Debian ships no ROCm math libraries), so no vendor path is written yet: code that
-// no compiler here has seen would be a claim nobody checked. Until one is, every HIP GEMM runs
-// the tiled kernel (kernels/tprimat/kernels/gemm_tiled.cuh, checked against cuBLASLt on NVIDIA)
-// and the result JSON says so ("gemm": "fallback").
-#include <string_view>
+// backend::Hip's GEMM (the tiled fallback), compiled once for the in-tree binaries.
+#define TPRIMAT_GPU_LIBRARY_TU 1
 
-#include "tprimat/backend/gemm_tiled.hpp"
-#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/hip/gemm.hpp"
 
-namespace tprimat::backend {
-
-std::string_view Gpu::gemm_library() { return "fallback"; }
-
-// The tiled kernel needs no handle, workspace or per-shape plan.
-void Gpu::gemm_prepare(Stream) {}
-
-template <class Out>
-void Gpu::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta, Out* c,
-               std::int64_t ldc, const bf16* bias, Stream stream) {
-  TiledGemm::gemm<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, stream);
-}
-
-template <class Out>
-void Gpu::gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                   const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, const Out* c,
-                   Out* d, std::int64_t ldc, Stream stream) {
-  TiledGemm::gemm_add<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, d, ldc, stream);
-}
-
-// The instantiations the CUDA backend's gemm has (src/cuda/gemm.cpp).
-template void Gpu::gemm_add<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                   const bf16*, std::int64_t, const bf16*, std::int64_t,
-                                   const float*, float*, std::int64_t, Stream);
-template void Gpu::gemm<Gpu::bf16>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                   const bf16*, std::int64_t, const bf16*, std::int64_t, float,
-                                   bf16*, std::int64_t, const bf16*, Stream);
-template void Gpu::gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const bf16*,
-                               std::int64_t, const bf16*, std::int64_t, float, float*,
-                               std::int64_t, const bf16*, Stream);
-
-}  // namespace tprimat::backend
+TPRIMAT_GPU_INSTANTIATE_GEMMS(tprimat::backend::Hip);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Introspection of Cuda::gemm's plan cache (src/cuda/gemm.cpp), for tests and benchmarks.
+// Introspection of Cuda::gemm's plan cache (backend/cuda/gemm.hpp), for tests and benchmarks.
 #pragma once
 
 #include <cstddef>

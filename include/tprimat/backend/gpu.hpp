@@ -10,6 +10,7 @@
 
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/backend/gpu_runtime.hpp"
+#include "tprimat/config.hpp"
 
 namespace tprimat::backend {
 
@@ -29,10 +30,12 @@ struct OptimizerScalars {
 
 /// The GPU backend: a tag type whose static functions enqueue work on a stream. Element types:
 /// bf16 for GEMM operands and activations, fp32 for the residual stream, norms' statistics,
-/// gradients, master weights and AdamW state. One source for both platforms: the ops live in
-/// src/gpu/ with the kernels in kernels/tprimat/kernels/*.cuh, compiled once by nvcc for CUDA or
-/// by hipcc for HIP; the vendor parts (GEMM library, device info) in src/cuda/ or src/hip/.
-/// A build has one GPU platform, so `Cuda` (NVIDIA) or `Hip` (AMD) names this same class.
+/// gradients, master weights and AdamW state. This header declares; the definitions are headers
+/// too, by concern (backend/gpu/all.cuh lists them): the ops that launch tprimat's kernels
+/// (backend/gpu/*.cuh, the kernels in kernels/tprimat/kernels/) are written once for nvcc and
+/// hipcc, the vendor parts (GEMM library, attention, device info) side by side in backend/cuda/
+/// and backend/hip/. A build has one GPU platform, so `Cuda` (NVIDIA) or `Hip` (AMD) names this
+/// same class.
 /// Every op is asynchronous on `stream` and allocates nothing (so a step can be graph-captured);
 /// scratch comes from the caller, sized by the *_workspace functions.
 struct Gpu {
@@ -51,8 +54,7 @@ struct Gpu {
   /// anything else touches the GPU. Throws core::InputError when the node has fewer GPUs.
   static void use_device(int local_rank);
 
-  // ---- GEMM (src/cuda/gemm.cpp: cuBLASLt; src/hip/gemm.cpp: hipBLASLt, rocBLAS or the tiled
-  // fallback) ------------------------------------------------------------------------------------
+  // ---- GEMM (backend/cuda/gemm.hpp: cuBLASLt; backend/hip/gemm.hpp: the tiled fallback) -------
   /// The GEMM implementation this build uses: "cublaslt", "hipblaslt", "rocblas" or "fallback"
   /// (the portable tiled kernel: correct, slow).
   static std::string_view gemm_library();
@@ -76,7 +78,7 @@ struct Gpu {
   static void gemm_prepare(Stream stream);
   static constexpr std::size_t gemm_workspace_bytes = 32u << 20;
 
-  // ---- element-wise (src/gpu/elementwise.cu) ---------------------------------------------------
+  // ---- element-wise (backend/gpu/elementwise.cuh) ----------------------------------------------
   /// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (the bf16 weights
   /// and their remainders table_lo, see split_master; table_lo null: the bf16 weights alone, as
   /// the engine reads them), out [n, hidden] fp32. ids[t] < 0 gives a row of zeros (a token of
@@ -179,7 +181,7 @@ struct Gpu {
                     const std::uint8_t* decay, int tensors, const OptimizerScalars* scalars,
                     const double* grad_sum_squares, Stream stream);
 
-  // ---- initialisation (src/gpu/init.cu) ---------------------------------------------------------
+  // ---- initialisation (backend/gpu/init.cuh) -----------------------------------------------------
   /// p[i] = stddev * N(0, 1), drawn from a counter hash of (seed, first + i): the same weights
   /// for the same seed whatever the grid. (Not the CPU engine's mt19937 draws: a device run
   /// that must start from CPU weights copies them in.)
@@ -195,7 +197,7 @@ struct Gpu {
   static void zero_rows(const std::int32_t* rows, const std::int32_t* count,
                         std::int64_t max_rows, int hidden, float* table, Stream stream);
 
-  // ---- memory (src/gpu/memory.cpp) --------------------------------------------------------------
+  // ---- memory (backend/gpu/memory.hpp) ----------------------------------------------------------
   /// Stream-ordered allocation from the current device's default pool (release threshold set
   /// to keep freed memory), never managed memory. Throws core::RunError naming the size and the
   /// free memory when the device is out of memory.
@@ -217,4 +219,25 @@ using Cuda = Gpu;
 /// (core::OutOfMemoryError when the device is out of memory).
 void gpu_check(gpuError_t status, const char* what);
 
+/// Explicit instantiations of Class::gemm and gemm_add (Gpu's, or a GEMM with its contract such
+/// as TiledGemm) for the output types the engine uses: bf16 and fp32, and the fp32 residual add.
+/// For the TU that compiles a GEMM's definitions once for the in-tree binaries (src/).
+#define TPRIMAT_GPU_INSTANTIATE_GEMMS(Class)                                                     \
+  template void Class::gemm<::tprimat::backend::Gpu::bf16>(                                      \
+      bool, bool, std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Gpu::bf16*, \
+      std::int64_t, const ::tprimat::backend::Gpu::bf16*, std::int64_t, float,                   \
+      ::tprimat::backend::Gpu::bf16*, std::int64_t, const ::tprimat::backend::Gpu::bf16*,        \
+      ::tprimat::backend::Gpu::Stream);                                                          \
+  template void Class::gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,       \
+                                   const ::tprimat::backend::Gpu::bf16*, std::int64_t,           \
+                                   const ::tprimat::backend::Gpu::bf16*, std::int64_t, float,    \
+                                   float*, std::int64_t, const ::tprimat::backend::Gpu::bf16*,   \
+                                   ::tprimat::backend::Gpu::Stream);                             \
+  template void Class::gemm_add<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,   \
+                                       const ::tprimat::backend::Gpu::bf16*, std::int64_t,       \
+                                       const ::tprimat::backend::Gpu::bf16*, std::int64_t,       \
+                                       const float*, float*, std::int64_t,                       \
+                                       ::tprimat::backend::Gpu::Stream)
+
 }  // namespace tprimat::backend
+

@@ -3,8 +3,8 @@
 // The host side of the portability layer: the GPU runtime API under gpu* names (see HIP.md).
 #pragma once
 
-// Host code of the GPU backend (src/gpu/) spells the runtime API gpu*, never cuda* or hip*, so
-// that one source builds the CUDA backend (nvcc, or the C++ compiler with the CUDA runtime) and
+// Host code of the GPU backend (backend/gpu/, train/device/) spells the runtime API gpu*, never
+// cuda* or hip*, so that one source builds the CUDA backend (nvcc, or the C++ compiler with the CUDA runtime) and
 // the HIP backend (hipcc). The platform is the one tprimat/kernels/platform.hpp chose for this
 // TU. Only the names the backend uses are mapped; add one here before using it.
 #include "tprimat/kernels/gpu_types.hpp"

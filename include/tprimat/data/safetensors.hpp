@@ -19,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -458,9 +459,9 @@ class SafetensorsWriter {
     metadata_[std::move(key)] = std::move(value);
   }
   void add(std::string name, std::vector<std::int64_t> shape, Fill fill) {
-    if (name == "__metadata__" || entries_.count(name))
+    if (name == "__metadata__" || !names_.insert(name).second)
       throw core::InputError("safetensors writer: tensor name " + name + " is taken", "");
-    entries_[std::move(name)] = {std::move(shape), std::move(fill)};
+    entries_.push_back({std::move(name), std::move(shape), std::move(fill)});
   }
   /// `values` must stay alive until finish().
   void add(std::string name, std::vector<std::int64_t> shape, std::span<const float> values) {
@@ -480,13 +481,16 @@ class SafetensorsWriter {
     const std::size_t width = type_ == WeightType::f32 ? 4 : 2;
     nlohmann::json header = nlohmann::json::object();
     if (!metadata_.empty()) header["__metadata__"] = metadata_;
+    // Sorted by name, as the JSON object's keys are.
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.name < b.name; });
     std::uint64_t at = 0;
-    for (const auto& [name, e] : entries_) {  // std::map: sorted, as the JSON object is
+    for (const Entry& e : entries_) {
       std::uint64_t n = 1;
       for (auto d : e.shape) n *= static_cast<std::uint64_t>(d);
-      header[name] = {{"dtype", std::string(weight_type_name(type_))},
-                      {"shape", e.shape},
-                      {"data_offsets", {at, at + n * width}}};
+      header[e.name] = {{"dtype", std::string(weight_type_name(type_))},
+                        {"shape", e.shape},
+                        {"data_offsets", {at, at + n * width}}};
       at += n * width;
     }
     std::string text = header.dump();
@@ -502,7 +506,7 @@ class SafetensorsWriter {
       f.write(text.data(), static_cast<std::streamsize>(text.size()));
       std::vector<float> values;
       std::vector<std::uint16_t> half;
-      for (const auto& [name, e] : entries_) {
+      for (const Entry& e : entries_) {
         std::size_t count = 1;
         for (auto d : e.shape) count *= static_cast<std::size_t>(d);
         values.assign(count, 0.0f);
@@ -527,14 +531,18 @@ class SafetensorsWriter {
   }
 
  private:
+  // A vector, not a map of name to Entry: hipcc's clang 15 crashes compiling a std::map whose
+  // values hold a std::function (the GPU backend's umbrella brings this header to hipcc).
   struct Entry {
+    std::string name;
     std::vector<std::int64_t> shape;
     Fill fill;
   };
   std::string path_;
   WeightType type_;
   std::map<std::string, std::string> metadata_;
-  std::map<std::string, Entry> entries_;
+  std::vector<Entry> entries_;
+  std::set<std::string> names_;
 };
 
 }  // namespace tprimat::data

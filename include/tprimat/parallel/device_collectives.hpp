@@ -12,9 +12,8 @@ namespace tprimat::parallel {
 
 /// One group's collectives on DEVICE memory, enqueued on a stream the caller names (a
 /// gpuStream_t passed as void*, so this header needs no vendor header). The device engine is
-/// compiled once (src/gpu) for every communicator, so it reaches them through this interface: a
-/// few dozen calls a step, none of them per element, and a CUDA graph replays them without the
-/// call at all.
+/// written once for every communicator, so it reaches them through this interface: a few dozen
+/// calls a step, none of them per element, and a CUDA graph replays them without the call at all.
 /// - all_reduce_sum: in place.
 /// - reduce_scatter_sum(x, chunk): x holds size() chunks; rank r's chunk (x + r * chunk) gets the
 ///   sum over ranks of chunk r; the other chunks are left undefined.
@@ -48,7 +47,7 @@ class DeviceCollectives {
 };
 
 /// A host communicator's collectives, type-erased: what the host-staged DeviceCollectives
-/// (src/gpu/host_staged_collectives.cpp) copies device memory through. Filled from any
+/// (backend/gpu/host_staged_collectives.hpp) copies device memory through. Filled from any
 /// Communicator by host_collectives_of().
 struct HostCollectives {
   int rank = 0;
@@ -89,7 +88,7 @@ HostCollectives host_collectives_of(const C& c) {
 /// device data to the host, runs the host collective and copies the result back. Slow and not
 /// capturable, but it runs where NCCL cannot: several ranks on one GPU (NCCL refuses them; the
 /// equivalence tests use it on a one-GPU machine) and HIP builds without RCCL. Defined with the
-/// device engine (src/gpu/host_staged_collectives.cpp).
+/// device engine (backend/gpu/host_staged_collectives.hpp).
 std::shared_ptr<DeviceCollectives> host_staged_collectives(HostCollectives host);
 
 }  // namespace tprimat::parallel

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The CUDA backend's collector: CUPTI's activity API (src/cuda/cupti_profiler.cpp, library
-// tprimat_cuda_profile). No CUDA or CUPTI header here, so host code may include it anywhere.
+// The CUDA backend's collector: CUPTI's activity API (defined in backend/cuda/cupti_collector.hpp).
+// No CUDA or CUPTI header here, so host code may include it anywhere.
 #pragma once
 
 #include <memory>

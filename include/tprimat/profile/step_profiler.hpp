@@ -156,7 +156,8 @@ class StepProfiler final : public RangeSink {
       return;
     }
     // Keep what the recorded steps cover: the warm-up steps only primed the collector.
-    const auto [begin, end] = *window_;
+    // Not a structured binding: clang before 16 (hipcc of ROCm 5) cannot capture one.
+    const std::int64_t begin = window_->first, end = window_->second;
     host_.erase(
         std::remove_if(host_.begin() + static_cast<std::ptrdiff_t>(cycle_host_begin_), host_.end(),
                        [&](const TraceEvent& e) { return e.start_ns < begin; }),

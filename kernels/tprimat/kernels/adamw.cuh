@@ -103,24 +103,4 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void adamw_kernel(
   }
 }
 
-/// AdamW over the split master (hi: the bf16 weights' bits, lo: the remainders; see
-/// split_float.hpp) and grads/m/v [n] (fp32). Tensor k covers [tensor_ends[k-1], tensor_ends[k])
-/// and decays when decay[k] != 0. `Scalars` is backend::OptimizerScalars (a template so this
-/// header needs no host backend header).
-template <class Scalars>
-void adamw(std::uint16_t* hi, std::uint16_t* lo, const float* grads, float* m, float* v,
-           std::int64_t n, const std::int64_t* tensor_ends, const std::uint8_t* decay, int tensors,
-           const Scalars* scalars, const double* grad_sum_squares, gpu::Stream stream) {
-  if (n <= 0) return;
-  constexpr int threads = 256;
-  if (aligned_to(hi, 8) && aligned_to(lo, 8) && aligned_to(grads, 16) && aligned_to(m, 16) &&
-      aligned_to(v, 16)) {
-    adamw_kernel<Scalars, 4><<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(
-        hi, lo, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
-  } else {
-    adamw_kernel<Scalars, 1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(
-        hi, lo, grads, m, v, n, tensor_ends, decay, tensors, scalars, grad_sum_squares);
-  }
-}
-
 }  // namespace tprimat::kernels

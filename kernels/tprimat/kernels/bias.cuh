@@ -15,11 +15,6 @@ namespace tprimat::kernels {
 /// (Qwen's 512-wide k/v biases), few enough that the partials' column sum stays cheap.
 inline constexpr std::int64_t bias_chunks = 512;
 
-/// Floats of `partials` bias_backward needs.
-inline std::int64_t bias_partials(std::int64_t rows, std::int64_t cols) {
-  return (rows < bias_chunks ? rows : bias_chunks) * cols;
-}
-
 /// partials[y, c] = sum of dy[r, c] over rows r = y, y + gridDim.y, ... in order.
 template <int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void bias_partials_kernel(const gpu::bf16* __restrict__ dy,
@@ -36,22 +31,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void bias_partials_kernel(const gpu::bf16*
   }
 #pragma unroll
   for (int k = 0; k < V; ++k) partials[std::int64_t{blockIdx.y} * cols + c + k] = s[k];
-}
-
-/// dbias[cols] += column sums of dy [rows, cols]; `partials` holds bias_partials(rows, cols).
-inline void bias_backward(const gpu::bf16* dy, std::int64_t rows, std::int64_t cols, float* dbias,
-                          float* partials, gpu::Stream stream) {
-  if (rows <= 0 || cols <= 0) return;
-  constexpr int threads = 256;
-  const std::int64_t chunks = rows < bias_chunks ? rows : bias_chunks;
-  if (cols % 2 == 0 && aligned_to(dy, 4)) {
-    const dim3 grid(gpu::blocks_for(cols / 2, threads), static_cast<unsigned>(chunks));
-    bias_partials_kernel<2><<<grid, threads, 0, stream>>>(dy, rows, cols, partials);
-  } else {
-    const dim3 grid(gpu::blocks_for(cols, threads), static_cast<unsigned>(chunks));
-    bias_partials_kernel<1><<<grid, threads, 0, stream>>>(dy, rows, cols, partials);
-  }
-  add_column_sums(partials, chunks, cols, dbias, stream);
 }
 
 }  // namespace tprimat::kernels

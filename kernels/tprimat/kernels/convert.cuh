@@ -77,31 +77,12 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void to_bf16_kernel(const float* __restric
   }
 }
 
-/// dst = bf16(src), round to nearest even.
-inline void to_bf16(const float* src, gpu::bf16* dst, std::int64_t n, gpu::Stream stream) {
-  if (n <= 0) return;
-  constexpr int threads = 256;
-  if (aligned_to(src, 16) && aligned_to(dst, 8)) {
-    to_bf16_kernel<4><<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(src, dst, n);
-  } else {
-    to_bf16_kernel<1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(src, dst, n);
-  }
-}
-
-__global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(const float* __restrict__ src,
+static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(const float* __restrict__ src,
                                                        std::uint16_t* __restrict__ hi,
                                                        std::uint16_t* __restrict__ lo,
                                                        std::int64_t n) {
   const std::int64_t i = global_thread();
   if (i < n) split_float(src[i], hi[i], lo[i]);
-}
-
-/// (hi, lo) = the split of src (split_float.hpp): fp32 weights into the engine's master.
-inline void split(const float* src, std::uint16_t* hi, std::uint16_t* lo, std::int64_t n,
-                  gpu::Stream stream) {
-  if (n <= 0) return;
-  constexpr int threads = 256;
-  split_kernel<<<gpu::blocks_for(n, threads), threads, 0, stream>>>(src, hi, lo, n);
 }
 
 }  // namespace tprimat::kernels

@@ -100,20 +100,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_k
   if (with_grad) write_softmax_grad<V>(row, vocab, row_max, sum, target, grad_scale);
 }
 
-/// row_loss[t] = logsumexp(logits[t, :]) - logits[t, targets[t]] (fp32); with_grad overwrites
-/// the logits with grad_scale * (softmax - onehot) in bf16.
-inline void cross_entropy(gpu::bf16* logits, const std::int32_t* targets, std::int64_t n, int vocab,
-                          float grad_scale, bool with_grad, float* row_loss, gpu::Stream stream) {
-  if (n <= 0 || vocab <= 0) return;
-  const RowLaunch l = row_launch(logits, n, vocab);
-  if (l.packs_of_8)
-    cross_entropy_kernel<8><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab, grad_scale,
-                                                              with_grad, row_loss);
-  else
-    cross_entropy_kernel<1><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab, grad_scale,
-                                                              with_grad, row_loss);
-}
-
 // ---- vocab-parallel (TP): each rank holds logits [n, vocab] of the vocabulary slice
 // [vocab_begin, vocab_begin + vocab); two kernels around one exchange of per-row statistics ------
 
@@ -162,35 +148,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_c
   if (with_grad)
     write_softmax_grad<V>(logits + t * vocab, vocab, row_max, sum, targets[t] - vocab_begin,
                           grad_scale);
-}
-
-/// stats [n][3] of this rank's slice (see cross_entropy_stats_kernel).
-inline void cross_entropy_stats(const gpu::bf16* logits, const std::int32_t* targets,
-                                std::int64_t n, int vocab, int vocab_begin, float* stats,
-                                gpu::Stream stream) {
-  if (n <= 0 || vocab <= 0) return;
-  const RowLaunch l = row_launch(logits, n, vocab);
-  if (l.packs_of_8)
-    cross_entropy_stats_kernel<8><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab,
-                                                                    vocab_begin, stats);
-  else
-    cross_entropy_stats_kernel<1><<<l.grid, l.threads, 0, stream>>>(logits, targets, vocab,
-                                                                    vocab_begin, stats);
-}
-
-/// Loss per row and (with_grad) this slice's gradient from every rank's stats [ranks][n][3].
-inline void cross_entropy_combine(gpu::bf16* logits, const std::int32_t* targets, std::int64_t n,
-                                  int vocab, int vocab_begin, const float* stats, int ranks,
-                                  float grad_scale, bool with_grad, float* row_loss,
-                                  gpu::Stream stream) {
-  if (n <= 0 || vocab <= 0) return;
-  const RowLaunch l = row_launch(logits, n, vocab);
-  if (l.packs_of_8)
-    cross_entropy_combine_kernel<8><<<l.grid, l.threads, 0, stream>>>(
-        logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad, row_loss);
-  else
-    cross_entropy_combine_kernel<1><<<l.grid, l.threads, 0, stream>>>(
-        logits, targets, n, vocab, vocab_begin, stats, ranks, grad_scale, with_grad, row_loss);
 }
 
 }  // namespace tprimat::kernels

@@ -26,24 +26,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void embedding_forward_kernel(
   store_pack<V>(out + t * hidden + c, load_joined<V>(hi, lo, std::int64_t{id} * hidden + c));
 }
 
-/// out[t, :] = table[ids[t], :]; table [vocab, hidden] a split fp32 master (hi, lo: see
-/// split_float.hpp; lo null: the bf16 halves alone), out [n, hidden] fp32. A negative id gives a
-/// row of zeros: under TP each rank holds a vocabulary slice, looks up the ids in it (shifted to
-/// the slice, the others negative) and the ranks' rows are summed.
-inline void embedding_forward(const std::int32_t* ids, std::int64_t n, const std::uint16_t* hi,
-                              const std::uint16_t* lo, int hidden, float* out,
-                              gpu::Stream stream) {
-  if (n <= 0 || hidden <= 0) return;
-  constexpr int threads = 256;
-  if (hidden % 4 == 0 && aligned_to(hi, 8) && aligned_to(lo, 8) && aligned_to(out, 16)) {
-    embedding_forward_kernel<4><<<gpu::blocks_for(n * (hidden / 4), threads), threads, 0, stream>>>(
-        ids, n, hi, lo, hidden, out);
-  } else {
-    embedding_forward_kernel<1><<<gpu::blocks_for(n * hidden, threads), threads, 0, stream>>>(
-        ids, n, hi, lo, hidden, out);
-  }
-}
-
 /// One block per token group: the group owns its dtable row outright, so no atomics are needed
 /// and the sum runs in position order, starting from the row's old value exactly as the CPU
 /// reference's `dtable += dout[t]` loop does (same additions, same order: bit-identical).
@@ -65,23 +47,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void embedding_backward_kernel(
       for (int k = 0; k < V; ++k) acc.v[k] += d.v[k];
     }
     store_pack<V>(row + c, acc);
-  }
-}
-
-/// dtable[group_ids[u], :] += dout rows of group u, for u < *group_count (see
-/// backend::embedding_groups for the grouping built on the host).
-inline void embedding_backward(const std::int32_t* group_ids, const std::int32_t* offsets,
-                               const std::int32_t* positions, const std::int32_t* group_count,
-                               std::int64_t max_groups, const float* dout, int hidden,
-                               float* dtable, gpu::Stream stream) {
-  if (max_groups <= 0 || hidden <= 0) return;
-  const unsigned grid = static_cast<unsigned>(max_groups);
-  if (hidden % 4 == 0 && aligned_to(dout, 16) && aligned_to(dtable, 16)) {
-    embedding_backward_kernel<4><<<grid, row_threads(hidden / 4, 256), 0, stream>>>(
-        group_ids, offsets, positions, group_count, dout, hidden, dtable);
-  } else {
-    embedding_backward_kernel<1><<<grid, row_threads(hidden, 256), 0, stream>>>(
-        group_ids, offsets, positions, group_count, dout, hidden, dtable);
   }
 }
 

@@ -21,9 +21,9 @@ __device__ __forceinline__ std::uint64_t mix64(std::uint64_t z) {
 /// p [rows, cols] = stddev * N(0, 1) by Box-Muller, element (r, c) drawn from
 /// (seed, first + r * stride + c): a block of columns of a [*, stride] tensor gets the very
 /// values the whole tensor would (a tensor-parallel shard starts from one GPU's weights).
-__global__ void init_normal_kernel(float* p, std::int64_t n, std::int64_t cols,
-                                   std::int64_t stride, float stddev, std::uint64_t seed,
-                                   std::uint64_t first) {
+static __global__ void init_normal_kernel(float* p, std::int64_t n, std::int64_t cols,
+                                          std::int64_t stride, float stddev, std::uint64_t seed,
+                                          std::uint64_t first) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t at = (i / cols) * stride + i % cols;
@@ -35,7 +35,7 @@ __global__ void init_normal_kernel(float* p, std::int64_t n, std::int64_t cols,
   }
 }
 
-__global__ void fill_kernel(float* p, std::int64_t n, float value) {
+static __global__ void fill_kernel(float* p, std::int64_t n, float value) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x)
     p[i] = value;
@@ -43,33 +43,11 @@ __global__ void fill_kernel(float* p, std::int64_t n, float value) {
 
 /// Zeroes rows rows[r] (r < *count) of table [*, hidden]: one block per row, the grid sized by
 /// max_rows so that a captured graph stays valid whatever the count.
-__global__ void zero_rows_kernel(const std::int32_t* rows, const std::int32_t* count, int hidden,
-                                 float* table) {
+static __global__ void zero_rows_kernel(const std::int32_t* rows, const std::int32_t* count,
+                                        int hidden, float* table) {
   if (static_cast<int>(blockIdx.x) >= *count) return;
   float* row = table + static_cast<std::int64_t>(rows[blockIdx.x]) * hidden;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) row[i] = 0.0f;
-}
-
-inline void launch_zero_rows(const std::int32_t* rows, const std::int32_t* count,
-                             std::int64_t max_rows, int hidden, float* table, gpu::Stream stream) {
-  if (max_rows <= 0) return;
-  zero_rows_kernel<<<static_cast<unsigned>(max_rows), 256, 0, stream>>>(rows, count, hidden,
-                                                                         table);
-}
-
-inline void launch_init_normal(float* p, std::int64_t rows, std::int64_t cols,
-                               std::int64_t stride, float stddev, std::uint64_t seed,
-                               std::uint64_t first, gpu::Stream stream) {
-  const std::int64_t n = rows * cols;
-  if (n <= 0) return;
-  const unsigned blocks = n < (std::int64_t{1} << 26) ? gpu::blocks_for(n, 256) : 65536u;
-  init_normal_kernel<<<blocks, 256, 0, stream>>>(p, n, cols, stride, stddev, seed, first);
-}
-
-inline void launch_fill(float* p, std::int64_t n, float value, gpu::Stream stream) {
-  if (n <= 0) return;
-  const unsigned blocks = n < (std::int64_t{1} << 26) ? gpu::blocks_for(n, 256) : 65536u;
-  fill_kernel<<<blocks, 256, 0, stream>>>(p, n, value);
 }
 
 }  // namespace tprimat::kernels

@@ -75,32 +75,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(reduce_threads) void reduce_sum_final_kernel(
   if (threadIdx.x == 0) *out = accumulate ? *out + s : s;
 }
 
-/// partials[0, partial_count) = the sums of x (or of x^2) over a fixed grid of `partial_count`
-/// blocks, whatever n is, so the summation order depends on n alone.
-inline void reduce_sum_partials(const float* x, std::int64_t n, bool squares, double* partials,
-                                int partial_count, gpu::Stream stream) {
-  constexpr int threads = reduce_threads;
-  if (aligned_to(x, 16)) {
-    reduce_sum_partials_kernel<4><<<partial_count, threads, 0, stream>>>(x, n, squares, partials);
-  } else {
-    reduce_sum_partials_kernel<1><<<partial_count, threads, 0, stream>>>(x, n, squares, partials);
-  }
-}
-
-/// *out (+)= partials[0] + ... + partials[count - 1], by one block in a fixed order.
-inline void sum_partials(const double* partials, int count, bool accumulate, double* out,
-                         gpu::Stream stream) {
-  reduce_sum_final_kernel<double><<<1, reduce_threads, 0, stream>>>(partials, count, accumulate,
-                                                                    out);
-}
-
-/// *out (+)= sum of x (or of x^2) in double, deterministically (the two calls above).
-inline void reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate, double* out,
-                       double* partials, int partial_count, gpu::Stream stream) {
-  reduce_sum_partials(x, n, squares, partials, partial_count, stream);
-  sum_partials(partials, partial_count, accumulate, out, stream);
-}
-
 /// out[c] += sum over r of partials[r, c], r in a fixed order: blocks of warp_size columns, each
 /// column's rows split over reduce_threads / warp_size lanes' worth of strided groups that are
 /// then added group by group. Shared by every op that reduces over rows through partials.

@@ -18,11 +18,6 @@ namespace tprimat::kernels {
 /// partials stay small (16 MiB at h = 4096) and their column sum cheap.
 inline constexpr std::int64_t rmsnorm_chunks = 1024;
 
-/// Floats of `partials` rmsnorm_backward needs.
-inline std::int64_t rmsnorm_partials(std::int64_t n, int h) {
-  return (n < rmsnorm_chunks ? n : rmsnorm_chunks) * std::int64_t{h};
-}
-
 /// dg accumulators above this many columns no longer fit the default 48 KiB of shared memory and
 /// live in the block's partial row in global memory instead.
 inline constexpr int rmsnorm_shared_columns = 12288;
@@ -54,23 +49,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(
 #pragma unroll
     for (int k = 0; k < V; ++k) yp.v[k] = gpu::to_bf16(xp.v[k] * r * gp.v[k]);
     store_pack<V>(y + row + c, yp);
-  }
-}
-
-/// y = bf16(x * rstd * g), rstd = 1 / sqrt(mean(x^2) + eps); x [n, h] fp32, g [h] a split fp32
-/// master (g_hi, g_lo: see split_float.hpp; g_lo null: the bf16 gain alone).
-inline void rmsnorm_forward(const float* x, const std::uint16_t* g_hi, const std::uint16_t* g_lo,
-                            std::int64_t n, int h, float eps, gpu::bf16* y, float* rstd,
-                            gpu::Stream stream) {
-  if (n <= 0 || h <= 0) return;
-  const unsigned grid = static_cast<unsigned>(n);
-  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
-      aligned_to(y, 8)) {
-    rmsnorm_forward_kernel<4>
-        <<<grid, row_threads(h / 4, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
-  } else {
-    rmsnorm_forward_kernel<1><<<grid, row_threads(h, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y,
-                                                                        rstd);
   }
 }
 
@@ -188,32 +166,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
 #pragma unroll
   for (int p = 0; p < P; ++p)
     if (first + p * stride < h) store_pack<V>(partial + first + p * stride, dg[p]);
-}
-
-/// dx += rstd * u - x * rstd^3 * (u . x) / h with u = dy * g (g split as in rmsnorm_forward),
-/// dx_bf16 = bf16(dx);
-/// dg += sum_t dy * x * rstd through `partials` (rmsnorm_partials(n, h) floats).
-inline void rmsnorm_backward(const float* x, const std::uint16_t* g_hi, const std::uint16_t* g_lo,
-                             const float* rstd, const float* dy, std::int64_t n, int h, float* dx,
-                             gpu::bf16* dx_bf16, float* dg, float* partials, gpu::Stream stream) {
-  if (n <= 0 || h <= 0) return;
-  const std::int64_t chunks = n < rmsnorm_chunks ? n : rmsnorm_chunks;
-  const unsigned grid = static_cast<unsigned>(chunks);
-  const std::size_t smem = h <= rmsnorm_shared_columns ? std::size_t(h) * sizeof(float) : 0;
-  if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
-      aligned_to(dy, 16) && aligned_to(dx, 16) && aligned_to(dx_bf16, 8)) {
-    const int threads = row_threads(h / 4, 256);
-    if (h <= rmsnorm_held_packs * threads * 4 && aligned_to(partials, 16))
-      rmsnorm_backward_held_kernel<4, rmsnorm_held_packs><<<grid, threads, 0, stream>>>(
-          x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
-    else
-      rmsnorm_backward_kernel<4><<<grid, threads, smem, stream>>>(x, g_hi, g_lo, rstd, dy, n, h,
-                                                                  dx, dx_bf16, partials);
-  } else {
-    rmsnorm_backward_kernel<1><<<grid, row_threads(h, 256), smem, stream>>>(
-        x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
-  }
-  add_column_sums(partials, chunks, h, dg, stream);
 }
 
 }  // namespace tprimat::kernels

@@ -43,33 +43,4 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rope_kernel(gpu::bf16* __restrict__ x
   store_pack<V>(v + j + half, hi);
 }
 
-/// Rotates x [rows, heads * head_dim] in place (row t at position t % seq); cos/sin fp32
-/// [seq, head_dim / 2]. inverse: the transpose rotation, which is the backward of the forward.
-inline void rope_apply(gpu::bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
-                       const float* cos_table, const float* sin_table, bool inverse,
-                       gpu::Stream stream) {
-  const int half = head_dim / 2;
-  if (rows <= 0 || heads <= 0 || half <= 0) return;
-  constexpr int threads = 256;
-  const float sign = inverse ? -1.0f : 1.0f;
-  if (half % 4 == 0 && aligned_to(x, 8) && aligned_to(cos_table, 16) && aligned_to(sin_table, 16)) {
-    const std::int64_t items = rows * heads * (half / 4);
-    rope_kernel<4><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
-        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
-  } else {
-    const std::int64_t items = rows * heads * half;
-    rope_kernel<1><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
-        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
-  }
-}
-
-inline void rope_forward(gpu::bf16* x, std::int64_t rows, int seq, int heads, int head_dim,
-                         const float* cos_table, const float* sin_table, gpu::Stream stream) {
-  rope_apply(x, rows, seq, heads, head_dim, cos_table, sin_table, false, stream);
-}
-inline void rope_backward(gpu::bf16* dx, std::int64_t rows, int seq, int heads, int head_dim,
-                          const float* cos_table, const float* sin_table, gpu::Stream stream) {
-  rope_apply(dx, rows, seq, heads, head_dim, cos_table, sin_table, true, stream);
-}
-
 }  // namespace tprimat::kernels

@@ -3,6 +3,7 @@
 // An fp32 master weight held as two 16-bit halves: the bf16 the GEMMs read, and the remainder.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -21,11 +22,11 @@ namespace tprimat::kernels {
 
 /// The fp32 value of a split weight: exact.
 TPRIMAT_HOST_DEVICE inline float join_float(std::uint16_t hi, std::uint16_t lo) {
-  const std::uint32_t bits = (std::uint32_t{hi} << 16) +
-                             static_cast<std::uint32_t>(static_cast<std::int16_t>(lo));
-  float w;
-  std::memcpy(&w, &bits, sizeof w);
-  return w;
+  const std::uint32_t bits =
+      (std::uint32_t{hi} << 16) + static_cast<std::uint32_t>(static_cast<std::int16_t>(lo));
+  // bit_cast, not memcpy: constexpr, so both device compilers take it, whatever the order in
+  // which a TU included <cstring> and the runtime's device memcpy.
+  return std::bit_cast<float>(bits);
 }
 
 /// The fp32 values of a split master downloaded to the host (`Bf16`: any 2-byte bf16 type):
@@ -44,8 +45,7 @@ std::vector<float> join_floats(std::span<const Bf16> hi, std::span<const std::ui
 
 /// Splits w into (hi, lo); join_float(hi, lo) == w bit for bit.
 TPRIMAT_HOST_DEVICE inline void split_float(float w, std::uint16_t& hi, std::uint16_t& lo) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &w, sizeof bits);
+  const auto bits = std::bit_cast<std::uint32_t>(w);
   const std::uint32_t rounded = (bits + 0x8000u) >> 16;  // |w| rounded half up: the bf16
   hi = static_cast<std::uint16_t>(rounded);
   lo = static_cast<std::uint16_t>(bits - (rounded << 16));  // in [-0x8000, 0x7FFF]

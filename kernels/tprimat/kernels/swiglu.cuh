@@ -82,39 +82,4 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void swiglu_backward_kernel(
   }
 }
 
-inline void swiglu_forward(const gpu::bf16* gate, const gpu::bf16* up, gpu::bf16* h, std::int64_t n,
-                           gpu::Stream stream) {
-  if (n <= 0) return;
-  constexpr int threads = 256;
-  if (aligned_to(gate, 16) && aligned_to(up, 16) && aligned_to(h, 16)) {
-    swiglu_forward_kernel<8>
-        <<<gpu::blocks_for((n + 7) / 8, threads), threads, 0, stream>>>(gate, up, h, n);
-  } else {
-    swiglu_forward_kernel<1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(gate, up, h, n);
-  }
-}
-
-/// dgate, dup from dh; with h != nullptr also h = silu(gate) * up, exactly as swiglu_forward
-/// writes it.
-inline void swiglu_backward(const gpu::bf16* gate, const gpu::bf16* up, const gpu::bf16* dh,
-                            gpu::bf16* dgate, gpu::bf16* dup, gpu::bf16* h, std::int64_t n,
-                            gpu::Stream stream) {
-  if (n <= 0) return;
-  constexpr int threads = 256;
-  auto launch = [&]<int V>() {
-    const unsigned blocks = gpu::blocks_for((n + V - 1) / V, threads);
-    if (h != nullptr)
-      swiglu_backward_kernel<V, true><<<blocks, threads, 0, stream>>>(gate, up, dh, dgate, dup, h,
-                                                                      n);
-    else
-      swiglu_backward_kernel<V, false><<<blocks, threads, 0, stream>>>(gate, up, dh, dgate, dup,
-                                                                       h, n);
-  };
-  if (aligned_to(gate, 16) && aligned_to(up, 16) && aligned_to(dh, 16) && aligned_to(dgate, 16) &&
-      aligned_to(dup, 16) && (h == nullptr || aligned_to(h, 16)))
-    launch.template operator()<8>();
-  else
-    launch.template operator()<1>();
-}
-
 }  // namespace tprimat::kernels

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// backend::Cuda's GEMM through cuBLASLt: one plan (descriptors + heuristic algorithm) per shape,
+// cached.
+//
+// Row-major C[m, n] = op(A) op(B) is, read column-major, C^T[n, m] = op(B)^T op(A)^T: cuBLASLt is
+// handed B as its "A" and A as its "B" with the same transpose flags, and writes our C in place
+// (no copies, no transposes). cuBLASLt's D then has n rows, so the BIAS epilogue's vector (one
+// value per row of D) is our bias[n], broadcast over our rows.
+//
+// Capture: gemm allocates nothing and creates no descriptor once a shape was seen, so a step is
+// graph-capturable after the engine's first, eager step (which also runs gemm_prepare). A shape
+// first seen inside capture still works (plan creation is host-only), but a device that was never
+// prepared cannot be prepared there: its workspace would become a graph allocation.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "tprimat/backend/cuda_gemm.hpp"
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::backend {
+namespace detail::cublaslt {
+
+template <class Out>
+inline constexpr cudaDataType_t out_type = CUDA_R_32F;
+template <>
+inline constexpr cudaDataType_t out_type<Cuda::bf16> = CUDA_R_16BF;
+
+/// Alignment of a pointer in bytes, capped at 256 (cuBLASLt's default assumption). Part of the
+/// plan key: an algorithm picked for 256-byte aligned operands may not run on a view that starts
+/// mid-buffer (a Q slice of a fused QKV output, a layer's weights inside a flat buffer).
+inline std::uint32_t alignment(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if (address == 0) return 256;
+  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
+}
+
+/// Everything that selects a plan. beta's value is passed at launch, only beta != 0 is fixed
+/// (cuBLASLt then reads C).
+struct Key {
+  std::int64_t m, n, k, lda, ldb, ldc;
+  bool trans_a, trans_b, accumulate, bias;
+  cudaDataType_t out;
+  std::uint32_t align_a, align_b, align_c;
+  int device;
+  bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::size_t h = 0;
+    auto mix = [&h](std::uint64_t v) {
+      h ^= std::hash<std::uint64_t>{}(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    };
+    for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc}) mix(std::uint64_t(v));
+    mix((std::uint64_t(key.trans_a) << 0) | (std::uint64_t(key.trans_b) << 1) |
+        (std::uint64_t(key.accumulate) << 2) | (std::uint64_t(key.bias) << 3) |
+        (std::uint64_t(key.out) << 8) | (std::uint64_t(key.device) << 24));
+    mix((std::uint64_t(key.align_a) << 0) | (std::uint64_t(key.align_b) << 16) |
+        (std::uint64_t(key.align_c) << 32));
+    return h;
+  }
+};
+
+inline std::string describe(const Key& key) {
+  std::string s = "gemm m=" + std::to_string(key.m) + " n=" + std::to_string(key.n) +
+                  " k=" + std::to_string(key.k) + " trans_a=" + (key.trans_a ? "1" : "0") +
+                  " trans_b=" + (key.trans_b ? "1" : "0") + " lda=" + std::to_string(key.lda) +
+                  " ldb=" + std::to_string(key.ldb) + " ldc=" + std::to_string(key.ldc) +
+                  " out=" + (key.out == CUDA_R_16BF ? "bf16" : "fp32");
+  if (key.accumulate) s += " beta!=0";
+  if (key.bias) s += " bias";
+  s += " on device " + std::to_string(key.device);
+  return s;
+}
+
+[[noreturn]] inline void fail(cublasStatus_t status, const char* call, const std::string& context) {
+  throw core::RunError(std::string(call) + " failed for " + context + ": " +
+                       cublasLtGetStatusName(status) + " (" + cublasLtGetStatusString(status) +
+                       ")");
+}
+/// The shape is formatted only on failure: no string work on the hot path.
+inline void check(cublasStatus_t status, const char* call, const Key& key) {
+  if (status != CUBLAS_STATUS_SUCCESS) fail(status, call, describe(key));
+}
+
+/// A shape's cuBLASLt descriptors and algorithm: created once, read-only afterwards except for
+/// the bias pointer, which lives in the matmul descriptor and is set per call under bias_mutex.
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B
+  cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A
+  cublasLtMatrixLayout_t layout_c = nullptr;  // C and D: our C, [n rows, m cols], ld ldc
+  cublasLtMatmulAlgo_t algo{};
+  std::mutex bias_mutex;
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (layout_c) cublasLtMatrixLayoutDestroy(layout_c);
+    if (layout_b) cublasLtMatrixLayoutDestroy(layout_b);
+    if (layout_a) cublasLtMatrixLayoutDestroy(layout_a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t p = nullptr;
+  ~Preference() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
+};
+
+/// One handle and one workspace per device. GEMMs on one device share the workspace, so they
+/// must be ordered (one stream, or streams joined by events), which is how the engine runs.
+struct DeviceGemm {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<int, DeviceGemm> devices;
+  std::unordered_map<Key, std::unique_ptr<Plan>, KeyHash> plans;
+};
+
+/// Never destroyed: a GEMM enqueued from another static's destructor must still find its handle,
+/// and destroying handles after the CUDA runtime shut down is undefined.
+inline Cache& cache() {
+  static Cache* c = new Cache;
+  return *c;
+}
+
+template <class T>
+void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value,
+         const Key& key) {
+  check(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
+        "cublasLtMatmulDescSetAttribute", key);
+}
+template <class T>
+void set(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const T& value,
+         const Key& key) {
+  check(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
+        "cublasLtMatmulPreferenceSetAttribute", key);
+}
+
+inline std::unique_ptr<Plan> make_plan(const Key& key, cublasLtHandle_t handle) {
+  auto plan = std::make_unique<Plan>();
+  check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        "cublasLtMatmulDescCreate", key);
+  // Operands swapped (see the top of the file), transpose flags kept.
+  const cublasOperation_t op_a = key.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = key.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, op_a, key);
+  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, op_b, key);
+  if (key.bias) {
+    set(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS, key);
+    set(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(CUDA_R_16BF), key);
+  }
+
+  // Column-major views of the row-major buffers: stored rows x cols, leading dimension ld.
+  // Our B is [k, n] row-major (= [n rows, k cols] column-major), or [n, k] when trans_b.
+  const auto [a_rows, a_cols] = key.trans_b ? std::array{key.k, key.n} : std::array{key.n, key.k};
+  // Our A is [m, k] row-major (= [k rows, m cols] column-major), or [k, m] when trans_a.
+  const auto [b_rows, b_cols] = key.trans_a ? std::array{key.m, key.k} : std::array{key.k, key.m};
+  check(cublasLtMatrixLayoutCreate(&plan->layout_a, CUDA_R_16BF, a_rows, a_cols, key.ldb),
+        "cublasLtMatrixLayoutCreate(B)", key);
+  check(cublasLtMatrixLayoutCreate(&plan->layout_b, CUDA_R_16BF, b_rows, b_cols, key.lda),
+        "cublasLtMatrixLayoutCreate(A)", key);
+  check(cublasLtMatrixLayoutCreate(&plan->layout_c, key.out, key.n, key.m, key.ldc),
+        "cublasLtMatrixLayoutCreate(C)", key);
+
+  Preference pref;
+  check(cublasLtMatmulPreferenceCreate(&pref.p), "cublasLtMatmulPreferenceCreate", key);
+  const std::uint64_t workspace = Cuda::gemm_workspace_bytes;
+  set(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c, key);
+
+  // A few candidates: the first that fits the workspace is the heuristic's best that can run.
+  std::array<cublasLtMatmulHeuristicResult_t, 8> results{};
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle, plan->op, plan->layout_a, plan->layout_b, plan->layout_c, plan->layout_c, pref.p,
+      int(results.size()), results.data(), &returned);
+  // NOT_SUPPORTED means no candidate: answered below with the likely cause.
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic", key);
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
+      plan->algo = results[i].algo;
+      return plan;
+    }
+  }
+  throw core::RunError("cuBLASLt has no algorithm for " + describe(key) +
+                       " (bf16 operands, fp32 compute" +
+                       std::string(key.bias ? ", bf16 bias epilogue" : "") +
+                       "); leading dimensions and pointers must be multiples of 16 bytes");
+}
+
+}  // namespace detail::cublaslt
+
+TPRIMAT_GPU_INLINE std::string_view Gpu::gemm_library() { return "cublaslt"; }
+
+TPRIMAT_GPU_INLINE void Cuda::gemm_prepare(Stream stream) {
+  int device = 0;
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
+  detail::cublaslt::Cache& c = detail::cublaslt::cache();
+  std::lock_guard lock(c.mutex);
+  if (c.devices.contains(device)) return;
+
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  gpu_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone)
+    throw core::RunError("Cuda::gemm_prepare on device " + std::to_string(device) +
+                         " inside CUDA graph capture: call it, or run one eager step, before "
+                         "capturing");
+
+  detail::cublaslt::DeviceGemm d;
+  if (const cublasStatus_t status = cublasLtCreate(&d.handle); status != CUBLAS_STATUS_SUCCESS)
+    detail::cublaslt::fail(status, "cublasLtCreate",
+                           "gemm_prepare on device " + std::to_string(device));
+  try {
+    d.workspace = Cuda::allocate(gemm_workspace_bytes, stream);
+    // Pool memory is stream-ordered: once the allocation completed, any stream may use it.
+    gpu_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (gemm workspace)");
+  } catch (...) {
+    cublasLtDestroy(d.handle);
+    throw;
+  }
+  c.devices.emplace(device, d);
+}
+
+namespace detail::cublaslt {
+
+/// D = op(A) op(B) + beta C (+ bias): Cuda::gemm (C is D) and Cuda::gemm_add (C read from
+/// another buffer of D's layout) share it.
+template <class Out>
+void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              const Cuda::bf16* a, std::int64_t lda, const Cuda::bf16* b, std::int64_t ldb,
+              float beta, const Out* c_in, Out* c, std::int64_t ldc, const Cuda::bf16* bias,
+              Cuda::Stream stream) {
+  int device = 0;
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
+  const Key key{m,
+                n,
+                k,
+                lda,
+                ldb,
+                ldc,
+                trans_a,
+                trans_b,
+                beta != 0.0f,
+                bias != nullptr,
+                out_type<Out>,
+                alignment(a),
+                alignment(b),
+                std::min(alignment(c), alignment(c_in)),
+                device};
+  if (m <= 0 || n <= 0 || k <= 0 || lda < (trans_a ? m : k) || ldb < (trans_b ? k : n) || ldc < n)
+    throw core::RunError("invalid " + describe(key) +
+                         ": sizes must be positive and each leading dimension at least its "
+                         "row length");
+
+  Cache& cc = cache();
+  std::unique_lock lock(cc.mutex);
+  auto d = cc.devices.find(device);
+  if (d == cc.devices.end()) {
+    lock.unlock();
+    Cuda::gemm_prepare(stream);  // throws, with the fix, when the stream is being captured
+    lock.lock();
+    d = cc.devices.find(device);
+  }
+  const DeviceGemm dev = d->second;
+  auto p = cc.plans.find(key);
+  if (p == cc.plans.end()) p = cc.plans.emplace(key, make_plan(key, dev.handle)).first;
+  Plan& plan = *p->second;
+  lock.unlock();
+
+  const float alpha = 1.0f;
+  auto launch = [&] {
+    check(cublasLtMatmul(dev.handle, plan.op, &alpha, b, plan.layout_a, a, plan.layout_b, &beta,
+                         c_in, plan.layout_c, c, plan.layout_c, &plan.algo, dev.workspace,
+                         Cuda::gemm_workspace_bytes, stream),
+          "cublasLtMatmul", key);
+  };
+  if (bias) {
+    std::lock_guard bias_lock(plan.bias_mutex);
+    set(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
+    launch();
+  } else {
+    launch();
+  }
+}
+
+}  // namespace detail::cublaslt
+
+template <class Out>
+void Cuda::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, float beta,
+                Out* c, std::int64_t ldc, const bf16* bias, Stream stream) {
+  detail::cublaslt::run_gemm<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, c, ldc, bias,
+                                  stream);
+}
+
+template <class Out>
+void Cuda::gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb, const Out* c,
+                    Out* d, std::int64_t ldc, Stream stream) {
+  detail::cublaslt::run_gemm<Out>(trans_a, trans_b, m, n, k, a, lda, b, ldb, 1.0f, c, d, ldc,
+                                  nullptr, stream);
+}
+
+TPRIMAT_GPU_INLINE std::size_t gemm_cached_plans() {
+  detail::cublaslt::Cache& c = detail::cublaslt::cache();
+  std::lock_guard lock(c.mutex);
+  return c.plans.size();
+}
+
+TPRIMAT_GPU_INLINE std::string gemm_algorithm(const GemmQuery& q) {
+  int device = 0;
+  gpu_check(cudaGetDevice(&device), "cudaGetDevice");
+  const cudaDataType_t out = q.fp32_out ? CUDA_R_32F : CUDA_R_16BF;
+  detail::cublaslt::Cache& c = detail::cublaslt::cache();
+  std::lock_guard lock(c.mutex);
+  const detail::cublaslt::Plan* best = nullptr;
+  std::uint32_t best_align = 0;
+  for (const auto& [key, plan] : c.plans) {
+    if (key.m != q.m || key.n != q.n || key.k != q.k || key.lda != q.lda || key.ldb != q.ldb ||
+        key.ldc != q.ldc || key.trans_a != q.trans_a || key.trans_b != q.trans_b ||
+        key.accumulate != q.accumulate || key.bias != q.bias || key.out != out ||
+        key.device != device)
+      continue;
+    const std::uint32_t align = std::min({key.align_a, key.align_b, key.align_c});
+    if (!best || align > best_align) {
+      best = plan.get();
+      best_align = align;
+    }
+  }
+  if (!best) return {};
+  // Each attribute's type as cublasLt.h documents it; one that cannot be read shows as 0.
+  auto get = [&]<class T>(cublasLtMatmulAlgoConfigAttributes_t attr, T) {
+    T value{};
+    std::size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&best->algo, attr, &value, sizeof(value), &written);
+    return std::to_string(value);
+  };
+  return "algo=" + get(CUBLASLT_ALGO_CONFIG_ID, std::int32_t{}) +
+         " tile=" + get(CUBLASLT_ALGO_CONFIG_TILE_ID, std::uint32_t{}) +
+         " stages=" + get(CUBLASLT_ALGO_CONFIG_STAGES_ID, std::uint32_t{}) +
+         " splitk=" + get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, std::int32_t{}) +
+         " reduction=" + get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, std::uint32_t{}) +
+         " swizzle=" + get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}) +
+         " custom=" + get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, std::uint32_t{}) +
+         " cluster=" + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{});
+}
+
+}  // namespace tprimat::backend

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// profile::make_cupti_collector, compiled once for the in-tree binaries.
+#define TPRIMAT_GPU_LIBRARY_TU 1
+
+#include "tprimat/backend/cuda/cupti_collector.hpp"
