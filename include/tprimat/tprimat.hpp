@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Umbrella header: the public headers that need nothing beyond Eigen and nlohmann-json.
+// Umbrella header: every public header a compiler can build here; the CPU part needs nothing
+// beyond Eigen and nlohmann-json, the GPU backend comes with nvcc or hipcc.
 #pragma once
 
 // This list is the one place that names the umbrella's contents. Left out on purpose:
@@ -55,3 +56,21 @@
 #include "tprimat/report/peaks.hpp"
 #include "tprimat/report/plot_labels.hpp"
 #include "tprimat/report/text.hpp"
+
+// The GPU backend where this TU's compiler can build it (nvcc: backend::Cuda, hipcc:
+// backend::Hip), with TrainingStep on it, header-only: the definitions come along unless the
+// build links them compiled once (TPRIMAT_GPU_EXTERN_TEMPLATES: the in-tree binaries, src/). A
+// TU of a C++ compiler sees none of it, so CPU-only code never meets a vendor header.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
+#if defined(TPRIMAT_HAVE_NCCL)
+#include "tprimat/backend/nccl.hpp"
+#endif
+#if !defined(TPRIMAT_GPU_EXTERN_TEMPLATES)
+#include "tprimat/backend/gpu/all.cuh"
+#include "tprimat/train/device/engine.hpp"
+#endif
+#endif

@@ -44,8 +44,9 @@ struct DeviceGroups {
 /// also the embedding, the last the final norm, head and loss; the micro-batches run in
 /// Megatron's 1F1B order with the stage's output and its gradient sent point-to-point, and each
 /// stage keeps the activations of the micro-batches it has in flight (train::pipeline_slots).
-/// Compiled in src/gpu/ (pimpl: no vendor header here), instantiated for backend::Gpu (Cuda or
-/// Hip).
+/// This header needs no vendor header (the engine is behind a pimpl), so CPU-only code may see
+/// it; the definitions are in train/device/engine.hpp, by concern in train/device/, for a TU that
+/// compiles the GPU backend (backend::Gpu: Cuda or Hip).
 template <class Backend>
 class DeviceTransformer {
  public:
@@ -99,3 +100,14 @@ class DeviceTransformer {
 };
 
 }  // namespace tprimat::train
+
+#if defined(TPRIMAT_GPU_EXTERN_TEMPLATES)
+// The in-tree binaries link the engine compiled once (src/, see src/README.md); a header-only
+// consumer leaves this off and instantiates it where it includes train/device/engine.hpp.
+namespace tprimat::backend {
+struct Gpu;
+}
+namespace tprimat::train {
+extern template class DeviceTransformer<backend::Gpu>;
+}
+#endif

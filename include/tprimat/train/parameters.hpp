@@ -41,9 +41,10 @@ struct ParamTensor {
 };
 
 /// The part of the model this rank holds: TP rank tp_rank of tp_size (Megatron TP), and the
-/// pipeline stage's layers [layer_begin, layer_begin + layer_count) (-1: all) with the
-/// embedding on the first stage and final norm + head + loss on the last. `slots` micro-batches
-/// can be in flight at once (1F1B keeps up to PP - stage of them), each with its activations.
+/// pipeline stage's layers [layer_begin, layer_begin + layer_count) (-1: all) of `stages` with
+/// the embedding on the first stage and final norm + head + loss on the last. `slots`
+/// micro-batches can be in flight at once (1F1B keeps up to PP - stage of them), each with its
+/// activations.
 struct Shard {
   int tp_rank = 0;
   int tp_size = 1;
@@ -52,6 +53,7 @@ struct Shard {
   bool first_stage = true;
   bool last_stage = true;
   int slots = 1;
+  int stages = 1;
 };
 
 /// Offsets of one layer's tensors in the flat buffers; bias offsets -1 without qkv_bias.

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// What the device engine's forward pass keeps for the backward pass (per activation slot and
+// layer), and the scratch every layer shares.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/resources.hpp"
+
+namespace tprimat::train::device {
+
+using backend::DeviceBuffer;
+using bf16 = backend::Gpu::bf16;
+
+/// One layer's forward of one micro-batch of n tokens, as its backward reads it.
+struct LayerActivations {
+  DeviceBuffer<float> x, x_mid;      // [n, h] residual stream in, after attention
+  DeviceBuffer<bf16> xn1, xn2;       // [n, h] the two norms' outputs
+  DeviceBuffer<float> rstd1, rstd2;  // [n]
+  DeviceBuffer<bf16> q, k, v, attn;  // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
+  DeviceBuffer<float> lse;           // [mbs, heads, seq]
+  DeviceBuffer<bf16> gate, up;       // [n, ffn]
+};
+
+/// The activations of every slot (micro-batches in flight under 1F1B) and local layer, the
+/// stage's outputs, and on the last stage the head's.
+struct Activations {
+  std::vector<LayerActivations> layers;  // [slot][local layer]
+  int local_layers = 0;
+  std::int64_t slot_stride = 0;  // n * h: one slot's stage output
+  DeviceBuffer<float> x_final;   // [slot][n, h]: the stage's output (last: the final norm's input)
+  DeviceBuffer<bf16> xn_final;   // [n, h] last stage: the final norm's output
+  DeviceBuffer<float> rstd_final;  // [n]
+  DeviceBuffer<bf16> logits;       // [n, vocab / TP]; the loss's gradient overwrites it
+  DeviceBuffer<float> row_loss;    // [n]
+
+  void allocate(BufferAllocator& a, const RankPlan& p) {
+    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
+    local_layers = p.local_layers;
+    slot_stride = n * h;
+    layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
+    for (LayerActivations& l : layers) {
+      l.x = a.alloc<float>(n * h);
+      l.x_mid = a.alloc<float>(n * h);
+      l.xn1 = a.alloc<bf16>(n * h);
+      l.xn2 = a.alloc<bf16>(n * h);
+      l.rstd1 = a.alloc<float>(n);
+      l.rstd2 = a.alloc<float>(n);
+      l.q = a.alloc<bf16>(n * qd);
+      l.k = a.alloc<bf16>(n * kvd);
+      l.v = a.alloc<bf16>(n * kvd);
+      l.attn = a.alloc<bf16>(n * qd);
+      l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.shape.seq);
+      l.gate = a.alloc<bf16>(n * p.d.ffn);
+      l.up = a.alloc<bf16>(n * p.d.ffn);
+    }
+    x_final = a.alloc<float>(p.slots * n * h);
+    if (p.last_stage) {
+      xn_final = a.alloc<bf16>(n * h);
+      rstd_final = a.alloc<float>(n);
+      logits = a.alloc<bf16>(n * p.d.vocab);
+      row_loss = a.alloc<float>(n);
+    }
+  }
+
+  LayerActivations& at(int slot, int l) {
+    return layers[std::size_t(slot) * local_layers + std::size_t(l)];
+  }
+  /// The stage's output in slot `slot`: sent on, or the final norm's input.
+  float* stage_output(int slot) { return x_final.data() + slot * slot_stride; }
+  /// The stage's input (received from the previous stage, or the embedding's output).
+  float* stage_input(int slot) {
+    return local_layers == 0 ? stage_output(slot) : at(slot, 0).x.data();
+  }
+};
+
+/// Buffers every layer's pass overwrites: the SwiGLU output, the backward's gradients, the
+/// kernels' partials and the attention backward's workspace.
+struct Scratch {
+  DeviceBuffer<bf16> hidden, dhidden, dgate, dup;  // [n, ffn]
+  DeviceBuffer<float> dres;                        // [n, h] gradient of the residual stream
+  DeviceBuffer<float> dxn;     // [n, h] gradient of a norm's output, summed over its GEMMs
+  DeviceBuffer<bf16> dres_bf;  // [n, h] dres in bf16, the GEMMs' operand
+  DeviceBuffer<bf16> dattn, dq, dk, dv;  // [n, qd] [n, qd] [n, kvd] [n, kvd]
+  DeviceBuffer<float> norm_partials, bias_partials;
+  DeviceBuffer<std::uint8_t> attn_workspace;
+
+  void allocate(BufferAllocator& a, const RankPlan& p, std::size_t attention_workspace) {
+    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
+    for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = a.alloc<bf16>(n * p.d.ffn);
+    dres = a.alloc<float>(n * h);
+    dxn = a.alloc<float>(n * h);
+    dres_bf = a.alloc<bf16>(n * h);
+    dattn = a.alloc<bf16>(n * qd);
+    dq = a.alloc<bf16>(n * qd);
+    dk = a.alloc<bf16>(n * kvd);
+    dv = a.alloc<bf16>(n * kvd);
+    norm_partials = a.alloc<float>(backend::Gpu::rmsnorm_partials(n, p.d.hidden));
+    bias_partials = a.alloc<float>(p.d.qkv_bias ? backend::Gpu::bias_partials(n, qd) : 1);
+    attn_workspace = a.alloc<std::uint8_t>(
+        static_cast<std::int64_t>(attention_workspace > 0 ? attention_workspace : 1));
+  }
+};
+
+}  // namespace tprimat::train::device

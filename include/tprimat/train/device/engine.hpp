@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Engine: the device training step composed of its concerns (parameters, activations, layers,
+// head, TP, pipeline, gradient sync, optimizer, captured step); DeviceTransformer's definitions.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/kernels/split_float.hpp"
+#include "tprimat/profile/nvtx.hpp"
+#include "tprimat/train/device/activations.hpp"
+#include "tprimat/train/device/attention.hpp"
+#include "tprimat/train/device/captured_step.hpp"
+#include "tprimat/train/device/gemms.hpp"
+#include "tprimat/train/device/gradient_sync.hpp"
+#include "tprimat/train/device/head.hpp"
+#include "tprimat/train/device/layer.hpp"
+#include "tprimat/train/device/optimizer.hpp"
+#include "tprimat/train/device/parameters.hpp"
+#include "tprimat/train/device/phase_timer.hpp"
+#include "tprimat/train/device/pipeline.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/resources.hpp"
+#include "tprimat/train/device/step_io.hpp"
+#include "tprimat/train/device/tensor_parallel.hpp"
+#include "tprimat/train/device_transformer.hpp"
+
+namespace tprimat::train::device {
+
+/// Collectives that wait on the host (host-staged) cannot be captured in a graph.
+inline bool capturable(const DeviceGroups& g) {
+  for (const auto& c : {g.tp, g.pp, g.dp})
+    if (c && c->size() > 1 && !c->capturable()) return false;
+  return true;
+}
+
+/// A group of one is no group: its collectives are dropped.
+inline std::shared_ptr<parallel::DeviceCollectives> group_or_none(
+    std::shared_ptr<parallel::DeviceCollectives> g) {
+  return g && g->size() > 1 ? std::move(g) : nullptr;
+}
+
+/// DeviceTransformer<Gpu>'s implementation. Members in the order they must be torn down in
+/// reverse: the stream first (every buffer frees on it), the captured graph last.
+class Engine {
+ public:
+  Engine(const model::Dims& dims, StepShape shape, const OptimizerConfig& opt, std::uint64_t seed,
+         DeviceOptions options, DeviceGroups groups)
+      : plan(plan_rank(dims, shape, opt, place_in(group_or_none(groups.tp)),
+                       place_in(group_or_none(groups.pp)), place_in(group_or_none(groups.dp)))),
+        options_(options),
+        tp_(group_or_none(groups.tp), plan, options.overlap),
+        pipeline_(group_or_none(groups.pp)),
+        sync_(plan_gradient_sync(plan), group_or_none(groups.dp), plan.zero, options.overlap),
+        optimizer_(opt, group_or_none(groups.dp), options.overlap),
+        dp_(group_or_none(groups.dp)),
+        zero_ranges_(plan_gradient_zeroing(plan)),
+        captured_(options.graph && capturable(groups)) {
+    if (backend::Gpu::device_count() == 0)
+      throw core::RunError(
+          TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
+                          : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
+    attention_ = std::make_unique<DeviceAttention>(
+        options.attention, backend::AttentionShape{shape.mbs, shape.seq, plan.d.heads,
+                                                   plan.d.kv_heads, plan.d.head_dim});
+    stream_.create();
+    timer_.bind(stream_);
+    tp_.create();
+    sync_.create();
+    optimizer_.create(sync_.plan, plan.zero);
+    captured_.create();
+    backend::Gpu::reset_peaks();
+    BufferAllocator a{stream_};
+    params_.allocate(a, plan, sync_.plan.buckets);
+    acts_.allocate(a, plan);
+    scratch_.allocate(a, plan, attention_->backward_workspace_bytes());
+    rope_.allocate(a, plan);
+    io_.allocate(a, plan);
+    sync_.allocate(a);
+    tp_.allocate(a);
+    optimizer_.allocate(a, plan, sync_.plan.buckets);
+    rope_.upload(plan);
+    held_ = a.held;
+    params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);
+    backend::Gpu::gemm_prepare(stream_);
+    attention_->prepare(stream_);
+    backend::gpu_check(gpuStreamSynchronize(stream_), "engine set-up");
+  }
+
+  ~Engine() {
+    // Nothing of the last step may still run when the graph, the buffers and the pinned host
+    // memory they read are freed.
+    if (stream_) (void)gpuStreamSynchronize(stream_);
+    captured_.release();
+    sync_.synchronize();
+    tp_.synchronize();
+  }
+
+  StepStats step(std::span<const std::int32_t> tokens, double lr, int step_number) {
+    io_.prepare(tokens, plan);
+    const auto issue_start = std::chrono::steady_clock::now();
+    captured_.begin(stream_);
+    io_.upload(stream_);
+    optimizer_.set_step(lr, step_number, stream_);
+    captured_.issue(stream_, timer_, options_.phase_timing, [this] { enqueue_step(); });
+    io_.download_results(stream_);
+    captured_.end(stream_);
+    issue_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - issue_start).count();
+    StepStats st;
+    st.device_seconds = captured_.finish();
+    if (timer_.recorded()) timer_.collect();
+    const double tokens_of_step = double(plan.shape.grad_accum) * double(plan.n) * double(plan.dp);
+    st.loss = io_.loss_sum() / tokens_of_step;
+    st.grad_norm = std::sqrt(io_.sum_of_squares());
+    st.lr = lr;
+    return st;
+  }
+
+  // ---- what DeviceTransformer reports ---------------------------------------------------------
+  const RankPlan plan;
+  std::vector<float> parameters() {
+    std::vector<bf16> hi = params_.weights.download();
+    hi.resize(static_cast<std::size_t>(plan.params));
+    const std::vector<std::uint16_t> lo =
+        plan.zero ? optimizer_.gathered_remainders(plan, params_, sync_.plan.buckets, stream_)
+                  : params_.master_lo.download();
+    return kernels::join_floats(std::span<const bf16>(hi), std::span<const std::uint16_t>(lo));
+  }
+  std::vector<float> gradients() const {
+    std::vector<float> out = params_.grads.download();
+    out.resize(static_cast<std::size_t>(plan.params));
+    return out;
+  }
+  void load_parameters(std::span<const float> host) {
+    if (static_cast<std::int64_t>(host.size()) != plan.params)
+      throw core::InputError("loading " + std::to_string(host.size()) +
+                             " weights into a model of " + std::to_string(plan.params) +
+                             " parameters");
+    params_.grads.upload(host);  // the fp32 weights, split by set_master_from_grads
+    params_.set_master_from_grads(plan, sync_.plan.buckets, stream_);
+    backend::gpu_check(gpuStreamSynchronize(stream_), "load_parameters");
+  }
+  std::size_t held_bytes() const { return held_; }
+  std::string attention_name() const { return attention_->name(); }
+  bool graph_captured() const { return captured_.captured(); }
+  double issue_seconds() const { return issue_seconds_; }
+  std::vector<std::pair<std::string, double>> phase_seconds() const { return timer_.totals(); }
+
+ private:
+  Gemms gemms() { return Gemms{stream_, &timer_}; }
+  DecoderLayer layer() {
+    return DecoderLayer{plan, params_, scratch_, rope_, *attention_, tp_, timer_, gemms()};
+  }
+  Head head() { return Head{plan, params_, acts_, scratch_, tp_, timer_, gemms()}; }
+
+  /// Everything one step enqueues after its uploads: the part a graph captures.
+  void enqueue_step() {
+    // Each rank pre-scales by 1 / (target tokens of the global batch): the sum over DP is the mean.
+    const float grad_scale = static_cast<float>(
+        1.0 / (double(plan.shape.grad_accum) * double(plan.n) * double(plan.dp)));
+    timer_.mark("zero_grads");
+    zero_gradients();
+    if (pipeline_.active())
+      pipeline_.run(
+          plan, acts_, scratch_.dres.data(), stream_, timer_,
+          [&](int micro, int slot) { forward(micro, slot, grad_scale); },
+          [&](int micro, int slot) { backward(micro, slot); });
+    else
+      for (int micro = 0; micro < plan.shape.grad_accum; ++micro) {
+        forward(micro, 0, grad_scale);
+        backward(micro, 0);
+      }
+    const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
+    timer_.mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
+    sync_.join(stream_);
+    double* results = io_.results.data();  // [loss sum, squares]
+    sync_.sum_squares(results + 1, stream_);
+    if (!plan.last_stage)  // the loss is the last stage's: the others add nothing to it
+      backend::gpu_check(gpuMemsetAsync(results, 0, sizeof(double), stream_), "memset");
+    pipeline_.sum_loss_and_squares(results, stream_);
+    tp_.sum_loss_and_squares(results, stream_);
+    if (dp_) {  // each rank summed its own slices
+      const profile::Range range("dp loss and norm");
+      dp_->all_reduce_sum(results, 2, stream_);
+    }
+    timer_.mark("optimizer");
+    optimizer_.update(plan, params_, sync_, results + 1, stream_);
+    timer_.mark("zero_grads");
+    if (plan.sparse_embedding_zeroing) io_.keep_touched_rows(stream_);
+    timer_.mark("end");
+  }
+
+  /// Clears the gradients no beta-0 GEMM overwrites (plan_gradient_zeroing), and the embedding
+  /// rows the last step touched.
+  void zero_gradients() {
+    for (const auto& [offset, count] : zero_ranges_)
+      backend::gpu_check(gpuMemsetAsync(params_.g(offset), 0, count * sizeof(float), stream_),
+                         "memset");
+    if (plan.sparse_embedding_zeroing)
+      for (int micro = 0; micro < plan.shape.grad_accum; ++micro)
+        backend::Gpu::zero_rows(io_.touched_rows.data() + micro * plan.n,
+                                io_.touched_count.data() + micro, plan.n, plan.d.hidden,
+                                params_.g(plan.table.embedding), stream_);
+  }
+
+  /// Micro-batch `micro` forward in activation slot `slot`: from the embedding on the first stage
+  /// (else from the input the previous stage sent), to the loss on the last.
+  void forward(int micro, int slot, float grad_scale) {
+    const profile::Range range("forward");
+    if (plan.first_stage) {
+      float* x0 = acts_.stage_input(slot);
+      // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows).
+      backend::Gpu::embedding_forward(io_.inputs.data() + micro * plan.n, plan.n,
+                                      params_.w(plan.table.embedding), nullptr, plan.d.hidden, x0,
+                                      stream_);
+      tp_.all_reduce(x0, plan.n * plan.d.hidden, stream_, timer_);
+    }
+    DecoderLayer layers = layer();
+    for (int l = 0; l < plan.local_layers; ++l) {
+      const profile::Range layer_range("forward layer", l);
+      float* next =
+          l + 1 < plan.local_layers ? acts_.at(slot, l + 1).x.data() : acts_.stage_output(slot);
+      layers.forward(plan.table.layers[l], acts_.at(slot, l), next);
+    }
+    if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
+    head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale, io_.results.data(),
+                   io_.loss_partials.data());
+  }
+
+  /// Micro-batch `micro` backward from slot `slot`: from the loss on the last stage (else from the
+  /// output gradient the next stage sent into scratch dres), to the embedding on the first (else
+  /// dres holds the input gradient the pipeline sends back). In the step's last micro-batch each
+  /// gradient segment becomes final, and goes to the gradient sync.
+  void backward(int micro, int slot) {
+    const profile::Range range("backward");
+    // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
+    // tensors no GEMM writes first were cleared by zero_gradients().
+    const float acc = micro == 0 ? 0.f : 1.f;
+    const bool last = micro == plan.shape.grad_accum - 1;
+    float* grads = params_.grads.data();
+    if (plan.last_stage) {
+      head().backward(slot, acc);
+      if (last) sync_.reduce_segment(sync_.plan.segments.size() - 1, grads, stream_);
+    } else {  // dres holds the received gradient of the stage's output
+      backend::Gpu::to_bf16(scratch_.dres.data(), scratch_.dres_bf.data(), plan.n * plan.d.hidden,
+                            stream_);
+    }
+    DecoderLayer layers = layer();
+    for (int l = plan.local_layers - 1; l >= 0; --l) {
+      const profile::Range layer_range("backward layer", l);
+      layers.backward(plan.table.layers[l], acts_.at(slot, l), acc);
+      if (last) sync_.reduce_segment(plan.layer_segment(l), grads, stream_);
+    }
+    if (!plan.first_stage) return;  // the pipeline sends dres, the stage input's gradient, back
+    backend::Gpu::embedding_backward(
+        io_.group_ids.data() + micro * plan.n, io_.offsets.data() + micro * (plan.n + 1),
+        io_.positions.data() + micro * plan.n, io_.group_count.data() + micro, plan.n,
+        scratch_.dres.data(), plan.d.hidden, params_.g(plan.table.embedding), stream_);
+    if (last) sync_.reduce_segment(0, grads, stream_);  // a tied head's gradient is in it too
+  }
+
+  DeviceOptions options_;
+  OwnedStream stream_;  // before every buffer: destroyed after them
+  PhaseTimer timer_;
+  TensorParallel tp_;
+  PipelineStage pipeline_;
+  GradientSync sync_;
+  DeviceOptimizer optimizer_;
+  std::shared_ptr<parallel::DeviceCollectives> dp_;  // the loss and norm summed over DP
+  std::unique_ptr<DeviceAttention> attention_;
+  DeviceParameters params_;
+  Activations acts_;
+  Scratch scratch_;
+  RopeTables rope_;
+  StepIO io_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges_;
+  std::size_t held_ = 0;
+  double issue_seconds_ = 0;
+  CapturedStep captured_;  // last: its graph goes first
+};
+
+}  // namespace tprimat::train::device
+
+namespace tprimat::train {
+
+template <class Backend>
+struct DeviceTransformer<Backend>::Impl : device::Engine {
+  using Engine::Engine;
+};
+
+template <class Backend>
+DeviceTransformer<Backend>::DeviceTransformer(const model::Dims& d, StepShape shape,
+                                              const OptimizerConfig& opt, std::uint64_t seed,
+                                              DeviceOptions options, DeviceGroups groups)
+    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options, std::move(groups))) {}
+
+template <class Backend>
+DeviceTransformer<Backend>::~DeviceTransformer() = default;
+
+template <class Backend>
+StepStats DeviceTransformer<Backend>::step(std::span<const std::int32_t> tokens, double lr,
+                                           int step) {
+  return impl_->step(tokens, lr, step);
+}
+template <class Backend>
+const ParameterTable& DeviceTransformer<Backend>::table() const {
+  return impl_->plan.table;
+}
+template <class Backend>
+std::int64_t DeviceTransformer<Backend>::parameter_count() const {
+  return impl_->plan.params;
+}
+template <class Backend>
+std::vector<float> DeviceTransformer<Backend>::parameters() const {
+  return impl_->parameters();
+}
+template <class Backend>
+std::vector<float> DeviceTransformer<Backend>::gradients() const {
+  return impl_->gradients();
+}
+template <class Backend>
+void DeviceTransformer<Backend>::load_parameters(std::span<const float> host) {
+  impl_->load_parameters(host);
+}
+template <class Backend>
+std::size_t DeviceTransformer<Backend>::held_bytes() const {
+  return impl_->held_bytes();
+}
+template <class Backend>
+std::size_t DeviceTransformer<Backend>::peak_allocated_bytes() const {
+  return Backend::peak_allocated_bytes();
+}
+template <class Backend>
+std::size_t DeviceTransformer<Backend>::peak_reserved_bytes() const {
+  return Backend::peak_reserved_bytes();
+}
+template <class Backend>
+std::string DeviceTransformer<Backend>::attention_name() const {
+  return impl_->attention_name();
+}
+template <class Backend>
+bool DeviceTransformer<Backend>::graph_captured() const {
+  return impl_->graph_captured();
+}
+template <class Backend>
+double DeviceTransformer<Backend>::issue_seconds() const {
+  return impl_->issue_seconds();
+}
+template <class Backend>
+std::vector<std::pair<std::string, double>> DeviceTransformer<Backend>::phase_seconds() const {
+  return impl_->phase_seconds();
+}
+
+}  // namespace tprimat::train

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// DecoderLayer: one decoder layer's forward and backward on the device (RMSNorm, QKV, RoPE,
+// attention, O, RMSNorm, SwiGLU MLP), in bf16 GEMMs on an fp32 residual stream.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tprimat/backend/cpu.hpp"  // rope tables, computed on the host in double
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/profile/nvtx.hpp"
+#include "tprimat/train/device/activations.hpp"
+#include "tprimat/train/device/attention.hpp"
+#include "tprimat/train/device/gemms.hpp"
+#include "tprimat/train/device/parameters.hpp"
+#include "tprimat/train/device/phase_timer.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/tensor_parallel.hpp"
+
+namespace tprimat::train::device {
+
+/// RoPE's cos and sin [seq, head_dim / 2], fp32, shared by every layer.
+struct RopeTables {
+  backend::DeviceBuffer<float> cos, sin;
+
+  void allocate(BufferAllocator& a, const RankPlan& p) {
+    const std::int64_t half = p.d.head_dim / 2;
+    cos = a.alloc<float>(p.shape.seq * half);
+    sin = a.alloc<float>(p.shape.seq * half);
+  }
+  void upload(const RankPlan& p) {
+    const std::int64_t half = p.d.head_dim / 2;
+    std::vector<float> cos_t(p.shape.seq * half), sin_t(p.shape.seq * half);
+    backend::Cpu::rope_tables(p.d, p.shape.seq, cos_t.data(), sin_t.data());
+    cos.upload(cos_t);
+    sin.upload(sin_t);
+  }
+};
+
+/// A layer's passes over what the engine owns: its weights and gradients (DeviceParameters at
+/// the layer's LayerParams offsets), its activations, the shared scratch. Under TP the O and
+/// down projections are row-parallel (their sums all-reduced) and the input gradients are
+/// all-reduced before each RMSNorm backward.
+struct DecoderLayer {
+  using Gpu = backend::Gpu;
+  const RankPlan& plan;
+  DeviceParameters& params;
+  Scratch& scratch;
+  const RopeTables& rope;
+  const DeviceAttention& attention;
+  TensorParallel& tp;
+  PhaseTimer& timer;
+  Gemms gemm;
+
+  /// a.x -> `next` (the next layer's input or the stage's output); keeps what backward needs in a.
+  void forward(const LayerParams& lp, LayerActivations& a, float* next) {
+    const model::Dims& d = plan.d;
+    const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
+    const float eps = static_cast<float>(d.norm_eps);
+    const gpuStream_t stream = gemm.stream;
+    const bool bias = d.qkv_bias;
+    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, n, d.hidden, eps,
+                         a.xn1.data(), a.rstd1.data(), stream);
+    gemm(false, false, n, qd, h, a.xn1.data(), h, params.w(lp.wq), qd, 0.f, a.q.data(), qd,
+         bias ? params.w(lp.bq) : nullptr);
+    gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wk), kvd, 0.f, a.k.data(), kvd,
+         bias ? params.w(lp.bk) : nullptr);
+    gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wv), kvd, 0.f, a.v.data(), kvd,
+         bias ? params.w(lp.bv) : nullptr);
+    Gpu::rope_forward(a.q.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
+                      rope.sin.data(), stream);
+    Gpu::rope_forward(a.k.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
+                      rope.sin.data(), stream);
+    timer.mark("attention");
+    attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
+    timer.mark("elementwise");
+    tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(), a.x_mid.data(),
+                        timer);
+    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, n, d.hidden, eps,
+                         a.xn2.data(), a.rstd2.data(), stream);
+    gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_gate), f, 0.f, a.gate.data(), f);
+    gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_up), f, 0.f, a.up.data(), f);
+    Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
+    tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down), a.x_mid.data(),
+                        next, timer);
+  }
+
+  /// scratch.dres (and dres_bf) hold d next on entry, d a.x on return; the weight gradients are
+  /// written (acc 0: the step's first micro-batch) or added (acc 1).
+  void backward(const LayerParams& lp, LayerActivations& a, float acc) {
+    const model::Dims& d = plan.d;
+    const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
+    const gpuStream_t stream = gemm.stream;
+    Scratch& s = scratch;
+    // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
+    // The input gradient first: the SwiGLU backward then recomputes the forward's h (not kept)
+    // in the same pass over gate and up, for the down projection's weight gradient.
+    gemm(false, true, n, f, h, s.dres_bf.data(), h, params.w(lp.w_down), h, 0.f, s.dhidden.data(),
+         f);
+    Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
+                         s.hidden.data(), n * f, stream);
+    // The input gradient before the weight gradients: its TP all-reduce runs beside them.
+    gemm(false, true, n, h, f, s.dgate.data(), f, params.w(lp.w_gate), f, 0.f, s.dxn.data(), h);
+    gemm(false, true, n, h, f, s.dup.data(), f, params.w(lp.w_up), f, 1.f, s.dxn.data(), h);
+    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    gemm(true, false, f, h, n, s.hidden.data(), f, s.dres_bf.data(), h, acc, params.g(lp.w_down),
+         h);
+    gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp.w_gate), f);
+    gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp.w_up), f);
+    tp.end_all_reduce(stream);
+    Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
+                          s.dxn.data(), n, d.hidden, s.dres.data(), s.dres_bf.data(),
+                          params.g(lp.mlp_norm), s.norm_partials.data(), stream);
+    // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
+    gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
+    gemm(false, true, n, qd, h, s.dres_bf.data(), h, params.w(lp.wo), h, 0.f, s.dattn.data(), qd);
+    timer.mark("attention");
+    attention.backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
+                       s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(),
+                       s.attn_workspace.data(), stream);
+    timer.mark("elementwise");
+    Gpu::rope_backward(s.dq.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
+                       rope.sin.data(), stream);
+    Gpu::rope_backward(s.dk.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
+                       rope.sin.data(), stream);
+    if (d.qkv_bias) {
+      Gpu::bias_backward(s.dq.data(), n, qd, params.g(lp.bq), s.bias_partials.data(), stream);
+      Gpu::bias_backward(s.dk.data(), n, kvd, params.g(lp.bk), s.bias_partials.data(), stream);
+      Gpu::bias_backward(s.dv.data(), n, kvd, params.g(lp.bv), s.bias_partials.data(), stream);
+    }
+    gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
+    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
+    tp.end_all_reduce(stream);
+    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
+                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
+                          s.norm_partials.data(), stream);
+  }
+};
+
+}  // namespace tprimat::train::device

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// DeviceOptimizer: global-norm clipping and AdamW over the split master, whole or (ZeRO-1) over
+// this rank's slices with the updated weights all-gathered over DP.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
+#include "tprimat/profile/nvtx.hpp"
+#include "tprimat/train/config.hpp"
+#include "tprimat/train/device/gradient_sync.hpp"
+#include "tprimat/train/device/parameters.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/resources.hpp"
+
+namespace tprimat::train::device {
+
+class DeviceOptimizer {
+ public:
+  DeviceOptimizer(const OptimizerConfig& opt, std::shared_ptr<parallel::DeviceCollectives> dp,
+                  bool overlap)
+      : opt_(opt), dp_(std::move(dp)), overlap_(overlap) {}
+
+  void create(const GradientSyncPlan& sync, bool zero) {
+    if (zero)
+      for (std::size_t i = 0; i < sync.buckets.buckets.size(); ++i) updated_.emplace_back(false);
+  }
+
+  /// Each tensor's end and decay flag (AdamW over the whole buffer), and under ZeRO-1 the same per
+  /// bucket slice (BucketPlan::tensor_ends, decay).
+  void allocate(BufferAllocator& a, const RankPlan& p, const BucketPlan& buckets) {
+    scalars_ = a.alloc<backend::OptimizerScalars>(1);
+    if (p.zero) {
+      bucket_tensor_ends_ = a.alloc<std::int64_t>(
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(buckets.tensor_ends.size())));
+      bucket_decay_ = a.alloc<std::uint8_t>(bucket_tensor_ends_.size());
+      if (!buckets.tensor_ends.empty()) {
+        bucket_tensor_ends_.upload(buckets.tensor_ends);
+        bucket_decay_.upload(buckets.decay);
+      }
+    }
+    const int t = static_cast<int>(p.table.tensors.size());
+    tensor_ends_ = a.alloc<std::int64_t>(t);
+    decay_ = a.alloc<std::uint8_t>(t);
+    h_scalars_ = PinnedBuffer<backend::OptimizerScalars>(1);
+    std::vector<std::int64_t> ends(t);
+    std::vector<std::uint8_t> flags(t);
+    for (int i = 0; i < t; ++i) {
+      ends[i] = p.table.tensors[i].offset + p.table.tensors[i].size();
+      flags[i] = p.table.tensors[i].decay ? 1 : 0;
+    }
+    tensor_ends_.upload(ends);
+    decay_.upload(flags);
+  }
+
+  /// The step's learning rate and bias corrections, for the kernels to read on the device (a
+  /// captured graph replays unchanged while they move).
+  void set_step(double lr, int step_number, gpuStream_t stream) {
+    backend::OptimizerScalars& sc = h_scalars_[0];
+    sc.lr = static_cast<float>(lr);
+    sc.beta1 = static_cast<float>(opt_.beta1);
+    sc.beta2 = static_cast<float>(opt_.beta2);
+    sc.eps = static_cast<float>(opt_.eps);
+    sc.weight_decay = static_cast<float>(opt_.weight_decay);
+    sc.bias_correction1 = static_cast<float>(1.0 - std::pow(opt_.beta1, step_number));
+    sc.bias_correction2 = static_cast<float>(1.0 - std::pow(opt_.beta2, step_number));
+    sc.clip_norm = static_cast<float>(opt_.clip_norm);
+    upload(scalars_, h_scalars_, stream);
+  }
+
+  /// Clips by the global norm sqrt(*squares) and updates the weights on `main`. Under ZeRO-1
+  /// each bucket's slice is updated, then its bf16 weights are all-gathered over DP on the side
+  /// stream while the next bucket is updated; `main` joins at the end.
+  void update(const RankPlan& p, DeviceParameters& params, GradientSync& sync,
+              const double* squares, gpuStream_t main) {
+    using backend::Gpu;
+    if (!p.zero) {
+      Gpu::adamw(params.weights.data(), params.master_lo.data(), params.grads.data(),
+                 params.m.data(), params.v.data(), p.params, tensor_ends_.data(), decay_.data(),
+                 static_cast<int>(p.table.tensors.size()), scalars_.data(), squares, main);
+      return;
+    }
+    const std::vector<GradientBucket>& buckets = sync.plan.buckets.buckets;
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      const GradientBucket& b = buckets[i];
+      Gpu::adamw(params.weights.data() + b.slice_begin, params.master_lo.data() + b.owned_base,
+                 params.g(b.slice_begin), params.m.data() + b.owned_base,
+                 params.v.data() + b.owned_base, b.slice_count,
+                 bucket_tensor_ends_.data() + b.tensors_begin,
+                 bucket_decay_.data() + b.tensors_begin, b.tensors, scalars_.data(), squares, main);
+      const gpuStream_t side = sync.side_stream(main);
+      if (overlap_) stream_wait(side, main, updated_[i]);
+      const profile::Range range("dp weight all-gather");
+      dp_->all_gather_bytes(params.weights.data() + b.offset,
+                            static_cast<std::size_t>(b.chunk) * sizeof(backend::Gpu::bf16), side);
+    }
+    sync.join(main);
+  }
+
+  /// ZeRO-1: every rank's remainders in table order (collective over DP), to join the masters.
+  std::vector<std::uint16_t> gathered_remainders(const RankPlan& p, DeviceParameters& params,
+                                                 const BucketPlan& buckets, gpuStream_t stream) {
+    std::vector<std::uint16_t> out(static_cast<std::size_t>(p.params));
+    for (const GradientBucket& b : buckets.buckets) {
+      backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.dp), stream);
+      backend::gpu_check(
+          gpuMemcpyAsync(all.data() + p.dp_rank * b.chunk, params.master_lo.data() + b.owned_base,
+                         b.slice_count * sizeof(std::uint16_t), gpuMemcpyDeviceToDevice, stream),
+          "copy of the remainders");
+      dp_->all_gather_bytes(all.data(), b.chunk * sizeof(std::uint16_t), stream);
+      const std::vector<std::uint16_t> host = all.download();
+      std::copy_n(host.begin(), b.count, out.begin() + b.offset);
+    }
+    return out;
+  }
+
+ private:
+  OptimizerConfig opt_;
+  std::shared_ptr<parallel::DeviceCollectives> dp_;
+  bool overlap_ = true;
+  std::vector<OwnedEvent> updated_;  // ZeRO-1: each bucket's update done, for its all-gather
+  backend::DeviceBuffer<backend::OptimizerScalars> scalars_;
+  PinnedBuffer<backend::OptimizerScalars> h_scalars_;
+  backend::DeviceBuffer<std::int64_t> tensor_ends_, bucket_tensor_ends_;
+  backend::DeviceBuffer<std::uint8_t> decay_, bucket_decay_;
+};
+
+}  // namespace tprimat::train::device

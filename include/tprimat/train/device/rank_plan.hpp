@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// RankPlan: what one rank of a TP x PP x DP layout computes, decided once at construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
+#include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/config.hpp"
+#include "tprimat/train/parameters.hpp"
+#include "tprimat/train/pipeline_bubble.hpp"
+
+namespace tprimat::train::device {
+
+/// A rank's place in its TP, PP and DP groups, its share of the model and its buffers' sizes.
+/// Every concern of the engine reads it; none changes it.
+struct RankPlan {
+  model::Dims full;  ///< the whole model (layers: those run)
+  model::Dims d;     ///< this TP rank's share: heads, KV heads, FFN and vocabulary / TP
+  StepShape shape;
+  std::int64_t n = 0;  ///< tokens of one micro-batch, mbs x seq
+  int tp = 1, tp_rank = 0;
+  int stages = 1, stage = 0;
+  int dp = 1, dp_rank = 0;
+  bool first_stage = true, last_stage = true;
+  int local_layers = 0;          ///< this stage's layers
+  int slots = 1;                 ///< micro-batches in flight under 1F1B, each with its activations
+  std::int64_t vocab_begin = 0;  ///< first token id of this TP rank's vocabulary slice
+  bool zero = false;             ///< ZeRO-1: the optimizer state sharded over DP
+  /// An untied embedding's gradient is cleared row by row (the rows the step's tokens touched)
+  /// on one GPU; under DP other ranks' rows arrive by the reduction, so the whole tensor is.
+  bool sparse_embedding_zeroing = false;
+  ParameterTable table;  ///< this rank's shard of the parameters
+  std::int64_t params = 0;
+
+  /// The gradient segment of local layer l (segments: [embedding], layers..., [final norm, head]).
+  std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + std::size_t(l); }
+};
+
+/// Size and rank of one group, or (1, 0) without one.
+struct GroupPlace {
+  int size = 1, rank = 0;
+};
+inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& group) {
+  return group ? GroupPlace{group->size(), group->rank()} : GroupPlace{};
+}
+
+/// The plan of a rank at places tp, pp, dp of its groups. Throws core::InputError when the
+/// layout breaks a rule of parallel/validate.hpp for these dims.
+inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
+                          const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp, GroupPlace dp) {
+  parallel::check_layout(dims, tp.size, pp.size);
+  RankPlan p;
+  p.full = dims;
+  p.d = dims;
+  p.shape = shape;
+  p.n = std::int64_t{shape.mbs} * shape.seq;
+  p.tp = tp.size;
+  p.tp_rank = tp.rank;
+  p.stages = pp.size;
+  p.stage = pp.rank;
+  p.dp = dp.size;
+  p.dp_rank = dp.rank;
+  p.zero = dp.size > 1 && opt.distributed_optimizer;
+  p.first_stage = p.stage == 0;
+  p.last_stage = p.stage == p.stages - 1;
+  p.local_layers = dims.layers / p.stages;
+  p.slots = pipeline_slots(p.stages, p.stage, shape.grad_accum);
+  p.d.heads /= p.tp;
+  p.d.kv_heads /= p.tp;
+  p.d.ffn /= p.tp;
+  p.d.vocab /= p.tp;
+  p.vocab_begin = std::int64_t{p.d.vocab} * p.tp_rank;
+  p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
+  Shard shard;
+  shard.tp_rank = p.tp_rank;
+  shard.tp_size = p.tp;
+  shard.stages = p.stages;
+  shard.layer_begin = p.stage * p.local_layers;
+  shard.layer_count = p.local_layers;
+  shard.first_stage = p.first_stage;
+  shard.last_stage = p.last_stage;
+  shard.slots = p.slots;
+  p.table = make_parameter_table(dims, shard);
+  p.params = p.table.total();
+  return p;
+}
+
+}  // namespace tprimat::train::device

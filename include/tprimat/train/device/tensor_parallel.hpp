@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// TensorParallel: Megatron's TP collectives of the device engine: the row-parallel GEMMs' sums,
+// the input gradients' all-reduces beside the weight-gradient GEMMs, the vocab-parallel loss.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
+#include "tprimat/profile/nvtx.hpp"
+#include "tprimat/train/device/gemms.hpp"
+#include "tprimat/train/device/phase_timer.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/resources.hpp"
+
+namespace tprimat::train::device {
+
+/// Every call is a no-op without a TP group. The forward's collectives run on the main stream
+/// (everything after them depends on them); the backward's input-gradient all-reduces run on
+/// the TP stream beside the layer's weight-gradient GEMMs (DeviceOptions::overlap), which do not
+/// read them.
+class TensorParallel {
+ public:
+  using bf16 = backend::Gpu::bf16;
+
+  TensorParallel(std::shared_ptr<parallel::DeviceCollectives> group, const RankPlan& p,
+                 bool overlap)
+      : group_(std::move(group)), plan_(&p), overlap_(overlap) {}
+
+  void create() {
+    stream_.create();
+    ready_ = OwnedEvent(false);
+    done_ = OwnedEvent(false);
+  }
+  /// The statistics every TP rank's vocabulary slice contributes to the loss: [tp][n][3].
+  void allocate(BufferAllocator& a) {
+    if (group_ && plan_->last_stage)
+      ce_stats_ = a.alloc<float>(plan_->tp * plan_->n * backend::Gpu::cross_entropy_stats_per_row);
+  }
+
+  /// x summed over the TP ranks on `main`: the partial products of a row-parallel GEMM, or the
+  /// embedding's rows of each vocabulary slice.
+  void all_reduce(float* x, std::int64_t count, gpuStream_t main, PhaseTimer& timer) {
+    if (!group_) return;
+    const profile::Range range("tp all-reduce");
+    timer.mark("tp_comm");
+    group_->all_reduce_sum(x, static_cast<std::size_t>(count), main);
+    timer.mark("elementwise");
+  }
+
+  /// The backward pass's all-reduce of an input gradient, started where it is complete: on the
+  /// TP stream (else in line); end() makes `main` wait for it before the RMSNorm backward.
+  void begin_all_reduce(float* x, std::int64_t count, gpuStream_t main, PhaseTimer& timer) {
+    if (!group_) return;
+    if (!overlap_) return all_reduce(x, count, main, timer);
+    const profile::Range range("tp all-reduce");
+    stream_wait(stream_, main, ready_);
+    group_->all_reduce_sum(x, static_cast<std::size_t>(count), gpuStream_t(stream_));
+    backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+    pending_ = true;
+  }
+  void end_all_reduce(gpuStream_t main) {
+    if (!pending_) return;
+    backend::gpu_check(gpuStreamWaitEvent(main, done_, 0), "gpuStreamWaitEvent");
+    pending_ = false;
+  }
+
+  /// out[M, N] = residual + a[M, K] w[K, N] with w this rank's rows of a row-parallel weight (O,
+  /// down): the partial products summed over TP, the residual added by TP rank 0 alone.
+  void row_parallel_add(const Gemms& gemm, std::int64_t M, std::int64_t N, std::int64_t K,
+                        const bf16* a, const bf16* w, const float* residual, float* out,
+                        PhaseTimer& timer) {
+    if (plan_->tp_rank == 0)
+      gemm.add(M, N, K, a, w, residual, out);
+    else
+      gemm(false, false, M, N, K, a, K, w, N, 0.f, out, N);
+    all_reduce(out, M * N, gemm.stream, timer);
+  }
+
+  /// Row losses and, in place, grad_scale * dloss/dlogits of this rank's logits [n, d.vocab]: the
+  /// fused kernel alone, or each rank's per-row statistics all-gathered and combined in rank
+  /// order (the same losses on every rank).
+  void cross_entropy(bf16* logits, const std::int32_t* targets, float grad_scale, float* row_loss,
+                     gpuStream_t main, PhaseTimer& timer) {
+    using backend::Gpu;
+    const std::int64_t n = plan_->n;
+    const int vocab = plan_->d.vocab;
+    if (!group_) {
+      Gpu::cross_entropy(logits, targets, n, vocab, grad_scale, true, row_loss, main);
+      return;
+    }
+    const auto begin = static_cast<int>(plan_->vocab_begin);
+    const std::int64_t per_rank = n * Gpu::cross_entropy_stats_per_row;
+    Gpu::cross_entropy_stats(logits, targets, n, vocab, begin,
+                             ce_stats_.data() + plan_->tp_rank * per_rank, main);
+    {
+      const profile::Range range("tp cross-entropy exchange");
+      timer.mark("tp_comm");
+      group_->all_gather_bytes(ce_stats_.data(), per_rank * sizeof(float), main);
+      timer.mark("loss");
+    }
+    Gpu::cross_entropy_combine(logits, targets, n, vocab, begin, ce_stats_.data(), plan_->tp,
+                               grad_scale, true, row_loss, main);
+  }
+
+  /// The loss and the squares over the TP group on `main`: the loss once (TP rank 0's; every TP
+  /// rank has it), each rank's squares. results = [loss sum, squares].
+  void sum_loss_and_squares(double* results, gpuStream_t main) {
+    if (!group_) return;
+    const profile::Range range("tp loss and norm");
+    if (plan_->tp_rank != 0)
+      backend::gpu_check(gpuMemsetAsync(results, 0, sizeof(double), main), "memset");
+    group_->all_reduce_sum(results, 2, main);
+  }
+
+  void synchronize() {
+    if (stream_) (void)gpuStreamSynchronize(stream_);
+  }
+
+ private:
+  std::shared_ptr<parallel::DeviceCollectives> group_;
+  const RankPlan* plan_;
+  bool overlap_ = true;
+  OwnedStream stream_;
+  OwnedEvent ready_, done_;
+  bool pending_ = false;
+  backend::DeviceBuffer<float> ce_stats_;
+};
+
+}  // namespace tprimat::train::device
