@@ -26,47 +26,28 @@ endif()
 set(TPRIMAT_CUDA_GENCODE "-gencode=arch=compute_90a,code=sm_90a" CACHE STRING
     "nvcc -gencode flags of the CUDA kernels (default: H100/H200, sm_90a); add more to this list")
 
-# cuDNN 9 (fused attention). Optional: without it CudnnAttention::supports() is false.
-find_path(TPRIMAT_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
-          PATH_SUFFIXES cuda/include)
-find_library(TPRIMAT_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
-if(TPRIMAT_CUDNN_INCLUDE_DIR AND TPRIMAT_CUDNN_LIBRARY)
-  set(TPRIMAT_HAVE_CUDNN ON)
-else()
-  set(TPRIMAT_HAVE_CUDNN OFF)
-endif()
-message(STATUS "tprimat: cuDNN ${TPRIMAT_HAVE_CUDNN} (${TPRIMAT_CUDNN_LIBRARY})")
+# cuDNN, NCCL, CUPTI and NVTX3 as tprimat::<name>_library targets, each empty where missing; the
+# installed package's config finds them the same way.
+include(${CMAKE_CURRENT_LIST_DIR}/tprimatCudaDependencies.cmake)
 
+# tprimat::cuda: what a project that compiles the CUDA backend links (the headers, the CUDA
+# runtime, cuBLASLt and the optional libraries above), exported with the package.
 add_library(tprimat_cuda INTERFACE)
 add_library(tprimat::cuda ALIAS tprimat_cuda)
 set_target_properties(tprimat_cuda PROPERTIES EXPORT_NAME cuda)
-target_link_libraries(tprimat_cuda INTERFACE tprimat CUDA::cudart CUDA::cublasLt)
+target_link_libraries(tprimat_cuda INTERFACE tprimat CUDA::cudart CUDA::cublasLt
+                      tprimat::cudnn_library tprimat::cupti_library tprimat::nvtx_library)
 # Device code is C++20 too (concepts in the backend headers); nvcc 13 defaults to C++17, and
-# CMake 3.25 does not know cuda_std_20 for nvcc 13, so the flag is spelled out.
-target_compile_options(tprimat_cuda INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
-if(TPRIMAT_HAVE_CUDNN)
-  target_include_directories(tprimat_cuda INTERFACE $<BUILD_INTERFACE:${TPRIMAT_CUDNN_INCLUDE_DIR}>)
-  target_link_libraries(tprimat_cuda INTERFACE $<BUILD_INTERFACE:${TPRIMAT_CUDNN_LIBRARY}>)
-  target_compile_definitions(tprimat_cuda INTERFACE TPRIMAT_HAVE_CUDNN=1)
-endif()
+# CMake 3.25 does not know cuda_std_20 for nvcc 13, so the flag is spelled out. The kernels call
+# constexpr host functions (std::numeric_limits, ...) from device code.
+target_compile_options(tprimat_cuda INTERFACE
+  $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr>)
 
-# NVTX ranges (profile/nvtx.hpp) for Nsight Systems: NVTX3 is header-only. CUPTI (the --profile
-# collector, src/cuda/cupti_profiler.cpp) comes from FindCUDAToolkit as CUDA::cupti.
-if(TARGET CUDA::nvtx3)
-  target_link_libraries(tprimat_cuda INTERFACE $<BUILD_INTERFACE:CUDA::nvtx3>)
-  target_compile_definitions(tprimat_cuda INTERFACE TPRIMAT_HAVE_NVTX=1)
-endif()
-message(STATUS "tprimat: CUPTI ${CUDA_cupti_LIBRARY}, NVTX3 ${CUDAToolkit_INCLUDE_DIRS}")
-
-# NCCL (multi-GPU collectives, comm::Nccl). Optional: without it the CUDA backend runs one GPU.
-find_path(TPRIMAT_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-find_library(TPRIMAT_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
-if(TPRIMAT_NCCL_INCLUDE_DIR AND TPRIMAT_NCCL_LIBRARY)
+# tprimat::nccl: comm::Nccl, the collectives of several GPUs (NCCL optional: without it the CUDA
+# backend runs one GPU a job).
+if(TPRIMAT_NCCL_FOUND)
   add_library(tprimat_nccl INTERFACE)
   add_library(tprimat::nccl ALIAS tprimat_nccl)
   set_target_properties(tprimat_nccl PROPERTIES EXPORT_NAME nccl)
-  target_include_directories(tprimat_nccl INTERFACE $<BUILD_INTERFACE:${TPRIMAT_NCCL_INCLUDE_DIR}>)
-  target_link_libraries(tprimat_nccl INTERFACE tprimat_cuda $<BUILD_INTERFACE:${TPRIMAT_NCCL_LIBRARY}>)
-  target_compile_definitions(tprimat_nccl INTERFACE TPRIMAT_HAVE_NCCL=1)
+  target_link_libraries(tprimat_nccl INTERFACE tprimat_cuda tprimat::nccl_library)
 endif()
-message(STATUS "tprimat: NCCL ${TPRIMAT_NCCL_LIBRARY}")

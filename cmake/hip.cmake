@@ -99,3 +99,11 @@ if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS)
   set(TPRIMAT_HIP_BACKEND ON)
 endif()
 message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")
+
+# tprimat::hip: what a project that compiles backend::Hip with hipcc links (the headers and the
+# HIP runtime), exported with the package.
+include(${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake)
+add_library(tprimat_hip INTERFACE)
+add_library(tprimat::hip ALIAS tprimat_hip)
+set_target_properties(tprimat_hip PROPERTIES EXPORT_NAME hip)
+target_link_libraries(tprimat_hip INTERFACE tprimat tprimat::hip_runtime)

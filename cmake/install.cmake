@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Install and export tprimat::tprimat (and tprimat::mpi when MPI was found) for find_package.
+# Install and export tprimat::tprimat (and tprimat::mpi, tprimat::cuda, tprimat::nccl, tprimat::hip
+# where built) for find_package.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -19,6 +20,27 @@ set(TPRIMAT_EXPORTS_MPI OFF)
 if(TARGET tprimat_mpi)
   list(APPEND tprimat_exported_targets tprimat_mpi)
   set(TPRIMAT_EXPORTS_MPI ON)
+endif()
+
+# The GPU backends are headers too; their INTERFACE targets carry what they link. The config
+# finds those dependencies again (tprimatCudaDependencies.cmake: cuDNN, NCCL, CUPTI, NVTX3 found
+# or left out as in the build; tprimatHipDependencies.cmake: the HIP runtime).
+set(TPRIMAT_EXPORTS_CUDA OFF)
+if(TARGET tprimat_cuda)
+  list(APPEND tprimat_exported_targets tprimat_cuda)
+  set(TPRIMAT_EXPORTS_CUDA ON)
+  if(TARGET tprimat_nccl)
+    list(APPEND tprimat_exported_targets tprimat_nccl)
+  endif()
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/tprimatCudaDependencies.cmake
+          DESTINATION ${TPRIMAT_CONFIG_DESTINATION})
+endif()
+set(TPRIMAT_EXPORTS_HIP OFF)
+if(TARGET tprimat_hip)
+  list(APPEND tprimat_exported_targets tprimat_hip)
+  set(TPRIMAT_EXPORTS_HIP ON)
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake
+          DESTINATION ${TPRIMAT_CONFIG_DESTINATION})
 endif()
 
 install(TARGETS ${tprimat_exported_targets} EXPORT ${TPRIMAT_EXPORT_SET})

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # Driver of the install test (see CMakeLists.txt): configure, install, build the consumer, run it.
-# -DSOURCE_DIR -DWORK_DIR -DCONSUMER_DIR -DGENERATOR -DCXX_COMPILER -DBUILD_TYPE
+# -DSOURCE_DIR -DWORK_DIR -DCONSUMER_DIR -DGENERATOR -DCXX_COMPILER -DBUILD_TYPE, and for the GPU
+# consumer (tests/install/gpu_consumer, built where the compiler is here) -DGPU_CONSUMER_DIR,
+# -DCUDA_COMPILER -DCUDA_GENCODE (nvcc, tprimat::cuda) and -DHIPCC -DHIP_ARCH (tprimat::hip).
 cmake_minimum_required(VERSION 3.25)
 
 function(run step)
@@ -57,5 +59,35 @@ if(NOT last_output MATCHES "tprimat [0-9]+\\.[0-9]+\\.[0-9]+ consumer: Llama 3.1
 endif()
 if(EXISTS ${WORK_DIR}/consumer/tprimat_consumer_mpi)
   run(consumer-mpi-run ${WORK_DIR}/consumer/tprimat_consumer_mpi)
+endif()
+
+# The GPU consumer: the whole GPU backend and TrainingStep from the installed headers, compiled
+# by nvcc (tprimat::cuda) and by hipcc (tprimat::hip), each linked from two TUs that include them
+# and run: one step of a one-layer Llama proxy on a GPU, "no GPU: built only" without one.
+function(gpu_consumer name)
+  set(dir ${WORK_DIR}/${name})
+  run(${name}-configure ${CMAKE_COMMAND} -S ${GPU_CONSUMER_DIR} -B ${dir} ${ARGN}
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
+  run(${name}-build ${CMAKE_COMMAND} --build ${dir})
+  run(${name}-run ${dir}/tprimat_gpu_consumer 1 1 2 1)
+  if(NOT last_output MATCHES "GPU consumer .*(no GPU: built only|tokens/s over 1 steps)")
+    message(FATAL_ERROR "install test: unexpected ${name} output")
+  endif()
+endfunction()
+if(CUDA_COMPILER)
+  foreach(file share/cmake/tprimat/tprimatCudaDependencies.cmake
+               include/tprimat/backend/gpu/all.cuh include/tprimat/train/device/engine.hpp)
+    if(NOT EXISTS ${prefix}/${file})
+      message(FATAL_ERROR "install test: ${file} was not installed")
+    endif()
+  endforeach()
+  gpu_consumer(cuda-consumer "-G${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+               -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}
+               -DGPU_LANGUAGE=CUDA "-DGPU_ARCH_FLAGS=${CUDA_GENCODE}")
+endif()
+if(HIPCC)
+  gpu_consumer(hip-consumer "-G${GENERATOR}" -DCMAKE_CXX_COMPILER=${HIPCC}
+               -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DGPU_LANGUAGE=HIP
+               "-DGPU_ARCH_FLAGS=--offload-arch=${HIP_ARCH}")
 endif()
 message(STATUS "install test: passed")
