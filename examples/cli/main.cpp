@@ -129,6 +129,7 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
   rt.env.command_line = bench::command_line(argc, argv);
   rt.env.compiled = bench::layout_dispatched;
   rt.rank = comm.rank();
+  rt.max_over_ranks = bench::max_over_ranks(comm);
 #ifdef TPRIMAT_SOURCE_DIR
   rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// What bench/runner.hpp leaves behind when a run is cut short (out of memory, SIGINT/SIGTERM) or
-// would replace a result of another configuration: fake steps drive the real run_job.
+// What bench/runner.hpp leaves behind when a run is cut short (out of memory, SIGINT/SIGTERM,
+// SIGHUP/SIGPIPE) or would replace a result of another configuration: fake steps drive the real
+// run_job. Also the signal guard and the console that a closed pipe or terminal takes away.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,6 +20,7 @@
 #include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/options.hpp"
+#include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/runner.hpp"
 #include "tprimat/parallel/communicator.hpp"
 
@@ -219,8 +224,145 @@ TEST(Interrupt, SecondSignalEndsTheProcessAtOnce) {
 TEST(Interrupt, NamesAndExitCodes) {
   EXPECT_EQ(bench::interruption_reason(SIGINT), "interrupted by SIGINT");
   EXPECT_EQ(bench::signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(bench::interruption_reason(SIGHUP), "interrupted by SIGHUP");
+  EXPECT_EQ(bench::signal_name(SIGPIPE), "SIGPIPE");
   EXPECT_EQ(core::exit_interrupted(SIGINT), 130);
   EXPECT_EQ(core::exit_interrupted(SIGTERM), 143);
+  EXPECT_EQ(core::exit_interrupted(SIGHUP), 129);
+  EXPECT_EQ(core::exit_interrupted(SIGPIPE), 141);
+}
+
+// ---- SIGHUP (the terminal went away) and SIGPIPE (the reader of stdout did) -----------------
+
+TEST_F(ResultsKept, HangupAndBrokenPipeStopBetweenStepsAndKeepWhatRan) {
+  for (const int signo : {SIGHUP, SIGPIPE}) {
+    bench::clear_interrupt();
+    fs::remove_all(dir_);
+    ::testing::internal::CaptureStderr();
+    const int rc = run(job(), [signo](int s) {
+      if (s == 2) std::raise(signo);
+    });
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    const std::string name = bench::signal_name(signo);
+    EXPECT_EQ(rc, 128 + signo) << name;
+    const auto doc = result();
+    EXPECT_EQ(doc["complete"], false) << name;
+    EXPECT_EQ(doc["error"], "interrupted by " + name);
+    EXPECT_EQ(doc["raw_step_times"].size(), 2u) << name;
+    EXPECT_NE(err.find("tprimat: interrupted by " + name + ": writing the 2 measured step(s)"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(text("training_tiny.log").find("interrupted by " + name), std::string::npos);
+  }
+}
+
+TEST(Interrupt, HangupAndBrokenPipeNeverEndTheProcessAtOnce) {
+  EXPECT_EXIT(
+      {
+        bench::InterruptGuard guard;
+        for (int i = 0; i < 3; ++i) {  // every write to a closed pipe raises SIGPIPE again
+          std::raise(SIGHUP);
+          std::raise(SIGPIPE);
+        }
+        std::exit(bench::interrupt_signal() == SIGHUP ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // ...but someone's Ctrl-C after them still does.
+  EXPECT_EXIT(
+      {
+        bench::InterruptGuard guard;
+        std::raise(SIGHUP);
+        std::raise(SIGINT);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+}
+
+TEST(Interrupt, ASignalIgnoredFromTheStartStaysIgnored) {
+  EXPECT_EXIT(
+      {
+        std::signal(SIGHUP, SIG_IGN);  // nohup
+        std::signal(SIGINT, SIG_IGN);  // a background job of a non-interactive shell
+        {
+          bench::InterruptGuard guard;
+          std::raise(SIGHUP);
+          std::raise(SIGINT);
+          if (bench::interrupt_signal() != 0) std::exit(1);
+          std::raise(SIGTERM);  // noted; SIGINT stays ignored, not armed to end the process
+          std::raise(SIGINT);
+        }
+        struct sigaction now {};
+        ::sigaction(SIGINT, nullptr, &now);
+        std::exit(bench::interrupt_signal() == SIGTERM && now.sa_handler == SIG_IGN ? 0 : 2);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Reporter, AClosedPipeOnStdoutClosesTheConsoleNotTheRunNorTheLog) {
+  const auto log = fs::temp_directory_path() / ("tprimat-reporter-" + std::to_string(::getpid()));
+  EXPECT_EXIT(
+      {
+        int code = 3;
+        {  // everything on the heap is gone before exit: no leak for the leak checker to see
+          bench::InterruptGuard guard;
+          int p[2];
+          if (::pipe(p) != 0) std::exit(3);
+          ::dup2(p[1], STDOUT_FILENO);
+          ::close(p[0]);  // nobody reads stdout any more
+          ::close(p[1]);
+          bench::Reporter rep(true);
+          rep.open_log(log);
+          rep.line("before");
+          rep.step(1, 3, false, 5.0, 0.1, 10.0, 0.2);
+          rep.line("after");
+          rep.close_log();
+          std::ifstream in(log);
+          std::stringstream s;
+          s << in.rdbuf();
+          const bool logged = s.str().find("before\nstep 1/3 ") == 0 &&
+                              s.str().find("\nafter\n") != std::string::npos;
+          code = !rep.console_open() && bench::interrupt_signal() == SIGPIPE && logged ? 0 : 4;
+        }
+        std::exit(code);
+      },
+      ::testing::ExitedWithCode(0), "");
+  fs::remove(log);
+}
+
+TEST(Reporter, RedrawsOnlyOnATerminalOutsideMpirun) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  EXPECT_FALSE(bench::redraws_progress(p[1]));
+  ::close(p[0]);
+  ::close(p[1]);
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  const int tty = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(tty, 0);
+  const char* term = std::getenv("TERM");
+  const std::string saved_term = term != nullptr ? term : "";
+  const char* ompi = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const std::string saved_ompi = ompi != nullptr ? ompi : "";
+  ::setenv("TERM", "xterm", 1);
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_TRUE(bench::redraws_progress(tty));
+  ::setenv("TERM", "dumb", 1);
+  EXPECT_FALSE(bench::redraws_progress(tty));
+  ::setenv("TERM", "xterm", 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "1", 1);  // a rank of mpirun: its pty is not the user's
+  EXPECT_FALSE(bench::redraws_progress(tty));
+  if (ompi != nullptr)
+    ::setenv("OMPI_COMM_WORLD_SIZE", saved_ompi.c_str(), 1);
+  else
+    ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  if (term != nullptr)
+    ::setenv("TERM", saved_term.c_str(), 1);
+  else
+    ::unsetenv("TERM");
+  ::close(tty);
+  ::close(master);
 }
 
 // ---- a result of another configuration is never replaced without --overwrite ------------------

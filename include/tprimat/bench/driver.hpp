@@ -5,10 +5,14 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/bench/output_lock.hpp"
 #include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/bench/runner.hpp"
@@ -22,6 +26,8 @@ struct Runtime {
   int rank = 0;
   RunOnce run_once;
   std::string git_dir;  ///< tree whose `git describe` identifies the code; "" for the cwd
+  /// The largest of a value over the ranks (runner.hpp's max_over_ranks(comm)); one process: it.
+  std::function<int(int)> max_over_ranks = [](int v) { return v; };
 };
 
 /// Prints an InputError the way every tprimat binary does: one line on stderr, rank 0 only.
@@ -102,12 +108,15 @@ inline std::string describe_profile(const Job& job) {
 inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
   Reporter rep(rt.rank == 0);
   JobList list;
+  std::vector<OutputLock> locks;  // every job's result and log, until the last job has written
   try {
     list = resolve_jobs(opts, rt.env);
     for (auto& job : list.jobs) job.profile = profile_settings(opts, job, rt.env);
+    locks = hold_outputs(list, rt.rank, rt.env.command_line, rt.max_over_ranks, list.notices);
   } catch (const core::InputError& e) {
     return report_input_error(e, rt.rank);
   }
+  const InterruptGuard guard;  // from the first line printed: signals stop between steps
   const std::string git = rt.rank == 0 ? git_describe(rt.git_dir) : "unknown";
   for (const auto& n : list.notices) rep.line(n);
   int code = 0;

@@ -43,6 +43,7 @@ int example_main(int argc, char** argv, std::string_view strategy_name) {
       rt.env.command_line = command_line(argc, argv);
       rt.env.fixed = std::pair{std::string(strategy_name), parallel::TpPp{L::tp, L::pp}};
       rt.rank = comm.rank();
+      rt.max_over_ranks = max_over_ranks(comm);
 #ifdef TPRIMAT_SOURCE_DIR
       rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif

@@ -4,10 +4,12 @@
 // anything runs or any result file is written.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,14 +17,14 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/options.hpp"
+#include "tprimat/bench/output_lock.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/blend.hpp"
@@ -45,6 +47,46 @@ struct Job {
   data::DataSpec data;  ///< what the runner feeds the step; ctx.data is its text
   profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
 };
+
+/// Every file a job writes into its output directory. The result and the log are locked for the
+/// whole run (one run writes them at a time); `--save` may be none of these.
+struct JobFiles {
+  std::filesystem::path dir;
+  std::filesystem::path result;               ///< benchmark_<stack>_<model>.json
+  std::filesystem::path log;                  ///< training_<model>.log, once the job ends
+  std::filesystem::path live_log;             ///< training_<model>.log.partial, while it runs
+  std::vector<std::filesystem::path> traces;  ///< --profile: any rank's, .json or .json.gz
+
+  std::vector<std::filesystem::path> locked() const { return {result, log}; }
+
+  /// Each path the run may create or replace, with what it is. Files written through a
+  /// temporary (".NAME.tmp.PID" beside them) stand for their temporaries too.
+  std::vector<std::pair<std::string, std::filesystem::path>> written() const {
+    std::vector<std::pair<std::string, std::filesystem::path>> out = {
+        {"the output directory", dir},
+        {"the result file", result},
+        {"the log", log},
+        {"the log being written", live_log},
+        {"the result's lock file", lock_file_of(result)},
+        {"the log's lock file", lock_file_of(log)}};
+    for (const auto& t : traces) out.emplace_back("a profile trace", t);
+    return out;
+  }
+};
+
+inline JobFiles job_files(const Job& job) {
+  const auto& c = job.ctx;
+  JobFiles f;
+  f.dir = job.output_dir;
+  f.result = job.output_dir / result_file_name(c.device, c.full.cli_name);
+  f.log = job.output_dir / log_file_name(c.full.cli_name);
+  f.live_log = job.output_dir / (f.log.filename().string() + ".partial");
+  for (int rank = 0; rank < c.plan.world(); ++rank)
+    for (const bool gzip : {false, true})
+      f.traces.push_back(job.output_dir / profile::trace_file_name(c.device.software_stack,
+                                                                   c.full.cli_name, rank, gzip));
+  return f;
+}
 
 /// What the running binary brings: its device, its ranks, and which layouts it has compiled.
 struct Environment {
@@ -173,12 +215,42 @@ inline std::string gib_text(double bytes) {
   return buf;
 }
 
-/// --save PATH: one checkpoint, so one job; a file path whose directory exists.
-inline void check_save(const std::filesystem::path& path, std::size_t jobs) {
-  if (jobs != 1)
+/// `path` as the kernel would reach it: absolute, `.`/`..`/`//` folded and symlinks followed,
+/// a dangling last one included (writing through it would land at its target).
+inline std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit on symlinks in one lookup
+    p = std::filesystem::weakly_canonical(p, ec);
+    if (!std::filesystem::is_symlink(p, ec)) break;
+    const auto target = std::filesystem::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p;
+}
+
+/// --save PATH: one checkpoint, so one job; a file path whose directory exists, and none that
+/// the run writes itself (it would replace the weights, or they it), whatever its spelling.
+inline void check_save(const std::filesystem::path& path, const std::vector<Job>& jobs) {
+  if (jobs.size() != 1)
     throw core::InputError("--save writes one checkpoint, but this command runs " +
-                               std::to_string(jobs) + " jobs (models x strategies)",
+                               std::to_string(jobs.size()) + " jobs (models x strategies)",
                            "pass one --model and one --parallel strategy with --save");
+  const Job& job = jobs.front();
+  const auto elsewhere = job.output_dir / (std::string(job.ctx.full.cli_name) + ".safetensors");
+  const auto target = resolved(path);
+  for (const auto& [what, file] : job_files(job).written()) {
+    const auto f = resolved(file);
+    const bool temporary =
+        target.parent_path() == f.parent_path() &&
+        target.filename().string().starts_with("." + f.filename().string() + ".tmp.");
+    if (target == f || temporary)
+      throw core::InputError(
+          "--save " + path.string() + " is " + (temporary ? "a temporary of " : "") + what +
+              " of this run (" + file.string() + "): the weights and it would replace each other",
+          "save the weights to a path of their own, e.g. --save " + elsewhere.string());
+  }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw core::InputError("--save " + path.string() + " is a directory",
@@ -399,7 +471,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
     throw core::InputError("no strategy of --parallel all can run here on " +
                                std::to_string(env.world) + " rank(s)",
                            "launch with mpirun -np 4 or 8, or pick one strategy");
-  if (!o.save.empty()) detail::check_save(o.save, out.jobs.size());
+  if (!o.save.empty()) detail::check_save(o.save, out.jobs);
   std::vector<std::filesystem::path> dirs;
   for (const auto& j : out.jobs)
     if (std::find(dirs.begin(), dirs.end(), j.output_dir) == dirs.end())

@@ -15,12 +15,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
+#include "tprimat/bench/output_lock.hpp"
 #include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
@@ -270,16 +272,23 @@ void refuse_conflicting_result(const Job& job, Comm& comm) {
     throw ResultConflict(message.empty() ? "rank 0 refused to replace its result file" : message);
 }
 
-/// Several ranks agree on stopping with one max-reduction of a float per step (signal numbers
-/// are exact in it); it runs between steps, outside the timed region.
+/// The largest of a small integer over the ranks of `comm` (a verdict, a signal number): one
+/// max-reduction of a float, in which such integers are exact. Every rank must call it.
+template <class Comm>
+std::function<int(int)> max_over_ranks(Comm comm) {
+  if (comm.size() <= 1) return [](int v) { return v; };
+  return [comm](int v) mutable {
+    float f = static_cast<float>(v);
+    comm.all_reduce_max(std::span<float>(&f, 1));
+    return static_cast<int>(f);
+  };
+}
+
+/// Several ranks agree on stopping with one max-reduction per step; it runs between steps,
+/// outside the timed region.
 template <class Comm>
 void agree_on_stop_across(StepDriver& d, Comm& comm) {
-  if (comm.size() <= 1) return;
-  d.agree_on_stop = [&comm](int signo) {
-    float v = static_cast<float>(signo);
-    comm.all_reduce_max(std::span<float>(&v, 1));
-    return static_cast<int>(v);
-  };
+  if (comm.size() > 1) d.agree_on_stop = max_over_ranks(comm);
 }
 
 /// The only code compiled per (backend, model, layout, communicator): build the step, hand it to
@@ -388,6 +397,34 @@ inline RunRecord interrupted_record(int signo) {
 
 }  // namespace detail
 
+/// Before the first job runs: rank 0 locks the result and log of every job (output_lock.hpp) for
+/// the whole command, so that a second tprimat writing any of them is refused up front, and a
+/// `--model all` or `--parallel all` run holds what it writes later too. Only rank 0 writes, so
+/// only it locks; `max_over_ranks` carries its verdict to the others, which then stop as well
+/// (one collective, reached by every rank). Throws core::InputError on every rank when refused.
+inline std::vector<OutputLock> hold_outputs(const JobList& list, int rank,
+                                            std::string_view command_line,
+                                            const std::function<int(int)>& max_over_ranks,
+                                            std::vector<std::string>& notices) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& job : list.jobs)
+    for (const auto& f : job_files(job).locked())
+      if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+  std::vector<OutputLock> locks;
+  std::string refused;
+  if (rank == 0) {
+    try {
+      locks = lock_outputs(files, lock_owner_text(command_line), notices);
+    } catch (const core::InputError& e) {
+      refused = e.what();
+    }
+  }
+  if (max_over_ranks(refused.empty() ? 0 : 1) != 0)
+    throw core::InputError(refused.empty() ? "rank 0's output files are held by another run"
+                                           : refused);
+  return locks;
+}
+
 /// Runs every run of a job and (rank 0) writes the result atomically. Returns the exit code:
 /// 0; 1 when a run failed after starting (the file then says "complete": false); 128 + signo
 /// when SIGINT/SIGTERM stopped it (the file holds the steps completed); 2 when the result file
@@ -397,15 +434,16 @@ inline int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep)
   namespace fs = std::filesystem;
   const InterruptGuard guard;
   const auto& c = job.ctx;
-  const auto file = job.output_dir / result_file_name(c.device, c.full.cli_name);
-  const auto log = job.output_dir / log_file_name(c.full.cli_name);
-  const auto live_log = job.output_dir / (log.filename().string() + ".partial");
+  const JobFiles files = job_files(job);
+  const auto& file = files.result;
+  const auto& log = files.log;
+  const auto& live_log = files.live_log;
   // One process may stop between runs and jobs on its own; ranks only stop together, inside
   // run_steps, where they agree on it.
   const bool alone = c.plan.world() == 1;
   if (alone && interrupt_signal() != 0) {
-    rep.line("tprimat: skipping " + std::string(c.full.cli_name) + " (" + c.plan.strategy_name +
-             "): interrupted by " + signal_name(interrupt_signal()));
+    rep.alert("tprimat: skipping " + std::string(c.full.cli_name) + " (" + c.plan.strategy_name +
+              "): interrupted by " + signal_name(interrupt_signal()));
     rep.close_log();
     return core::exit_interrupted(interrupt_signal());
   }
@@ -450,8 +488,8 @@ inline int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep)
   const int signo =
       records.back().interrupted_by != 0 ? records.back().interrupted_by : interrupt_signal();
   if (signo != 0 && detail::nothing_ran(records)) {
-    rep.line("tprimat: interrupted by " + signal_name(signo) + " before the first step: " +
-             "nothing to write, " + file.string() + " is left as it was");
+    rep.alert("tprimat: interrupted by " + signal_name(signo) + " before the first step: " +
+              "nothing to write, " + file.string() + " is left as it was");
     discard_log();
     return core::exit_interrupted(signo);
   }
@@ -463,14 +501,12 @@ inline int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep)
     const auto measured = doc["raw_step_times"].size();
     const std::string why = "tprimat: interrupted by " + signal_name(signo) + ": writing the " +
                             std::to_string(measured) + " measured step(s) completed, marked " +
-                            "incomplete (a second signal ends tprimat at once)";
-    rep.line(why);
-    if (rank == 0) std::fprintf(stderr, "%s\n", why.c_str());
+                            "incomplete (a second SIGINT or SIGTERM ends tprimat at once)";
+    rep.alert(why);
   } else {
     if (!complete) {
       const std::string why = core::without_prefix(doc.value("error", std::string("unknown")));
-      rep.line("tprimat: run failed: " + why);
-      if (rank == 0) std::fprintf(stderr, "tprimat: run failed: %s\n", why.c_str());
+      rep.alert("tprimat: run failed: " + why);
     }
     if (signo != 0)
       rep.line("tprimat: " + signal_name(signo) + " arrived during the last step; no further run " +

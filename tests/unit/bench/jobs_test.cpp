@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +69,35 @@ TEST_F(Jobs, DefaultIsTinyOnOneRank) {
   EXPECT_EQ(list.notices[0],
             "tprimat: no GPU backend found; running the CPU reference backend on model tiny");
   EXPECT_TRUE(fs::is_directory(dir_ / "out"));
+}
+
+TEST_F(Jobs, JobFilesNameEverythingTheRunWrites) {
+  env_.world = 2;
+  opts_.gbs = 2;
+  const auto list = bench::resolve_jobs(opts_, env_);
+  const auto f = bench::job_files(list.jobs.at(0));
+  const auto out = dir_ / "out";
+  EXPECT_EQ(f.result, out / "benchmark_cpu_tiny.json");
+  EXPECT_EQ(f.log, out / "training_tiny.log");
+  EXPECT_EQ(f.live_log, out / "training_tiny.log.partial");
+  EXPECT_EQ(f.locked(), (std::vector<fs::path>{f.result, f.log}));
+  std::vector<fs::path> written;
+  for (const auto& [what, path] : f.written()) written.push_back(path);
+  for (const char* name : {".benchmark_cpu_tiny.json.lock", ".training_tiny.log.lock",
+                           "profile_cpu_tiny_1.json", "profile_cpu_tiny_1.json.gz"})
+    EXPECT_NE(std::find(written.begin(), written.end(), out / name), written.end()) << name;
+}
+
+TEST_F(Jobs, SaveOntoAFileOfTheRunIsRefusedNothingCreated) {
+  fs::create_directories(dir_ / "real");
+  fs::create_directory_symlink(dir_ / "real", dir_ / "alias");
+  opts_.output_dir = (dir_ / "alias" / "out").string();
+  opts_.save = (dir_ / "real" / "." / "out" / ".." / "out" / "training_tiny.log").string();
+  const std::string e = error_of(opts_);
+  EXPECT_NE(e.find(" is the log of this run ("), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir_ / "real" / "out")) << "refused before the output dir is made";
+  opts_.save = (dir_ / "real" / "tiny.safetensors").string();
+  EXPECT_EQ(error_of(opts_), "");
 }
 
 // A GPU measures its eager first step and its graph capture when the warm-up is shorter than
