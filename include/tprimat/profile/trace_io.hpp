@@ -100,7 +100,8 @@ inline std::string inflate_if_gzip(std::string raw, const std::filesystem::path&
                                    std::uint64_t cap = trace_input.max_bytes) {
   const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
                   static_cast<unsigned char>(raw[1]) == 0x8b;
-  return gz ? gunzip(raw, path, cap) : raw;
+  if (!gz) return raw;  // moved, not copied: a trace may be a GiB
+  return gunzip(raw, path, cap);
 }
 
 /// The whole file, decompressed when it is gzip; read and inflated within trace_input's cap.
