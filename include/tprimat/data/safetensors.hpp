@@ -197,8 +197,10 @@ inline std::string shape_text(std::span<const std::int64_t> shape) {
 class SafetensorsFile {
  public:
   explicit SafetensorsFile(const std::string& path) {
+    // Absent is said plainly; a path that cannot be examined (too long, a loop of links, no
+    // permission) is named with its reason when the mapping opens it.
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
+    if (!std::filesystem::exists(path, ec) && !ec)
       throw core::InputError("safetensors file " + path + " not found",
                              "pass the path of a .safetensors file");
     file_ = std::make_shared<detail::MappedFile>(path, safetensors_input);
@@ -349,7 +351,8 @@ class SafetensorsCheckpoint {
     const std::string fix =
         "pass --init random, or a .safetensors file, a model.safetensors.index.json, or a "
         "directory holding one";
-    if (!fs::exists(path, ec)) throw core::InputError("checkpoint " + path + " not found", fix);
+    if (!fs::exists(path, ec) && !ec)  // one that cannot be examined: its reader says why
+      throw core::InputError("checkpoint " + path + " not found", fix);
     std::string file = path;
     if (fs::is_directory(path, ec)) {
       const fs::path dir(path);
@@ -414,7 +417,8 @@ class SafetensorsCheckpoint {
     files_.reserve(shards.size());  // by_name_ points into files_
     for (const auto& [file, names] : shards) {
       const std::string shard = (dir / file).string();
-      if (!std::filesystem::exists(shard))
+      std::error_code ec;  // the throwing exists() let a 300-character name escape as a crash
+      if (!std::filesystem::exists(shard, ec) && !ec)
         throw core::InputError(index + " names shard " + file + " (for " + names.front() +
                                    "), but " + shard + " does not exist",
                                "download every shard the index lists");

@@ -220,8 +220,8 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
   }
   const std::string fix =
       "pass an existing JSON file, or a strategy name (" + strategy_names() + ")";
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec))
+  std::error_code ec;  // a path that cannot be examined: read_input_file names why
+  if (!std::filesystem::exists(file, ec) && !ec)
     throw core::InputError("config file " + file + " not found", fix);
   const std::string text = core::read_input_file(
       file, core::InputKind{"config file", core::max_config_bytes, fix});

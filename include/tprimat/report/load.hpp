@@ -263,7 +263,8 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
     for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
       const auto name = it->path().filename().string();
-      if (it->is_regular_file() && name.starts_with("benchmark_") && name.ends_with(".json"))
+      std::error_code kind;  // a loop of symbolic links threw filesystem_error here: skipped
+      if (it->is_regular_file(kind) && name.starts_with("benchmark_") && name.ends_with(".json"))
         found.push_back(it->path());
     }
     std::sort(found.begin(), found.end());

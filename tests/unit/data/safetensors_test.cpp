@@ -448,4 +448,22 @@ TEST_F(Safetensors, FifoOrDeviceIsRefusedWithoutReadingIt) {
             std::string::npos);
 }
 
+TEST_F(Safetensors, PathsThatCannotBeExaminedAreBadInput) {
+  // Found by fuzzing: an index naming a shard of 300 characters made the throwing
+  // std::filesystem::exists() escape as filesystem_error ("File name too long").
+  const auto index = path("model.safetensors.index.json");
+  const std::string name(300, 'G');
+  std::ofstream(index) << R"({"weight_map": {"w": ")" << name << R"("}})";
+  EXPECT_EQ(error_of(index), "tprimat: " + path(name) +
+                                 ": cannot read the safetensors file: File name too long; pass "
+                                 "the path of a .safetensors file");
+  EXPECT_EQ(error_of(path(name)), "tprimat: " + path(name) +
+                                      ": cannot read the safetensors file: File name too long; "
+                                      "pass the path of a .safetensors file");
+  EXPECT_EQ(error_of(path(name + ".json")),
+            "tprimat: " + path(name + ".json") +
+                ": cannot read the safetensors index: File name too long; an index is "
+                "{\"weight_map\": {\"tensor name\": \"shard file\", ...}}");
+}
+
 }  // namespace

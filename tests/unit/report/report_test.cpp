@@ -285,6 +285,15 @@ TEST(ReportLoad, DeepNestingAndWhatIsNotAFileAreSkippedProblems) {
   const auto in = load_inputs({}, {deep.string(), fifo.string(), "/dev/zero"});
   EXPECT_TRUE(in.results.empty());
   EXPECT_EQ(in.problems.size(), 3u);
+  // A loop of symbolic links named like a result, in a results directory, is no result: it
+  // threw filesystem_error out of the directory walk (exit 1).
+  std::filesystem::create_directories(dir / "results");
+  const auto loop = dir / "results" / "benchmark_cpu_tiny.json";
+  std::filesystem::create_symlink(loop.filename(), loop);
+  const auto looped = load_inputs({(dir / "results").string()}, {});
+  EXPECT_TRUE(looped.inputs.empty());
+  EXPECT_EQ(looped.problems, std::vector<std::string>{"tprimat: " + (dir / "results").string() +
+                                                      ": no benchmark_*.json files"});
   std::filesystem::remove_all(dir);
 }
 
