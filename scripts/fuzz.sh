@@ -5,9 +5,10 @@
 #   scripts/fuzz.sh list                        the harnesses
 #   scripts/fuzz.sh build                       build every harness in ./build-fuzz
 #   scripts/fuzz.sh HARNESS [SECONDS] [-flag=value ...]   fuzz it (default 600 s), then merge
-# The run grows build-fuzz/corpus/HARNESS, seeded from tests/fuzz/corpus/HARNESS and
-# tests/fuzz/regressions/HARNESS; at the end the first two are merged, minimised
-# (-set_cover_merge), into tests/fuzz/corpus/HARNESS, which the test fuzz.HARNESS replays.
+# The run grows build-fuzz/corpus/HARNESS, seeded from tests/fuzz/corpus/HARNESS,
+# tests/fuzz/seeds/HARNESS and tests/fuzz/regressions/HARNESS; at the end the committed corpus
+# and the growth are merged, minimised (-set_cover_merge), into tests/fuzz/corpus/HARNESS, which
+# the test fuzz.HARNESS replays (with the seeds and regressions, kept by hand as they are).
 # Crashes land in build-fuzz/artifacts/HARNESS/ (replay one: build-fuzz/tests/fuzz/HARNESS_fuzz
 # FILE); once fixed, keep the input in tests/fuzz/regressions/HARNESS/. Extra -flag=value
 # arguments go to libFuzzer. Env: TPRIMAT_FUZZ_CXX (default clang++-14), TPRIMAT_FUZZ_BUILD_DIR
@@ -20,7 +21,7 @@ cxx="${TPRIMAT_FUZZ_CXX:-clang++-14}"
 jobs="${TPRIMAT_JOBS:-2}"
 harnesses=(config_file result_load megatron_indexed safetensors import_log trace_reader)
 
-usage() { sed -n '4,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 configure_and_build() {
   "${root}/scripts/install-deps.sh" fuzz
@@ -75,9 +76,12 @@ dict=()
 echo "fuzz.sh: ${harness} for ${seconds} s (corpus ${work}, crashes in ${artifacts})"
 start=$(date +%s)
 status=0
-# The inputs of fixed findings (tests/fuzz/regressions/HARNESS) seed it too, and stay as they are.
+# The hand-written hostile inputs (tests/fuzz/seeds/HARNESS) and the inputs of fixed findings
+# (tests/fuzz/regressions/HARNESS) seed it too, and stay as they are.
 seeds=("${committed}")
-[[ -d "${root}/tests/fuzz/regressions/${harness}" ]] && seeds+=("${root}/tests/fuzz/regressions/${harness}")
+for kept in seeds regressions; do
+  [[ -d "${root}/tests/fuzz/${kept}/${harness}" ]] && seeds+=("${root}/tests/fuzz/${kept}/${harness}")
+done
 "${binary}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="${artifacts}/" "${dict[@]}" "$@" "${work}" "${seeds[@]}" || status=$?
 echo "fuzz.sh: ${harness} ran $(( $(date +%s) - start )) s, exit ${status}"

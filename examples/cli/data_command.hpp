@@ -7,15 +7,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/indexed_writer.hpp"
 #include "tprimat/data/megatron_indexed.hpp"
@@ -76,22 +77,22 @@ inline void add_data_command(CLI::App& app, DataCommand& cmd) {
 
 namespace detail {
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw core::InputError("cannot read " + path, "pass an existing, readable file");
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 /// One document per JSONL line ({"ids": [...]}); blank lines are skipped.
 inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw core::InputError("cannot read " + path, "pass an existing JSONL file");
+  const std::string fix = "write one {\"ids\": [1, 2, ...]} object per line";
+  const std::string text =
+      core::read_input_file(path, core::InputKind{"JSONL file", core::max_jsonl_bytes,
+                                                  "pass a JSONL file (a larger data set: write "
+                                                  "it in parts, and blend them with --data)"});
   std::vector<std::vector<std::int64_t>> docs;
-  std::string line;
-  for (int n = 1; std::getline(f, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  std::size_t at = 0;
+  for (int n = 1; at < text.size(); ++n) {
+    const std::size_t eol = std::min(text.find('\n', at), text.size());
+    const std::string_view line(text.data() + at, eol - at);
+    at = eol + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = path + " line " + std::to_string(n);
-    const std::string fix = "write one {\"ids\": [1, 2, ...]} object per line";
+    core::check_json_depth(line, where, fix);
     const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) throw core::InputError(where + " is not valid JSON", fix);
     if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array())
@@ -110,7 +111,10 @@ inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string&
 /// Paragraphs: a document ends after a run of blank lines, which it keeps, so that the
 /// documents concatenated are the file again.
 inline std::vector<std::vector<std::int64_t>> text_documents(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = core::read_input_file(
+      path, core::InputKind{"text file", core::max_text_bytes,
+                            "pass a text file (a larger one: write it in parts, and blend them "
+                            "with --data)"});
   std::vector<std::vector<std::int64_t>> docs(1);
   std::size_t i = 0;
   while (i < text.size()) {

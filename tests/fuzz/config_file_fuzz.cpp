@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_depth.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/config_file.hpp"
@@ -44,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const tprimat::core::InputError&) {
     return 0;
   }
+  tprimat::fuzz::check_depth(root);
   // Every model and platform the CLI passes, without a name and with the file's first named one.
   std::string first_name = "none";
   if (root.is_object())

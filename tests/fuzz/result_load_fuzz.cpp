@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,10 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The seeds keep the model and platform in the file name and the run in its directory.
     const std::string file = "fuzz/output-0" + std::to_string(k % 3) + "/benchmark_" +
                              (k % 2 ? "rocm" : "cuda") + "_llama.json";
-    std::istringstream text{std::string(all.substr(start, end - start))};
     in.inputs.push_back(file);
     try {
-      in.results.push_back(report::load_stream(text, file));
+      in.results.push_back(report::load_text(all.substr(start, end - start), file));
     } catch (const tprimat::core::InputError& e) {
       in.problems.push_back(e.what());
     }

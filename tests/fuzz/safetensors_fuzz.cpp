@@ -38,5 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     }
   } catch (const tprimat::core::InputError&) {
   }
+  // Text that opens as JSON is also read as a sharded checkpoint's index (its weight_map may name
+  // w.safetensors, these same bytes, or any other path: all are opened as inputs are).
+  if (size > 0 && bytes[0] == '{') {
+    const auto index = dir.write("model.safetensors.index.json", std::span(bytes, size));
+    try {
+      const data::SafetensorsCheckpoint ckpt(index);
+      for (const auto* t : ckpt.tensors()) (void)ckpt.find(t->name);
+    } catch (const tprimat::core::InputError&) {
+    }
+  }
   return 0;
 }

@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "../support/fifo.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/profile/trace_io.hpp"
 #include "tprimat/profile/trace_reader.hpp"
@@ -164,6 +167,83 @@ TEST(ChromeTrace, FilesRoundTripPlainAndGzip) {
   int files = 0;
   for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, profile::gzip_available ? 2 : 1);
+  std::filesystem::remove_all(dir);
+}
+
+/// The bytes of `text` as write_trace_text gzips them (zlib builds).
+std::string gzipped(const std::filesystem::path& dir, const std::string& text) {
+  profile::write_trace_text(dir / "g.json.gz", text, true);
+  std::ifstream f(dir / "g.json.gz", std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+TEST(ChromeTrace, GzipInflatesWithinItsCap) {
+  if (!profile::gzip_available) GTEST_SKIP() << "built without zlib";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tprimat_trace_gz_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string a = "{\"traceEvents\": [", b = "]}";
+  const std::string ga = gzipped(dir, a), gb = gzipped(dir, b);
+  // Members follow one another, as gunzip reads them; bytes after the last are ignored.
+  EXPECT_EQ(profile::gunzip(ga + gb, "t.json.gz", 1 << 20), a + b);
+  EXPECT_EQ(profile::gunzip(ga + "trailing", "t.json.gz", 1 << 20), a);
+  // Inflating exactly to the cap is fine; one byte past it is refused, as is a small file that
+  // inflates to 64 MiB (a gzip bomb) under a 1 MiB cap: without holding more than the cap.
+  EXPECT_EQ(profile::gunzip(ga, "t.json.gz", a.size()), a);
+  const std::string bomb = gzipped(dir, std::string(64u << 20, ' '));
+  EXPECT_LT(bomb.size(), 100'000u);
+  try {
+    profile::gunzip(bomb, "t.json.gz", 1 << 20);
+    FAIL() << "a gzip bomb inflated";
+  } catch (const tprimat::core::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "tprimat: trace t.json.gz (" + std::to_string(bomb.size()) +
+                  " bytes of gzip) inflates past the 1 MiB tprimat reads from a trace; pass the "
+                  "trace itself, or check what wrote this file: no real trace is that large");
+  }
+  EXPECT_THROW(profile::gunzip(ga, "t.json.gz", a.size() - 1), tprimat::core::InputError);
+  // Truncated or damaged: named as such.
+  for (const std::string& damaged : {ga.substr(0, ga.size() - 5), ga.substr(0, 12),
+                                     std::string(ga).replace(12, 4, "\xff\xff\xff\xff")}) {
+    try {
+      profile::gunzip(damaged, "t.json.gz", 1 << 20);
+      FAIL() << "damaged gzip inflated";
+    } catch (const tprimat::core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.json.gz is a damaged gzip file"), std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ChromeTrace, DeepArgsOrAPathThatIsNotAFileAreBadInput) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tprimat_trace_bad_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "d.json");
+  const auto error = [](const std::filesystem::path& p) -> std::string {
+    try {
+      profile::read_chrome_trace(p);
+    } catch (const tprimat::core::InputError& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  // 100,000 levels in one event's args segfaulted (nlohmann's recursive copy of them).
+  std::string deep = R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 0, "dur": 1, "args": )";
+  for (int i = 0; i < 100'000; ++i) deep += R"({"a": )";
+  deep += "1" + std::string(100'000, '}') + "}]}";
+  profile::write_trace_text(dir / "deep.json", deep, false);
+  EXPECT_NE(error(dir / "deep.json").find("deep.json: nests arrays and objects deeper than the 64"),
+            std::string::npos);
+  EXPECT_NE(error(dir / "d.json").find("d.json: is a directory, not a trace; pass a Chrome trace"),
+            std::string::npos);
+  EXPECT_NE(error("/dev/zero").find("/dev/zero: is a character device, not a trace"),
+            std::string::npos);
+  const auto fifo = dir / "fifo.json";
+  tprimat::testing::make_fifo(fifo);
+  EXPECT_NE(tprimat::testing::error_reading_fifo(fifo, [&] { profile::read_chrome_trace(fifo); })
+                .find("fifo.json: is a FIFO (named pipe), not a trace"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -27,6 +27,8 @@
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -500,16 +502,28 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
   return out;
 }
 
+/// How the result a run would replace is read: capped like every result a report reads.
+inline constexpr core::InputKind existing_result_input{
+    "result file", core::max_result_bytes,
+    "remove it, or pass --overwrite or another --output-dir"};
+
 /// The result file a job would replace, compared with the job; nullopt when there is none.
-/// A file that is not a readable JSON object counts as another configuration: it is never
-/// replaced without --overwrite.
+/// A file that is not a readable JSON object (too big, too deeply nested, not even a regular
+/// file) counts as another configuration: it is never replaced without --overwrite. Never throws:
+/// the runner calls it again just before it writes, where the result must not be lost.
 inline std::optional<std::vector<std::string>> existing_result_differences(
     const std::filesystem::path& file, const ResultContext& c) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
-  std::ifstream in(file);
-  const auto old = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
-                      : nlohmann::json(nlohmann::json::value_t::discarded);
+  std::string text;
+  try {
+    text = core::read_input_file(file, existing_result_input);
+  } catch (const core::InputFileError& e) {
+    return std::vector<std::string>{"not a tprimat result: " + e.problem()};
+  }
+  if (const auto deep = core::json_depth_problem(text); !deep.empty())
+    return std::vector<std::string>{"not a tprimat result: " + deep};
+  const auto old = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!old.is_object())
     return std::vector<std::string>{"not a tprimat result: unreadable, or not a JSON object"};
   return configuration_differences(old, c);
@@ -523,6 +537,21 @@ inline std::string conflict_message(const std::filesystem::path& file,
   return "tprimat: " + file.string() + " holds the result of another configuration (" + what +
          "); refused to overwrite it, nothing ran; pass --overwrite to replace it, or another "
          "--output-dir";
+}
+
+/// Why a job must not write its result to `file` (rank 0's view, before any step), as the one
+/// line to print, or "" when it may: something other than a regular file is there (a directory,
+/// a FIFO, a device: refused even with --overwrite, since the result could not replace it), or,
+/// without --overwrite, a result of another configuration.
+inline std::string result_refusal(const std::filesystem::path& file, const ResultContext& c) {
+  if (const auto kind = core::special_file_kind(file); !kind.empty())
+    return "tprimat: " + file.string() + " is " + kind +
+           ", where the run writes its result; nothing ran; remove it, or pass another "
+           "--output-dir";
+  if (c.overwrite) return "";
+  if (const auto diff = existing_result_differences(file, c); diff && !diff->empty())
+    return conflict_message(file, *diff);
+  return "";
 }
 
 }  // namespace tprimat::bench

@@ -252,20 +252,18 @@ void save_weights(const Job& job, int run, RunRecord& rec, const train::Paramete
   rep.line("tprimat: saved the weights after run " + std::to_string(run + 1) + " to " + c.save);
 }
 
-/// Run 0, before the step is built: throws ResultConflict on every rank when the job's result
-/// file holds another configuration and --overwrite was not given. Rank 0 reads the file and
-/// broadcasts its verdict, so that no rank builds a step the others have abandoned.
+/// Run 0, before the step is built: throws ResultConflict on every rank when the job may not
+/// write its result file (result_refusal: something not a file is there, or a result of another
+/// configuration without --overwrite). Rank 0 reads the file and broadcasts its verdict, so that
+/// no rank builds a step the others have abandoned.
 template <class Comm>
 void refuse_conflicting_result(const Job& job, Comm& comm) {
-  if (job.ctx.overwrite) return;
   std::string message;
   float refused = 0;
   if (comm.rank() == 0) {
     const auto file = job.output_dir / result_file_name(job.ctx.device, job.ctx.full.cli_name);
-    if (const auto diff = existing_result_differences(file, job.ctx); diff && !diff->empty()) {
-      message = conflict_message(file, *diff);
-      refused = 1;
-    }
+    message = result_refusal(file, job.ctx);
+    refused = message.empty() ? 0 : 1;
   }
   if (comm.size() > 1) comm.broadcast(std::span<float>(&refused, 1), 0);
   if (refused != 0)

@@ -3,9 +3,7 @@
 // Reads the .bin/.idx pair that Megatron-LM, NeMo and Primus preprocessing writes, memory-mapped.
 #pragma once
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +21,7 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
 
 namespace tprimat::data {
 
@@ -127,33 +126,27 @@ inline std::int64_t token_type_max(TokenType t) {
 
 namespace detail {
 
-/// A read-only mapping of a whole file; empty files map to nothing (mmap rejects length 0).
+/// What a mapping names in messages by default: a file of a .bin/.idx pair.
+inline constexpr core::InputKind token_data_input{"Megatron data file", core::no_size_cap,
+                                                  "pass the prefix of a .bin/.idx pair"};
+
+/// A read-only mapping of a whole file, opened as core::open_input_file opens every input (a
+/// regular file only; a FIFO never blocks the open); empty files map to nothing (mmap rejects
+/// length 0).
 class MappedFile {
  public:
   MappedFile() = default;
-  explicit MappedFile(const std::string& path) : path_(path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      throw core::InputError("cannot open " + path + " (" + std::strerror(errno) + ")",
-                             "check the path and its permissions");
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw core::InputError(path + " is not a regular file",
-                             "pass the prefix of a .bin/.idx pair");
-    }
-    size_ = static_cast<std::size_t>(st.st_size);
+  explicit MappedFile(const std::string& path, const core::InputKind& kind = token_data_input)
+      : path_(path) {
+    const core::InputFd fd = core::open_input_file(path, kind);
+    size_ = static_cast<std::size_t>(fd.size());
     if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        throw core::InputError("cannot map " + path + " (" + std::strerror(err) + ")", "");
-      }
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd.get(), 0);
+      if (p == MAP_FAILED)
+        throw core::InputError("cannot map " + path + " (" + std::strerror(errno) + ")", "");
       data_ = static_cast<const std::byte*>(p);
     }
-    ::close(fd);  // the mapping keeps the file alive
-  }
+  }  // the mapping keeps the file alive once `fd` closes
   MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
   MappedFile& operator=(MappedFile&& o) noexcept {
     if (this != &o) {

@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/data/megatron_indexed.hpp"  // detail::MappedFile, detail::load
 
 namespace tprimat::data {
@@ -42,6 +44,10 @@ static_assert(std::endian::native == std::endian::little,
 /// ('C' order); the optional "__metadata__" key holds a string-to-string map. The buffer must
 /// be indexed entirely, without holes or overlaps.
 inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  ///< the reference limit
+
+/// How messages name a safetensors file; the file is mapped, never read whole, so no cap.
+inline constexpr core::InputKind safetensors_input{"safetensors file", core::no_size_cap,
+                                                   "pass the path of a .safetensors file"};
 
 /// Element types: the three tprimat reads and writes as weights, and the others the format names
 /// (listed, sized and checked, never converted).
@@ -192,14 +198,13 @@ inline std::string shape_text(std::span<const std::int64_t> shape) {
 class SafetensorsFile {
  public:
   explicit SafetensorsFile(const std::string& path) {
+    // Absent is said plainly; a path that cannot be examined (too long, a loop of links, no
+    // permission) is named with its reason when the mapping opens it.
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
+    if (!std::filesystem::exists(path, ec) && !ec)
       throw core::InputError("safetensors file " + path + " not found",
                              "pass the path of a .safetensors file");
-    if (!std::filesystem::is_regular_file(path, ec))
-      throw core::InputError(path + " is not a regular file",
-                             "pass the path of a .safetensors file");
-    file_ = std::make_shared<detail::MappedFile>(path);
+    file_ = std::make_shared<detail::MappedFile>(path, safetensors_input);
     parse();
   }
 
@@ -236,6 +241,7 @@ class SafetensorsFile {
     const std::string_view text(reinterpret_cast<const char*>(p + 8), n);
     if (text.empty() || text.front() != '{')
       bad("not a safetensors file: the header does not start with '{'");
+    if (const auto deep = core::json_depth_problem(text); !deep.empty()) bad("the header " + deep);
     const auto header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (header.is_discarded() || !header.is_object()) bad("the header is not a JSON object");
     const std::byte* buffer = p + 8 + n;
@@ -346,7 +352,8 @@ class SafetensorsCheckpoint {
     const std::string fix =
         "pass --init random, or a .safetensors file, a model.safetensors.index.json, or a "
         "directory holding one";
-    if (!fs::exists(path, ec)) throw core::InputError("checkpoint " + path + " not found", fix);
+    if (!fs::exists(path, ec) && !ec)  // one that cannot be examined: its reader says why
+      throw core::InputError("checkpoint " + path + " not found", fix);
     std::string file = path;
     if (fs::is_directory(path, ec)) {
       const fs::path dir(path);
@@ -392,10 +399,11 @@ class SafetensorsCheckpoint {
  private:
   void open_index(const std::string& index) {
     index_ = index;
-    std::ifstream f(index);
-    if (!f) throw core::InputError("cannot read " + index, "check the path and its permissions");
-    const auto j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
     const std::string fix = "an index is {\"weight_map\": {\"tensor name\": \"shard file\", ...}}";
+    const std::string text = core::read_input_file(
+        index, core::InputKind{"safetensors index", core::max_index_bytes, fix});
+    core::check_json_depth(text, index, fix);
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
       throw core::InputError(index + " is not a JSON object", fix);
     if (!j.contains("weight_map") || !j["weight_map"].is_object())
@@ -410,7 +418,8 @@ class SafetensorsCheckpoint {
     files_.reserve(shards.size());  // by_name_ points into files_
     for (const auto& [file, names] : shards) {
       const std::string shard = (dir / file).string();
-      if (!std::filesystem::exists(shard))
+      std::error_code ec;  // the throwing exists() let a 300-character name escape as a crash
+      if (!std::filesystem::exists(shard, ec) && !ec)
         throw core::InputError(index + " names shard " + file + " (for " + names.front() +
                                    "), but " + shard + " does not exist",
                                "download every shard the index lists");

@@ -4,9 +4,7 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/parallel/strategy.hpp"
 
 namespace tprimat::parallel {
@@ -201,25 +201,15 @@ inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const st
   return detail::read_block(p, strategy, file, path);
 }
 
-/// Parses the text of config file `file` (named in messages); malformed JSON is an InputError.
+/// Parses the text of config file `file` (named in messages); malformed or too deeply nested
+/// JSON is an InputError.
 inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    // parse_error for bad syntax; out_of_range for a number past double's range (1e400).
-    std::string what = e.what();
-    for (std::string_view kind : {"parse error", "number overflow"})
-      if (auto p = what.find(kind); p != std::string::npos) {
-        what = what.substr(p);
-        break;
-      }
-    throw core::InputError("config file " + file + " is not valid JSON (" + what + ")",
-                           "fix the JSON syntax at that position");
-  }
+  return core::parse_json(text, "config file " + file, "fix the JSON syntax at that position");
 }
 
 /// Loads `spec` ("path.json" or "path.json:name") for `model` on `platform`.
-/// A missing file, unreadable file or malformed JSON is an InputError naming the file.
+/// A missing file, one that is not a regular file or is over core::max_config_bytes, and
+/// malformed JSON are InputErrors naming the file.
 inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
                                            std::string_view platform) {
   std::string file(spec);
@@ -228,18 +218,14 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
     file = std::string(spec.substr(0, colon + 5));
     name = std::string(spec.substr(colon + 6));
   }
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec))
-    throw core::InputError("config file " + file + " not found",
-                           "pass an existing JSON file, or a strategy name (" +
-                               strategy_names() + ")");
-  std::ifstream in(file);
-  if (!in)
-    throw core::InputError("config file " + file + " cannot be read",
-                           "check its permissions");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json root = parse_config_json(text.str(), file);
+  const std::string fix =
+      "pass an existing JSON file, or a strategy name (" + strategy_names() + ")";
+  std::error_code ec;  // a path that cannot be examined: read_input_file names why
+  if (!std::filesystem::exists(file, ec) && !ec)
+    throw core::InputError("config file " + file + " not found", fix);
+  const std::string text = core::read_input_file(
+      file, core::InputKind{"config file", core::max_config_bytes, fix});
+  const nlohmann::json root = parse_config_json(text, file);
   ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
   s.file = file;
   if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;

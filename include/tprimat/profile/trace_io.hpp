@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -21,6 +21,7 @@
 #endif
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
 
 namespace tprimat::profile {
 
@@ -30,35 +31,82 @@ inline constexpr bool gzip_available = true;
 inline constexpr bool gzip_available = false;
 #endif
 
-/// The whole file, decompressed when it is gzip (by its magic bytes, whatever its name).
-inline std::string read_trace_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw core::InputError("cannot read trace " + path.string(),
-                           "pass an existing Chrome trace (.json or .json.gz)");
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
-                  static_cast<unsigned char>(raw[1]) == 0x8b;
-  if (!gz) return raw;
+/// How a trace is read: a regular file of at most core::max_trace_bytes, as stored and inflated.
+inline constexpr core::InputKind trace_input{"trace", core::max_trace_bytes,
+                                             "pass a Chrome trace (.json or .json.gz)"};
+
+/// `gz`, gzip data read from `path`, inflated: every member in turn, as gunzip does (bytes after
+/// the last member that start no other are ignored, as gzread ignores them). Inflating stops at
+/// `cap` bytes, so a small file cannot inflate without bound (a gzip bomb). InputError when the
+/// data are damaged or truncated, or inflate past `cap`.
+inline std::string gunzip(std::string_view gz, const std::filesystem::path& path,
+                          std::uint64_t cap) {
 #if defined(TPRIMAT_HAVE_ZLIB) && TPRIMAT_HAVE_ZLIB
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw core::InputError("cannot open gzip trace " + path.string());
+  struct Stream {
+    z_stream z{};
+    Stream() {
+      if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)  // 16: a gzip wrapper, not zlib's
+        throw core::RunError("zlib: cannot start inflating (out of memory?)");
+    }
+    ~Stream() { inflateEnd(&z); }
+  } s;
+  const auto damaged = [&] {
+    return core::InputError("trace " + path.string() + " is a damaged gzip file",
+                            "check the file (gzip -t)");
+  };
+  // zlib counts input in 32 bits; read_trace_text passes at most trace_input.max_bytes.
+  if (gz.size() > std::numeric_limits<uInt>::max())
+    throw core::InputError("trace " + path.string() + " is " + std::to_string(gz.size()) +
+                               " bytes of gzip, more than tprimat inflates",
+                           "gunzip it first");
+  s.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  s.z.avail_in = static_cast<uInt>(gz.size());
   std::string out;
   char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  const bool failed = n < 0;
-  gzclose(f);
-  if (failed)
-    throw core::InputError("trace " + path.string() + " is a damaged gzip file",
-                           "check the file (gzip -t)");
+  for (;;) {
+    s.z.next_out = reinterpret_cast<Bytef*>(buf);
+    s.z.avail_out = sizeof buf;
+    const int rc = inflate(&s.z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) throw damaged();
+    const std::size_t n = sizeof buf - s.z.avail_out;
+    if (out.size() + n > cap)
+      throw core::InputError(
+          "trace " + path.string() + " (" + std::to_string(gz.size()) +
+              " bytes of gzip) inflates past the " + core::byte_size_text(cap) +
+              " tprimat reads from a trace",
+          "pass the trace itself, or check what wrote this file: no real trace is that large");
+    out.append(buf, n);
+    if (rc == Z_STREAM_END) {
+      const bool another = s.z.avail_in >= 2 && s.z.next_in[0] == 0x1f && s.z.next_in[1] == 0x8b;
+      if (!another) break;
+      if (inflateReset(&s.z) != Z_OK) throw damaged();
+    } else if (rc == Z_BUF_ERROR || (n == 0 && s.z.avail_in == 0)) {
+      throw damaged();  // the input ended inside a member: truncated
+    }
+  }
   return out;
 #else
+  (void)gz;
+  (void)cap;
   throw core::InputError("trace " + path.string() +
-                             " is gzip-compressed and this tprimat is "
-                             "built without zlib",
+                             " is gzip-compressed and this tprimat is built without zlib",
                          "gunzip it first, or rebuild with zlib (zlib1g-dev)");
 #endif
+}
+
+/// `raw`, the bytes of trace file `path`, inflated (within `cap`) when they are gzip (by their
+/// magic bytes, whatever the name), else as they are.
+inline std::string inflate_if_gzip(std::string raw, const std::filesystem::path& path,
+                                   std::uint64_t cap = trace_input.max_bytes) {
+  const bool gz = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
+                  static_cast<unsigned char>(raw[1]) == 0x8b;
+  if (!gz) return raw;  // moved, not copied: a trace may be a GiB
+  return gunzip(raw, path, cap);
+}
+
+/// The whole file, decompressed when it is gzip; read and inflated within trace_input's cap.
+inline std::string read_trace_text(const std::filesystem::path& path) {
+  return inflate_if_gzip(core::read_input_file(path, trace_input), path);
 }
 
 /// Writes `text` to `path` so that a reader never sees half a trace: a temporary file in the

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/profile/chrome_trace.hpp"
 #include "tprimat/profile/trace_event.hpp"
 #include "tprimat/profile/trace_io.hpp"
@@ -196,17 +197,10 @@ inline Trace parse_chrome_trace(const nlohmann::json& doc, const std::string& so
 
 /// Reads `path` (.json, or gzip-compressed in a zlib build) and parses it.
 inline Trace read_chrome_trace(const std::filesystem::path& path) {
-  const std::string text = read_trace_text(path);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    throw core::InputError("trace " + path.string() + " is not valid JSON (" + what + ")",
-                           "pass a complete Chrome trace");
-  }
-  return parse_chrome_trace(doc, "trace " + path.string());
+  const std::string source = "trace " + path.string();
+  const nlohmann::json doc =
+      core::parse_json(read_trace_text(path), source, "pass a complete Chrome trace");
+  return parse_chrome_trace(doc, source);
 }
 
 }  // namespace tprimat::profile

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <istream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/report/peaks.hpp"
@@ -238,10 +240,14 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log,
   return doc;
 }
 
+/// How `tprimat import` reads a log: a regular file of at most core::max_log_bytes.
+inline constexpr core::InputKind log_input{"log", core::max_log_bytes,
+                                           "pass a training log file"};
+
 /// import_log of the file `log`.
 inline nlohmann::json import_log(const std::string& log, const ImportOptions& o,
                                  const std::string& command_line) {
-  std::ifstream in(log);
+  std::istringstream in(core::read_input_file(log, log_input));
   return import_log(in, log, o, command_line);
 }
 

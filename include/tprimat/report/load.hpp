@@ -6,17 +6,18 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <istream>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/report/peaks.hpp"
@@ -206,11 +207,17 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   return r;
 }
 
-/// Parses and reads the text of result `file` from `in`; throws core::InputError naming it.
-inline Result load_stream(std::istream& in, const std::filesystem::path& file) {
+/// How a report reads a result file: capped (core::max_result_bytes), a regular file only.
+inline constexpr core::InputKind result_input{"result file", core::max_result_bytes,
+                                              "pass a tprimat or seeds' result JSON"};
+
+/// Parses and reads `text`, the contents of result `file`; throws core::InputError naming it.
+inline Result load_text(std::string_view text, const std::filesystem::path& file) {
+  if (const auto deep = core::json_depth_problem(text); !deep.empty())
+    throw core::InputError(file.string() + ": " + deep + " (skipped)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw core::InputError(file.string() + ": not valid JSON (parse error at byte " +
                            std::to_string(e.byte) + "; skipped)");
@@ -220,11 +227,16 @@ inline Result load_stream(std::istream& in, const std::filesystem::path& file) {
   return from_json(j, file);
 }
 
-/// Parses and reads one file; throws core::InputError naming it on any failure.
+/// Reads and parses one file; throws core::InputError naming it on any failure (a directory,
+/// FIFO or device, or a file over the cap, among them).
 inline Result load_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw core::InputError(file.string() + ": cannot read the file (skipped)");
-  return load_stream(in, file);
+  std::string text;
+  try {
+    text = core::read_input_file(file, result_input);
+  } catch (const core::InputFileError& e) {
+    throw core::InputError(e.path() + ": " + e.problem() + " (skipped)");
+  }
+  return load_text(text, file);
 }
 
 /// What a report read: the results, and one line per input it could not use.
@@ -251,7 +263,8 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
     for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
       const auto name = it->path().filename().string();
-      if (it->is_regular_file() && name.starts_with("benchmark_") && name.ends_with(".json"))
+      std::error_code kind;  // a loop of symbolic links threw filesystem_error here: skipped
+      if (it->is_regular_file(kind) && name.starts_with("benchmark_") && name.ends_with(".json"))
         found.push_back(it->path());
     }
     std::sort(found.begin(), found.end());

@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include "../../support/fifo.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
+
 namespace {
 
 using namespace tprimat;
@@ -157,6 +161,54 @@ TEST(ConfigFile, WhatLooksLikeAPath) {
   EXPECT_TRUE(parallel::is_config_path("cfg.json:name"));
   EXPECT_TRUE(parallel::is_config_path("./configs/x"));
   EXPECT_FALSE(parallel::is_config_path("balanced"));
+}
+
+/// The message load_config_strategy gives for `path`, or "no error".
+std::string config_error(const std::string& path) {
+  try {
+    parallel::load_config_strategy(path, "tiny", "cpu");
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_F(ConfigFileOnDisk, NestingIsCappedAtTheJsonDepthLimit) {
+  // The top-level object is level 1: its "profiling" block nests the other 63 at the limit.
+  const auto nested = [&](int levels) {
+    return write("deep.json", R"({"tensor_model_parallel_size": 1, "profiling": )" +
+                                  std::string(levels - 1, '[') + std::string(levels - 1, ']') +
+                                  "}");
+  };
+  EXPECT_EQ(config_error(nested(core::max_json_depth)), "no error");
+  const auto path = nested(core::max_json_depth + 1);
+  EXPECT_EQ(config_error(path),
+            "tprimat: config file " + path +
+                ": nests arrays and objects deeper than the 64 levels tprimat reads (column 111); "
+                "no real input nests that deep: check what wrote the file");
+  // 100,000 levels segfaulted (nlohmann's recursive copy of the profiling block).
+  EXPECT_NE(config_error(nested(100'000)).find("deeper than the 64 levels"), std::string::npos);
+}
+
+TEST_F(ConfigFileOnDisk, OnlyARegularFileOfAtMostOneMibIsRead) {
+  const std::string fix = "; pass an existing JSON file, or a strategy name (";
+  EXPECT_EQ(config_error("/dev/zero").rfind("tprimat: /dev/zero: is a character device, not a "
+                                            "config file" + fix, 0),
+            0u);
+  std::filesystem::create_directories(dir_ / "cfg.json");
+  EXPECT_NE(config_error((dir_ / "cfg.json").string() + "/").find("is a directory, not a config file"),
+            std::string::npos);
+  const auto fifo = dir_ / "fifo.json";
+  tprimat::testing::make_fifo(fifo);
+  EXPECT_NE(tprimat::testing::error_reading_fifo(
+                fifo, [&] { parallel::load_config_strategy(fifo.string(), "tiny", "cpu"); })
+                .find("is a FIFO (named pipe), not a config file" + fix),
+            std::string::npos);
+  const auto big = write("big.json", R"({"tensor_model_parallel_size": 1})" +
+                                         std::string(core::max_config_bytes, ' '));
+  EXPECT_NE(config_error(big).find(": is 1048609 bytes, more than the 1 MiB tprimat reads from a "
+                                   "config file"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "../../support/fifo.hpp"
 #include "tprimat/model/tiny.hpp"
 
 namespace {
@@ -160,6 +163,47 @@ TEST_F(AtomicWrite, FailureThrowsRunErrorAndWritesNothing) {
   const auto file = dir_ / "missing" / "benchmark_cpu_tiny.json";
   EXPECT_THROW(bench::write_result(file, nlohmann::json{{"a", 1}}), core::RunError);
   EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_F(AtomicWrite, AResultTooDeepOrNotAFileIsAnotherConfigurationAndNeverThrows) {
+  auto c = tiny_context();
+  const auto file = dir_ / "benchmark_cpu_tiny.json";
+  // 100,000 levels segfaulted here (nlohmann's recursive dump of "platform" in the message).
+  std::ofstream(file) << "{\"platform\": " << std::string(100'000, '[')
+                      << std::string(100'000, ']') << "}";
+  const std::string deep =
+      "not a tprimat result: nests arrays and objects deeper than the 64 levels tprimat reads "
+      "(column 77)";
+  EXPECT_EQ(bench::existing_result_differences(file, c), std::vector<std::string>{deep});
+  EXPECT_EQ(bench::result_refusal(file, c), bench::conflict_message(file, {deep}));
+  c.overwrite = true;  // --overwrite replaces it
+  EXPECT_EQ(bench::result_refusal(file, c), "");
+
+  // What no result can replace is refused whatever --overwrite says, and described (not thrown)
+  // where the runner checks again before writing.
+  fs::remove(file);
+  fs::create_directory(file);
+  EXPECT_EQ(bench::existing_result_differences(file, c),
+            std::vector<std::string>{"not a tprimat result: is a directory, not a result file"});
+  EXPECT_EQ(bench::result_refusal(file, c),
+            "tprimat: " + file.string() +
+                " is a directory, where the run writes its result; nothing ran; remove it, or "
+                "pass another --output-dir");
+  fs::remove(file);
+  tprimat::testing::make_fifo(file);
+  EXPECT_EQ(tprimat::testing::error_reading_fifo(
+                file,
+                [&] {
+                  EXPECT_EQ(bench::existing_result_differences(file, c)->at(0),
+                            "not a tprimat result: is a FIFO (named pipe), not a result file");
+                }),
+            "no error");
+  EXPECT_NE(bench::result_refusal(file, c).find(" is a FIFO (named pipe), where the run writes"),
+            std::string::npos);
+  fs::remove(file);
+  fs::create_symlink("/dev/zero", file);
+  EXPECT_NE(bench::result_refusal(file, c).find(" is a character device, where the run writes"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../../support/fifo.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/indexed_writer.hpp"
 
@@ -187,6 +188,21 @@ TEST_F(Indexed, UnknownDtypeCodeIsNamed) {
   put(p + ".idx", b);
   const auto e = error_of(p);
   EXPECT_NE(e.find(p + ".idx: unknown dtype code 9"), std::string::npos) << e;
+}
+
+TEST_F(Indexed, FifoOrDeviceInThePairIsRefusedWithoutBlocking) {
+  // open() of a FIFO for reading waited for a writer: `data inspect` hung.
+  const auto p = write("f", data::TokenType::int32, docs);
+  fs::remove(p + ".bin");
+  tprimat::testing::make_fifo(p + ".bin");
+  EXPECT_EQ(tprimat::testing::error_reading_fifo(p + ".bin",
+                                                 [&] { data::IndexedDataset ds(p); }),
+            "tprimat: " + p + ".bin: is a FIFO (named pipe), not a Megatron data file; pass the "
+                              "prefix of a .bin/.idx pair");
+  fs::remove(p + ".idx");
+  fs::create_symlink("/dev/zero", p + ".idx");
+  EXPECT_NE(error_of(p).find(p + ".idx: is a character device, not a Megatron data file"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "../../support/fifo.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 
 namespace fs = std::filesystem;
 using namespace tprimat;
@@ -386,6 +389,81 @@ TEST_F(Safetensors, NonWeightDtypesAreListedButNotConverted) {
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("tensor ids has dtype I64"), std::string::npos);
   }
+}
+
+TEST_F(Safetensors, HeaderNestingIsCappedAtTheJsonDepthLimit) {
+  // "shape" opens at level 3 (the header object, the tensor's object): 62 more reach the limit.
+  const auto with_shape_depth = [&](int levels) {
+    const std::string shape = std::string(levels - 2, '[') + std::string(levels - 2, ']');
+    put(path("d.safetensors"),
+        file_of(R"({"w":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})", {}));
+    return error_of(path("d.safetensors"));
+  };
+  // At the limit the header parses; the nested shape is then refused as not sizes.
+  EXPECT_NE(with_shape_depth(core::max_json_depth).find("tensor w: shape [[["), std::string::npos);
+  EXPECT_EQ(with_shape_depth(core::max_json_depth + 1),
+            "tprimat: " + path("d.safetensors") +
+                ": the header nests arrays and objects deeper than the 64 levels tprimat reads "
+                "(column 91); re-download or re-save the checkpoint (safetensors format: 8-byte "
+                "header length, JSON header, data)");
+  EXPECT_NE(with_shape_depth(100'000).find("the header nests arrays and objects deeper"),
+            std::string::npos);
+}
+
+TEST_F(Safetensors, IndexIsReadAsEveryInputIs) {
+  const auto index = path("model.safetensors.index.json");
+  {
+    std::ofstream f(index);
+    f << R"({"weight_map": )";
+    for (int i = 0; i < 100'000; ++i) f << R"({"a": )";
+    f << 1 << std::string(100'000, '}') << "}";
+  }
+  EXPECT_NE(error_of(index).find(index + ": nests arrays and objects deeper than the 64 levels"),
+            std::string::npos);
+  fs::remove(index);
+  tprimat::testing::make_fifo(index);
+  EXPECT_EQ(tprimat::testing::error_reading_fifo(
+                index, [&] { data::SafetensorsCheckpoint c(dir_.string()); }),
+            "tprimat: " + index +
+                ": is a FIFO (named pipe), not a safetensors index; an index is {\"weight_map\": "
+                "{\"tensor name\": \"shard file\", ...}}");
+  fs::remove(index);
+  std::ofstream(index) << R"({"weight_map": {"w": "/dev/zero"}})";  // a shard that is a device
+  EXPECT_EQ(error_of(index), "tprimat: /dev/zero: is a character device, not a safetensors file; "
+                             "pass the path of a .safetensors file");
+  std::ofstream(index) << R"({"weight_map": {}})" << std::string(core::max_index_bytes, ' ');
+  EXPECT_NE(error_of(index).find(" bytes, more than the 16 MiB tprimat reads from a safetensors "
+                                 "index"),
+            std::string::npos);
+}
+
+TEST_F(Safetensors, FifoOrDeviceIsRefusedWithoutReadingIt) {
+  const auto fifo = path("w.safetensors");
+  tprimat::testing::make_fifo(fifo);
+  EXPECT_EQ(tprimat::testing::error_reading_fifo(fifo, [&] { data::SafetensorsFile f(fifo); }),
+            "tprimat: " + fifo +
+                ": is a FIFO (named pipe), not a safetensors file; pass the path of a "
+                ".safetensors file");
+  EXPECT_NE(error_of("/dev/zero").find("/dev/zero: is a character device, not a safetensors file"),
+            std::string::npos);
+}
+
+TEST_F(Safetensors, PathsThatCannotBeExaminedAreBadInput) {
+  // Found by fuzzing: an index naming a shard of 300 characters made the throwing
+  // std::filesystem::exists() escape as filesystem_error ("File name too long").
+  const auto index = path("model.safetensors.index.json");
+  const std::string name(300, 'G');
+  std::ofstream(index) << R"({"weight_map": {"w": ")" << name << R"("}})";
+  EXPECT_EQ(error_of(index), "tprimat: " + path(name) +
+                                 ": cannot read the safetensors file: File name too long; pass "
+                                 "the path of a .safetensors file");
+  EXPECT_EQ(error_of(path(name)), "tprimat: " + path(name) +
+                                      ": cannot read the safetensors file: File name too long; "
+                                      "pass the path of a .safetensors file");
+  EXPECT_EQ(error_of(path(name + ".json")),
+            "tprimat: " + path(name + ".json") +
+                ": cannot read the safetensors index: File name too long; an index is "
+                "{\"weight_map\": {\"tensor name\": \"shard file\", ...}}");
 }
 
 }  // namespace

@@ -3,10 +3,15 @@
 // Report building blocks: dense peaks, number formatting, the seeds' schema, grouping and noise.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../../support/fifo.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
@@ -84,8 +89,9 @@ TEST(ReportLoad, MissingFieldNamesFileAndField) {
 
 TEST(ReportLoad, NumberPastDoubleRangeIsBadInput) {
   // Found by fuzzing: nlohmann's out_of_range escaped load_inputs, which catches InputError.
-  std::istringstream in(R"({"platform": "nvd", "training_config": {"num_gpus": 1e400}})");
-  EXPECT_THROW(load_stream(in, "x/benchmark_cuda_llama.json"), core::InputError);
+  EXPECT_THROW(load_text(R"({"platform": "nvd", "training_config": {"num_gpus": 1e400}})",
+                         "x/benchmark_cuda_llama.json"),
+               core::InputError);
 }
 
 TEST(ReportLoad, AbsurdGpuCountsAreBadInput) {
@@ -250,4 +256,45 @@ TEST(ReportPlot, StripJitterIsFixedAndNarrow) {
 }
 
 }  // namespace
+TEST(ReportLoad, DeepNestingAndWhatIsNotAFileAreSkippedProblems) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tprimat-report-load-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "d.json");
+  const auto problem = [](const std::filesystem::path& p) -> std::string {
+    try {
+      load_file(p);
+    } catch (const core::InputError& e) {
+      return e.what();
+    }
+    return "loaded";
+  };
+  const auto deep = dir / "deep.json";
+  std::ofstream(deep) << std::string(100'000, '[') << std::string(100'000, ']');
+  EXPECT_EQ(problem(deep), "tprimat: " + deep.string() +
+                               ": nests arrays and objects deeper than the 64 levels tprimat reads "
+                               "(column 65) (skipped)");
+  EXPECT_EQ(problem(dir / "d.json"),
+            "tprimat: " + (dir / "d.json").string() + ": is a directory, not a result file (skipped)");
+  EXPECT_EQ(problem("/dev/zero"),
+            "tprimat: /dev/zero: is a character device, not a result file (skipped)");
+  const auto fifo = dir / "fifo.json";
+  tprimat::testing::make_fifo(fifo);
+  EXPECT_EQ(tprimat::testing::error_reading_fifo(fifo, [&] { load_file(fifo); }),
+            "tprimat: " + fifo.string() + ": is a FIFO (named pipe), not a result file (skipped)");
+  // load_inputs goes on past them, naming each.
+  const auto in = load_inputs({}, {deep.string(), fifo.string(), "/dev/zero"});
+  EXPECT_TRUE(in.results.empty());
+  EXPECT_EQ(in.problems.size(), 3u);
+  // A loop of symbolic links named like a result, in a results directory, is no result: it
+  // threw filesystem_error out of the directory walk (exit 1).
+  std::filesystem::create_directories(dir / "results");
+  const auto loop = dir / "results" / "benchmark_cpu_tiny.json";
+  std::filesystem::create_symlink(loop.filename(), loop);
+  const auto looped = load_inputs({(dir / "results").string()}, {});
+  EXPECT_TRUE(looped.inputs.empty());
+  EXPECT_EQ(looped.problems, std::vector<std::string>{"tprimat: " + (dir / "results").string() +
+                                                      ": no benchmark_*.json files"});
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace tprimat::report

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// core/json_input.hpp: the depth limit holds at the limit, refuses one past it, never crashes,
+// and agrees with nlohmann's own nesting.
+#include "tprimat/core/json_input.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <random>
+#include <string>
+
+namespace {
+
+namespace core = tprimat::core;
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+std::string nested_objects(std::size_t depth) {
+  std::string s;
+  for (std::size_t i = 0; i < depth; ++i) s += "{\"a\":";
+  return s + "1" + std::string(depth, '}');
+}
+
+/// nlohmann's own nesting of a parsed document (a scalar is 0, `[]` is 1).
+int depth_of(const nlohmann::json& j) {
+  int d = 0;
+  if (j.is_structured())
+    for (const auto& v : j) d = std::max(d, depth_of(v));
+  return j.is_structured() ? d + 1 : 0;
+}
+
+/// The message parse_json throws for `text`, or "" when it parses.
+std::string parse_problem(const std::string& text) {
+  try {
+    core::parse_json(text, "config file c.json", "fix it");
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonDepth, AtTheLimitParses) {
+  const auto arrays = core::parse_json(nested_arrays(core::max_json_depth), "a", "");
+  EXPECT_EQ(depth_of(arrays), core::max_json_depth);
+  const auto objects = core::parse_json(nested_objects(core::max_json_depth), "o", "");
+  EXPECT_EQ(depth_of(objects), core::max_json_depth);
+}
+
+TEST(JsonDepth, OnePastTheLimitIsRefusedWhereItOpens) {
+  const int past = core::max_json_depth + 1;
+  EXPECT_EQ(parse_problem(nested_arrays(past)),
+            "tprimat: config file c.json: nests arrays and objects deeper than the 64 levels "
+            "tprimat reads (column 65); no real input nests that deep: check what wrote the file");
+  const auto at = core::json_nesting_past(nested_objects(past));
+  ASSERT_TRUE(at);
+  EXPECT_EQ(at->byte, 5u * core::max_json_depth);  // the 65th "{"
+  EXPECT_FALSE(core::json_nesting_past(nested_objects(past), past));
+}
+
+TEST(JsonDepth, HundredThousandLevelsAreRefusedWithoutACrash) {
+  for (const auto& text : {nested_arrays(100'000), nested_objects(100'000),
+                           std::string(100'000, '['), std::string(100'000, '{')})
+    EXPECT_NE(parse_problem(text).find("deeper than the 64 levels"), std::string::npos);
+}
+
+TEST(JsonDepth, PositionNamesLineAndColumn) {
+  const std::string text = "{\n  \"x\":\n    " + nested_arrays(core::max_json_depth) + "}";
+  const auto at = core::json_nesting_past(text);
+  ASSERT_TRUE(at);
+  EXPECT_EQ(at->line, 3u);
+  EXPECT_EQ(at->column, 5u + core::max_json_depth - 1);
+  EXPECT_NE(core::json_depth_problem(text).find("(line 3, column 68)"), std::string::npos);
+}
+
+TEST(JsonDepth, BracketsInStringsDoNotCount) {
+  const std::string deep_string =
+      "[\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\\\\\", \"]]]\"]";
+  EXPECT_FALSE(core::json_nesting_past(deep_string));
+  EXPECT_EQ(depth_of(core::parse_json(deep_string, "s", "")), 1);
+  // A quote escaped inside a string does not end it; an escaped backslash before one does.
+  EXPECT_TRUE(core::json_nesting_past("[\"\\\\\"" + nested_arrays(100), 2));
+}
+
+TEST(JsonDepth, SyntaxErrorsKeepNlohmannsPlace) {
+  const std::string problem = parse_problem("{\n  \"a\": ,\n}");
+  EXPECT_EQ(problem.rfind("tprimat: config file c.json is not valid JSON (parse error at line 2, "
+                          "column 8: syntax error while parsing value - unexpected ','",
+                          0),
+            0u)
+      << problem;
+  EXPECT_TRUE(problem.ends_with("); fix it")) << problem;
+  EXPECT_NE(parse_problem("[1e400]").find("c.json is not valid JSON (number overflow"),
+            std::string::npos);
+}
+
+TEST(JsonDepth, ScanAgreesWithNlohmannOnRandomTexts) {
+  // Short texts over JSON's structural characters: wherever nlohmann parses a text, the scan
+  // finds exactly its depth, so a text the scan passes never builds a deeper tree.
+  std::mt19937 rng(22);
+  const std::string alphabet = "[]{}\"\\,:1 a";
+  int parsed = 0;
+  for (int n = 0; n < 200'000; ++n) {
+    std::string text(rng() % 24, ' ');
+    for (auto& c : text) c = alphabet[rng() % alphabet.size()];
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) continue;
+    ++parsed;
+    const int d = depth_of(j);
+    ASSERT_FALSE(core::json_nesting_past(text, d)) << text;
+    if (d > 0) ASSERT_TRUE(core::json_nesting_past(text, d - 1)) << text;
+  }
+  EXPECT_GT(parsed, 1000);
+}
+
+}  // namespace
