@@ -156,6 +156,22 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
 #ifdef TPRIMAT_SOURCE_DIR
   rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif
+  // --parallel all ends with `tprimat compare` over the strategies' results, as the seeds'
+  // compare_all_configs.sh follows run_all_configs.sh.
+  rt.compare = [](const std::vector<std::filesystem::path>& dirs,
+                  const std::filesystem::path& report_dir) {
+    cli::CompareOptions c;
+    std::string command = "tprimat compare";
+    for (const auto& d : dirs) {
+      c.dirs.push_back(d.string());
+      command += " --results-dir " + d.string();
+    }
+    c.output_dir = report_dir.string();
+    std::printf("tprimat: comparing the strategies that wrote a result: %s --output-dir %s\n",
+                command.c_str(), c.output_dir.c_str());
+    std::fflush(stdout);
+    (void)cli::run_compare(c);
+  };
   rt.run_once = [comm, stack](const bench::Job& job, int run,
                               bench::Reporter& rep) -> bench::RunRecord {
 #if defined(TPRIMAT_WITH_CUDA)

@@ -60,9 +60,18 @@ struct Environment {
   std::vector<std::string> collective_settings;  ///< parallel::collective_settings()
 };
 
+/// A strategy x model that --parallel all leaves out, and why.
+struct SkippedJob {
+  std::string strategy;
+  std::string model;
+  std::filesystem::path result;  ///< the result file it would have written
+  std::string why;
+};
+
 struct JobList {
   std::vector<Job> jobs;
   std::vector<std::string> notices;  ///< one line each, for the console and the log
+  std::vector<SkippedJob> skipped;   ///< --parallel all: the strategies that cannot run here
 };
 
 /// Models `--model all` runs: the three full models (tiny is the test and no-GPU model).
@@ -376,6 +385,10 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
         out.notices.push_back("tprimat: skipping " + s.name + " for " + m +
                               " (nothing written to " + detail::job_output_dir(o, s).string() +
                               "): " + why);
+        out.skipped.push_back(
+            {s.name, m,
+             detail::job_output_dir(o, s) / result_file_name(env.device, model::find(m)->cli_name),
+             why});
         continue;
       }
       if (init) {  // a checkpoint that does not fit the model fails every strategy: never skipped
