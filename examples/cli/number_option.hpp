@@ -49,7 +49,9 @@ CLI::Option* add_number(CLI::App* app, const std::string& flag, T& field, const 
 
 /// Every numeric option under `app` (its subcommands' too) that add_number did not register is
 /// read by the same rules over its type's whole range: one reading of numbers for the whole CLI,
-/// whoever added the option. Call once, after every option is added.
+/// whoever added the option. CLI11 names int and int64 alike "INT": such an option is read as an
+/// int, the type of every one of them here (a wider field registers its range with add_number).
+/// Call once, after every option is added.
 inline void read_numbers_plainly(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     try {
@@ -60,9 +62,9 @@ inline void read_numbers_plainly(CLI::App& app) {
     const std::string type = opt->get_type_name();
     const std::string name = opt->get_name();
     if (type == "INT")
-      opt->transform(number(name, core::Range<std::int64_t>{}));
+      opt->transform(number(name, core::Range<int>{}));
     else if (type == "UINT")
-      opt->transform(number(name, core::Range<std::uint64_t>{}));
+      opt->transform(number(name, core::Range<unsigned>{}));
     else if (type == "FLOAT")
       opt->transform(number(name, core::Range<double>{}));
   }

@@ -130,6 +130,18 @@ inline std::optional<std::string> retell_parse_error(const CLI::App& app,
         return opt->get_name() + " was given " + std::to_string(opt->count()) + " times (" +
                values + "); pass it once: tprimat does not pick one of several values";
       }
+    // Otherwise a value is missing: CLI11's message starts with the option's name.
+    const std::string what = e.what();
+    const std::string name = what.substr(0, what.find(": "));
+    for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
+      for (const CLI::Option* opt : a->get_options())
+        if (opt->count() == 0 && name.rfind("--", 0) == 0 && opt->check_name(name)) {
+          const std::string type = opt->get_type_name();  // "INT:from 1 to 1000000"
+          const auto colon = type.find(':');
+          return name + " needs a value; pass " + name + " " +
+                 (type.empty() ? std::string("VALUE") : type.substr(0, colon)) +
+                 (colon == std::string::npos ? "" : " (" + type.substr(colon + 1) + ")");
+        }
   }
   return std::nullopt;
 }

@@ -358,6 +358,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   detail::check_backend(o.backend, env.device);
   detail::check_attention(o.attention);
   check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
+  check_totals(o);
   (void)detail::parse_layers(o.layers);
   // --init PATH: found and readable now (headers checked), before the data sets are scanned.
   std::unique_ptr<data::SafetensorsCheckpoint> init;

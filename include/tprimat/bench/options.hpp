@@ -28,6 +28,8 @@ namespace limits {
 inline constexpr int steps = 1'000'000;
 /// Repetitions of the whole benchmark: the spread across runs settles long before.
 inline constexpr int runs = 1'000;
+/// Steps of every run together, warm-up included: what one result keeps step by step.
+inline constexpr std::int64_t all_steps = 2 * std::int64_t{steps};
 /// Sequences in a global batch (and so in a micro batch, and accumulation steps): 2^20, 500 times
 /// Llama 3 405B's pre-training batch of 2,048 sequences.
 inline constexpr int batch = 1 << 20;
@@ -246,6 +248,20 @@ inline void check_ranges(BenchOptions o) {
   };
   for_each_selection_flag(o, check);
   for_each_run_flag(o, check);
+}
+
+/// The counts together: each flag within its range can still ask for more steps than one result
+/// keeps (--runs 1000 --steps 1000000). Counted in 64 bits.
+inline void check_totals(const BenchOptions& o) {
+  const std::int64_t per_run = std::int64_t{o.warmup_steps} + o.steps;
+  const std::int64_t all = per_run * o.runs;
+  if (all > limits::all_steps)
+    throw core::InputError("--runs " + std::to_string(o.runs) + " x (--warmup-steps " +
+                               std::to_string(o.warmup_steps) + " + --steps " +
+                               std::to_string(o.steps) + ") = " + std::to_string(all) +
+                               " steps, more than the " + std::to_string(limits::all_steps) +
+                               " one result keeps",
+                           "pass fewer --runs or --steps");
 }
 
 /// Environment defaults (PARALLEL, OUTPUT_DIR), applied before flags so that flags win.
