@@ -121,6 +121,9 @@ inline std::optional<std::string> retell_parse_error(const CLI::App& app,
            (near ? "; did you mean " + *near + "?"
                  : "; run " + command + " --help for the options");
   }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && word != left.end())
+    return "unexpected argument '" + *word + "' for " + command + " (a value without its " +
+           "--flag, or one too many); run " + command + " --help for what it takes";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
     for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
       for (const CLI::Option* opt : a->get_options()) {
