@@ -5,10 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tprimat/core/error.hpp"
 
 namespace tprimat::cli {
 
@@ -34,10 +37,17 @@ inline std::optional<std::string> nearest(std::string_view word,
                                           const std::vector<std::string>& names) {
   std::optional<std::string> best;
   std::size_t best_distance = std::max<std::size_t>(1, word.size() / 3) + 1;
-  for (const auto& n : names) {
-    const std::size_t d = n.rfind(word, 0) == 0 && word.size() >= 2 ? 0 : edit_distance(word, n);
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string w = lower(word);
+  for (const auto& name : names) {
+    const std::string n = lower(name);  // BENCH is a slip of bench
+    const std::size_t d = n.rfind(w, 0) == 0 && w.size() >= 2 ? 0 : edit_distance(w, n);
     if (d < best_distance) {
-      best = n;
+      best = name;
       best_distance = d;
     }
   }
@@ -104,32 +114,34 @@ inline std::optional<std::string> retell_parse_error(const CLI::App& app,
     const std::string list = detail::joined(commands);
     if (word != left.end()) {
       const auto near = nearest(*word, commands);
-      return "unknown command '" + *word + "' for " + command +
+      return "unknown command '" + core::shown(*word) + "' for " + command +
              (near ? "; did you mean '" + command + " " + *near + "'? (commands: " + list + ")"
                    : "; pick one of " + list);
     }
     if (dashed != left.end())
-      return "unknown option '" + dashed->substr(0, dashed->find('=')) + "' for " + command +
-             "; options follow the command: " + command + " COMMAND " + *dashed +
-             " (commands: " + list + ")";
+      return "unknown option '" + core::shown(dashed->substr(0, dashed->find('='))) + "' for " +
+             command + "; options follow the command: " + command + " COMMAND " +
+             core::shown(*dashed) + " (commands: " + list + ")";
     return command + " needs a command; pick one of " + list;
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && dashed != left.end()) {
     const std::string flag = dashed->substr(0, dashed->find('='));
     const auto near = nearest(flag, detail::option_names(at));
-    return "unknown option '" + flag + "' for " + command +
+    return "unknown option '" + core::shown(flag) + "' for " + command +
            (near ? "; did you mean " + *near + "?"
                  : "; run " + command + " --help for the options");
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && word != left.end())
-    return "unexpected argument '" + *word + "' for " + command + " (a value without its " +
-           "--flag, or one too many); run " + command + " --help for what it takes";
+    return "unexpected argument '" + core::shown(*word) + "' for " + command +
+           " (a value without its --flag, or one too many); run " + command +
+           " --help for what it takes";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
     for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
       for (const CLI::Option* opt : a->get_options()) {
         if (opt->get_items_expected_max() != 1 || opt->count() < 2) continue;
         std::string values;
-        for (const auto& r : opt->results()) values += (values.empty() ? "" : ", ") + r;
+        for (const auto& r : opt->results())
+          values += (values.empty() ? "" : ", ") + core::shown(r);
         return opt->get_name() + " was given " + std::to_string(opt->count()) + " times (" +
                values + "); pass it once: tprimat does not pick one of several values";
       }

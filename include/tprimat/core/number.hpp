@@ -58,24 +58,6 @@ std::string bound_text(T v) {
   }
 }
 
-/// What the user typed, fit for a one-line message: control characters escaped, long text cut.
-inline std::string shown(std::string_view text) {
-  constexpr std::size_t most = 40;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < most; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > most) out += "... (" + std::to_string(text.size()) + " characters)";
-  return out;
-}
-
 /// Only these characters make a plain decimal number: no 0x/0b prefixes, no nan or inf, no
 /// spaces. Floating point adds a point and an exponent.
 inline bool plain_decimal(std::string_view s, bool floating) {
@@ -135,15 +117,15 @@ T parse_number(std::string_view flag, std::string_view text, const Range<T>& r =
   const Range<T> whole_type{};
   const bool ranged = r.least != whole_type.least || r.most != whole_type.most || r.least_excluded;
   const auto not_a_number = [&]() -> T {
-    throw InputError(
-        std::string(flag) + " takes " + (floating ? "a finite decimal number" : "a whole number") +
-            (ranged ? " (" + range_text(r) + ")" : "") + ", got '" + detail::shown(text) + "'",
-        "write it in plain decimal digits" +
-            std::string(floating ? ", e.g. 0.25 or 3e-4" : ", e.g. 16"));
+    throw InputError(std::string(flag) + " takes " +
+                         (floating ? "a finite decimal number" : "a whole number") +
+                         (ranged ? " (" + range_text(r) + ")" : "") + ", got '" + shown(text) + "'",
+                     "write it in plain decimal digits" +
+                         std::string(floating ? ", e.g. 0.25 or 3e-4" : ", e.g. 16"));
   };
   const auto out_of_range = [&]() -> T {
     throw InputError(
-        std::string(flag) + " " + detail::shown(text) + " is out of range (" + range_text(r) + ")",
+        std::string(flag) + " " + shown(text) + " is out of range (" + range_text(r) + ")",
         "pass " + std::string(flag) + " " + range_text(r));
   };
   if (!detail::plain_decimal(text, floating)) return not_a_number();
@@ -164,7 +146,7 @@ T parse_number(std::string_view flag, std::string_view text, const Range<T>& r =
     res = std::from_chars(digits.data(), digits.data() + digits.size(), wide);
   if (res.ec == std::errc::result_out_of_range) {
     if constexpr (floating)  // from_chars says so for overflow and for underflow alike
-      throw InputError(std::string(flag) + " " + detail::shown(text) +
+      throw InputError(std::string(flag) + " " + shown(text) +
                            " is beyond the precision of a double (too large or too close to 0)",
                        "pass " + std::string(flag) + " " + range_text(r));
     return out_of_range();
@@ -172,7 +154,7 @@ T parse_number(std::string_view flag, std::string_view text, const Range<T>& r =
   if (res.ec != std::errc{} || res.ptr != digits.data() + digits.size()) return not_a_number();
   if constexpr (floating)
     if (!std::isfinite(wide))
-      throw InputError(std::string(flag) + " " + detail::shown(text) + " is not a finite number",
+      throw InputError(std::string(flag) + " " + shown(text) + " is not a finite number",
                        "pass " + std::string(flag) + " " + range_text(r));
   // Wide holds every T: compare there, so that nothing narrows before the range check.
   if (wide < Wide(r.least) || (r.least_excluded && wide == Wide(r.least)) || wide > Wide(r.most))

@@ -94,7 +94,11 @@ TEST(Number, MessagesStayOneShortLine) {
   const std::string long_text(5000, '9');
   const std::string msg = refusal<int>(long_text, core::between(1, 8));
   EXPECT_LT(msg.size(), 200u) << msg;
-  EXPECT_NE(msg.find("(5000 characters)"), std::string::npos);
+  EXPECT_NE(msg.find("(5000 bytes)"), std::string::npos);
+  // Cut between UTF-8 characters: 39 ASCII bytes, then a 2-byte é across the 40-byte mark.
+  const std::string accented = std::string(39, '1') + "\xc3\xa9" + "1";
+  EXPECT_NE(refusal<int>(accented).find("got '" + std::string(39, '1') + "... (42 bytes)'"),
+            std::string::npos);
   EXPECT_EQ(refusal<int>("4\n5", core::between(1, 8)),
             "tprimat: --n takes a whole number (from 1 to 8), got '4\\x0a5'; write it in plain "
             "decimal digits, e.g. 16");
