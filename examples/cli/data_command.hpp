@@ -77,6 +77,9 @@ inline void add_data_command(CLI::App& app, DataCommand& cmd) {
 
 namespace detail {
 
+/// The largest token id a data set may hold: int32's.
+inline constexpr std::int64_t max_token_id = INT32_MAX;
+
 /// One document per JSONL line ({"ids": [...]}); blank lines are skipped.
 inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string& path) {
   const std::string fix = "write one {\"ids\": [1, 2, ...]} object per line";
@@ -101,6 +104,13 @@ inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string&
     for (const auto& v : j["ids"]) {
       if (!v.is_number_integer())
         throw core::InputError(where + ": token id " + v.dump() + " is not an integer", fix);
+      // A token id indexes a vocabulary: 0 up to int32's range, which Megatron's largest dtype
+      // choice (int32) and tprimat's batches hold; the largest vocabularies have ~256K ids.
+      if (v.is_number_unsigned() ? v.get<std::uint64_t>() > max_token_id
+                                 : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > max_token_id)
+        throw core::InputError(where + ": token id " + v.dump() + " is no vocabulary index",
+                               "token ids run from 0 to " + std::to_string(max_token_id) +
+                                   " (int32); fix the tokenizer's output");
       ids.push_back(v.get<std::int64_t>());
     }
     docs.push_back(std::move(ids));

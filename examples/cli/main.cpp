@@ -3,6 +3,7 @@
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -24,6 +25,8 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/report/peaks.hpp"
 #include "data_command.hpp"
+#include "number_option.hpp"
+#include "parse_errors.hpp"
 #include "profile_command.hpp"
 #include "report_commands.hpp"
 
@@ -31,14 +34,18 @@ namespace {
 
 using namespace tprimat;
 
-/// Registers the shared flag table on a CLI11 subcommand; env-backed flags read their variable.
+/// Registers the shared flag table on a CLI11 subcommand; env-backed flags read their variable,
+/// numbers are read by core::parse_number within their range.
 struct AddOption {
   CLI::App* app;
-  template <class T>
-  void operator()(std::string_view flag, T& field, std::string_view help, std::string_view env) {
+  template <class T, class... R>
+  void operator()(std::string_view flag, T& field, std::string_view help, std::string_view env,
+                  const R&... range) {
     CLI::Option* opt = nullptr;
     if constexpr (std::is_same_v<T, bool>)
       opt = app->add_flag(std::string(flag), field, std::string(help));
+    else if constexpr (sizeof...(R) == 1)
+      opt = cli::add_number(app, std::string(flag), field, std::string(help), range...);
     else
       opt = app->add_option(std::string(flag), field, std::string(help));
     if (!env.empty()) opt->envname(std::string(env));
@@ -46,6 +53,23 @@ struct AddOption {
       opt->expected(1, -1)->allow_extra_args()->multi_option_policy(CLI::MultiOptionPolicy::Join);
   }
 };
+
+/// `--parallel DIR`: a directory where a strategy name or a config file belongs. Said here, before
+/// any reader opens it, naming the config files the directory holds.
+void check_parallel_is_no_directory(const std::string& parallel) {
+  std::error_code ec;
+  if (parallel.empty() || !std::filesystem::is_directory(parallel, ec)) return;
+  std::string configs;
+  int listed = 0;
+  for (const auto& e : std::filesystem::directory_iterator(parallel, ec)) {
+    if (e.path().extension() != ".json" || listed == 3) continue;
+    configs += (listed++ ? ", " : "") + e.path().string();
+  }
+  throw core::InputError("--parallel " + parallel + " is a directory, not a config file",
+                         "pass a config .json file" +
+                             (configs.empty() ? std::string() : " (there: " + configs + ")") +
+                             ", a strategy name, or all");
+}
 
 /// The backend `--backend` asks for, or with auto the GPU one when this binary has it and a GPU
 /// is present. Returns its name ("cpu", "cuda", "hip"). A build has one GPU backend.
@@ -133,6 +157,22 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
 #ifdef TPRIMAT_SOURCE_DIR
   rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif
+  // --parallel all ends with `tprimat compare` over the strategies' results, as the seeds'
+  // compare_all_configs.sh follows run_all_configs.sh.
+  rt.compare = [](const std::vector<std::filesystem::path>& dirs,
+                  const std::filesystem::path& report_dir) {
+    cli::CompareOptions c;
+    std::string command = "tprimat compare";
+    for (const auto& d : dirs) {
+      c.dirs.push_back(d.string());
+      command += " --results-dir " + d.string();
+    }
+    c.output_dir = report_dir.string();
+    std::printf("tprimat: comparing the strategies that wrote a result: %s --output-dir %s\n",
+                command.c_str(), c.output_dir.c_str());
+    std::fflush(stdout);
+    (void)cli::run_compare(c);
+  };
   rt.run_once = [comm, stack](const bench::Job& job, int run,
                               bench::Reporter& rep) -> bench::RunRecord {
 #if defined(TPRIMAT_WITH_CUDA)
@@ -204,23 +244,25 @@ int main(int argc, char** argv) {
   bench::BenchOptions plan_opts;
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   bench::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
-  for (auto* f : {"--mbs", "--gbs", "--seq", "--layers", "--backend", "--peak-tflops",
-                  "--distributed-optimizer"}) {
-    bench::for_each_run_flag(plan_opts, [&](std::string_view flag, auto& field,
-                                            std::string_view help, std::string_view env) {
-      if (flag == f) AddOption{plan_cmd}(flag, field, help, env);
-    });
+  for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
+                  "--backend", "--peak-tflops", "--distributed-optimizer"}) {
+    bench::for_each_run_flag(plan_opts,
+                             [&](std::string_view flag, auto& field, std::string_view help,
+                                 std::string_view env, const auto&... range) {
+                               if (flag == f) AddOption{plan_cmd}(flag, field, help, env, range...);
+                             });
   }
-  plan_cmd->add_option("--num-gpus", plan_opts.num_gpus,
-                       "ranks to plan for (default: TP x PP of the strategy, i.e. DP 1)");
+  cli::add_number(plan_cmd, "--num-gpus", plan_opts.num_gpus,
+                  "ranks to plan for (default: TP x PP of the strategy, i.e. DP 1)",
+                  bench::limits::gpus_range);
   std::string plan_device;
   double plan_device_memory = 0;
   plan_cmd->add_option("--device", plan_device,
                        "plan for this GPU instead of the one here, e.g. \"NVIDIA H200\" (its "
                        "dense peak from the built-in table; needs --device-memory)");
-  plan_cmd->add_option("--device-memory", plan_device_memory,
-                       "GiB of memory per GPU to plan for (e.g. 139.8 for an H200)")
-      ->check(CLI::PositiveNumber);
+  cli::add_number(plan_cmd, "--device-memory", plan_device_memory,
+                  "GiB of memory per GPU to plan for (e.g. 139.8 for an H200)",
+                  bench::limits::device_memory_range);
 
   cli::ReportCommands report_cmds;
   cli::add_report_commands(app, report_cmds, argc, argv);
@@ -228,6 +270,8 @@ int main(int argc, char** argv) {
   cli::add_data_command(app, data_cmd);
   cli::ProfileCommand profile_cmd;
   cli::add_profile_command(app, profile_cmd);
+
+  cli::read_numbers_plainly(app);
 
   try {
     app.parse(argc, argv);
@@ -239,8 +283,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, the same shape as every other bad-input message, and exit code 2.
-    std::fprintf(stderr, "tprimat: %s; run tprimat %s--help for the options\n", e.what(),
-                 bench_cmd->parsed() ? "bench " : plan_cmd->parsed() ? "plan " : "");
+    if (const auto line = cli::retell_parse_error(app, e)) {
+      std::fprintf(stderr, "tprimat: %s\n", line->c_str());
+    } else {
+      std::fprintf(stderr, "tprimat: %s; run %s --help for the options\n", e.what(),
+                   cli::detail::command_of(cli::detail::reached(app)).c_str());
+    }
+    return core::exit_bad_input;
+  } catch (const core::InputError& e) {  // a number refused by cli::number()
+    std::fprintf(stderr, "%s\n", e.what());
     return core::exit_bad_input;
   }
 
@@ -249,6 +300,7 @@ int main(int argc, char** argv) {
     if (auto rc = cli::run_data_command(data_cmd)) return *rc;
     if (auto rc = cli::run_profile_command(profile_cmd)) return *rc;
     if (*plan_cmd) {
+      check_parallel_is_no_directory(plan_opts.parallel);
       bench::Environment env;
       if (!plan_device.empty() || plan_device_memory > 0)
         env.device = planned_device(plan_device, plan_device_memory, plan_opts.peak_tflops);
@@ -257,6 +309,7 @@ int main(int argc, char** argv) {
       env.compiled = bench::layout_dispatched;
       return bench::run_plan(plan_opts, env);
     }
+    check_parallel_is_no_directory(bench_opts.parallel);
     return bench_main(argc, argv, bench_opts);
   } catch (const core::InputError& e) {
     return bench::report_input_error(e, 0);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "number_option.hpp"
 #include "tprimat/profile/summary.hpp"
 #include "tprimat/profile/summary_text.hpp"
 #include "tprimat/profile/trace_reader.hpp"
@@ -31,7 +32,7 @@ inline void add_profile_command(CLI::App& app, ProfileCommand& cmd) {
       ->required();
   cmd.summary->add_option("--top", cmd.top, "kernels listed")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->transform(number("--top", core::between(1, 1'000'000)));
   cmd.summary->add_flag("--markdown", cmd.markdown, "print markdown (headings, tables)");
 }
 

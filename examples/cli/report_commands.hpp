@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tprimat/bench/options.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
@@ -20,6 +21,7 @@
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
+#include "number_option.hpp"
 
 namespace tprimat::cli {
 
@@ -71,13 +73,15 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
                         "directories searched for benchmark_*.json, or result files "
                         "(default: the current directory)");
   cmds.peak->add_flag("--show-all", p.peak.show_all, "list every result, not only the peaks");
-  cmds.peak->add_option("--peak-tflops", p.peak.peak_tflops,
-                        "dense bf16 peak per device in TFLOP/s, replacing the built-in table")
-      ->check(CLI::PositiveNumber);
-  cmds.peak->add_option("--scaling-efficiency", p.peak.scaling_efficiency,
-                        "multi-node scaling efficiency in (0, 1] (default: measured where "
-                        "results at several GPU counts exist, else 0.90)")
-      ->check(CLI::Range(0.01, 1.0));
+  cmds.peak
+      ->add_option("--peak-tflops", p.peak.peak_tflops,
+                   "dense bf16 peak per device in TFLOP/s, replacing the built-in table")
+      ->transform(number("--peak-tflops", bench::limits::peak_tflops_range));
+  cmds.peak
+      ->add_option("--scaling-efficiency", p.peak.scaling_efficiency,
+                   "multi-node scaling efficiency in (0, 1] (default: measured where "
+                   "results at several GPU counts exist, else 0.90)")
+      ->transform(number("--scaling-efficiency", core::between(0.01, 1.0)));
   cmds.peak->add_option("--output-dir", p.output_dir, "where reports and plots go")
       ->capture_default_str();
 

@@ -24,6 +24,16 @@
 #define TPRIMAT_GPU_INLINE inline
 #endif
 
+// The compiler that built this code, as the result's `reproduce.compiler` names it.
+#if defined(__clang__)
+#define TPRIMAT_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define TPRIMAT_COMPILER "gcc " __VERSION__
+#else
+#define TPRIMAT_COMPILER "unknown compiler"
+#endif
+
 namespace tprimat {
 inline constexpr const char* version_string = TPRIMAT_VERSION_STRING;
+inline constexpr const char* compiler_version = TPRIMAT_COMPILER;
 }  // namespace tprimat

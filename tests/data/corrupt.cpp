@@ -23,10 +23,10 @@ void spill(const std::string& path, const std::vector<char>& b) {
 
 }  // namespace
 
-// usage: tprimat_data_corrupt truncate-bin|wrong-magic|pointer-past-end PREFIX
+// usage: tprimat_data_corrupt truncate-bin|wrong-magic|pointer-past-end|pointer-negative PREFIX
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s truncate-bin|wrong-magic|pointer-past-end PREFIX\n", argv[0]);
+    std::fprintf(stderr, "usage: %s truncate-bin|wrong-magic|pointer-past-end|pointer-negative PREFIX\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1], bin = std::string(argv[2]) + ".bin",
@@ -50,6 +50,16 @@ int main(int argc, char** argv) {
     std::memcpy(&s, b.data() + 18, 8);
     const std::int64_t far = static_cast<std::int64_t>(slurp(bin).size()) * 8;
     std::memcpy(b.data() + 34 + 4 * s, &far, 8);
+    spill(idx, b);
+  } else if (mode == "pointer-negative") {
+    // The first sequence's byte pointer becomes -2: even (a whole uint16 token), yet before the
+    // start of the .bin.
+    auto b = slurp(idx);
+    if (b.size() < 34) return 1;
+    std::uint64_t s;
+    std::memcpy(&s, b.data() + 18, 8);
+    const std::int64_t before = -2;
+    std::memcpy(b.data() + 34 + 4 * s, &before, 8);
     spill(idx, b);
   } else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

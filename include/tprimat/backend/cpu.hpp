@@ -435,7 +435,8 @@ struct Cpu {
   // ---- device ----------------------------------------------------------------------------
 
   /// The host CPU as the result JSON's gpu_info: name from /proc/cpuinfo, memory from
-  /// /proc/meminfo, the compiler as "runtime". No dense peak is claimed (MFU stays null).
+  /// /proc/meminfo. No driver or runtime (the compiler is the result's reproduce.compiler), and no
+  /// dense peak is claimed (MFU stays null).
   static DeviceInfo device_info() {
     DeviceInfo info;
     info.platform = "cpu";
@@ -461,15 +462,6 @@ struct Cpu {
         info.total_memory_gb = std::stod(value_of(line)) / (1024.0 * 1024.0);  // kB -> GiB
         break;
       }
-#if defined(__clang__)
-    info.runtime_version = std::string("clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    info.runtime_version = std::string("gcc ") + __VERSION__;
-#elif defined(_MSC_VER)
-    info.runtime_version = "msvc " + std::to_string(_MSC_VER);
-#else
-    info.runtime_version = "unknown compiler";
-#endif
     info.peak_tflops_dense = 0;
     return info;
   }

@@ -15,7 +15,7 @@ struct DeviceInfo {
   int cores = 0;                ///< CPU cores, or SMs/CUs on a GPU
   double total_memory_gb = 0;   ///< memory of one device (host memory on CPU), GiB
   std::string driver_version;   ///< empty where there is none
-  std::string runtime_version;  ///< CUDA/HIP runtime, or the compiler on CPU
+  std::string runtime_version;  ///< CUDA/HIP runtime; empty on the CPU, which has none
   double peak_tflops_dense = 0; ///< dense bf16 peak per device; 0 when unknown (MFU is then null)
   std::string blas_version;     ///< GEMM library, e.g. "cuBLASLt 13.1.0"; empty where none
   /// The GEMM a GPU run uses: "cublaslt", or "fallback" (the portable tiled kernel: correct,

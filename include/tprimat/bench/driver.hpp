@@ -3,12 +3,15 @@
 // `tprimat bench` and `tprimat plan` as functions: validate everything, then run or print.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "tprimat/bench/all_strategies.hpp"
 #include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/memory_plan.hpp"
@@ -28,6 +31,11 @@ struct Runtime {
   std::string git_dir;  ///< tree whose `git describe` identifies the code; "" for the cwd
   /// The largest of a value over the ranks (runner.hpp's max_over_ranks(comm)); one process: it.
   std::function<int(int)> max_over_ranks = [](int v) { return v; };
+  /// --parallel all, after its closing table: compares the results it wrote (the directories
+  /// that hold them), with reports and plots in `report_dir`. Unset: no comparison.
+  std::function<void(const std::vector<std::filesystem::path>& result_dirs,
+                     const std::filesystem::path& report_dir)>
+      compare;
 };
 
 /// Prints an InputError the way every tprimat binary does: one line on stderr, rank 0 only.
@@ -102,6 +110,35 @@ inline std::string describe_profile(const Job& job) {
          (p.all_ranks || p.ranks.size() > 1 ? " (one per rank)" : "");
 }
 
+/// --parallel all ends as the seeds' run_all_configs.sh and compare_all_configs.sh do: the table
+/// of what became of each strategy, then the comparison of those that wrote a result (through
+/// Runtime::compare), in <output-dir>-all. An interrupted run ends without them.
+inline void close_parallel_all(const BenchOptions& opts, const Runtime& rt,
+                               std::vector<StrategyOutcome> outcomes) {
+  using S = StrategyOutcome::Status;
+  std::stable_sort(outcomes.begin(), outcomes.end(),
+                   [](const auto& a, const auto& b) { return a.result < b.result; });
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& o : outcomes) {
+    if (o.status == S::interrupted) return;
+    const auto dir = o.result.parent_path();
+    if ((o.status == S::ran || o.status == S::failed) &&
+        std::find(dirs.begin(), dirs.end(), dir) == dirs.end())
+      dirs.push_back(dir);
+  }
+  std::fputs(outcome_table(outcomes).c_str(), stdout);
+  std::fflush(stdout);
+  if (dirs.empty() || !rt.compare) return;
+  std::string base = opts.output_dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  try {
+    rt.compare(dirs, base + "-all");
+  } catch (const std::exception& e) {  // the results stand; only their comparison failed
+    std::fprintf(stderr, "tprimat: comparing the strategies failed: %s\n",
+                 core::without_prefix(e.what()).c_str());
+  }
+}
+
 /// The bench: every check first (bad input: exit 2, nothing written), then each job in turn.
 /// A job whose backend rejects the layout at construction is bad input when it is the only one,
 /// and is skipped with its reason under --parallel all. Returns the process exit code.
@@ -120,6 +157,9 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
   const std::string git = rt.rank == 0 ? git_describe(rt.git_dir) : "unknown";
   for (const auto& n : list.notices) rep.line(n);
   int code = 0;
+  const bool all = opts.parallel == "all" && !rt.env.fixed;
+  std::vector<StrategyOutcome> outcomes;
+  for (const auto& s : list.skipped) outcomes.push_back(skipped_outcome(s));
   for (auto& job : list.jobs) {
     job.ctx.git_describe = git;
     job.ctx.timestamp = utc_timestamp();
@@ -129,20 +169,33 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
              " per GPU of " + detail::gib_text(job.ctx.device.total_memory_gb * gib));
     if (job.profile.enabled) rep.line(describe_profile(job));
     try {
-      code = std::max(code, run_job(job, rt.rank, rt.run_once, rep));
+      const int job_code = run_job(job, rt.rank, rt.run_once, rep);
+      code = std::max(code, job_code);
+      if (all && rt.rank == 0) outcomes.push_back(job_outcome(job, job_code));
     } catch (const core::InputError& e) {
       rep.close_log();
       if (list.jobs.size() == 1) return report_input_error(e, rt.rank);
       const std::string why = core::without_prefix(e.what());
       rep.line("tprimat: skipping " + job.ctx.plan.strategy_name + " for " +
                std::string(job.ctx.full.cli_name) + ": " + why);
+      if (all)
+        outcomes.push_back(skipped_outcome(
+            {job.ctx.plan.strategy_name, std::string(job.ctx.full.cli_name),
+             job.output_dir / result_file_name(job.ctx.device, job.ctx.full.cli_name), why}));
     } catch (const std::exception& e) {
       // Writing the result failed (disk full, directory removed mid-run).
       rep.close_log();
       if (rt.rank == 0) std::fprintf(stderr, "%s\n", e.what());
       code = core::exit_run_failed;
+      if (all && rt.rank == 0) {
+        auto o = job_outcome(job, core::exit_bad_input);
+        o.status = StrategyOutcome::Status::failed;
+        o.why = core::without_prefix(e.what());
+        outcomes.push_back(std::move(o));
+      }
     }
   }
+  if (all && rt.rank == 0) close_parallel_all(opts, rt, outcomes);
   return code;
 }
 

@@ -22,6 +22,7 @@
 
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/layout_flags.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/options.hpp"
 #include "tprimat/bench/output_lock.hpp"
@@ -101,9 +102,18 @@ struct Environment {
   std::vector<std::string> collective_settings;  ///< parallel::collective_settings()
 };
 
+/// A strategy x model that --parallel all leaves out, and why.
+struct SkippedJob {
+  std::string strategy;
+  std::string model;
+  std::filesystem::path result;  ///< the result file it would have written
+  std::string why;
+};
+
 struct JobList {
   std::vector<Job> jobs;
   std::vector<std::string> notices;  ///< one line each, for the console and the log
+  std::vector<SkippedJob> skipped;   ///< --parallel all: the strategies that cannot run here
 };
 
 /// Models `--model all` runs: the three full models (tiny is the test and no-GPU model).
@@ -133,13 +143,6 @@ struct StrategyChoice {
   enum class Kind { builtin, config, fixed } kind = Kind::builtin;
   parallel::TpPp fixed{};
 };
-
-inline void check_positive(int v, const char* flag, int least = 1) {
-  if (v < least)
-    throw core::InputError(std::string(flag) + " must be at least " + std::to_string(least) +
-                               ", got " + std::to_string(v),
-                           "pass " + std::string(flag) + " " + std::to_string(least) + " or more");
-}
 
 /// `b` must name a backend; the binary already picked `running` (its software stack) from it.
 inline void check_backend(const std::string& b, const backend::DeviceInfo& running) {
@@ -186,11 +189,16 @@ inline std::vector<StrategyChoice> resolve_strategies(const BenchOptions& o,
   using K = StrategyChoice::Kind;
   if (env.fixed) return {{env.fixed->first, "", K::fixed, env.fixed->second}};
   if (o.parallel == "all") {
+    check_layout_flags_one_strategy(o);
     std::vector<StrategyChoice> out;
     for (const auto& s : parallel::strategies)
       out.push_back({std::string(s.name), "-" + std::string(s.index), K::builtin, {}});
     return out;
   }
+  if (o.parallel.empty())  // Megatron's way: the layout flags alone, else the seeds' default
+    return {layout_flags_given(o)
+                ? StrategyChoice{layout_flags_name(o), "", K::fixed, layout_from_flags(o)}
+                : StrategyChoice{std::string(parallel::default_strategy), "", K::builtin, {}}};
   if (parallel::find_strategy(o.parallel)) return {{o.parallel, "", K::builtin, {}}};
   if (parallel::is_config_path(o.parallel)) return {{o.parallel, "", K::config, {}}};
   throw core::InputError("unknown strategy '" + o.parallel + "'",
@@ -289,6 +297,13 @@ inline std::string check_init(const data::SafetensorsCheckpoint& init, Job& job)
   return data::check_hf_weights(init, table, job.ctx.full.name).notice(init.path());
 }
 
+/// Where a strategy's result goes: --output-dir, with "-00".."-04" under --parallel all.
+inline std::filesystem::path job_output_dir(const BenchOptions& o, const StrategyChoice& choice) {
+  std::string dir = o.output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + choice.dir_suffix;
+}
+
 inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
                     const StrategyChoice& choice, bool check_memory = true,
                     const data::DataCheck* data_check = nullptr,
@@ -308,12 +323,13 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     want_dp = c.dp;
     want_accum = c.grad_accum;
   }
+  check_layout_flags(o, name, tp_pp, want_accum);
+  if (o.grad_accum > 0) want_accum = o.grad_accum;
   // Layout rules first: they explain more than a rank-count mismatch would.
   if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp))
     throw core::InputError(*err + " [strategy " + name + "]");
   const int mp = tp_pp.tp * tp_pp.pp;
-  int gbs = o.gbs;
-  if (gbs == 0) gbs = cli_model == "tiny" ? o.mbs * std::max(1, env.world / mp) : 64;
+  const int gbs = global_batch(o, cli_model, env.world / mp);
   const parallel::Plan plan =
       parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp, want_accum);
   if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
@@ -401,9 +417,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.overwrite = o.overwrite;
   c.save = o.save;
   job.runs = o.runs;
-  std::string dir = o.output_dir;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  job.output_dir = dir + choice.dir_suffix;
+  job.output_dir = job_output_dir(o, choice);
   return job;
 }
 
@@ -415,22 +429,8 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   JobList out;
   detail::check_backend(o.backend, env.device);
   detail::check_attention(o.attention);
-  if (o.peak_tflops < 0)
-    throw core::InputError("--peak-tflops must be positive", "pass e.g. --peak-tflops 989.4");
-  detail::check_positive(o.runs, "--runs");
-  detail::check_positive(o.steps, "--steps");
-  detail::check_positive(o.warmup_steps, "--warmup-steps", 0);
-  detail::check_positive(o.mbs, "--mbs");
-  detail::check_positive(o.gbs, "--gbs", 0);
-  detail::check_positive(o.seq, "--seq");
-  if (o.lr < 0)
-    throw core::InputError("--lr must be positive, got " + std::to_string(o.lr),
-                           "pass e.g. --lr 3e-4");
-  if (o.lr_warmup < -1)  // -1 is the "not given" default
-    throw core::InputError("--warmup must be 0 or more, got " + std::to_string(o.lr_warmup),
-                           "pass e.g. --warmup 50");
-  if (o.seed < 0)
-    throw core::InputError("--seed must be non-negative", "pass e.g. --seed 42");
+  check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
+  check_totals(o);
   (void)detail::parse_layers(o.layers);
   // --init PATH: found and readable now (headers checked), before the data sets are scanned.
   std::unique_ptr<data::SafetensorsCheckpoint> init;
@@ -455,8 +455,13 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
       } catch (const core::InputError& e) {
         if (!skip_bad) throw;
         const std::string why = core::without_prefix(e.what());
-        out.notices.push_back("tprimat: skipping " + s.name + " for " + m + " (output" +
-                              s.dir_suffix + "): " + why);
+        out.notices.push_back("tprimat: skipping " + s.name + " for " + m +
+                              " (nothing written to " + detail::job_output_dir(o, s).string() +
+                              "): " + why);
+        out.skipped.push_back(
+            {s.name, m,
+             detail::job_output_dir(o, s) / result_file_name(env.device, model::find(m)->cli_name),
+             why});
         continue;
       }
       if (init) {  // a checkpoint that does not fit the model fails every strategy: never skipped

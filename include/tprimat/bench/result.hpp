@@ -25,6 +25,7 @@
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/metrics.hpp"
+#include "tprimat/bench/result_check.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
@@ -343,7 +344,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                       {"git_describe", c.git_describe},
                       {"seed", c.seed},
                       {"timestamp", c.timestamp},
-                      {"tprimat_version", version_string}};
+                      {"tprimat_version", version_string},
+                      {"compiler", compiler_version}};
   return doc;
 }
 
@@ -411,7 +413,39 @@ inline void publish_file(const std::filesystem::path& written, const std::filesy
   detail::sync_directory(detail::directory_of(path));
 }
 
-inline void write_result(const std::filesystem::path& path, const nlohmann::json& doc) {
+/// A result document that breaks a rule of schema/result.schema.json: a bug when tprimat measured
+/// it, bad input when it came from elsewhere (an imported log).
+class InvalidResult : public core::RunError {
+ public:
+  using core::RunError::RunError;
+};
+
+/// Memory figures are GiB (2^30 bytes). The seeds' readers know them as "*_gb" keys, which keep
+/// that meaning; each gets a twin named for its unit, "*_gib", with the same value, whoever set it
+/// (a bench run, an imported log that knows no memory: null).
+inline void add_gib_twins(nlohmann::json& doc) {
+  const auto twin = [](nlohmann::json& obj, const std::string& gb_key) {
+    if (!obj.is_object() || !obj.contains(gb_key)) return;
+    obj[gb_key.substr(0, gb_key.size() - 3) + "_gib"] = obj[gb_key];
+  };
+  if (!doc.is_object()) return;
+  if (doc.contains("gpu_info")) twin(doc["gpu_info"], "total_memory_gb");
+  if (doc.contains("memory_metrics"))
+    for (const char* k : {"peak_allocated_gb", "peak_reserved_gb", "predicted_gb",
+                          "device_memory_gb", "predicted_breakdown_gb"})
+      twin(doc["memory_metrics"], k);
+  if (doc.contains("runs") && doc["runs"].is_array())
+    for (auto& run : doc["runs"]) twin(run, "peak_allocated_gb");
+}
+
+/// The one way a result reaches disk: the "_gib" twins added, checked against the schema's rules
+/// (bench/result_check.hpp), then written atomically. A document that breaks a rule is refused,
+/// naming the key and value, and nothing is written.
+inline void write_result(const std::filesystem::path& path, nlohmann::json doc) {
+  add_gib_twins(doc);
+  if (const auto why = result_error(doc))
+    throw InvalidResult("refused to write " + path.string() +
+                        ", which would break schema/result.schema.json: " + *why);
   write_file_atomically(path, doc.dump(2) + "\n");
 }
 

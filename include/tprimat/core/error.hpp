@@ -3,8 +3,11 @@
 // Errors that name the problem and the fix; the CLI maps them to exit codes.
 #pragma once
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tprimat::core {
 
@@ -15,6 +18,27 @@ inline constexpr int exit_run_failed = 1;
 /// Exit code of a run stopped by signal `signo` (SIGINT 130, SIGTERM 143), the shell's convention
 /// for a process that a signal ended; the run still wrote what it had measured.
 constexpr int exit_interrupted(int signo) { return 128 + signo; }
+
+/// What the user typed, fit for a one-line message: control characters escaped, long text cut.
+inline std::string shown(std::string_view text) {
+  std::size_t most = std::min<std::size_t>(text.size(), 40);
+  // Cut between UTF-8 characters, never inside one (continuation bytes are 10xxxxxx).
+  while (most > 0 && most < text.size() && (static_cast<unsigned char>(text[most]) & 0xC0) == 0x80)
+    --most;
+  std::string out;
+  for (std::size_t i = 0; i < most; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > most) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
 
 /// A message without its "tprimat: " prefix, for embedding in a sentence or a report.
 inline std::string without_prefix(const std::string& line) {

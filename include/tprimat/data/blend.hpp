@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/number.hpp"
 #include "tprimat/data/gpt_samples.hpp"
 #include "tprimat/data/megatron_indexed.hpp"
 
@@ -53,12 +54,8 @@ inline std::vector<std::string> split_words(std::string_view s) {
   return out;
 }
 
-inline std::optional<double> parse_weight(const std::string& w) {
-  char* end = nullptr;
-  const double v = std::strtod(w.c_str(), &end);
-  if (w.empty() || end != w.c_str() + w.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
+/// A blend weight is relative: above 0, and at most 1e12 so that any blend's sum stays finite.
+inline constexpr auto weight_range = core::above(0.0, 1e12);
 
 }  // namespace detail
 
@@ -80,12 +77,9 @@ inline DataSpec parse_data_spec(std::string_view text) {
   double total = 0;
   spec.text.clear();
   for (std::size_t i = 0; i < words.size(); i += 2) {
-    const auto w = detail::parse_weight(words[i]);
-    if (!w || *w <= 0)
-      throw core::InputError("--data blend weight '" + words[i] + "' is not a positive number",
-                             fix);
-    total += *w;
-    spec.parts.push_back({*w, resolve_prefix(words[i + 1])});
+    const double w = core::parse_number("--data weight", words[i], detail::weight_range);
+    total += w;
+    spec.parts.push_back({w, resolve_prefix(words[i + 1])});
     spec.text += (i ? " " : "") + words[i] + " " + spec.parts.back().prefix;
   }
   for (auto& p : spec.parts) p.weight /= total;

@@ -23,6 +23,15 @@ inline TokenType default_token_type(std::int64_t max_id) {
   return max_id < 65500 ? TokenType::uint16 : TokenType::int32;
 }
 
+/// The narrowest of uint8, uint16, int32, int64 that holds `id` (a fix to name, never the type
+/// that failed).
+inline TokenType narrowest_token_type(std::int64_t id) {
+  if (id >= 0 && id <= 255) return TokenType::uint8;
+  if (id >= 0 && id <= 65535) return TokenType::uint16;
+  if (id >= INT32_MIN && id <= INT32_MAX) return TokenType::int32;
+  return TokenType::int64;
+}
+
 /// Appends documents (one sequence each, as preprocess_data.py writes without sentence
 /// splitting) to PREFIX.bin, then writes PREFIX.idx on finish(). Both go to temporary names
 /// first and are renamed at the end, so a failed write leaves no half pair behind.
@@ -57,7 +66,9 @@ class IndexedWriter {
                                    std::to_string(lengths_.size()) + " does not fit dtype " +
                                    std::string(token_type_name(type_)) + " (" + std::to_string(lo) +
                                    " to " + std::to_string(hi) + ")",
-                               "pass a wider --dtype, e.g. int32");
+                               "pass --dtype " +
+                                   std::string(token_type_name(narrowest_token_type(v))) +
+                                   " or wider");
       std::byte* p = buf.data() + i * token_bytes(type_);
       auto put = [&]<class T>(T x) { std::memcpy(p, &x, sizeof x); };
       switch (type_) {

@@ -331,7 +331,11 @@ class IndexedDataset {
     for (std::size_t i = 0; i < s; ++i) {
       const std::int64_t len = lengths_[i], at = pointers_[i];
       if (len < 0) bad_index("sequence " + std::to_string(i) + " has negative length");
-      if (at < 0 || at % width != 0)
+      if (at < 0)
+        bad_index("sequence " + std::to_string(i) + " starts at byte " + std::to_string(at) +
+                  ", before the start of " + bin_.path() + " (a pointer is a byte offset, 0 or "
+                  "more)");
+      if (at % width != 0)
         bad_index("sequence " + std::to_string(i) + " starts at byte " + std::to_string(at) +
                   ", not a multiple of the " + std::to_string(width_) + "-byte " +
                   std::string(token_type_name(type_)) + " tokens");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,18 +95,19 @@ inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int wo
   if (requested_dp != 0 && requested_dp != dp)
     throw core::InputError(
         "GPU count does not match TP x PP x DP: " + layout + " x DP=" +
-            std::to_string(requested_dp) + " = " + std::to_string(mp * requested_dp) +
+            std::to_string(requested_dp) + " = " + std::to_string(std::int64_t{mp} * requested_dp) +
             " GPUs, this run has " + std::to_string(world),
-        "launch with mpirun -np " + std::to_string(mp * requested_dp) +
+        "launch with mpirun -np " + std::to_string(std::int64_t{mp} * requested_dp) +
             " or drop data_parallel_size to derive it");
   if (mbs < 1) throw core::InputError("--mbs must be at least 1", "pass --mbs 1 or more");
   if (gbs < 1) throw core::InputError("--gbs must be at least 1", "pass --gbs 1 or more");
-  if (gbs % (mbs * dp) != 0)
+  const std::int64_t per_step = std::int64_t{mbs} * dp;  // 64 bits: flags may not fit an int
+  if (gbs % per_step != 0)
     throw core::InputError("global batch " + std::to_string(gbs) +
                                " is not divisible by micro batch x DP = " + std::to_string(mbs) +
                                " x " + std::to_string(dp),
-                           "pass a --gbs that is a multiple of " + std::to_string(mbs * dp));
-  const int accum = gbs / (mbs * dp);
+                           "pass a --gbs that is a multiple of " + std::to_string(per_step));
+  const int accum = static_cast<int>(gbs / per_step);
   if (requested_accum != 0 && requested_accum != accum)
     throw core::InputError(
         "gradient_accumulation_steps=" + std::to_string(requested_accum) +

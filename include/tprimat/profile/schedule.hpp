@@ -31,7 +31,7 @@ struct Schedule {
 
   constexpr Phase phase(int step) const {
     if (step < 0 || active < 1) return Phase::none;
-    if (repeat > 0 && step >= repeat * cycle()) return Phase::none;
+    if (repeat > 0 && step / cycle() >= repeat) return Phase::none;  // no repeat x cycle overflow
     const int in_cycle = step % cycle();
     if (in_cycle < wait) return Phase::none;
     if (in_cycle < wait + warmup) return Phase::warmup;

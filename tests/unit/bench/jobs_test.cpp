@@ -169,7 +169,7 @@ TEST_F(Jobs, BadInputNamesProblemAndFix) {
   EXPECT_INPUT_ERROR(o, "unknown attention 'fastest'; pick one of auto, flash, cudnn");
   o = opts_;
   o.peak_tflops = -1;
-  EXPECT_INPUT_ERROR(o, "--peak-tflops must be positive");
+  EXPECT_INPUT_ERROR(o, "--peak-tflops -1 is out of range (above 0 and at most 100000)");
   o = opts_;
   o.data = (dir_ / "missing.bin").string();
   EXPECT_INPUT_ERROR(o, "missing.bin not found");
@@ -181,7 +181,7 @@ TEST_F(Jobs, BadInputNamesProblemAndFix) {
   EXPECT_INPUT_ERROR(o, "global batch 3 is not divisible by micro batch x DP = 2 x 1");
   o = opts_;
   o.steps = 0;
-  EXPECT_INPUT_ERROR(o, "--steps must be at least 1");
+  EXPECT_INPUT_ERROR(o, "--steps 0 is out of range (from 1 to 1000000)");
   o = opts_;
   o.layers = "many";
   EXPECT_INPUT_ERROR(o, "--layers takes full, auto or a positive count");

@@ -148,8 +148,8 @@ class AtomicWrite : public ::testing::Test {
 
 TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
   const auto file = dir_ / "benchmark_cpu_tiny.json";
-  bench::write_result(file, nlohmann::json{{"a", 1}});
-  bench::write_result(file, nlohmann::json{{"b", 2}});
+  bench::write_file_atomically(file, nlohmann::json{{"a", 1}}.dump());
+  bench::write_file_atomically(file, nlohmann::json{{"b", 2}}.dump());
   std::ifstream in(file);
   std::stringstream s;
   s << in.rdbuf();
@@ -161,7 +161,7 @@ TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
 
 TEST_F(AtomicWrite, FailureThrowsRunErrorAndWritesNothing) {
   const auto file = dir_ / "missing" / "benchmark_cpu_tiny.json";
-  EXPECT_THROW(bench::write_result(file, nlohmann::json{{"a", 1}}), core::RunError);
+  EXPECT_THROW(bench::write_file_atomically(file, "{}"), core::RunError);
   EXPECT_FALSE(fs::exists(file));
 }
 

@@ -165,9 +165,18 @@ TEST_F(Blend, DataSpecGrammar) {
   };
   EXPECT_NE(message("0.5 A 0.5").find("needs weight and prefix pairs, got 3 values"),
             std::string::npos);
-  EXPECT_NE(message("half A 0.5 B").find("weight 'half' is not a positive number"),
+  EXPECT_NE(message("half A 0.5 B")
+                .find("--data weight takes a finite decimal number (above 0 "
+                      "and at most 1e+12), got 'half'"),
             std::string::npos);
-  EXPECT_NE(message("0 A 1 B").find("weight '0' is not a positive number"), std::string::npos);
+  EXPECT_NE(message("0 A 1 B").find("--data weight 0 is out of range (above 0"), std::string::npos);
+  // Weights read as every number tprimat is given: no NaN, no hex, nothing that sums to inf.
+  for (const char* w : {"nan", "inf", "0x1p-1"})
+    EXPECT_NE(message(std::string(w) + " A 1 B").find("got '" + std::string(w) + "'"),
+              std::string::npos)
+        << w;
+  EXPECT_NE(message("1e308 A 1e308 B").find("--data weight 1e308 is out of range"),
+            std::string::npos);
 }
 
 TEST_F(Blend, ChecksNameVocabAndSize) {

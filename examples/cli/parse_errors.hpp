@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// CLI11's parse errors retold as one line that names what was typed and the fix.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::cli {
+
+/// Levenshtein distance: insertions, deletions and substitutions that turn `a` into `b`.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The name of `names` nearest to `word`, when near enough to be a slip of the keyboard (a third
+/// of the word's letters, at least one) or a prefix of it; nullopt otherwise.
+inline std::optional<std::string> nearest(std::string_view word,
+                                          const std::vector<std::string>& names) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(1, word.size() / 3) + 1;
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string w = lower(word);
+  for (const auto& name : names) {
+    const std::string n = lower(name);  // BENCH is a slip of bench
+    const std::size_t d = n.rfind(w, 0) == 0 && w.size() >= 2 ? 0 : edit_distance(w, n);
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+namespace detail {
+
+/// The subcommand the parse reached: `app`, or the last parsed subcommand below it.
+inline const CLI::App* reached(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (auto subs = at->get_subcommands(); !subs.empty(); subs = at->get_subcommands())
+    at = subs.back();
+  return at;
+}
+
+/// "tprimat data": the command line that leads to `app`.
+inline std::string command_of(const CLI::App* app) {
+  std::string out;
+  for (; app != nullptr; app = app->get_parent()) {
+    // The root's name is argv[0] as typed (a path, perhaps): people call it tprimat.
+    const std::string name = app->get_parent() == nullptr ? "tprimat" : app->get_name();
+    out = name + (out.empty() ? "" : " " + out);
+  }
+  return out;
+}
+
+inline std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// Every long name of the options of `app`, "--steps" and its aliases.
+inline std::vector<std::string> option_names(const CLI::App* app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app->get_options())
+    for (const auto& n : opt->get_lnames()) out.push_back("--" + n);
+  return out;
+}
+
+}  // namespace detail
+
+/// A one-line retelling of CLI11's `e` after `app` failed to parse, as "problem; fix" without
+/// the "tprimat: " prefix; nullopt where CLI11's own words serve. Covers an unknown command
+/// (with the near one), an unknown option (likewise), a missing command, and an option given
+/// twice.
+inline std::optional<std::string> retell_parse_error(const CLI::App& app,
+                                                     const CLI::ParseError& e) {
+  const CLI::App* at = detail::reached(app);
+  const std::string command = detail::command_of(at);
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  const std::vector<std::string> left = at->remaining();
+  const auto word = std::find_if(left.begin(), left.end(),
+                                 [](const std::string& a) { return a.rfind('-', 0) != 0; });
+  const auto dashed = std::find_if(left.begin(), left.end(),
+                                   [](const std::string& a) { return a.rfind('-', 0) == 0; });
+  // A command was expected (tprimat, tprimat data): a word that is none, or nothing.
+  if (!commands.empty() && at->get_subcommands().empty() &&
+      (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr ||
+       dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)) {
+    const std::string list = detail::joined(commands);
+    if (word != left.end()) {
+      const auto near = nearest(*word, commands);
+      return "unknown command '" + core::shown(*word) + "' for " + command +
+             (near ? "; did you mean '" + command + " " + *near + "'? (commands: " + list + ")"
+                   : "; pick one of " + list);
+    }
+    if (dashed != left.end())
+      return "unknown option '" + core::shown(dashed->substr(0, dashed->find('='))) + "' for " +
+             command + "; options follow the command: " + command + " COMMAND " +
+             core::shown(*dashed) + " (commands: " + list + ")";
+    return command + " needs a command; pick one of " + list;
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && dashed != left.end()) {
+    const std::string flag = dashed->substr(0, dashed->find('='));
+    const auto near = nearest(flag, detail::option_names(at));
+    return "unknown option '" + core::shown(flag) + "' for " + command +
+           (near ? "; did you mean " + *near + "?"
+                 : "; run " + command + " --help for the options");
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && word != left.end())
+    return "unexpected argument '" + core::shown(*word) + "' for " + command +
+           " (a value without its --flag, or one too many); run " + command +
+           " --help for what it takes";
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
+      for (const CLI::Option* opt : a->get_options()) {
+        if (opt->get_items_expected_max() != 1 || opt->count() < 2) continue;
+        std::string values;
+        for (const auto& r : opt->results())
+          values += (values.empty() ? "" : ", ") + core::shown(r);
+        return opt->get_name() + " was given " + std::to_string(opt->count()) + " times (" +
+               values + "); pass it once: tprimat does not pick one of several values";
+      }
+    // Otherwise a value is missing: CLI11's message starts with the option's name.
+    const std::string what = e.what();
+    const std::string name = what.substr(0, what.find(": "));
+    for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
+      for (const CLI::Option* opt : a->get_options())
+        if (opt->count() == 0 && name.rfind("--", 0) == 0 && opt->check_name(name)) {
+          const std::string type = opt->get_type_name();  // "INT:from 1 to 1000000"
+          const auto colon = type.find(':');
+          return name + " needs a value; pass " + name + " " +
+                 (type.empty() ? std::string("VALUE") : type.substr(0, colon)) +
+                 (colon == std::string::npos ? "" : " (" + type.substr(colon + 1) + ")");
+        }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tprimat::cli

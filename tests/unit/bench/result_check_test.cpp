@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// bench/result_check.hpp: the schema's rules in code, held against schema/result.schema.json
+// itself, and write_result's refusal of a document that breaks them.
+#include "tprimat/bench/result_check.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tprimat/bench/result.hpp"
+#include "tprimat/model/tiny.hpp"
+
+namespace {
+
+using namespace tprimat;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+/// A result as a two-run bench writes it: the document every rule is tried on.
+json valid_result() {
+  bench::ResultContext c;
+  c.device.platform = "cpu";
+  c.device.software_stack = "cpu";
+  c.device.device_name = "check cpu";
+  c.device.total_memory_gb = 8;
+  c.full = model::dims<model::Tiny>();
+  c.dims = c.full;
+  c.plan = parallel::Plan{"minimal_communication", 1, 1, 1, 2};
+  c.gbs = 2;
+  c.seq = 32;
+  c.steps = 2;
+  c.warmup_steps = 1;
+  c.precision = "fp32";
+  c.command_line = "tprimat bench";
+  c.timestamp = "2026-02-03T04:05:06Z";
+  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
+  bench::RunRecord r;
+  r.warmup_step_times = {0.3};
+  r.step_times = {0.1, 0.2};
+  r.losses = {5.0, 4.9};
+  r.learning_rates = {1e-4, 2e-4};
+  r.grad_norms = {1.0, 0.9};
+  r.memory_gb = {0.1, 0.1};
+  r.peak_bytes = 0.1 * bench::gib;
+  r.complete = true;
+  json doc = bench::make_result(c, {r, r});
+  doc["profiling"] = {{"enabled", true},
+                      {"collector", "host"},
+                      {"schedule", {{"wait", 1}, {"warmup", 1}, {"active", 1}, {"repeat", 1}}},
+                      {"ranks", {0}},
+                      {"traces", {"profile_cpu_tiny_0.json"}},
+                      {"recorded_steps", {2}},
+                      {"overhead",
+                       {{"profiled_step_seconds", 0.2},
+                        {"unprofiled_step_seconds", 0.1},
+                        {"fraction", 1.0},
+                        {"profiled_steps", 1},
+                        {"unprofiled_steps", 1}}}};
+  bench::add_gib_twins(doc);
+  return doc;
+}
+
+std::string error_of(const json& doc) { return bench::result_error(doc).value_or("none"); }
+
+TEST(ResultCheck, BenchResultsKeepEveryRule) {
+  EXPECT_EQ(error_of(valid_result()), "none");
+  json incomplete = valid_result();
+  incomplete["complete"] = false;
+  incomplete["error"] = "step 2 diverged";
+  EXPECT_EQ(error_of(incomplete), "none");
+}
+
+TEST(ResultCheck, NamesTheKeyTheValueAndTheRule) {
+  json doc = valid_result();
+  doc["training_config"]["max_steps"] = std::numeric_limits<int>::min();
+  EXPECT_EQ(error_of(doc), "training_config.max_steps is -2147483648, and must be at least 1");
+  doc = valid_result();
+  doc["performance_metrics"]["tokens_per_second"] = -5.0;
+  EXPECT_EQ(error_of(doc), "performance_metrics.tokens_per_second is -5.0, and must be at least 0");
+  doc = valid_result();
+  doc["complete"] = false;
+  EXPECT_EQ(error_of(doc), "error is absent, and is required");
+  doc = valid_result();
+  doc["runs"][1]["raw_step_times"][0] = "fast";
+  EXPECT_EQ(error_of(doc), "runs.1.raw_step_times.0 is \"fast\", and must be a number");
+}
+
+TEST(ResultCheck, NonFiniteNumbersCountAsTheNullTheyAreWrittenAs) {
+  json doc = valid_result();
+  doc["performance_metrics"]["mfu"] = std::nan("");  // null is allowed there
+  EXPECT_EQ(error_of(doc), "none");
+  doc["raw_step_times"][0] = std::numeric_limits<double>::infinity();  // not there
+  EXPECT_EQ(error_of(doc), "raw_step_times.0 is null, and must be a number");
+}
+
+TEST(ResultCheck, IntegersAsJsonSchemaCountsThem) {
+  json doc = valid_result();
+  doc["training_config"]["measured_steps"] = 2.0;  // 2.0 is an integer to JSON Schema
+  EXPECT_EQ(error_of(doc), "none");
+  doc["training_config"]["measured_steps"] = 2.5;
+  EXPECT_EQ(error_of(doc), "training_config.measured_steps is 2.5, and must be an integer");
+}
+
+// ---- the code's rules against the schema file's -------------------------------------------
+
+/// Breaks `doc` at `key` in each way the schema node forbids and expects the check to name it.
+class AgainstSchema {
+ public:
+  explicit AgainstSchema(json schema) : schema_(std::move(schema)) {}
+
+  void walk(const json& node, const std::string& key) {
+    const json& n = resolve(node);
+    try_breaking(n, key);
+    if (n.contains("properties"))
+      for (const auto& [name, child] : n["properties"].items()) {
+        const std::string child_key = key + "/" + name;
+        if (!doc_has(child_key)) {
+          ++absent_;
+          continue;
+        }
+        walk(child, child_key);
+      }
+    if (n.contains("required"))
+      for (const auto& name : n["required"])
+        expect_named(key + "/" + name.get<std::string>(), json(json::value_t::discarded));
+    if (n.contains("items") && doc_has(key + "/0")) walk(n["items"], key + "/0");
+    if (n.contains("additionalProperties") && n["additionalProperties"].is_object() &&
+        valid_.at(json::json_pointer(key)).is_object())
+      for (const auto& [name, _] : valid_.at(json::json_pointer(key)).items())
+        if (!n.contains("properties") || !n["properties"].contains(name))
+          walk(n["additionalProperties"], key + "/" + name);
+  }
+
+  int checked() const { return checked_; }
+
+ private:
+  const json& resolve(const json& node) const {
+    if (!node.contains("$ref")) return node;
+    const std::string ref = node["$ref"].get<std::string>().substr(1);  // "#/$defs/x"
+    return schema_.at(json::json_pointer(ref));
+  }
+
+  bool doc_has(const std::string& key) const { return valid_.contains(json::json_pointer(key)); }
+
+  std::vector<std::string> types(const json& n) const {
+    std::vector<std::string> out;
+    if (n.contains("type")) {
+      if (n["type"].is_string())
+        out.push_back(n["type"]);
+      else
+        for (const auto& t : n["type"]) out.push_back(t);
+    }
+    return out;
+  }
+
+  /// Replaces the value at `key` (or removes it when `value` is discarded) and expects an error
+  /// that names the key.
+  void expect_named(const std::string& key, const json& value) {
+    json doc = valid_;
+    const json::json_pointer p(key);
+    if (value.is_discarded()) {
+      doc[p.parent_pointer()].erase(p.back());
+    } else {
+      doc[p] = value;
+    }
+    std::string dotted = key.substr(1);
+    for (char& c : dotted)
+      if (c == '/') c = '.';
+    const std::string error = error_of(doc);
+    EXPECT_EQ(error.rfind(dotted + " is ", 0), 0u)
+        << key << " set to " << (value.is_discarded() ? "absent" : value.dump())
+        << " breaks the schema, but the check says: " << error;
+    ++checked_;
+  }
+
+  void try_breaking(const json& n, const std::string& key) {
+    if (key.empty()) return;
+    const auto t = types(n);
+    const auto has = [&](const char* name) {
+      return std::find(t.begin(), t.end(), name) != t.end();
+    };
+    if (!t.empty() && !has("string")) expect_named(key, "a string where none belongs");
+    if (!t.empty() && !has("null")) expect_named(key, nullptr);
+    if (!t.empty() && has("string") && !has("number") && !has("integer")) expect_named(key, 7);
+    if (n.contains("minimum")) expect_named(key, n["minimum"].get<double>() - 1);
+    if (n.contains("exclusiveMinimum")) expect_named(key, n["exclusiveMinimum"].get<double>());
+    if (n.contains("maximum")) expect_named(key, n["maximum"].get<double>() + 1);
+    if (n.contains("enum") || n.contains("const")) expect_named(key, "not-one-of-them");
+    if (n.contains("minLength")) expect_named(key, "");
+    if (n.contains("pattern")) expect_named(key, "no pattern matches this");
+    if (has("integer") && !has("number")) expect_named(key, 1.5);
+  }
+
+  json schema_;
+  json valid_ = valid_result();
+  int checked_ = 0;
+  int absent_ = 0;
+};
+
+TEST(ResultCheck, EveryRuleOfTheSchemaFileIsChecked) {
+  std::ifstream in(TPRIMAT_RESULT_SCHEMA);
+  ASSERT_TRUE(in) << TPRIMAT_RESULT_SCHEMA;
+  const json schema = json::parse(in);
+  AgainstSchema against(schema);
+  against.walk(schema, "");
+  EXPECT_GT(against.checked(), 200) << "the walk must reach the nested objects and $defs";
+}
+
+TEST(ResultCheck, WriteResultRefusesAndWritesNothing) {
+  const fs::path dir = fs::temp_directory_path() / ("tprimat_check_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  json doc = valid_result();
+  doc["training_config"]["global_batch_size"] = 0;
+  try {
+    bench::write_result(dir / "benchmark_cpu_tiny.json", doc);
+    ADD_FAILURE() << "an invalid result was written";
+  } catch (const bench::InvalidResult& e) {
+    EXPECT_NE(std::string(e.what()).find("training_config.global_batch_size is 0, and must be at "
+                                         "least 1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir)) << "nothing, not even a temp file, is left";
+  bench::write_result(dir / "benchmark_cpu_tiny.json", valid_result());
+  std::ifstream written(dir / "benchmark_cpu_tiny.json");
+  const json back = json::parse(written);
+  EXPECT_EQ(back["memory_metrics"]["peak_allocated_gib"],
+            back["memory_metrics"]["peak_allocated_gb"]);
+  EXPECT_EQ(back["gpu_info"]["total_memory_gib"], 8.0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
