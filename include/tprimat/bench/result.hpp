@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/config.hpp"
@@ -420,32 +421,6 @@ class ResultConflict : public core::InputError {
 };
 
 namespace detail {
-
-/// The keys that define an experiment: what ran, on what, split and fed how. Run length (steps,
-/// warm-up, runs, and the LR schedule that follows from it) and measurements are left out, so a
-/// longer rerun of one configuration replaces its previous result.
-inline constexpr std::string_view experiment_keys[] = {
-    "/platform",
-    "/model/cli_name",
-    "/gpu_info/software_stack",
-    "/gpu_info/device_name",
-    "/gpu_info/device_count",
-    "/parallelism_config/tensor_model_parallel_size",
-    "/parallelism_config/pipeline_model_parallel_size",
-    "/parallelism_config/data_parallel_size",
-    "/parallelism_config/gradient_accumulation_steps",
-    "/parallelism_config/strategy_name",
-    "/parallelism_config/distributed_optimizer",
-    "/training_config/micro_batch_size",
-    "/training_config/global_batch_size",
-    "/training_config/sequence_length",
-    "/training_config/num_layers",
-    "/training_config/precision",
-    "/training_config/data",
-    "/training_config/seed",
-    "/training_config/init",
-    "/optimizer/lr_peak",
-};
 
 inline std::string key_text(std::string_view pointer) {
   std::string k(pointer.substr(1));

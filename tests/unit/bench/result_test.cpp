@@ -156,6 +156,25 @@ TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
   EXPECT_EQ(entries, 1) << "the temp file must be renamed away";
 }
 
+TEST(ExperimentFields, OneListForOverwriteAndReports) {
+  // The overwrite rule compares exactly the pointers the reports group by.
+  ASSERT_EQ(bench::detail::experiment_keys.size(), bench::experiment_field_count);
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    EXPECT_EQ(bench::detail::experiment_keys[i], bench::experiment_fields[i].pointer);
+  const auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    EXPECT_FALSE(bench::experiment_value(doc, i).is_null())
+        << bench::experiment_fields[i].pointer << " is not in our own result";
+  constexpr auto seq = bench::experiment_field("/training_config/sequence_length");
+  EXPECT_EQ(bench::experiment_label(seq, 2048), "seq 2048");
+  EXPECT_EQ(bench::experiment_label(seq, nullptr), "seq n/a");
+  EXPECT_EQ(bench::experiment_label(bench::experiment_field("/optimizer/lr_peak"), 3e-4),
+            "peak LR 0.0003");
+  EXPECT_EQ(bench::experiment_label(
+                bench::experiment_field("/parallelism_config/distributed_optimizer"), true),
+            "ZeRO-1 on");
+}
+
 TEST_F(AtomicWrite, FailureThrowsRunErrorAndWritesNothing) {
   const auto file = dir_ / "missing" / "benchmark_cpu_tiny.json";
   EXPECT_THROW(bench::write_result(file, nlohmann::json{{"a", 1}}), core::RunError);
