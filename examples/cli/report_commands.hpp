@@ -20,6 +20,7 @@
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
+#include "tprimat/report/sanity.hpp"
 
 namespace tprimat::cli {
 
@@ -183,6 +184,8 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
       std::printf("imported %s (%d iterations, %d measured): wrote %s\n", log.c_str(),
                   doc["imported"]["iterations_found"].get<int>(),
                   doc["performance_metrics"]["measured_steps"].get<int>(), path.c_str());
+      for (const auto& w : report::sanity_warnings(report::sanity_figures(doc)))
+        std::fprintf(stderr, "tprimat: warning: %s: %s\n", path.c_str(), w.c_str());
       ++written;
     } catch (const core::InputError& e) {
       // Format and model problems are the same for every log: no point going on.

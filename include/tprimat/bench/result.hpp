@@ -31,6 +31,7 @@
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
+#include "tprimat/report/sanity.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
 
@@ -343,6 +344,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                       {"seed", c.seed},
                       {"timestamp", c.timestamp},
                       {"tprimat_version", version_string}};
+  report::set_sanity_warnings(doc);
   return doc;
 }
 
@@ -410,8 +412,12 @@ inline void publish_file(const std::filesystem::path& written, const std::filesy
   detail::sync_directory(detail::directory_of(path));
 }
 
+/// Writes a result with its sanity `warnings` made from the document as written (an import adds
+/// the log's own figures after make_result).
 inline void write_result(const std::filesystem::path& path, const nlohmann::json& doc) {
-  write_file_atomically(path, doc.dump(2) + "\n");
+  nlohmann::json out = doc;
+  report::set_sanity_warnings(out);
+  write_file_atomically(path, out.dump(2) + "\n");
 }
 
 /// A run would replace a result of another configuration and --overwrite was not given.

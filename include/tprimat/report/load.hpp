@@ -20,6 +20,7 @@
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/report/peaks.hpp"
+#include "tprimat/report/sanity.hpp"
 
 namespace tprimat::report {
 
@@ -53,11 +54,16 @@ struct Result {
   double memory_gb = unknown;             ///< peak allocated per GPU, GiB
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
+  double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
   std::vector<double> step_times, losses, learning_rates, memory;
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
   double mfu() const { return peak_tflops_dense > 0 ? tflops_per_gpu() / peak_tflops_dense : unknown; }
+  /// Impossible or contradicted figures, as every report shows them (report/sanity.hpp).
+  std::vector<std::string> warnings() const {
+    return sanity_warnings({tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu});
+  }
 };
 
 namespace detail {
@@ -193,6 +199,7 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   if (!std::isfinite(r.memory_gb) && !r.memory.empty())
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
+  r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
 
   // Our files keep each run apart; a seeds' file is one run.
   if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1) {
