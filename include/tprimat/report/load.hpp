@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
@@ -55,6 +56,9 @@ struct Result {
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
   double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
+  /// The value of each of bench::experiment_fields (null where the file lacks it): results
+  /// equal in all of them are runs of one experiment, the only ones a report pools.
+  std::vector<nlohmann::json> experiment;
   std::vector<double> step_times, losses, learning_rates, memory;
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
@@ -200,6 +204,8 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
   r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    r.experiment.push_back(bench::experiment_value(j, i));
 
   // Our files keep each run apart; a seeds' file is one run.
   if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1) {
@@ -241,7 +247,14 @@ struct LoadOutcome {
   std::vector<std::string> inputs;  ///< every file tried, in order
 };
 
-/// `benchmark_*.json` below each directory (recursively, sorted), then the named files.
+/// A result file's name: ours and the TPrimat seeds' `benchmark_*.json`, Primus-Rival's
+/// `train_*.json`.
+inline bool is_result_file_name(const std::string& name) {
+  return (name.starts_with("benchmark_") || name.starts_with("train_")) && name.ends_with(".json");
+}
+
+/// Result files (is_result_file_name) below each directory (recursively, sorted), then the
+/// named files.
 /// Bad inputs become `problems`; the rest still load.
 inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
                                const std::vector<std::string>& files) {
@@ -258,11 +271,11 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
     for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
       const auto name = it->path().filename().string();
-      if (it->is_regular_file() && name.starts_with("benchmark_") && name.ends_with(".json"))
-        found.push_back(it->path());
+      if (it->is_regular_file() && is_result_file_name(name)) found.push_back(it->path());
     }
     std::sort(found.begin(), found.end());
-    if (found.empty()) out.problems.push_back("tprimat: " + d + ": no benchmark_*.json files");
+    if (found.empty())
+      out.problems.push_back("tprimat: " + d + ": no benchmark_*.json or train_*.json files");
     paths.insert(paths.end(), found.begin(), found.end());
   }
   for (const auto& f : files) paths.emplace_back(f);
