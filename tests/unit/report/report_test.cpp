@@ -168,7 +168,8 @@ TEST(ReportCompare, UnlikeConfigurationsAreNeverPooled) {
   EXPECT_NE(table.find("configuration"), std::string::npos) << table;
   EXPECT_NE(table.find("seq 2048"), std::string::npos) << table;
   // Nothing differs within one model x strategy x GPU count: no configuration to name.
-  const auto one = group_results({configured("nvd", 8, 256, 1), configured("amd", 8, 256, 2)});
+  const std::vector<Result> same{configured("nvd", 8, 256, 1), configured("amd", 8, 256, 2)};
+  const auto one = group_results(same);  // groups point into `same`: it must outlive them
   EXPECT_EQ(one[0].configuration(), "");
   EXPECT_EQ(results_table(one).text().find("configuration"), std::string::npos);
 }
