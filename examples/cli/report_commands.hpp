@@ -16,11 +16,13 @@
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
 #include "tprimat/report/compare_report.hpp"
+#include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
+#include "tprimat/report/sanity.hpp"
 #include "number_option.hpp"
 
 namespace tprimat::cli {
@@ -59,10 +61,13 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
   auto& c = cmds.compare_opts;
   cmds.compare = app.add_subcommand(
       "compare", "compare result JSONs (ours and the seeds'): table, comparison_report.md, plots");
-  cmds.compare->add_option("--results-dir", c.dirs,
-                           "directory searched recursively for benchmark_*.json (repeatable)")
+  cmds.compare
+      ->add_option("--results-dir", c.dirs,
+                   "directory searched recursively for benchmark_*.json and train_*.json "
+                   "(repeatable)")
       ->allow_extra_args(false);
-  cmds.compare->add_option("files", c.files, "result JSON files");
+  cmds.compare->add_option("paths", c.files,
+                           "result files, or directories searched as --results-dir is");
   cmds.compare->add_option("--output-dir", c.output_dir, "where reports and plots go")
       ->capture_default_str();
 
@@ -70,8 +75,8 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
   cmds.peak = app.add_subcommand(
       "peak", "peak throughput per platform x model, MFU against dense peaks, projections");
   cmds.peak->add_option("paths", p.paths,
-                        "directories searched for benchmark_*.json, or result files "
-                        "(default: the current directory)");
+                        "directories searched for benchmark_*.json and train_*.json, or result "
+                        "files (default: the current directory)");
   cmds.peak->add_flag("--show-all", p.peak.show_all, "list every result, not only the peaks");
   cmds.peak
       ->add_option("--peak-tflops", p.peak.peak_tflops,
@@ -117,6 +122,15 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
 
 namespace detail {
 
+/// Positional paths: a directory is searched as --results-dir is, anything else is a file.
+inline void split_paths(const std::vector<std::string>& paths, std::vector<std::string>& dirs,
+                        std::vector<std::string>& files) {
+  for (const auto& p : paths) {
+    std::error_code ec;
+    (std::filesystem::is_directory(p, ec) ? dirs : files).push_back(p);
+  }
+}
+
 /// Bad inputs go to stderr, one line each; with nothing usable the whole command is bad input.
 inline report::LoadOutcome load_or_throw(const std::vector<std::string>& dirs,
                                          const std::vector<std::string>& files,
@@ -128,9 +142,11 @@ inline report::LoadOutcome load_or_throw(const std::vector<std::string>& dirs,
   if (in.results.empty()) {
     std::string why;
     for (const auto& p : in.problems) why += (why.empty() ? "" : "; ") + report::without_prefix(p);
-    throw core::InputError(std::string("no usable result to ") + command + ": " + why);
+    throw core::InputError(std::string("no usable result to ") + command + ": " +
+                           report::printable(why));
   }
-  for (const auto& p : in.problems) std::fprintf(stderr, "%s\n", p.c_str());
+  // One line each, whatever newline or escape a file's name holds.
+  for (const auto& p : in.problems) std::fprintf(stderr, "%s\n", report::printable(p).c_str());
   return in;
 }
 
@@ -138,7 +154,9 @@ inline report::LoadOutcome load_or_throw(const std::vector<std::string>& dirs,
 
 inline int run_compare(const CompareOptions& o) {
   report::prepare_output_dir(o.output_dir);
-  const auto in = detail::load_or_throw(o.dirs, o.files, "compare");
+  std::vector<std::string> dirs = o.dirs, files;
+  detail::split_paths(o.files, dirs, files);
+  const auto in = detail::load_or_throw(dirs, files, "compare");
   const auto groups = report::group_results(in.results);
   const auto comparisons = report::compare_groups(groups);
   std::fputs(report::compare_text(in, groups, comparisons).c_str(), stdout);
@@ -154,8 +172,7 @@ inline int run_compare(const CompareOptions& o) {
 inline int run_peak(const PeakCommandOptions& o) {
   report::prepare_output_dir(o.output_dir);
   std::vector<std::string> dirs, files;
-  for (const auto& p : o.paths.empty() ? std::vector<std::string>{"."} : o.paths)
-    (std::filesystem::is_directory(p) ? dirs : files).push_back(p);
+  detail::split_paths(o.paths.empty() ? std::vector<std::string>{"."} : o.paths, dirs, files);
   auto in = detail::load_or_throw(dirs, files, "analyse");
   if (o.peak.peak_tflops > 0)
     for (auto& r : in.results) r.peak_tflops_dense = o.peak.peak_tflops;
@@ -187,6 +204,8 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
       std::printf("imported %s (%d iterations, %d measured): wrote %s\n", log.c_str(),
                   doc["imported"]["iterations_found"].get<int>(),
                   doc["performance_metrics"]["measured_steps"].get<int>(), path.c_str());
+      for (const auto& w : report::sanity_warnings(report::sanity_figures(doc)))
+        std::fprintf(stderr, "tprimat: warning: %s: %s\n", path.c_str(), w.c_str());
       ++written;
     } catch (const core::InputError& e) {
       // Format and model problems are the same for every log: no point going on.

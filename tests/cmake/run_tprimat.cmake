@@ -9,6 +9,8 @@
 #     "tprimat" runs EXE
 #   [-DGOLDEN=expected.txt: stdout byte for byte] [-DGOLDEN_FILES="rel=expected-path|..."]
 #   [-DEXISTS="rel|..."] [-DABSENT="rel|..."] [-DFILE_REGEX="rel=regex|..."] [-DMIN_BYTES="rel=n|..."]
+#   [-DFILE_NOT_REGEX="rel=regex|...": the file exists and holds no match]
+#   (regexes hold no '|' or ';': both separate list items here)
 #   [-DRESULT_COUNT=n: exactly n benchmark_*.json below WORKDIR; 0 by default for bad input
 #     (exit 2) unless FIXTURES brought result files]
 #   [-DRESULT=rel.json -DJSON_EQUALS="a.b=v|..." -DLOSS_FALLS=ON -DFIRST_LOSS_ABOVE=x
@@ -103,14 +105,26 @@ foreach(f IN LISTS absent)
     message(FATAL_ERROR "${f} must not exist")
   endif()
 endforeach()
-string(REPLACE "|" ";" checks "${FILE_REGEX}")
-foreach(check IN LISTS checks)
-  string(REGEX MATCH "^([^=]+)=(.*)$" _ "${check}")
-  file(READ "${WORKDIR}/${CMAKE_MATCH_1}" text)
-  if(NOT text MATCHES "${CMAKE_MATCH_2}")
-    message(FATAL_ERROR "${CMAKE_MATCH_1} does not match: ${CMAKE_MATCH_2}")
-  endif()
-endforeach()
+# check_file_regexes(CHECKS MUST_MATCH): each "rel=regex" of CHECKS ("|"-separated) must match
+# its file (MUST_MATCH ON), or must not (OFF). MATCHES resets CMAKE_MATCH_<n>: they are kept first.
+function(check_file_regexes checks must_match)
+  string(REPLACE "|" ";" checks "${checks}")
+  foreach(check IN LISTS checks)
+    string(REGEX MATCH "^([^=]+)=(.*)$" _ "${check}")
+    set(rel "${CMAKE_MATCH_1}")
+    set(regex "${CMAKE_MATCH_2}")
+    file(READ "${WORKDIR}/${rel}" text)
+    if(text MATCHES "${regex}")
+      if(NOT must_match)
+        message(FATAL_ERROR "${rel} matches ${regex}, and must not: '${CMAKE_MATCH_0}'")
+      endif()
+    elseif(must_match)
+      message(FATAL_ERROR "${rel} does not match: ${regex}")
+    endif()
+  endforeach()
+endfunction()
+check_file_regexes("${FILE_REGEX}" ON)
+check_file_regexes("${FILE_NOT_REGEX}" OFF)
 string(REPLACE "|" ";" sizes "${MIN_BYTES}")
 foreach(check IN LISTS sizes)
   string(REGEX MATCH "^([^=]+)=(.*)$" _ "${check}")

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result_check.hpp"
@@ -33,6 +34,7 @@
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
+#include "tprimat/report/sanity.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
 
@@ -346,6 +348,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                       {"timestamp", c.timestamp},
                       {"tprimat_version", version_string},
                       {"compiler", compiler_version}};
+  report::set_sanity_warnings(doc);
   return doc;
 }
 
@@ -438,11 +441,13 @@ inline void add_gib_twins(nlohmann::json& doc) {
     for (auto& run : doc["runs"]) twin(run, "peak_allocated_gb");
 }
 
-/// The one way a result reaches disk: the "_gib" twins added, checked against the schema's rules
-/// (bench/result_check.hpp), then written atomically. A document that breaks a rule is refused,
-/// naming the key and value, and nothing is written.
+/// The one way a result reaches disk: the "_gib" twins and the sanity `warnings` made from the
+/// document as written (an import adds the log's own figures after make_result), checked against
+/// the schema's rules (bench/result_check.hpp), then written atomically. A document that breaks a
+/// rule is refused, naming the key and value, and nothing is written.
 inline void write_result(const std::filesystem::path& path, nlohmann::json doc) {
   add_gib_twins(doc);
+  report::set_sanity_warnings(doc);
   if (const auto why = result_error(doc))
     throw InvalidResult("refused to write " + path.string() +
                         ", which would break schema/result.schema.json: " + *why);
@@ -456,32 +461,6 @@ class ResultConflict : public core::InputError {
 };
 
 namespace detail {
-
-/// The keys that define an experiment: what ran, on what, split and fed how. Run length (steps,
-/// warm-up, runs, and the LR schedule that follows from it) and measurements are left out, so a
-/// longer rerun of one configuration replaces its previous result.
-inline constexpr std::string_view experiment_keys[] = {
-    "/platform",
-    "/model/cli_name",
-    "/gpu_info/software_stack",
-    "/gpu_info/device_name",
-    "/gpu_info/device_count",
-    "/parallelism_config/tensor_model_parallel_size",
-    "/parallelism_config/pipeline_model_parallel_size",
-    "/parallelism_config/data_parallel_size",
-    "/parallelism_config/gradient_accumulation_steps",
-    "/parallelism_config/strategy_name",
-    "/parallelism_config/distributed_optimizer",
-    "/training_config/micro_batch_size",
-    "/training_config/global_batch_size",
-    "/training_config/sequence_length",
-    "/training_config/num_layers",
-    "/training_config/precision",
-    "/training_config/data",
-    "/training_config/seed",
-    "/training_config/init",
-    "/optimizer/lr_peak",
-};
 
 inline std::string key_text(std::string_view pointer) {
   std::string k(pointer.substr(1));

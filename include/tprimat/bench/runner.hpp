@@ -365,6 +365,8 @@ inline void report_summary(const nlohmann::json& doc, Reporter& rep) {
            num(p["std_step_time_seconds"], "%.4fs") + ", model TFLOP/s per GPU " +
            num(p["model_tflops_per_gpu"], "%.4f") + ", MFU " +
            (p["mfu"].is_number() ? num(p["mfu"], "%.4f") : "n/a (peak unknown)"));
+  if (const auto w = doc.find("warnings"); w != doc.end() && w->is_array())
+    for (const auto& line : *w) rep.line("tprimat: warning: " + line.get<std::string>());
 }
 
 /// The result's `profiling` block: run 1's step times, warm-up steps first, as the schedule saw.

@@ -1,30 +1,97 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Groups results by model x strategy x platform, summarises runs and names each group's winner.
+// Groups results by their whole configuration, names what tells groups apart, and who wins.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/text.hpp"
 
 namespace tprimat::report {
 
-/// Every result of one model x strategy x platform x GPU count: its runs pooled. The GPU count is
-/// part of the key because per-GPU throughput changes with scale.
+namespace detail {
+
+using bench::experiment_field;
+/// Fields every report names on their own (columns, label fields): a configuration label
+/// leaves them out.
+inline constexpr std::size_t named_apart[] = {
+    experiment_field("/platform"), experiment_field("/model/cli_name"),
+    experiment_field("/gpu_info/device_count"),
+    experiment_field("/parallelism_config/strategy_name")};
+/// Fields naming the hardware: what may differ between the platforms a comparison sets side by
+/// side; everything else must be equal.
+inline constexpr std::size_t hardware_fields[] = {experiment_field("/platform"),
+                                                  experiment_field("/gpu_info/software_stack"),
+                                                  experiment_field("/gpu_info/device_name")};
+
+template <std::size_t N>
+bool among(std::size_t field, const std::size_t (&fields)[N]) {
+  return std::find(std::begin(fields), std::end(fields), field) != std::end(fields);
+}
+
+/// Field `i` of a configuration; null (unknown) past its end.
+inline nlohmann::json field_value(const std::vector<nlohmann::json>& config, std::size_t i) {
+  return i < config.size() ? config[i] : nlohmann::json(nullptr);
+}
+
+/// The fields, in bench::experiment_fields order, in which `configs` are not all equal (those
+/// named apart left out).
+inline std::vector<std::size_t> differing_fields(
+    const std::vector<const std::vector<nlohmann::json>*>& configs) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i) {
+    if (among(i, named_apart)) continue;
+    for (const auto* c : configs)
+      if (field_value(*c, i) != field_value(*configs.front(), i)) {
+        out.push_back(i);
+        break;
+      }
+  }
+  return out;
+}
+
+/// "seq 256, gbs 64": `fields` of `config`, hardware fields left out unless `with_hardware`.
+inline std::string configuration_label(const std::vector<nlohmann::json>& config,
+                                       const std::vector<std::size_t>& fields, bool with_hardware) {
+  std::string s;
+  for (std::size_t i : fields)
+    if (with_hardware || !among(i, hardware_fields))
+      s += (s.empty() ? "" : ", ") + bench::experiment_label(i, field_value(config, i));
+  return s;
+}
+
+}  // namespace detail
+
+/// The results of one configuration (every experiment field equal) on one platform: its runs
+/// pooled, and nothing else. Results that differ in any field that defines an experiment (seq,
+/// gbs, TP/PP, layers, precision, ...) are never pooled.
 struct Group {
   std::string model, strategy, platform;
   int num_gpus = 0;
+  std::vector<nlohmann::json> experiment;  ///< the configuration, bench::experiment_fields order
+  /// The fields telling this group apart from the others of its model x strategy x GPU count,
+  /// the groups a reader sets against it; empty where it is the only configuration there.
+  std::vector<std::size_t> differing;
   std::vector<const Result*> results;
   core::Summary per_gpu;  ///< tokens/s/GPU over runs (one sample per run)
 
   const Result& first() const { return *results.front(); }
+  /// What tells it apart ("seq 256, gbs 64"), the device and stack only `with_hardware` (the
+  /// tables have a column for the device); "" when nothing does.
+  std::string configuration(bool with_hardware = false) const {
+    return detail::configuration_label(experiment, differing, with_hardware);
+  }
   std::string runs_label() const {
     std::string s;
     std::vector<std::string> seen;
@@ -52,97 +119,222 @@ struct Group {
                                : r->std_step_time / r->avg_step_time;
     return cv;
   }
+  /// "file: warning" for each impossible figure among its results (report/sanity.hpp).
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> out;
+    for (const auto* r : results)
+      for (const auto& w : r->warnings()) out.push_back(r->file + ": " + w);
+    return out;
+  }
 };
 
-/// Groups of one model x strategy, the platforms side by side, and who wins.
+/// The groups of one model x strategy x GPU count x configuration, platforms side by side.
 struct Comparison {
   std::string model, strategy;
   int num_gpus = 0;
+  std::string configuration;            ///< what tells it apart from the others of its model x
+                                        ///< strategy x GPU count; "" when it is the only one
   std::vector<const Group*> platforms;  ///< fastest first (tokens/s/GPU)
   std::string verdict;                  ///< "" with a single platform
   std::string noise;                    ///< why the difference may not be real; "" otherwise
+
+  /// "llama / truly_identical / 8 GPUs / seq 256"
+  std::string title() const {
+    return model + " / " + strategy + " / " + gpus_label(num_gpus) +
+           (configuration.empty() ? "" : " / " + configuration);
+  }
 };
 
+/// Groups in input order within each model x strategy x GPU count x platform (sorted).
 inline std::vector<Group> group_results(const std::vector<Result>& results) {
-  std::map<std::tuple<std::string, std::string, int, std::string>, Group> by_key;
+  std::map<std::tuple<std::string, std::string, int, std::string>, std::vector<Group>> by_key;
   for (const auto& r : results) {
-    auto& g = by_key[{r.model, r.strategy, r.num_gpus, r.platform}];
-    g.num_gpus = r.num_gpus;
-    g.model = r.model;
-    g.strategy = r.strategy;
-    g.platform = r.platform;
-    g.results.push_back(&r);
+    auto& groups = by_key[{r.model, r.strategy, r.num_gpus, r.platform}];
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.experiment == r.experiment; });
+    if (g == groups.end()) {
+      groups.push_back(
+          Group{r.model, r.strategy, r.platform, r.num_gpus, r.experiment, {}, {}, {}});
+      g = groups.end() - 1;
+    }
+    g->results.push_back(&r);
   }
   std::vector<Group> out;
-  for (auto& [key, g] : by_key) {
-    std::vector<double> samples;
-    for (const auto* r : g.results)
-      samples.insert(samples.end(), r->run_tokens_per_second_per_gpu.begin(),
-                     r->run_tokens_per_second_per_gpu.end());
-    g.per_gpu = core::summarize(samples);
-    out.push_back(std::move(g));
+  for (auto& [key, groups] : by_key)
+    for (auto& g : groups) {
+      std::vector<double> samples;
+      for (const auto* r : g.results)
+        samples.insert(samples.end(), r->run_tokens_per_second_per_gpu.begin(),
+                       r->run_tokens_per_second_per_gpu.end());
+      g.per_gpu = core::summarize(samples);
+      out.push_back(std::move(g));
+    }
+  // What a label must name: the fields in which the groups of one model x strategy x GPU count
+  // differ (the platforms a reader compares, and any unlike configurations among them).
+  std::map<std::tuple<std::string, std::string, int>, std::vector<Group*>> scopes;
+  for (auto& g : out) scopes[{g.model, g.strategy, g.num_gpus}].push_back(&g);
+  for (auto& [key, scope] : scopes) {
+    std::vector<const std::vector<nlohmann::json>*> configs;
+    for (const auto* g : scope) configs.push_back(&g->experiment);
+    auto fields = detail::differing_fields(configs);
+    // The hardware differs between platforms by nature, and the platform names it: name it
+    // only where one platform ran on several (an H100 and an H200 result of nvd).
+    std::erase_if(fields, [&](std::size_t f) {
+      if (!detail::among(f, detail::hardware_fields)) return false;
+      for (const auto* a : scope)
+        for (const auto* b : scope)
+          if (a->platform == b->platform &&
+              detail::field_value(a->experiment, f) != detail::field_value(b->experiment, f))
+            return false;
+      return true;
+    });
+    for (auto* g : scope) g->differing = fields;
   }
   return out;
 }
 
-/// Per-GPU throughput decides, so runs on different GPU counts compare fairly.
+namespace detail {
+
+/// A group's configuration without its hardware: equal between the platforms of a comparison.
+inline std::vector<nlohmann::json> without_hardware(const Group& g) {
+  std::vector<nlohmann::json> out;
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    out.push_back(among(i, hardware_fields) ? nlohmann::json(nullptr)
+                                            : field_value(g.experiment, i));
+  return out;
+}
+
+}  // namespace detail
+
+/// Platforms side by side where they ran the same configuration (every experiment field but the
+/// hardware's equal); per-GPU throughput decides, so runs on different GPU counts compare fairly.
 inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) {
-  std::map<std::tuple<std::string, std::string, int>, Comparison> by_key;
+  std::map<std::tuple<std::string, std::string, int>,
+           std::vector<std::pair<std::vector<nlohmann::json>, Comparison>>>
+      by_key;
   for (const auto& g : groups) {
-    auto& c = by_key[{g.model, g.strategy, g.num_gpus}];
-    c.num_gpus = g.num_gpus;
-    c.model = g.model;
-    c.strategy = g.strategy;
-    c.platforms.push_back(&g);
+    auto& list = by_key[{g.model, g.strategy, g.num_gpus}];
+    const auto config = detail::without_hardware(g);
+    auto it =
+        std::find_if(list.begin(), list.end(), [&](const auto& x) { return x.first == config; });
+    if (it == list.end()) {
+      Comparison c;
+      c.model = g.model;
+      c.strategy = g.strategy;
+      c.num_gpus = g.num_gpus;
+      c.configuration = g.configuration();
+      list.emplace_back(config, std::move(c));
+      it = list.end() - 1;
+    }
+    it->second.platforms.push_back(&g);
   }
   std::vector<Comparison> out;
-  for (auto& [key, c] : by_key) {
-    std::stable_sort(c.platforms.begin(), c.platforms.end(), [](const Group* a, const Group* b) {
-      return a->per_gpu.mean > b->per_gpu.mean;
-    });
-    if (c.platforms.size() >= 2) {
-      const Group& w = *c.platforms[0];
-      c.verdict = w.platform + " wins:";
-      for (std::size_t i = 1; i < c.platforms.size(); ++i) {
-        const Group& o = *c.platforms[i];
-        c.verdict += " " + num(w.per_gpu.mean / o.per_gpu.mean, 2) + "x " + o.platform;
+  for (auto& [key, list] : by_key)
+    for (auto& [config, c] : list) {
+      std::stable_sort(c.platforms.begin(), c.platforms.end(), [](const Group* a, const Group* b) {
+        return a->per_gpu.mean > b->per_gpu.mean;
+      });
+      if (c.platforms.size() >= 2) {
+        const Group& w = *c.platforms[0];
+        c.verdict = w.platform + " wins:";
+        for (std::size_t i = 1; i < c.platforms.size(); ++i) {
+          const Group& o = *c.platforms[i];
+          c.verdict += " " + num(w.per_gpu.mean / o.per_gpu.mean, 2) + "x " + o.platform;
+        }
+        const Group& o = *c.platforms[1];
+        if (w.per_gpu.count >= 3 && o.per_gpu.count >= 3) {
+          if (w.per_gpu.mean - w.per_gpu.ci95 <= o.per_gpu.mean + o.per_gpu.ci95)
+            c.noise = "the 95% confidence intervals of " + w.platform + " and " + o.platform +
+                      " overlap: the difference is inside the noise";
+        } else {
+          const double diff = w.per_gpu.mean / o.per_gpu.mean - 1;
+          const double cv = std::max(w.step_cv(), o.step_cv());
+          c.noise = "fewer than 3 runs: no confidence interval";
+          if (std::isfinite(cv) && diff <= cv)
+            c.noise += "; the " + percent(diff) +
+                       " difference is inside the step-to-step spread (" + percent(cv) + ")";
+        }
       }
-      const Group& o = *c.platforms[1];
-      if (w.per_gpu.count >= 3 && o.per_gpu.count >= 3) {
-        if (w.per_gpu.mean - w.per_gpu.ci95 <= o.per_gpu.mean + o.per_gpu.ci95)
-          c.noise = "the 95% confidence intervals of " + w.platform + " and " + o.platform +
-                    " overlap: the difference is inside the noise";
-      } else {
-        const double diff = w.per_gpu.mean / o.per_gpu.mean - 1;
-        const double cv = std::max(w.step_cv(), o.step_cv());
-        c.noise = "fewer than 3 runs: no confidence interval";
-        if (std::isfinite(cv) && diff <= cv)
-          c.noise += "; the " + percent(diff) + " difference is inside the step-to-step spread (" +
-                     percent(cv) + ")";
-      }
+      out.push_back(std::move(c));
     }
-    out.push_back(std::move(c));
+  return out;
+}
+
+/// One line per model x strategy x GPU count whose platforms ran unlike configurations, so no
+/// verdict was drawn between them: "llama / s / 8 GPUs: amd and nvd are not compared: their
+/// configurations differ in seq".
+inline std::vector<std::string> uncompared_platforms(const std::vector<Comparison>& comparisons) {
+  std::map<std::tuple<std::string, std::string, int>, std::vector<const Comparison*>> scopes;
+  for (const auto& c : comparisons) scopes[{c.model, c.strategy, c.num_gpus}].push_back(&c);
+  std::vector<std::string> out;
+  for (const auto& [key, scope] : scopes) {
+    std::vector<std::string> platforms;
+    for (const auto* c : scope)
+      for (const auto* g : c->platforms)
+        if (std::find(platforms.begin(), platforms.end(), g->platform) == platforms.end())
+          platforms.push_back(g->platform);
+    // Every platform in one comparison: all were compared.
+    if (platforms.size() < 2 || std::any_of(scope.begin(), scope.end(), [&](const auto* c) {
+          return c->platforms.size() == platforms.size();
+        }))
+      continue;
+    std::sort(platforms.begin(), platforms.end());
+    std::string names, fields;
+    for (std::size_t i = 0; i < platforms.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == platforms.size() ? " and " : ", ") + platforms[i];
+    for (std::size_t f : scope.front()->platforms.front()->differing)
+      if (!detail::among(f, detail::hardware_fields))
+        fields += (fields.empty() ? "" : ", ") + std::string(bench::experiment_fields[f].name);
+    const auto& c = *scope.front();
+    out.push_back(c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " + names +
+                  " are not compared: not every one ran the same configuration (" + fields +
+                  " differ)");
   }
   return out;
 }
 
-/// The terminal table: one row per model x strategy x platform.
+/// "267.6% (!)": a figure with the marker of a flagged result (report/sanity.hpp).
+inline std::string flagged(const std::string& figure, bool flag) {
+  return flag ? figure + " (!)" : figure;
+}
+
+/// The terminal table: one row per configuration x platform; a `configuration` column names
+/// what tells groups of one model x strategy x GPU count apart, where anything does.
 inline Table results_table(const std::vector<Group>& groups) {
-  Table t({"model", "strategy", "platform", "run", "device", "GPUs", "runs", "tokens/s/GPU",
-           "step time (s)", "TFLOP/s/GPU", "MFU", "memory (GiB)"});
+  const bool configs = std::any_of(groups.begin(), groups.end(),
+                                   [](const Group& g) { return !g.configuration().empty(); });
+  std::vector<std::string> header{"model", "strategy", "platform", "run", "device", "GPUs"};
+  if (configs) header.push_back("configuration");
+  for (const char* h :
+       {"runs", "tokens/s/GPU", "step time (s)", "TFLOP/s/GPU", "MFU", "memory (GiB)"})
+    header.push_back(h);
+  Table t(header);
   for (const auto& g : groups) {
     const Result& r = g.first();
-    t.add({g.model, g.strategy, g.platform, g.runs_label(), r.device_name, std::to_string(r.num_gpus),
-           std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
-           num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
-           num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-           percent(g.average([](const Result& x) { return x.mfu(); })),
-           num(g.average([](const Result& x) { return x.memory_gb; }), 2)});
+    std::vector<std::string> row{g.model,        g.strategy,    g.platform,
+                                 g.runs_label(), r.device_name, std::to_string(r.num_gpus)};
+    if (configs) row.push_back(g.configuration().empty() ? "-" : g.configuration());
+    for (auto cell : {std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
+                      num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+                      num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+                      flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
+                              !g.warnings().empty()),
+                      num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
+      row.push_back(std::move(cell));
+    t.add(std::move(row));
   }
   return t;
 }
 
-/// What `tprimat compare` prints: inputs, problems, table, verdicts, conventions.
+/// "(!) file: warning" for every flagged result of `groups`, one line each (printable).
+inline std::vector<std::string> warning_lines(const std::vector<Group>& groups) {
+  std::vector<std::string> out;
+  for (const auto& g : groups)
+    for (const auto& w : g.warnings()) out.push_back("(!) " + printable(w));
+  return out;
+}
+
+/// What `tprimat compare` prints: inputs, problems, table, verdicts, warnings, conventions.
 inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>& groups,
                                 const std::vector<Comparison>& comparisons) {
   std::string out = "tprimat compare: " + std::to_string(in.results.size()) + " of " +
@@ -151,13 +343,19 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   out += "\n" + results_table(groups).text() + "\n";
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
-    out += c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " + c.verdict +
-           " (tokens/s/GPU)";
-    out += c.noise.empty() ? "\n" : "; " + c.noise + "\n";
+    out += printable(c.title()) + ": " + printable(c.verdict) + " (tokens/s/GPU)";
+    out += c.noise.empty() ? "\n" : "; " + printable(c.noise) + "\n";
   }
-  out += "tokens/s/GPU: mean ± sample std over runs. TFLOP/s/GPU: model FLOPs, PaLM convention "
-         "(6 P_matmul + 12 L H Dh S per token). MFU: against the dense bf16 peak (H100/H200 "
-         "989.4, MI300X 1307.4 TFLOP/s); n/a where the device's peak is unknown.\n";
+  for (const auto& line : uncompared_platforms(comparisons)) out += printable(line) + "\n";
+  const auto warnings = warning_lines(groups);
+  for (const auto& line : warnings) out += line + "\n";
+  out +=
+      "tokens/s/GPU: mean ± sample std over runs of one configuration (results differing in "
+      "any field that defines an experiment are never pooled). TFLOP/s/GPU: model FLOPs, "
+      "PaLM convention (6 P_matmul + 12 L H Dh S per token). MFU: against the dense bf16 "
+      "peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); n/a where the device's peak is "
+      "unknown.";
+  out += warnings.empty() ? "\n" : " (!): a figure no run can reach, named above.\n";
   return out;
 }
 

@@ -5,27 +5,48 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/report/compare.hpp"
-#include "tprimat/report/gnuplot.hpp"
+#include "tprimat/report/gnuplot_text.hpp"
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/plot_labels.hpp"
 
 namespace tprimat::report {
 
 /// Bar colour per platform, the vendors' own.
-inline std::string platform_colour(const std::string& platform) {
-  if (platform == "nvd") return "0x76B900";
-  if (platform == "amd") return "0xED1C24";
-  return "0x4C72B0";
+inline std::uint32_t platform_colour(const std::string& platform) {
+  if (platform == "nvd") return 0x76B900;
+  if (platform == "amd") return 0xED1C24;
+  return 0x4C72B0;
 }
 
-/// The fields naming a group in the plots: platform, model, strategy, GPUs.
-inline std::vector<std::string> group_fields(const Group& g) {
-  return {g.platform, g.model, g.strategy, gpus_label(g.num_gpus)};
+/// The fields naming each group in the plots: platform, model, strategy, GPUs, then one field
+/// per experiment field that tells some groups apart ("seq 256"), "" for a group where it does
+/// not (ticks leave empty fields out). printable(): a line break in a label is ours, never one
+/// that a name brought.
+inline std::vector<std::vector<std::string>> group_label_rows(const std::vector<Group>& groups) {
+  std::vector<std::size_t> named;
+  for (const auto& g : groups) named.insert(named.end(), g.differing.begin(), g.differing.end());
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : groups) {
+    std::vector<std::string> row{printable(g.platform), printable(g.model), printable(g.strategy),
+                                 gpus_label(g.num_gpus)};
+    for (std::size_t f : named)
+      row.push_back(
+          std::find(g.differing.begin(), g.differing.end(), f) == g.differing.end()
+              ? ""
+              : printable(bench::experiment_label(f, detail::field_value(g.experiment, f))));
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 /// "proxies: llama 13 of 32 layers, qwen 12 of 28 layers" where results ran fewer layers than
@@ -34,10 +55,11 @@ inline std::string proxy_line(const std::vector<const Result*>& results) {
   std::vector<std::string> seen;
   for (const auto* r : results) {
     if (!r->layers_are_proxy) continue;
-    const std::string s = r->model + (r->layers > 0 && r->layers_full > 0
-                                          ? " " + std::to_string(r->layers) + " of " +
-                                                std::to_string(r->layers_full) + " layers"
-                                          : " (fewer layers than the full model)");
+    const std::string s =
+        printable(r->model) +
+        (r->layers > 0 && r->layers_full > 0
+             ? " " + std::to_string(r->layers) + " of " + std::to_string(r->layers_full) + " layers"
+             : " (fewer layers than the full model)");
     if (std::find(seen.begin(), seen.end(), s) == seen.end()) seen.push_back(s);
   }
   std::string line;
@@ -45,78 +67,108 @@ inline std::string proxy_line(const std::vector<const Result*>& results) {
   return line;
 }
 
-/// The multiplot title: `headline`, then what every row shares, then any numbered keys.
-inline std::string figure_title(const std::string& headline,
-                                const std::vector<std::string>& lines) {
-  std::string t = headline;
-  for (const auto& l : lines)
-    if (!l.empty()) t += "\n" + l;
-  return "set multiplot layout 2,3 title " + gp_quote(t) + " font \",11\"\n";
+/// "(!) nvd llama 8 GPUs: MFU 267.6% exceeds 100% (...)": a title line per flagged result of
+/// each row (`names[i]` naming row i), so the figure alone says which bar is impossible.
+inline std::vector<std::string> flag_lines(const std::vector<std::vector<const Result*>>& rows,
+                                           const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (const auto* r : rows[i])
+      for (const auto& w : r->warnings()) out.push_back("(!) " + names[i] + ": " + printable(w));
+  return out;
 }
 
 /// One bar per row at x = 0, 1, ... from `column` of `data`, its value written above it (a bar
-/// a thousandth of the tallest is still read); "n/a" where a row's value is unknown, and a notice
-/// instead of the plot when no row has one (gnuplot would fail on it).
-inline std::string bar_panel(const std::string& title, const std::string& data, int column,
-                             int colour_column, const std::vector<double>& values) {
-  std::string gp = "set title " + gp_quote(title) + "\n";
-  if (std::none_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }))
-    return gp +
-           "set label 99 \"no data in the inputs\" at graph 0.5,0.5 center\n"
-           "plot [][0:1] NaN notitle\n"
-           "unset label\n";
+/// a thousandth of the tallest is still read) and "(!)" where the row's `flag_column` is 1; "n/a"
+/// where a row's value is unknown, and a notice instead of the plot when no row has one (gnuplot
+/// would fail on it).
+inline void bar_panel(Script& gp, ScriptLiteral title, ScriptLiteral data, int column,
+                      int colour_column, int flag_column, const std::vector<double>& values) {
+  gp << "set title \"" << title << "\"\n";
+  if (std::none_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
+    gp << "set label 99 \"no data in the inputs\" at graph 0.5,0.5 center\n"
+          "plot [][0:1] NaN notitle\n"
+          "unset label\n";
+    return;
+  }
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]))
-      gp += "set label " + std::to_string(i + 1) + " \"n/a\" at " + std::to_string(i) +
-            ", graph 0.04 center\n";
-  const std::string c = std::to_string(column);
-  gp += "plot " + gp_quote(data) + " using 1:" + c + ":(0.6):" + std::to_string(colour_column) +
-        " with boxes lc rgb variable notitle, \\\n     \"\" using 1:" + c + ":(bar_value($" + c +
-        ")) with labels offset 0,0.7 font \",9\" notitle\n";
-  return gp + "unset label\n";
+      gp << "set label " << i + 1 << " \"n/a\" at " << i << ", graph 0.04 center\n";
+  gp << "plot \"" << data << "\" using 1:" << column << ":(0.6):" << colour_column
+     << " with boxes lc rgb variable notitle, \\\n     \"\" using 1:" << column << ":(bar_value($"
+     << column << ") . ($" << flag_column
+     << " > 0 ? \" (!)\" : \"\")) with labels offset 0,0.7 font \",9\" notitle\n";
+  gp << "unset label\n";
 }
 
 /// The gnuplot function bar_panel's value labels call: whole numbers from 1000 on, else three
 /// significant digits.
-inline constexpr const char* bar_value_function =
+inline constexpr ScriptLiteral bar_value_function =
     "bar_value(v) = abs(v) >= 1000 ? sprintf(\"%.0f\", v) : sprintf(\"%.3g\", v)\n";
 
-/// Writes compare_bars.dat, compare_series_N.dat and compare.gp into `dir`; returns the script.
+/// The lines that start each figure's script: its terminal and file names (`stem`.png/.svg),
+/// and its words read from `words_file` before anything else.
+inline void figure_preamble(Script& gp, ScriptLiteral comment, ScriptLiteral png, ScriptLiteral svg,
+                            const FigureText& words, ScriptLiteral words_file) {
+  gp << comment
+     << "if (!exists(\"fmt\")) fmt = \"png\"\n"
+        "if (fmt eq \"svg\") {\n"
+        "  set terminal svg size 1800,1000 dynamic font \"sans,10\"\n"
+        "  set output \""
+     << svg
+     << "\"\n"
+        "} else {\n"
+        "  set terminal pngcairo size 1800,1000 font \"sans,10\"\n"
+        "  set output \""
+     << png
+     << "\"\n"
+        "}\n"
+        "set termoption noenhanced  # names hold underscores, not subscripts\n"
+        "# Every name, title and key comes from the data: read, never parsed as script.\n";
+  words.read_into(gp, words_file);
+  gp << "set datafile missing \"NaN\"\n"
+        "set grid ytics\n"
+     << bar_value_function;
+}
+
+/// Writes compare_bars.dat, compare_series_N.dat, compare_labels.dat and compare.gp into `dir`;
+/// returns the script's name.
 inline std::string write_compare_plot(const std::filesystem::path& dir,
                                       const std::vector<Group>& groups) {
-  std::vector<std::vector<std::string>> bar_rows;
-  for (const auto& g : groups) bar_rows.push_back(group_fields(g));
+  const auto bar_rows = group_label_rows(groups);
+  std::vector<std::vector<const Result*>> bar_results;
+  for (const auto& g : groups) bar_results.push_back(g.results);
   const TickLabels bars = tick_labels(bar_rows);
   std::vector<double> tflops, memory;
-  std::string bar_data =
-      "# x label tflops_per_gpu_palm memory_gib colour (one row per group, x its bar's place)\n";
+  DataFile bar_data;
+  bar_data.comment(
+      "x label tflops_per_gpu_palm memory_gib colour flagged (one row per group, x its bar's "
+      "place; flagged 1: a figure no run can reach)");
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const Group& g = groups[i];
     tflops.push_back(g.average([](const Result& x) { return x.tflops_per_gpu(); }));
     memory.push_back(g.average([](const Result& x) { return x.memory_gb; }));
-    bar_data += std::to_string(i) + " " + gp_quote(bars.full[i]) + " " +
-                data_number(tflops.back()) + " " + data_number(memory.back()) + " " +
-                platform_colour(g.platform) + "\n";
+    bar_data.row({i, bars.full[i], tflops.back(), memory.back(),
+                  DataField::colour(platform_colour(g.platform)), g.warnings().empty() ? 0 : 1});
   }
-  write_report_file(dir, "compare_bars.dat", bar_data);
+  write_report_file(dir, "compare_bars.dat", bar_data.text());
 
   struct Series {
-    std::string file, label;
     bool loss = false, lr = false, memory = false, time = false;
   };
   std::vector<const Result*> results;
   std::vector<std::vector<std::string>> series_rows;
-  for (const auto& g : groups)
-    for (const auto* r : g.results) {
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    for (const auto* r : groups[i].results) {
       results.push_back(r);
-      series_rows.push_back(
-          {r->platform, r->model, r->strategy, gpus_label(r->num_gpus), "(" + r->run + ")"});
+      auto fields = bar_rows[i];
+      fields.push_back("(" + printable(r->run) + ")");
+      series_rows.push_back(std::move(fields));
     }
-  const auto labels = series_labels(series_rows);
   std::vector<Series> series;
   for (std::size_t k = 0; k < results.size(); ++k) {
     const Result& r = *results[k];
-    Series s{"compare_series_" + std::to_string(k + 1) + ".dat", labels[k]};
+    Series s;
     s.loss = !r.losses.empty();
     s.lr = !r.learning_rates.empty();
     s.memory = !r.memory.empty();
@@ -126,78 +178,75 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
     const auto at = [](const std::vector<double>& v, std::size_t i) {
       return i < v.size() ? v[i] : unknown;
     };
-    std::string text = "# " + r.file + "\n# step loss learning_rate memory_gib step_time_s\n";
+    DataFile text;
+    text.comment(r.file).comment("step loss learning_rate memory_gib step_time_s");
     for (std::size_t i = 0; i < n; ++i)
-      text += std::to_string(i + 1) + " " + data_number(at(r.losses, i)) + " " +
-              data_number(at(r.learning_rates, i)) + " " + data_number(at(r.memory, i)) + " " +
-              data_number(at(r.step_times, i)) + "\n";
-    write_report_file(dir, s.file, text);
-    series.push_back(std::move(s));
+      text.row(
+          {i + 1, at(r.losses, i), at(r.learning_rates, i), at(r.memory, i), at(r.step_times, i)});
+    write_report_file(dir, "compare_series_" + std::to_string(k + 1) + ".dat", text.text());
+    series.push_back(s);
   }
+
+  FigureText words;
+  words.title_lines("tprimat compare (TFLOP/s: PaLM model FLOPs)");
+  words.title_lines(bars.common_line("every result"));
+  words.title_lines(proxy_line(results));
+  words.title_lines(bars.key("bars"));
+  for (const auto& line : flag_lines(bar_results, bars.full)) words.title_lines(line);
+  words.list("bar_tick", bars.ticks);
+  words.list("series_title", series_labels(series_rows));
+  write_report_file(dir, "compare_labels.dat", words.data("compare.gp's figure"));
 
   // The top row's bottom margin fits the tallest tick label (one field per line), and is the
   // same for the loss panel beside the bars, so the row's plots line up.
   const int top_margin = std::max(3, bars.lines + 2);
-  std::string gp =
-      "# tprimat compare: six panels from compare_bars.dat and compare_series_*.dat.\n"
-      "# Restyle freely, then: gnuplot -e 'fmt=\"png\"' compare.gp (or fmt=\"svg\").\n"
-      "if (!exists(\"fmt\")) fmt = \"png\"\n"
-      "if (fmt eq \"svg\") {\n"
-      "  set terminal svg size 1800,1000 dynamic font \"sans,10\"\n"
-      "  set output \"compare.svg\"\n"
-      "} else {\n"
-      "  set terminal pngcairo size 1800,1000 font \"sans,10\"\n"
-      "  set output \"compare.png\"\n"
-      "}\n"
-      "set termoption noenhanced  # names hold underscores, not subscripts\n"
-      "set datafile missing \"NaN\"\n"
-      "set grid ytics\n";
-  gp += bar_value_function;
-  gp += figure_title("tprimat compare (TFLOP/s: PaLM model FLOPs)",
-                     {bars.common_line("every result"), proxy_line(results), bars.key("bars")});
-  gp +=
-      "set style fill solid 0.8 border -1\n"
-      "set bmargin " +
-      std::to_string(top_margin) +
-      "\n"
-      "set xrange [-0.5:" +
-      data_number(groups.size() - 0.5) + "]\n" + bars.xtics_command() +
-      "set yrange [0:*]\n"
-      "set offsets 0, 0, graph 0.12, 0  # room for the tallest bar's value\n";
-  gp += bar_panel("Per-GPU throughput (TFLOP/s/GPU)", "compare_bars.dat", 3, 5, tflops);
-  gp += bar_panel("Peak memory per GPU (GiB)", "compare_bars.dat", 4, 5, memory);
-  gp +=
-      "set autoscale x\n"
-      "set xtics autofreq font \",10\"\n"
-      "set autoscale y\n"
-      "set key top right opaque font \",8\"\n"
-      "set xlabel \"measured step\"\n";
+  Script gp;
+  figure_preamble(gp,
+                  "# tprimat compare: six panels from compare_bars.dat and compare_series_*.dat,\n"
+                  "# their names and titles from compare_labels.dat.\n"
+                  "# Restyle freely, then: gnuplot -e 'fmt=\"png\"' compare.gp (or fmt=\"svg\").\n",
+                  "compare.png", "compare.svg", words, "compare_labels.dat");
+  gp << "set multiplot layout 2,3 title title_text font \",11\"\n"
+        "set style fill solid 0.8 border -1\n"
+        "set bmargin "
+     << top_margin << "\nset xrange [-0.5:" << groups.size() - 0.5 << "]\n";
+  xtics_from(gp, "bar_tick", groups.size());
+  gp << "set yrange [0:*]\n"
+        "set offsets 0, 0, graph 0.12, 0  # room for the tallest bar's value\n";
+  bar_panel(gp, "Per-GPU throughput (TFLOP/s/GPU)", "compare_bars.dat", 3, 5, 6, tflops);
+  bar_panel(gp, "Peak memory per GPU (GiB)", "compare_bars.dat", 4, 5, 6, memory);
+  gp << "set autoscale x\n"
+        "set xtics autofreq font \",10\"\n"
+        "set autoscale y\n"
+        "set key top right opaque font \",8\"\n"
+        "set xlabel \"measured step\"\n";
   int panels = 2;
   // Headroom above the lines for the key; below them too, except for the learning rate, whose
   // warm-up starts near 0 and would get a negative axis.
-  const auto panel = [&](const std::string& title, int column, bool Series::*has,
+  const auto panel = [&](ScriptLiteral title, int column, bool Series::*has,
                          bool pad_below = true) {
-    if (++panels == 4) gp += "set bmargin  # the second row: automatic again\n";
-    gp += std::string("set offsets 0, 0, graph 0.45, ") + (pad_below ? "graph 0.05" : "0") + "\n";
-    gp += "set title " + gp_quote(title) + "\n";
-    std::string cmd;
-    for (const auto& s : series)
-      if (s.*has)
-        cmd += (cmd.empty() ? "plot " : ", \\\n     ") + gp_quote(s.file) +
-               " using 1:" + std::to_string(column) + " with linespoints pt 7 ps 0.5 title " +
-               gp_quote(s.label);
-    if (cmd.empty())  // every input lacks this series: say so rather than fail the whole plot
-      cmd =
-          "set label 1 \"no data in the inputs\" at graph 0.5,0.5 center\n"
-          "plot [0:1][0:1] NaN notitle\nunset label 1";
-    gp += cmd + "\n";
+    if (++panels == 4) gp << "set bmargin  # the second row: automatic again\n";
+    gp << "set offsets 0, 0, graph 0.45, " << (pad_below ? ScriptLiteral("graph 0.05") : "0")
+       << "\nset title \"" << title << "\"\n";
+    bool any = false;
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      if (!(series[k].*has)) continue;
+      gp << (any ? ScriptLiteral(", \\\n     ") : "plot ") << "\"compare_series_" << k + 1
+         << ".dat\" using 1:" << column << " with linespoints pt 7 ps 0.5 title series_title["
+         << k + 1 << "]";
+      any = true;
+    }
+    if (!any)  // every input lacks this series: say so rather than fail the whole plot
+      gp << "set label 1 \"no data in the inputs\" at graph 0.5,0.5 center\n"
+            "plot [0:1][0:1] NaN notitle\nunset label 1";
+    gp << "\n";
   };
   panel("Training loss", 2, &Series::loss);
   panel("Learning rate", 3, &Series::lr, false);
   panel("Memory per GPU (GiB)", 4, &Series::memory);
   panel("Step time (s)", 5, &Series::time);
-  gp += "unset multiplot\n";
-  write_report_file(dir, "compare.gp", gp);
+  gp << "unset multiplot\n";
+  write_report_file(dir, "compare.gp", gp.text());
   return "compare.gp";
 }
 

@@ -3,6 +3,7 @@
 // comparison_report.md: the seeds' comparison report, with the statistics stated and sourced.
 #pragma once
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,19 +16,29 @@ namespace tprimat::report {
 inline std::string comparison_report(const LoadOutcome& in, const std::vector<Group>& groups,
                                      const std::vector<Comparison>& comparisons) {
   std::string md = "# tprimat comparison report\n\n## Inputs\n\n";
-  for (const auto& f : in.inputs) md += "- `" + f + "`\n";
-  for (const auto& p : in.problems) md += "- not used: " + without_prefix(p) + "\n";
+  for (const auto& f : in.inputs) md += "- `" + printable(f) + "`\n";
+  for (const auto& p : in.problems) md += "- not used: " + printable(without_prefix(p)) + "\n";
 
   md += "\n## Executive summary\n\n";
   bool any = false;
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
     any = true;
-    md += "- **" + c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + "**: " +
-          c.verdict + " in tokens/s/GPU" +
-          (c.noise.empty() ? "" : " (" + c.noise + ")") + "\n";
+    md += "- **" + printable(c.title()) + "**: " + printable(c.verdict) + " in tokens/s/GPU" +
+          (c.noise.empty() ? "" : " (" + printable(c.noise) + ")") + "\n";
   }
-  if (!any) md += "- a single platform per model and strategy: nothing to compare across platforms\n";
+  if (!any)
+    md +=
+        "- a single platform per model, strategy and configuration: nothing to compare across "
+        "platforms\n";
+  for (const auto& line : uncompared_platforms(comparisons)) md += "- " + printable(line) + "\n";
+  const auto warnings = warning_lines(groups);
+  if (!warnings.empty()) {
+    md +=
+        "\n## Warnings\n\nFigures no run can reach: a figure behind each (FLOPs per token, "
+        "batch, sequence, GPU count, peak) is wrong. Marked (!) in the tables and the plot.\n\n";
+    for (const auto& w : warnings) md += "- " + w + "\n";
+  }
 
   md += "\n## Hardware and software\n\n";
   Table hw({"platform", "device", "GPUs", "software stack", "driver", "runtime",
@@ -47,50 +58,69 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
   md += hw.markdown();
 
   md += "\n## Performance\n\n";
-  Table perf({"model", "strategy", "GPUs", "platform", "runs", "tokens/s/GPU (mean ± std)", "95% CI",
-              "step time (s)", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)"});
+  // A configuration column only where groups of one model x strategy x GPU count differ.
+  const bool configs = std::any_of(groups.begin(), groups.end(),
+                                   [](const Group& g) { return !g.configuration().empty(); });
+  const auto with_configuration = [&](std::vector<std::string> row, const Group* g) {
+    if (configs)
+      row.insert(row.begin() + 4, !g                           ? "configuration"
+                                  : g->configuration().empty() ? "-"
+                                                               : g->configuration());
+    return row;
+  };
+  Table perf(with_configuration(
+      {"model", "strategy", "GPUs", "platform", "runs", "tokens/s/GPU (mean ± std)", "95% CI",
+       "step time (s)", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)"},
+      nullptr));
   for (const auto& g : groups)
-    perf.add({g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
-              std::to_string(g.per_gpu.count),
-              mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
-              g.per_gpu.count >= 3 ? "± " + num(g.per_gpu.ci95, 1) : "n/a (runs < 3)",
-              num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
-              num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-              num(g.average([](const Result& x) { return x.tflops_per_gpu_6n(); }), 3),
-              percent(g.average([](const Result& x) { return x.mfu(); }))});
+    perf.add(with_configuration(
+        {g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
+         std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
+         g.per_gpu.count >= 3 ? "± " + num(g.per_gpu.ci95, 1) : "n/a (runs < 3)",
+         num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+         num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+         num(g.average([](const Result& x) { return x.tflops_per_gpu_6n(); }), 3),
+         flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
+                 !g.warnings().empty())},
+        &g));
   md += perf.markdown();
   md += "\nOne sample per run: the mean tokens/s/GPU of its measured steps (warm-up excluded). "
         "std is the sample standard deviation (n - 1); the 95% confidence interval of the mean "
         "uses Student's t and is given from 3 runs on.\n";
 
   md += "\n## Memory\n\n";
-  Table mem({"model", "strategy", "GPUs", "platform", "peak allocated per GPU (GiB)", "predicted (GiB)"});
+  Table mem(with_configuration(
+      {"model", "strategy", "GPUs", "platform", "peak allocated per GPU (GiB)", "predicted (GiB)"},
+      nullptr));
   for (const auto& g : groups)
-    mem.add({g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
-             num(g.average([](const Result& x) { return x.memory_gb; }), 2),
-             num(g.average([](const Result& x) { return x.predicted_memory_gb; }), 2)});
+    mem.add(with_configuration(
+        {g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
+         num(g.average([](const Result& x) { return x.memory_gb; }), 2),
+         num(g.average([](const Result& x) { return x.predicted_memory_gb; }), 2)},
+        &g));
   md += mem.markdown();
 
   md += "\n## Analysis\n\n";
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
     const Group& w = *c.platforms[0];
-    md += "- " + c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " +
-          w.platform + " (" + w.first().device_name +
-          ") leads with " + grouped(w.per_gpu.mean, 1) + " tokens/s/GPU. " +
-          (c.noise.empty() ? "The difference is outside the noise." : "Caution: " + c.noise + ".") +
+    md += "- " +
+          printable(c.title() + ": " + w.platform + " (" + w.first().device_name + ") leads with " +
+                    grouped(w.per_gpu.mean, 1) + " tokens/s/GPU. " +
+                    (c.noise.empty() ? "The difference is outside the noise."
+                                     : "Caution: " + c.noise + ".")) +
           "\n";
   }
   for (const auto& g : groups)
     for (const auto* r : g.results) {
       if (r->layers_are_proxy)
-        md += "- `" + r->file + "` ran " +
+        md += "- `" + printable(r->file) + "` ran " +
               (r->layers > 0 && r->layers_full > 0
                    ? std::to_string(r->layers) + " of " + std::to_string(r->layers_full) + " layers"
                    : std::string("fewer layers than the full model")) +
               " (a proxy): its throughput is not the full model's.\n";
       if (r->flops_source != "from the file (layers run)")
-        md += "- `" + r->file + "`: FLOPs/token " + r->flops_source + ".\n";
+        md += "- `" + printable(r->file) + "`: FLOPs/token " + r->flops_source + ".\n";
     }
 
   md += "\n## Conventions\n\n"

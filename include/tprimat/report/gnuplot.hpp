@@ -7,37 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace tprimat::report {
-
-/// gnuplot's `NaN` for unknowns: it skips such points instead of drawing a made-up 0.
-inline std::string data_number(double v) {
-  if (!std::isfinite(v)) return "NaN";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-/// A gnuplot string literal: double quotes, with \ and " escaped and a newline as \n (gnuplot
-/// breaks the text there: multi-line tick labels and titles).
-inline std::string gp_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 /// The binary: $TPRIMAT_GNUPLOT (tests point it at a missing file), else `gnuplot` on PATH.
 inline std::string gnuplot_binary() {

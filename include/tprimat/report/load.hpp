@@ -15,12 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/bench/experiment.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/report/peaks.hpp"
+#include "tprimat/report/sanity.hpp"
 
 namespace tprimat::report {
 
@@ -54,11 +56,19 @@ struct Result {
   double memory_gb = unknown;             ///< peak allocated per GPU, GiB
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
+  double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
+  /// The value of each of bench::experiment_fields (null where the file lacks it): results
+  /// equal in all of them are runs of one experiment, the only ones a report pools.
+  std::vector<nlohmann::json> experiment;
   std::vector<double> step_times, losses, learning_rates, memory;
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
   double mfu() const { return peak_tflops_dense > 0 ? tflops_per_gpu() / peak_tflops_dense : unknown; }
+  /// Impossible or contradicted figures, as every report shows them (report/sanity.hpp).
+  std::vector<std::string> warnings() const {
+    return sanity_warnings({tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu});
+  }
 };
 
 namespace detail {
@@ -194,6 +204,9 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   if (!std::isfinite(r.memory_gb) && !r.memory.empty())
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
+  r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    r.experiment.push_back(bench::experiment_value(j, i));
 
   // Our files keep each run apart; a seeds' file is one run.
   if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1) {
@@ -246,7 +259,14 @@ struct LoadOutcome {
   std::vector<std::string> inputs;  ///< every file tried, in order
 };
 
-/// `benchmark_*.json` below each directory (recursively, sorted), then the named files.
+/// A result file's name: ours and the TPrimat seeds' `benchmark_*.json`, Primus-Rival's
+/// `train_*.json`.
+inline bool is_result_file_name(const std::string& name) {
+  return (name.starts_with("benchmark_") || name.starts_with("train_")) && name.ends_with(".json");
+}
+
+/// Result files (is_result_file_name) below each directory (recursively, sorted), then the
+/// named files.
 /// Bad inputs become `problems`; the rest still load.
 inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
                                const std::vector<std::string>& files) {
@@ -264,11 +284,12 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
          it.increment(ec)) {
       const auto name = it->path().filename().string();
       std::error_code kind;  // a loop of symbolic links threw filesystem_error here: skipped
-      if (it->is_regular_file(kind) && name.starts_with("benchmark_") && name.ends_with(".json"))
+      if (it->is_regular_file(kind) && is_result_file_name(name))
         found.push_back(it->path());
     }
     std::sort(found.begin(), found.end());
-    if (found.empty()) out.problems.push_back("tprimat: " + d + ": no benchmark_*.json files");
+    if (found.empty())
+      out.problems.push_back("tprimat: " + d + ": no benchmark_*.json or train_*.json files");
     paths.insert(paths.end(), found.begin(), found.end());
   }
   for (const auto& f : files) paths.emplace_back(f);

@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tprimat/bench/experiment.hpp"
+#include "tprimat/report/compare.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/peaks.hpp"
 #include "tprimat/report/text.hpp"
@@ -25,26 +29,92 @@ struct PeakOptions {
 
 inline constexpr double default_scaling_efficiency = 0.90;
 
-/// Measured per-GPU scaling from the same platform x model x strategy at different GPU counts:
-/// (tokens/s/GPU at the most GPUs) / (tokens/s/GPU at the fewest). Nullopt with one count only.
+namespace detail {
+
+/// Fields that follow from the GPU count when the per-GPU work stays the same: more data-parallel
+/// replicas, each with the same micro batches, so a global batch that grows with them.
+inline constexpr std::size_t scale_fields[] = {
+    bench::experiment_field("/gpu_info/device_count"),
+    bench::experiment_field("/parallelism_config/data_parallel_size"),
+    bench::experiment_field("/training_config/global_batch_size")};
+
+}  // namespace detail
+
+/// How `r` differs from `peak` in more than its GPU count ("gbs/GPU 8 vs 16", "TP 2 vs 4"); empty
+/// when it ran the same per-GPU work: every field that defines an experiment equal but the GPU
+/// count and what follows from it (DP, and a global batch in proportion to the GPUs).
+inline std::vector<std::string> per_gpu_work_differences(const Result& r, const Result& peak) {
+  std::vector<std::string> out;
+  // The model: the seeds' files name it only in their file name, not in a field.
+  if (r.model != peak.model) out.push_back("model " + r.model + " vs " + peak.model);
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i) {
+    if (detail::among(i, detail::scale_fields)) continue;
+    const auto a = detail::field_value(r.experiment, i),
+               b = detail::field_value(peak.experiment, i);
+    if (a != b)
+      out.push_back(
+          bench::experiment_label(i, a) + " vs " +
+          bench::experiment_label(i, b).substr(bench::experiment_fields[i].name.size() + 1));
+  }
+  // tokens per GPU per step: the same work needs the same global batch per GPU.
+  if (r.gbs <= 0 || peak.gbs <= 0)
+    out.push_back("global batch unknown");
+  else if (std::int64_t(r.gbs) * peak.num_gpus != std::int64_t(peak.gbs) * r.num_gpus)
+    out.push_back("gbs/GPU " + num(double(r.gbs) / r.num_gpus, 2) + " vs " +
+                  num(double(peak.gbs) / peak.num_gpus, 2));
+  return out;
+}
+
+/// Per-GPU scaling measured between results that ran the peak's per-GPU work at different GPU
+/// counts: (tokens/s/GPU at the most GPUs) / (tokens/s/GPU at the fewest), each the mean of its
+/// results. Unlike results never count: a seq-128 run at 8 GPUs says nothing about how a seq-256
+/// run scales.
 struct MeasuredScaling {
   double efficiency;
   int from_gpus, to_gpus;
-  std::string platform, model, strategy;
 };
 inline std::optional<MeasuredScaling> measured_scaling(const std::vector<Result>& rs,
                                                        const Result& peak) {
-  const Result* lo = nullptr;
-  const Result* hi = nullptr;
-  for (const auto& r : rs) {
-    if (r.platform != peak.platform || r.model != peak.model || r.strategy != peak.strategy)
-      continue;
-    if (!lo || r.num_gpus < lo->num_gpus) lo = &r;
-    if (!hi || r.num_gpus > hi->num_gpus) hi = &r;
+  std::map<int, std::vector<double>> per_gpu_by_count;
+  for (const auto& r : rs)
+    if (std::isfinite(r.tokens_per_second_per_gpu) && per_gpu_work_differences(r, peak).empty())
+      per_gpu_by_count[r.num_gpus].push_back(r.tokens_per_second_per_gpu);
+  if (per_gpu_by_count.size() < 2) return std::nullopt;
+  const auto& [lo, lo_values] = *per_gpu_by_count.begin();
+  const auto& [hi, hi_values] = *per_gpu_by_count.rbegin();
+  return MeasuredScaling{core::mean(hi_values) / core::mean(lo_values), lo, hi};
+}
+
+/// The efficiency a projection uses and where it came from, in words.
+struct ScalingChoice {
+  double efficiency = default_scaling_efficiency;
+  std::string source;
+};
+inline ScalingChoice choose_scaling(const std::vector<Result>& rs, const Result& peak,
+                                    const PeakOptions& o) {
+  if (o.scaling_efficiency > 0) return {o.scaling_efficiency, "given with --scaling-efficiency"};
+  if (const auto m = measured_scaling(rs, peak)) {
+    const std::string measured = "measured: tokens/s/GPU at " + std::to_string(m->to_gpus) +
+                                 " GPUs over " + std::to_string(m->from_gpus) +
+                                 " GPUs, the same per-GPU work";
+    // Faster per GPU with more GPUs is noise or a different machine: never project above linear.
+    if (m->efficiency > 1)
+      return {1.0, measured + ", " + num(m->efficiency, 2) + " capped at 1.00"};
+    return {m->efficiency, measured};
   }
-  if (!lo || lo->num_gpus == hi->num_gpus) return std::nullopt;
-  return MeasuredScaling{hi->tokens_per_second_per_gpu / lo->tokens_per_second_per_gpu,
-                         lo->num_gpus, hi->num_gpus, peak.platform, peak.model, peak.strategy};
+  // Say why not: the nearest candidates are the peak's platform x model at other GPU counts.
+  std::string why = "no result of the peak's configuration at another GPU count";
+  for (const auto& r : rs) {
+    if (r.platform != peak.platform || r.model != peak.model || r.num_gpus == peak.num_gpus)
+      continue;
+    const auto d = per_gpu_work_differences(r, peak);
+    std::string list;
+    for (const auto& x : d) list += (list.empty() ? "" : ", ") + x;
+    why = "not measured: the " + gpus_label(r.num_gpus) + " result (" + r.file +
+          ") differs from the peak in more than the GPU count (" + list + ")";
+    break;
+  }
+  return {default_scaling_efficiency, why + "; default (pass --scaling-efficiency to change it)"};
 }
 
 /// The highest tokens/s of each platform x model, best first.
@@ -67,10 +137,11 @@ inline Table peak_table(const std::vector<const Result*>& rows) {
            "TFLOP/s total", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)",
            "step time (s)"});
   for (const auto* r : rows)
-    t.add({r->platform, r->model, r->device_name, std::to_string(r->num_gpus), r->strategy,
-           r->run, grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
+    t.add({r->platform, r->model, r->device_name, std::to_string(r->num_gpus), r->strategy, r->run,
+           grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
            num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
-           num(r->tflops_per_gpu_6n(), 3), percent(r->mfu()), num(r->avg_step_time, 4)});
+           num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->warnings().empty()),
+           num(r->avg_step_time, 4)});
   return t;
 }
 
@@ -93,9 +164,12 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
   const Result& best = *peaks.front();
   const double daily_tokens = best.tokens_per_second * 86400;
   out += "\nOVERALL PEAK\n";
-  out += "  configuration:   " + best.platform + " " + best.model + " " + best.strategy + " (" +
-         best.file + ")\n";
-  out += "  hardware:        " + std::to_string(best.num_gpus) + " x " + best.device_name + "\n";
+  out +=
+      "  configuration:   " +
+      printable(best.platform + " " + best.model + " " + best.strategy + " (" + best.file + ")") +
+      "\n";
+  out += "  hardware:        " + std::to_string(best.num_gpus) + " x " +
+         printable(best.device_name) + "\n";
   if (best.layers_are_proxy)
     out += "  model:           " +
            (best.layers > 0 && best.layers_full > 0
@@ -114,31 +188,41 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
          (best.seq > 0 ? grouped(std::floor(daily_tokens / best.seq)) : std::string("n/a")) +
          " samples of " + std::to_string(best.seq) + " tokens\n";
 
-  double eff = default_scaling_efficiency;
-  std::string eff_source = "default (pass --scaling-efficiency to change it)";
-  if (o.scaling_efficiency > 0) {
-    eff = o.scaling_efficiency;
-    eff_source = "given with --scaling-efficiency";
-  } else if (const auto m = measured_scaling(rs, best)) {
-    eff = m->efficiency;
-    eff_source = "measured: tokens/s/GPU at " + std::to_string(m->to_gpus) + " GPUs over " +
-                 std::to_string(m->from_gpus) + " GPUs";
-  }
+  const auto [eff, eff_source] = choose_scaling(rs, best, o);
   out += "\nMULTI-NODE PROJECTION (one node = the peak run's " + gpus_label(best.num_gpus) +
-         "; scaling efficiency " + num(eff, 2) + ", " + eff_source + ")\n";
+         "; scaling efficiency " + num(eff, 2) + ", " + printable(eff_source) + ")\n";
   Table proj({"nodes", "GPUs", "tokens/s (linear, not reachable)", "tokens/s (projected)",
               "tokens/day (projected)"});
+  bool floored = false;
   for (int nodes : {1, 2, 4, 8}) {
     const double linear = best.tokens_per_second * nodes;
-    const double projected = nodes == 1 ? linear : linear * eff;
+    double projected = nodes == 1 ? linear : linear * eff;
+    // More nodes never project below the one measured: at such an efficiency they would not
+    // be used, and a figure under the measurement would read as a measured slowdown.
+    const bool floor = projected < best.tokens_per_second;
+    if (floor) projected = best.tokens_per_second;
+    floored = floored || floor;
     proj.add({std::to_string(nodes), std::to_string(nodes * best.num_gpus), grouped(linear),
-              grouped(projected), grouped(projected * 86400)});
+              grouped(projected) + (floor ? " *" : ""), grouped(projected * 86400)});
   }
   out += proj.text();
+  if (floored)
+    out += "* at efficiency " + num(eff, 2) +
+           ", n nodes would project below one node; shown as "
+           "one node's measured throughput, the floor of any projection\n";
+
+  std::string warnings;
+  for (const auto& r : rs)
+    for (const auto& w : r.warnings()) warnings += "  (!) " + printable(r.file + ": " + w) + "\n";
+  if (!warnings.empty())
+    out +=
+        "\nWARNINGS (figures no run can reach: a figure behind each is wrong; marked (!) "
+        "above)\n" +
+        warnings;
 
   out += "\nINPUTS\n";
-  for (const auto& f : in.inputs) out += "  " + f + "\n";
-  for (const auto& p : in.problems) out += "  not used: " + without_prefix(p) + "\n";
+  for (const auto& f : in.inputs) out += "  " + printable(f) + "\n";
+  for (const auto& p : in.problems) out += "  not used: " + printable(without_prefix(p)) + "\n";
 
   out += "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
          "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "

@@ -13,7 +13,7 @@
 #include "tprimat/core/stats.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
-#include "tprimat/report/gnuplot.hpp"
+#include "tprimat/report/gnuplot_text.hpp"
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/plot_labels.hpp"
@@ -28,30 +28,34 @@ inline double strip_jitter(std::size_t k) {
   return 0.5 * frac - 0.25;
 }
 
-/// Writes peak_bars.dat, peak_steps.dat and peak.gp into `dir`; returns the script's name.
+/// Writes peak_bars.dat, peak_steps.dat, peak_labels.dat and peak.gp into `dir`; returns the
+/// script's name.
 inline std::string write_peak_plot(const std::filesystem::path& dir,
                                    const std::vector<Result>& rs) {
   const auto peaks = peaks_per_platform_model(rs);
   std::vector<std::vector<std::string>> bar_rows;
-  for (const auto* r : peaks) bar_rows.push_back({r->platform, r->model, gpus_label(r->num_gpus)});
+  std::vector<std::vector<const Result*>> bar_results;
+  for (const auto* r : peaks) {
+    bar_rows.push_back({printable(r->platform), printable(r->model), gpus_label(r->num_gpus)});
+    bar_results.push_back({r});
+  }
   const TickLabels bars = tick_labels(bar_rows);
   std::vector<std::vector<double>> columns(6);  // the bar panels' values, for their "n/a"s
-  std::string bar_data =
-      "# x label tokens_per_s tflops_total_palm mfu_percent tokens_per_s_per_gpu "
-      "tflops_per_gpu_palm step_time_s colour (the peak of each platform x model)\n";
+  DataFile bar_data;
+  bar_data.comment(
+      "x label tokens_per_s tflops_total_palm mfu_percent tokens_per_s_per_gpu "
+      "tflops_per_gpu_palm step_time_s colour flagged (the peak of each platform x model; "
+      "flagged 1: a figure no run can reach)");
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     const Result& r = *peaks[i];
     const double v[6] = {r.tokens_per_second, r.tflops_per_gpu() * r.num_gpus,
                          100 * r.mfu(),       r.tokens_per_second_per_gpu,
                          r.tflops_per_gpu(),  r.avg_step_time};
-    bar_data += std::to_string(i) + " " + gp_quote(bars.full[i]);
-    for (int c = 0; c < 6; ++c) {
-      columns[c].push_back(v[c]);
-      bar_data += " " + data_number(v[c]);
-    }
-    bar_data += " " + platform_colour(r.platform) + "\n";
+    for (int c = 0; c < 6; ++c) columns[c].push_back(v[c]);
+    bar_data.row({i, bars.full[i], v[0], v[1], v[2], v[3], v[4], v[5],
+                  DataField::colour(platform_colour(r.platform)), r.warnings().empty() ? 0 : 1});
   }
-  write_report_file(dir, "peak_bars.dat", bar_data);
+  write_report_file(dir, "peak_bars.dat", bar_data.text());
 
   // The strip: every measured step of every configuration (runs pooled), one column each, and
   // the configuration's mean as a bar across it. A box plot of ten steps would draw quartiles
@@ -59,81 +63,83 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
   const auto groups = group_results(rs);
   std::vector<const Result*> all_results;
   for (const auto& r : rs) all_results.push_back(&r);
-  std::vector<std::vector<std::string>> strip_rows;
-  for (const auto& g : groups) strip_rows.push_back(group_fields(g));
-  const TickLabels strips = tick_labels(strip_rows);
-  std::string steps =
-      "# x step_time_s colour (every measured step; x = the configuration's place "
-      "plus a fixed jitter)\n";
-  std::string means = "# x_from mean_step_time_s width (the mean of each configuration's steps)\n";
+  const TickLabels strips = tick_labels(group_label_rows(groups));
+  DataFile steps;
+  steps.comment(
+      "x step_time_s colour (every measured step; x = the configuration's place plus a fixed "
+      "jitter)");
+  DataFile means;
+  means.comment("x_from mean_step_time_s width (the mean of each configuration's steps)");
   std::vector<double> all_means;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const Group& g = groups[i];
-    steps += "# " + std::to_string(i) + ": " + strips.full[i] + "\n";
+    steps.comment(std::to_string(i) + ": " + strips.full[i]);
     std::vector<double> times;
     for (const auto* r : g.results)
       times.insert(times.end(), r->step_times.begin(), r->step_times.end());
     for (std::size_t k = 0; k < times.size(); ++k)
-      steps += data_number(i + strip_jitter(k)) + " " + data_number(times[k]) + " " +
-               platform_colour(g.platform) + "\n";
+      steps.row({i + strip_jitter(k), times[k], DataField::colour(platform_colour(g.platform))});
     if (times.empty()) continue;
     all_means.push_back(core::mean(times));
-    means += data_number(i - 0.35) + " " + data_number(all_means.back()) + " 0.7\n";
+    means.row({i - 0.35, all_means.back(), 0.7});
   }
-  write_report_file(dir, "peak_steps.dat", steps + "\n\n" + means);
+  write_report_file(dir, "peak_steps.dat", steps.next_block().text() + means.text());
 
-  std::string gp =
-      "# tprimat peak: panels from peak_bars.dat (peaks) and peak_steps.dat (every step).\n"
-      "# Restyle freely, then: gnuplot -e 'fmt=\"png\"' peak.gp (or fmt=\"svg\").\n"
-      "if (!exists(\"fmt\")) fmt = \"png\"\n"
-      "if (fmt eq \"svg\") {\n"
-      "  set terminal svg size 1800,1000 dynamic font \"sans,10\"\n"
-      "  set output \"peak_throughput_analysis.svg\"\n"
-      "} else {\n"
-      "  set terminal pngcairo size 1800,1000 font \"sans,10\"\n"
-      "  set output \"peak_throughput_analysis.png\"\n"
-      "}\n"
-      "set termoption noenhanced\n"
-      "set datafile missing \"NaN\"\n"
-      "set grid ytics\n"
-      "set style fill solid 0.8 border -1\n";
-  gp += bar_value_function;
-  gp += figure_title(
-      "tprimat peak throughput (TFLOP/s: PaLM model FLOPs; MFU against dense bf16 peaks)",
-      {strips.common_line("every result"), bars.common_line("every peak", strips.common),
-       proxy_line(all_results), bars.key("peaks"), strips.key("step times")});
-  const std::string bar_axes = "set xrange [-0.5:" + data_number(peaks.size() - 0.5) + "]\n" +
-                               bars.xtics_command() + "set yrange [0:*]\n" +
-                               "set offsets 0, 0, graph 0.12, 0\n";
-  gp += "set bmargin " + std::to_string(bars.lines + 2) + "\n" + bar_axes;
-  gp += bar_panel("Peak throughput (tokens/s)", "peak_bars.dat", 3, 9, columns[0]);
-  gp += bar_panel("Peak compute (TFLOP/s, all GPUs)", "peak_bars.dat", 4, 9, columns[1]);
-  gp += bar_panel("MFU (% of the dense peak)", "peak_bars.dat", 5, 9, columns[2]);
-  gp += "set bmargin " + std::to_string(std::max(bars.lines, strips.lines) + 2) + "\n";
-  gp += bar_panel("Per-GPU throughput (tokens/s/GPU)", "peak_bars.dat", 6, 9, columns[3]);
-  gp += bar_panel("Step time at peak (s)", "peak_bars.dat", 8, 9, columns[5]);
+  FigureText words;
+  words.title_lines(
+      "tprimat peak throughput (TFLOP/s: PaLM model FLOPs; MFU against dense bf16 peaks)");
+  words.title_lines(strips.common_line("every result"));
+  words.title_lines(bars.common_line("every peak", strips.common));
+  words.title_lines(proxy_line(all_results));
+  words.title_lines(bars.key("peaks"));
+  words.title_lines(strips.key("step times"));
+  for (const auto& line : flag_lines(bar_results, bars.full)) words.title_lines(line);
+  words.list("bar_tick", bars.ticks);
+  words.list("strip_tick", strips.ticks);
+  write_report_file(dir, "peak_labels.dat", words.data("peak.gp's figure"));
 
-  gp +=
-      "set title \"Step time of every measured step (s), per configuration; bar: mean\"\n"
-      "set xrange [-0.5:" +
-      data_number(groups.size() - 0.5) + "]\n" + strips.xtics_command() +
-      "set autoscale y\n"
-      "set offsets 0, 0, graph 0.08, graph 0.08\n";
+  Script gp;
+  figure_preamble(
+      gp,
+      "# tprimat peak: panels from peak_bars.dat (peaks) and peak_steps.dat (every step),\n"
+      "# their names and titles from peak_labels.dat.\n"
+      "# Restyle freely, then: gnuplot -e 'fmt=\"png\"' peak.gp (or fmt=\"svg\").\n",
+      "peak_throughput_analysis.png", "peak_throughput_analysis.svg", words, "peak_labels.dat");
+  gp << "set style fill solid 0.8 border -1\n"
+        "set multiplot layout 2,3 title title_text font \",11\"\n";
+  const auto bar_axes = [&] {
+    gp << "set xrange [-0.5:" << peaks.size() - 0.5 << "]\n";
+    xtics_from(gp, "bar_tick", peaks.size());
+    gp << "set yrange [0:*]\nset offsets 0, 0, graph 0.12, 0\n";
+  };
+  gp << "set bmargin " << bars.lines + 2 << "\n";
+  bar_axes();
+  bar_panel(gp, "Peak throughput (tokens/s)", "peak_bars.dat", 3, 9, 10, columns[0]);
+  bar_panel(gp, "Peak compute (TFLOP/s, all GPUs)", "peak_bars.dat", 4, 9, 10, columns[1]);
+  bar_panel(gp, "MFU (% of the dense peak)", "peak_bars.dat", 5, 9, 10, columns[2]);
+  gp << "set bmargin " << std::max(bars.lines, strips.lines) + 2 << "\n";
+  bar_panel(gp, "Per-GPU throughput (tokens/s/GPU)", "peak_bars.dat", 6, 9, 10, columns[3]);
+  bar_panel(gp, "Step time at peak (s)", "peak_bars.dat", 8, 9, 10, columns[5]);
+
+  gp << "set title \"Step time of every measured step (s), per configuration; bar: mean\"\n"
+        "set xrange [-0.5:"
+     << groups.size() - 0.5 << "]\n";
+  xtics_from(gp, "strip_tick", groups.size());
+  gp << "set autoscale y\n"
+        "set offsets 0, 0, graph 0.08, graph 0.08\n";
   if (all_means.empty()) {
-    gp +=
-        "set label 99 \"no step times in the inputs\" at graph 0.5,0.5 center\n"
-        "plot [][0:1] NaN notitle\n";
+    gp << "set label 99 \"no step times in the inputs\" at graph 0.5,0.5 center\n"
+          "plot [][0:1] NaN notitle\n";
   } else {
     // Configurations an order of magnitude apart would flatten the fast ones' spread to a line.
     const auto [lo, hi] = std::minmax_element(all_means.begin(), all_means.end());
-    if (*lo > 0 && *hi / *lo >= 10) gp += "set logscale y\n";
-    gp +=
-        "plot \"peak_steps.dat\" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable "
-        "notitle, \\\n     \"\" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "
-        "\"black\" notitle\n";
+    if (*lo > 0 && *hi / *lo >= 10) gp << "set logscale y\n";
+    gp << "plot \"peak_steps.dat\" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable "
+          "notitle, \\\n     \"\" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "
+          "\"black\" notitle\n";
   }
-  gp += "unset multiplot\n";
-  write_report_file(dir, "peak.gp", gp);
+  gp << "unset multiplot\n";
+  write_report_file(dir, "peak.gp", gp.text());
   return "peak.gp";
 }
 

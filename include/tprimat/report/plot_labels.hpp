@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "tprimat/report/gnuplot.hpp"
-
 namespace tprimat::report {
 
 /// Characters of tick text one report panel holds across its width: a 1800-pixel figure of three
 /// columns leaves ~520 pixels of plot per panel, ~6 pixels per character at the ticks' 9 points.
 inline constexpr int panel_width_chars = 80;
+/// Lines a tick may take below its panel before the ticks become numbers: more would squeeze the
+/// plots of a 1000-pixel figure (two rows of panels) into slivers.
+inline constexpr int max_tick_lines = 6;
 
 /// How the rows of one panel (bars, or strips) are named on its x axis.
 struct TickLabels {
@@ -31,13 +32,6 @@ struct TickLabels {
     for (const auto& f : common)
       if (std::find(known.begin(), known.end(), f) == known.end()) s += (s.empty() ? "" : ", ") + f;
     return s.empty() ? s : what + ": " + s;
-  }
-  /// gnuplot's `set xtics (...)` for rows at x = 0, 1, ...
-  std::string xtics_command() const {
-    std::string s = "set xtics norotate font \",9\" (";
-    for (std::size_t i = 0; i < ticks.size(); ++i)
-      s += std::string(i ? ", " : "") + gp_quote(ticks[i]) + " " + std::to_string(i);
-    return s + ")\n";
   }
   /// "name: 1 first row,  2 second row, ..." for the figure's title when numbered, else "";
   /// broken into lines of at most `width` characters (the figure is ~270 wide at 10 points).
@@ -83,8 +77,9 @@ inline std::vector<std::string> wrap_at_underscores(const std::string& field, st
 /// `rows[i]` holds the fields naming row i (platform, model, strategy, "8 GPUs", ...), all rows
 /// the same fields in the same order. A field every row shares goes to `common` once, not under
 /// every tick. The others make the tick, one field per line, cut after '_' where a field is wider
-/// than its slot (`width_chars` / rows). Where a line still does not fit, the ticks are numbers
-/// and `key()` spells them out: rotated labels of 40 characters would run into the next panel.
+/// than its slot (`width_chars` / rows). Where a line still does not fit, or a tick takes more
+/// than max_tick_lines, the ticks are numbers and `key()` spells them out: rotated labels of 40
+/// characters would run into the next panel.
 inline TickLabels tick_labels(const std::vector<std::vector<std::string>>& rows,
                               int width_chars = panel_width_chars) {
   TickLabels t;
@@ -117,7 +112,7 @@ inline TickLabels tick_labels(const std::vector<std::vector<std::string>>& rows,
     t.ticks.push_back(tick);
     t.lines = std::max(t.lines, lines);
   }
-  if (!fits) {
+  if (!fits || t.lines > max_tick_lines) {
     t.numbered = true;
     t.lines = 1;
     for (std::size_t i = 0; i < t.ticks.size(); ++i) t.ticks[i] = std::to_string(i + 1);

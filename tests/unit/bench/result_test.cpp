@@ -153,10 +153,59 @@ TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
   std::ifstream in(file);
   std::stringstream s;
   s << in.rdbuf();
-  EXPECT_EQ(nlohmann::json::parse(s.str()), (nlohmann::json{{"b", 2}}));
+  const auto doc = nlohmann::json::parse(s.str());
+  EXPECT_EQ(doc["b"], 2);
+  EXPECT_FALSE(doc.contains("a"));
   int entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
   EXPECT_EQ(entries, 1) << "the temp file must be renamed away";
+}
+
+TEST(Result, PlausibleFiguresHaveNoWarnings) {
+  const auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  ASSERT_TRUE(doc["warnings"].is_array());
+  EXPECT_TRUE(doc["warnings"].empty());
+}
+
+TEST(Result, MfuOverOneIsFlagged) {
+  auto c = tiny_context();
+  c.device.peak_tflops_dense = 1e-9;  // any measured step is then more than the peak
+  const auto doc = bench::make_result(c, {record(0.5)});
+  ASSERT_EQ(doc["warnings"].size(), 1u);
+  EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind("MFU ", 0), 0u) << doc["warnings"];
+}
+
+TEST(ExperimentFields, OneListForOverwriteAndReports) {
+  // The overwrite rule compares exactly the pointers the reports group by.
+  ASSERT_EQ(bench::detail::experiment_keys.size(), bench::experiment_field_count);
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    EXPECT_EQ(bench::detail::experiment_keys[i], bench::experiment_fields[i].pointer);
+  const auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    EXPECT_FALSE(bench::experiment_value(doc, i).is_null())
+        << bench::experiment_fields[i].pointer << " is not in our own result";
+  constexpr auto seq = bench::experiment_field("/training_config/sequence_length");
+  EXPECT_EQ(bench::experiment_label(seq, 2048), "seq 2048");
+  EXPECT_EQ(bench::experiment_label(seq, nullptr), "seq n/a");
+  EXPECT_EQ(bench::experiment_label(bench::experiment_field("/optimizer/lr_peak"), 3e-4),
+            "peak LR 0.0003");
+  EXPECT_EQ(bench::experiment_label(
+                bench::experiment_field("/parallelism_config/distributed_optimizer"), true),
+            "ZeRO-1 on");
+}
+
+TEST_F(AtomicWrite, WarningsFollowTheDocumentAsWritten) {
+  // An import adds the log's own figure after make_result: the writer flags the disagreement.
+  auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  const double ours = doc["performance_metrics"]["model_tflops_per_gpu"].get<double>();
+  doc["imported"]["log_tflops_per_gpu_mean"] = ours / 2;
+  const auto file = dir_ / "benchmark_cpu_tiny.json";
+  bench::write_result(file, doc);
+  std::ifstream in(file);
+  const auto written = nlohmann::json::parse(in);
+  ASSERT_EQ(written["warnings"].size(), 1u);
+  EXPECT_NE(written["warnings"][0].get<std::string>().find("differs from the log's own"),
+            std::string::npos);
 }
 
 TEST_F(AtomicWrite, FailureThrowsRunErrorAndWritesNothing) {

@@ -13,7 +13,6 @@
 
 #include "../../support/fifo.hpp"
 #include "tprimat/report/compare.hpp"
-#include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/peak.hpp"
@@ -141,17 +140,111 @@ TEST(ReportCompare, FewRunsUseStepSpread) {
             "step-to-step spread (5.0%)");
 }
 
-TEST(ReportPeak, MeasuredScalingNeedsTwoGpuCounts) {
-  std::vector<Result> rs{fake("nvd", {100})};
+/// A result of one configuration: `seq` and the GPU count vary, the global batch per GPU stays 8
+/// (the same per-GPU work) unless `gbs` is given.
+Result configured(std::string platform, int gpus, int seq, double per_gpu, int gbs = 0) {
+  Result r = fake(std::move(platform), {per_gpu});
+  r.num_gpus = gpus;
+  r.seq = seq;
+  r.gbs = gbs > 0 ? gbs : 8 * gpus;
+  auto doc = nlohmann::json::object();
+  doc["platform"] = r.platform;
+  doc["model"]["cli_name"] = r.model;
+  doc["gpu_info"]["device_count"] = gpus;
+  doc["parallelism_config"] = {{"tensor_model_parallel_size", 1},
+                               {"data_parallel_size", gpus},
+                               {"strategy_name", r.strategy}};
+  doc["training_config"] = {{"global_batch_size", r.gbs}, {"sequence_length", seq}};
+  for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
+    r.experiment.push_back(bench::experiment_value(doc, i));
+  return r;
+}
+
+TEST(ReportCompare, UnlikeConfigurationsAreNeverPooled) {
+  // The case: a seq-256 and a seq-2048 run read as "runs 2, 14441.8 ± 4169.1".
+  const std::vector<Result> rs{configured("nvd", 8, 256, 17390), configured("nvd", 8, 2048, 11494),
+                               configured("nvd", 8, 256, 17400)};
+  const auto groups = group_results(rs);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].results.size(), 2u);  // the two seq-256 runs pool
+  EXPECT_EQ(groups[0].configuration(), "seq 256");
+  EXPECT_EQ(groups[1].configuration(), "seq 2048");
+  EXPECT_EQ(groups[1].per_gpu.count, 1u);
+  const std::string table = results_table(groups).text();
+  EXPECT_NE(table.find("configuration"), std::string::npos) << table;
+  EXPECT_NE(table.find("seq 2048"), std::string::npos) << table;
+  // Nothing differs within one model x strategy x GPU count: no configuration to name.
+  const std::vector<Result> same{configured("nvd", 8, 256, 1), configured("amd", 8, 256, 2)};
+  const auto one = group_results(same);  // groups point into `same`: it must outlive them
+  EXPECT_EQ(one[0].configuration(), "");
+  EXPECT_EQ(results_table(one).text().find("configuration"), std::string::npos);
+}
+
+TEST(ReportCompare, PlatformsComparedOnlyOnOneConfiguration) {
+  const std::vector<Result> same{configured("nvd", 8, 2048, 100), configured("amd", 8, 2048, 150)};
+  const auto groups = group_results(same);
+  const auto cmp = compare_groups(groups);
+  ASSERT_EQ(cmp.size(), 1u);
+  EXPECT_EQ(cmp[0].verdict, "amd wins: 1.50x nvd");
+  EXPECT_TRUE(uncompared_platforms(cmp).empty());
+
+  const std::vector<Result> unlike{configured("nvd", 8, 2048, 100), configured("amd", 8, 256, 150)};
+  const auto g2 = group_results(unlike);
+  const auto c2 = compare_groups(g2);
+  ASSERT_EQ(c2.size(), 2u);
+  EXPECT_EQ(c2[0].verdict, "");
+  EXPECT_EQ(c2[1].verdict, "");
+  EXPECT_EQ(c2[0].title(), "qwen / s / 8 GPUs / seq 256");
+  EXPECT_EQ(uncompared_platforms(c2),
+            (std::vector<std::string>{"qwen / s / 8 GPUs: amd and nvd are not compared: not every "
+                                      "one ran the same configuration (seq differ)"}));
+}
+
+TEST(ReportPeak, MeasuredScalingOnlyFromTheSamePerGpuWork) {
+  std::vector<Result> rs{configured("nvd", 8, 2048, 100)};
   EXPECT_FALSE(measured_scaling(rs, rs[0]));
-  rs.push_back(fake("nvd", {90}));
-  rs[1].num_gpus = 16;
-  rs[1].tokens_per_second_per_gpu = 90;
+  rs.push_back(configured("nvd", 16, 2048, 90));  // gbs 128 at 16 GPUs: 8 per GPU, as at 8
   const auto m = measured_scaling(rs, rs[1]);
   ASSERT_TRUE(m);
   EXPECT_DOUBLE_EQ(m->efficiency, 0.9);
   EXPECT_EQ(m->from_gpus, 8);
   EXPECT_EQ(m->to_gpus, 16);
+  EXPECT_EQ(choose_scaling(rs, rs[1], {}).efficiency, 0.9);
+
+  // The case: an 8-rank seq-128 run and a 1-rank seq-256 run are not one workload.
+  const std::vector<Result> unlike{configured("cpu", 1, 256, 1000), configured("cpu", 8, 128, 220)};
+  EXPECT_FALSE(measured_scaling(unlike, unlike[1]));
+  const auto choice = choose_scaling(unlike, unlike[1], {});
+  EXPECT_DOUBLE_EQ(choice.efficiency, default_scaling_efficiency);
+  EXPECT_NE(choice.source.find("differs from the peak in more than the GPU count (seq 256 vs 128)"),
+            std::string::npos)
+      << choice.source;
+
+  // The same global batch on twice the GPUs halves the work per GPU: strong scaling, not this.
+  const std::vector<Result> strong{configured("nvd", 8, 2048, 100, 128),
+                                   configured("nvd", 16, 2048, 90, 128)};
+  EXPECT_FALSE(measured_scaling(strong, strong[1]));
+  EXPECT_NE(choose_scaling(strong, strong[1], {}).source.find("gbs/GPU 16.00 vs 8.00"),
+            std::string::npos);
+  PeakOptions given;
+  given.scaling_efficiency = 0.7;
+  EXPECT_DOUBLE_EQ(choose_scaling(strong, strong[1], given).efficiency, 0.7);
+}
+
+TEST(ReportPeak, ProjectionNeverBelowTheMeasuredNode) {
+  std::vector<Result> rs{configured("nvd", 8, 2048, 100), configured("nvd", 16, 2048, 30)};
+  for (auto& r : rs) r.tokens_per_second = r.tokens_per_second_per_gpu * r.num_gpus;
+  LoadOutcome in;
+  in.inputs = {"a", "b"};
+  const std::string text = peak_text(in, rs, {});
+  // The peak: 800 tokens/s on 8 GPUs, efficiency 0.30 measured against 16: 2 nodes would be 480,
+  // under the one node measured, 4 nodes 960.
+  EXPECT_NE(text.find("scaling efficiency 0.30, measured"), std::string::npos) << text;
+  EXPECT_NE(text.find("2      16    1,600                             800 *"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("4      32    3,200                             960 "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("* at efficiency 0.30"), std::string::npos) << text;
 }
 
 TEST(ReportImport, MegatronLinesAndMemory) {
@@ -237,11 +330,10 @@ TEST(ReportPlot, OneRowIsNamedInFull) {
   EXPECT_TRUE(t.common.empty());
 }
 
-TEST(ReportPlot, SeriesLabelsAndQuoting) {
+TEST(ReportPlot, SeriesLabels) {
   EXPECT_EQ(series_labels({{"nvd", "llama", "(run1)"}, {"nvd", "qwen", "(run1)"}}),
             (std::vector<std::string>{"llama", "qwen"}));
   EXPECT_EQ(series_labels({{"nvd", "llama"}}), (std::vector<std::string>{"nvd llama"}));
-  EXPECT_EQ(gp_quote("a\nb \"c\" d\\e"), "\"a\\nb \\\"c\\\" d\\\\e\"");
   EXPECT_EQ(gpus_label(1), "1 GPU");
   EXPECT_EQ(gpus_label(8), "8 GPUs");
 }

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Flags figures no run can reach, one check for every result written, imported or reported.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tprimat/report/peaks.hpp"
+#include "tprimat/report/text.hpp"
+
+namespace tprimat::report {
+
+/// How far our TFLOP/s may stray from an imported log's own figure before a result is flagged:
+/// both count the same model FLOPs, so more than this means the configuration read is wrong.
+inline constexpr double log_tflops_tolerance = 0.10;
+
+/// What the check needs of one result.
+struct SanityFigures {
+  double tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< PaLM, as computed
+  double mfu_peak_tflops = 0;  ///< the peak MFU is taken against; 0 when unknown
+  std::string device_name;     ///< its dense peak is checked too, whatever MFU was taken against
+  double log_tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own figure
+};
+
+namespace detail {
+
+/// "1283.0", and three significant digits below 1 ("4.37e-05" on a CPU), never a bare "0.0".
+inline std::string tflops_text(double v) {
+  if (std::fabs(v) >= 1 || v == 0) return num(v, 1);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace detail
+
+/// One line per impossible or contradicted figure; empty for a plausible result. A figure
+/// behind such a result (FLOPs per token, batch, sequence, GPU count, peak) is wrong, and every
+/// report that shows the result says so.
+inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
+  std::vector<std::string> out;
+  const double t = f.tflops_per_gpu;
+  if (!std::isfinite(t)) return out;
+  if (f.mfu_peak_tflops > 0 && t > f.mfu_peak_tflops)
+    out.push_back("MFU " + percent(t / f.mfu_peak_tflops) + " exceeds 100% (" +
+                  detail::tflops_text(t) + " TFLOP/s/GPU against a dense peak of " +
+                  detail::tflops_text(f.mfu_peak_tflops) + "): a figure behind it is wrong");
+  // Said apart only where MFU was taken against another peak (peak --peak-tflops).
+  if (const double device = dense_peak_tflops(f.device_name);
+      device > 0 && device != f.mfu_peak_tflops && t > device)
+    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense bf16 peak of " +
+                  f.device_name + " (" + num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+  if (const double log = f.log_tflops_per_gpu;
+      std::isfinite(log) && log > 0 && std::fabs(t - log) > log_tflops_tolerance * log)
+    out.push_back("computed " + detail::tflops_text(t) +
+                  " TFLOP/s/GPU differs from the log's own " + detail::tflops_text(log) + " by " +
+                  (t > log ? "+" : "") + percent(t / log - 1) +
+                  ": the global batch, sequence length, GPU count or model read for it is wrong");
+  return out;
+}
+
+/// The figures of a result document as our writers make it (bench, import).
+inline SanityFigures sanity_figures(const nlohmann::json& doc) {
+  const auto number = [&](const char* pointer) {
+    const nlohmann::json::json_pointer p{pointer};
+    return doc.is_object() && doc.contains(p) && doc.at(p).is_number()
+               ? doc.at(p).get<double>()
+               : std::numeric_limits<double>::quiet_NaN();
+  };
+  SanityFigures f;
+  f.tflops_per_gpu = number("/performance_metrics/model_tflops_per_gpu");
+  const double peak = number("/performance_metrics/peak_tflops_dense");
+  f.mfu_peak_tflops = peak > 0 ? peak : 0;
+  const nlohmann::json::json_pointer device{"/gpu_info/device_name"};
+  if (doc.is_object() && doc.contains(device) && doc.at(device).is_string())
+    f.device_name = doc.at(device).get<std::string>();
+  f.log_tflops_per_gpu = number("/imported/log_tflops_per_gpu_mean");
+  return f;
+}
+
+/// Sets `doc["warnings"]` to the document's sanity warnings (an empty array when none).
+inline void set_sanity_warnings(nlohmann::json& doc) {
+  doc["warnings"] = sanity_warnings(sanity_figures(doc));
+}
+
+}  // namespace tprimat::report

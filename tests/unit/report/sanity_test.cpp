@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// report/sanity.hpp: impossible and contradicted figures are flagged, plausible ones are not.
+#include "tprimat/report/sanity.hpp"
+
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tprimat/report/load.hpp"
+
+namespace tprimat::report {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+TEST(Sanity, PlausibleFiguresPass) {
+  EXPECT_TRUE(sanity_warnings({400, 989.4, "NVIDIA H100 80GB HBM3", nan}).empty());
+  EXPECT_TRUE(sanity_warnings({nan, 989.4, "NVIDIA H100 80GB HBM3", 400}).empty());
+  EXPECT_TRUE(sanity_warnings({400, 0, "unknown", nan}).empty());  // no peak: nothing to check
+  // Within 10% of the log's own figure.
+  EXPECT_TRUE(sanity_warnings({440, 989.4, "NVIDIA H100 80GB HBM3", 400}).empty());
+}
+
+TEST(Sanity, MfuOverOneHundredPercent) {
+  const auto w = sanity_warnings({1283, 989.4, "NVIDIA H100 80GB HBM3", nan});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "MFU 129.7% exceeds 100% (1283.0 TFLOP/s/GPU against a dense peak of 989.4): a "
+            "figure behind it is wrong");
+}
+
+TEST(Sanity, DevicePeakEvenWhenMfuUsedAnother) {
+  // peak --peak-tflops 5000 hides MFU over 100%; the device's own dense peak still bounds it.
+  const auto w = sanity_warnings({1283, 5000, "NVIDIA H100 80GB HBM3", nan});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "1283.0 TFLOP/s/GPU exceeds the dense bf16 peak of NVIDIA H100 80GB HBM3 (989.4 "
+            "TFLOP/s): a figure behind it is wrong");
+}
+
+TEST(Sanity, LogDisagreement) {
+  // The issue's Megatron import: 1,283 TFLOP/s computed where the log itself says 400.9.
+  const auto w = sanity_warnings({1283, 989.4, "NVIDIA H100 80GB HBM3", 400.9});
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1],
+            "computed 1283.0 TFLOP/s/GPU differs from the log's own 400.9 by +220.0%: the global "
+            "batch, sequence length, GPU count or model read for it is wrong");
+  EXPECT_NE(sanity_warnings({300, 989.4, "x", 400})[0].find("by -25.0%"), std::string::npos);
+}
+
+TEST(Sanity, PrimusRivalReadmeExample) {
+  // The Primus-Rival README's own result (tests/report/fixtures/primus-rival): 267.6% MFU.
+  const auto doc = nlohmann::json::parse(R"({
+    "platform": "amd",
+    "gpu_info": {"device_name": "AMD Instinct MI300X", "device_count": 8,
+                 "total_memory_gb": 192.0},
+    "training_config": {"max_steps": 500, "global_batch_size": 64, "micro_batch_size": 1,
+                        "sequence_length": 2048, "num_gpus": 8},
+    "performance_metrics": {"avg_step_time_seconds": 0.45, "tokens_per_second": 580000,
+                            "tokens_per_second_per_gpu": 72500},
+    "step_times": [], "loss_values": []})");
+  const Result r = from_json(doc, "output/train_amd_prim_llama.json");
+  EXPECT_NEAR(r.mfu(), 2.676, 0.0005);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].rfind("MFU 267.6% exceeds 100%", 0), 0u) << r.warnings()[0];
+}
+
+TEST(Sanity, FiguresOfOurDocuments) {
+  nlohmann::json doc;
+  doc["performance_metrics"] = {{"model_tflops_per_gpu", 1200.0}, {"peak_tflops_dense", 989.4}};
+  doc["gpu_info"] = {{"device_name", "NVIDIA H200"}};
+  doc["imported"] = {{"log_tflops_per_gpu_mean", 1190.0}};
+  const auto f = sanity_figures(doc);
+  EXPECT_DOUBLE_EQ(f.tflops_per_gpu, 1200);
+  EXPECT_DOUBLE_EQ(f.mfu_peak_tflops, 989.4);
+  EXPECT_EQ(f.device_name, "NVIDIA H200");
+  EXPECT_DOUBLE_EQ(f.log_tflops_per_gpu, 1190);
+  set_sanity_warnings(doc);
+  EXPECT_EQ(doc["warnings"].size(), 1u);
+  doc["performance_metrics"]["peak_tflops_dense"] = nullptr;  // CPU: MFU unknown
+  doc["gpu_info"]["device_name"] = "test cpu";
+  set_sanity_warnings(doc);
+  EXPECT_EQ(doc["warnings"], nlohmann::json::array());
+  EXPECT_TRUE(sanity_warnings(sanity_figures(nlohmann::json("not an object"))).empty());
+}
+
+}  // namespace
+}  // namespace tprimat::report
