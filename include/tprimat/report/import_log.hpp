@@ -43,17 +43,37 @@ struct ImportOptions {
 
 inline constexpr std::string_view import_formats = "megatron, primus, nemo";
 
-/// One value per logged iteration (NaN, or a batch of 0, where the line does not print it), and
-/// the memory readings apart: memory is not a timing, so the warm-up keeps them.
+/// What one iteration line prints: NaN (a batch of 0) where it does not print a figure.
+struct LoggedIteration {
+  double step_time = NAN;  ///< seconds
+  double loss = NAN, learning_rate = NAN;
+  double tflops_per_gpu = NAN;             ///< the log's own figure
+  double tokens_per_second_per_gpu = NAN;  ///< the log's own figure (Primus prints it)
+  long long global_batch_size = 0;         ///< Megatron's and NeMo 2's iteration lines
+  std::size_t line = 0;                    ///< from 1
+};
+
+/// One value per logged iteration, and the memory readings apart: memory is not a timing, so
+/// the warm-up keeps them.
 struct LogSeries {
   std::vector<double> step_times;  ///< seconds
   std::vector<double> losses, learning_rates;
-  std::vector<double> tflops_per_gpu;             ///< the log's own figure
-  std::vector<double> tokens_per_second_per_gpu;  ///< the log's own figure (Primus prints it)
-  std::vector<long long> global_batch_sizes;      ///< Megatron's and NeMo 2's iteration lines
-  std::vector<std::size_t> lines;                 ///< the line of each iteration, from 1
-  std::vector<double> memory_gb;                  ///< peak allocated GiB, each reading in order
-  std::vector<double> reserved_gb;                ///< peak reserved GiB, where printed
+  std::vector<double> tflops_per_gpu;
+  std::vector<double> tokens_per_second_per_gpu;
+  std::vector<long long> global_batch_sizes;
+  std::vector<std::size_t> lines;
+  std::vector<double> memory_gb;    ///< peak allocated GiB, each reading in order
+  std::vector<double> reserved_gb;  ///< peak reserved GiB, where printed
+
+  void add(const LoggedIteration& i) {
+    step_times.push_back(i.step_time);
+    losses.push_back(i.loss);
+    learning_rates.push_back(i.learning_rate);
+    tflops_per_gpu.push_back(i.tflops_per_gpu);
+    tokens_per_second_per_gpu.push_back(i.tokens_per_second_per_gpu);
+    global_batch_sizes.push_back(i.global_batch_size);
+    lines.push_back(i.line);
+  }
 };
 
 /// A log read whole: its iterations and what it states about its run.
@@ -96,6 +116,14 @@ inline double log_figure(std::string_view line, std::string_view key, std::size_
   return *v;
 }
 
+/// Calls `f(line, n)` on each line of `in`, numbered from 1.
+template <class F>
+void for_each_line(std::istream& in, F&& f) {
+  std::string text;
+  std::size_t n = 0;
+  while (std::getline(in, text)) f(std::string_view(text), ++n);
+}
+
 /// The global batch an iteration line prints after `key`; 0 when it prints none.
 inline long long log_batch(std::string_view line, std::string_view key, std::size_t n,
                            std::string_view log) {
@@ -119,22 +147,18 @@ inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "
   ParsedLog p;
   LogSeries& s = p.series;
   LogConfigReader config(log);
-  std::string text;
-  std::size_t n = 0;
-  while (std::getline(in, text)) {
-    const std::string_view line(text);
-    config.megatron_line(line, ++n);
+  detail::for_each_line(in, [&](std::string_view line, std::size_t n) {
+    config.megatron_line(line, n);
     constexpr std::string_view elapsed = "elapsed time per iteration (ms)";
     if (const auto ms = detail::number_after(line, elapsed)) {
-      s.step_times.push_back(detail::log_step_time(*ms, 1e-3, elapsed, n, log));
-      s.losses.push_back(detail::number_after(line, "lm loss").value_or(NAN));
-      s.learning_rates.push_back(detail::log_figure(line, "learning rate", n, log));
-      s.tflops_per_gpu.push_back(
-          detail::log_figure(line, "throughput per GPU (TFLOP/s/GPU)", n, log));
-      s.tokens_per_second_per_gpu.push_back(
-          detail::log_figure(line, "tokens per GPU (tokens/s/GPU)", n, log));
-      s.global_batch_sizes.push_back(detail::log_batch(line, "global batch size", n, log));
-      s.lines.push_back(n);
+      s.add({.step_time = detail::log_step_time(*ms, 1e-3, elapsed, n, log),
+             .loss = detail::number_after(line, "lm loss").value_or(NAN),
+             .learning_rate = detail::log_figure(line, "learning rate", n, log),
+             .tflops_per_gpu = detail::log_figure(line, "throughput per GPU (TFLOP/s/GPU)", n, log),
+             .tokens_per_second_per_gpu =
+                 detail::log_figure(line, "tokens per GPU (tokens/s/GPU)", n, log),
+             .global_batch_size = detail::log_batch(line, "global batch size", n, log),
+             .line = n});
       // Primus prints memory on the iteration line itself. (A "mem usage" with no ':' after it
       // carries no figure.)
       if (const auto mem = line.find("mem usage"); mem != std::string_view::npos)
@@ -148,7 +172,7 @@ inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "
       if (const double mb = detail::log_figure(line, "max reserved", n, log); !std::isnan(mb))
         s.reserved_gb.push_back(mb / 1024);
     }
-  }
+  });
   p.config = config.finish();
   return p;
 }
@@ -159,31 +183,25 @@ inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "
 /// One step per part with train_step_timing. The configuration: see LogConfigReader.
 inline ParsedLog parse_nemo_log(std::istream& in, const std::string& log = "log") {
   ParsedLog p;
-  LogSeries& s = p.series;
   LogConfigReader config(log);
-  std::string text;
-  std::size_t n = 0;
-  while (std::getline(in, text)) {
-    ++n;
+  detail::for_each_line(in, [&](std::string_view line, std::size_t n) {
     // A progress bar redraws in place: a line may hold several updates separated by '\r'.
     std::size_t start = 0;
-    while (start <= text.size()) {
-      const auto end = std::min(text.find('\r', start), text.size());
-      const std::string_view part(text.data() + start, end - start);
+    while (start <= line.size()) {
+      const auto end = std::min(line.find('\r', start), line.size());
+      const std::string_view part = line.substr(start, end - start);
       config.nemo_line(part, n);
       constexpr std::string_view timing = "train_step_timing in s";
-      if (const auto t = detail::number_after(part, timing)) {
-        s.step_times.push_back(detail::log_step_time(*t, 1, timing, n, log));
-        s.losses.push_back(detail::number_after(part, "reduced_train_loss").value_or(NAN));
-        s.learning_rates.push_back(detail::log_figure(part, " lr", n, log));
-        s.tflops_per_gpu.push_back(detail::log_figure(part, "TFLOPS_per_GPU", n, log));
-        s.tokens_per_second_per_gpu.push_back(NAN);
-        s.global_batch_sizes.push_back(detail::log_batch(part, "global_batch_size", n, log));
-        s.lines.push_back(n);
-      }
+      if (const auto t = detail::number_after(part, timing))
+        p.series.add({.step_time = detail::log_step_time(*t, 1, timing, n, log),
+                      .loss = detail::number_after(part, "reduced_train_loss").value_or(NAN),
+                      .learning_rate = detail::log_figure(part, " lr", n, log),
+                      .tflops_per_gpu = detail::log_figure(part, "TFLOPS_per_GPU", n, log),
+                      .global_batch_size = detail::log_batch(part, "global_batch_size", n, log),
+                      .line = n});
       start = end + 1;
     }
-  }
+  });
   p.config = config.finish();
   return p;
 }
