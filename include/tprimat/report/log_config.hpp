@@ -181,10 +181,8 @@ class LogConfigReader {
       const auto slash = line.find('/', at);
       const auto close = line.find(']', at);
       if (slash != line.npos && close != line.npos && slash < close)
-        if (const auto v =
-                stated_count(line.substr(slash + 1, close - slash - 1), "num_gpus", max_gpu_count,
-                             detail::log_line(n, "[rank-R/W] prefix"), log_))
-          record(c_.num_gpus, "num_gpus", *v, detail::log_line(n, "[rank-R/W] prefix"), log_);
+        count(line.substr(slash + 1, close - slash - 1), c_.num_gpus, "num_gpus", max_gpu_count,
+              detail::log_line(n, "[rank-R/W] prefix"));
     }
   }
 
@@ -238,9 +236,7 @@ class LogConfigReader {
  private:
   void count_after(std::string_view line, std::string_view key, std::optional<Stated>& slot,
                    std::string_view name, long long most, const std::string& where) {
-    if (const auto rest = detail::text_after(line, key))
-      if (const auto v = stated_count(detail::first_word(*rest), name, most, where, log_))
-        record(slot, name, *v, where, log_);
+    if (const auto rest = detail::text_after(line, key)) count(*rest, slot, name, most, where);
   }
 
   void count(std::string_view text, std::optional<Stated>& slot, std::string_view name,
@@ -298,11 +294,7 @@ class LogConfigReader {
         {"ffn_hidden_size", &LogConfig::ffn, "ffn_hidden_size", max_size},
     };
     for (const auto& c : counts)
-      if (key == c.key) {
-        if (const auto v = stated_count(value, c.name, c.most, where, log_))
-          record(c_.*c.slot, c.name, *v, where, log_);
-        return;
-      }
+      if (key == c.key) return count(value, c_.*c.slot, c.name, c.most, where);
     const auto text = [&] {
       return StatedPrecision{std::string(detail::first_word(value)), where};
     };
@@ -313,11 +305,8 @@ class LogConfigReader {
     if (key == "lr")
       if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0)
         c_.learning_rate = *v;
-    if (key == "devices" || key == "num_nodes") {
-      auto& slot = key == "devices" ? devices_ : nodes_;
-      if (const auto v = stated_count(value, key, max_gpu_count, where, log_))
-        record(slot, key, *v, where, log_);
-    }
+    if (key == "devices") count(value, devices_, key, max_gpu_count, where);
+    if (key == "num_nodes") count(value, nodes_, key, max_gpu_count, where);
   }
 
   /// "All tensor model parallel group ranks: [[0, 1], [2, 3]]": the ranks of one group are the
