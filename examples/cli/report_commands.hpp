@@ -3,6 +3,7 @@
 // `tprimat compare`, `tprimat peak` and `tprimat import`: the reports people read, on CLI11.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tprimat/bench/options.hpp"
+#include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
@@ -42,6 +44,7 @@ struct PeakCommandOptions {
 struct ImportCommandOptions {
   std::vector<std::string> logs;
   std::string output_dir = "output";
+  bool overwrite = false;  ///< replace a result of another configuration instead of refusing
   report::ImportOptions imp;
 };
 
@@ -94,17 +97,25 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
   cmds.import = app.add_subcommand(
       "import", "turn Megatron/Primus/NeMo training logs into result JSONs");
   cmds.import->add_option("--format", i.imp.format, "megatron, primus or nemo")->required();
-  cmds.import->add_option("logs", i.logs, "training logs")->required();
+  cmds.import
+      ->add_option("logs", i.logs, "training logs; a directory stands for the *.log files in it")
+      ->required();
   cmds.import->add_option("--model", i.imp.model, "llama, qwen, mistral or tiny (for the FLOPs)")
       ->required();
-  cmds.import->add_option("--num-gpus", i.imp.num_gpus, "GPUs of the run")->capture_default_str();
-  cmds.import->add_option("--global-batch-size", i.imp.gbs, "global batch")
-      ->capture_default_str();
-  cmds.import->add_option("--sequence-length", i.imp.seq, "sequence length")
-      ->capture_default_str();
-  cmds.import->add_option("--micro-batch-size", i.imp.mbs, "micro batch")->capture_default_str();
-  cmds.import->add_option("--tp", i.imp.tp, "tensor parallel size")->capture_default_str();
-  cmds.import->add_option("--pp", i.imp.pp, "pipeline parallel size")->capture_default_str();
+  // The log's own configuration wins; these fill only what it does not state, and one that
+  // contradicts it is refused.
+  cmds.import->add_option("--num-gpus", i.imp.num_gpus,
+                          "GPUs of the run, where the log does not state them");
+  cmds.import->add_option("--global-batch-size", i.imp.gbs,
+                          "global batch, where the log does not state it");
+  cmds.import->add_option("--sequence-length", i.imp.seq,
+                          "sequence length, where the log does not state it");
+  cmds.import->add_option("--micro-batch-size", i.imp.mbs,
+                          "micro batch, where the log does not state it (else 1)");
+  cmds.import->add_option("--tp", i.imp.tp,
+                          "tensor parallel size, where the log does not state it (else 1)");
+  cmds.import->add_option("--pp", i.imp.pp,
+                          "pipeline parallel size, where the log does not state it (else 1)");
   cmds.import->add_option("--warmup-steps", i.imp.warmup_steps,
                           "leading iterations left out of the statistics")
       ->capture_default_str();
@@ -118,6 +129,9 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
       ->capture_default_str();
   cmds.import->add_option("--output-dir", i.output_dir, "where the result JSONs go")
       ->capture_default_str();
+  cmds.import->add_flag("--overwrite", i.overwrite,
+                        "replace a result in --output-dir even if it is of another configuration "
+                        "(default: refuse)");
 }
 
 namespace detail {
@@ -186,37 +200,101 @@ inline int run_peak(const PeakCommandOptions& o) {
   return 0;
 }
 
-/// One result per log; a bad log is named on stderr and the others are still imported.
+namespace detail {
+
+/// The logs named on the command line; a directory stands for the *.log files in it (not
+/// below), and one without any is named in `problems`.
+inline std::vector<std::string> import_inputs(const std::vector<std::string>& args,
+                                              std::vector<std::string>& problems) {
+  std::vector<std::string> logs;
+  for (const auto& arg : args) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(arg, ec)) {
+      logs.push_back(arg);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : std::filesystem::directory_iterator(arg, ec))
+      if (e.path().extension() == ".log" && e.is_regular_file(ec)) found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    if (found.empty())
+      problems.push_back("tprimat: " + arg +
+                         " is a directory with no *.log file in it; pass the training logs, or "
+                         "a directory that holds them as *.log");
+    logs.insert(logs.end(), found.begin(), found.end());
+  }
+  return logs;
+}
+
+/// One imported log and where its result goes.
+struct ImportedLog {
+  std::string log;
+  nlohmann::json doc;
+  std::filesystem::path path;
+};
+
+}  // namespace detail
+
+/// One result per log; a bad log is named on stderr and the others are still imported. Nothing
+/// is written before every result's place is checked: two logs that would write one file, or a
+/// file of another configuration without --overwrite, refuse the whole command.
 inline int run_import(const ImportCommandOptions& o, const std::string& command_line) {
-  report::prepare_output_dir(o.output_dir);
+  // Format, model and flag problems are the same for every log: refused before any is read.
+  report::check_import_options(o.imp);
   std::vector<std::string> problems;
-  int written = 0;
-  for (const auto& log : o.logs) {
+  const auto logs = detail::import_inputs(o.logs, problems);
+  std::vector<detail::ImportedLog> imported;
+  for (const auto& log : logs) {
     try {
-      const auto doc = report::import_log(log, o.imp, command_line);
+      auto doc = report::import_log(log, o.imp, command_line);
       auto dir = std::filesystem::path(o.output_dir);
       // Several logs: one directory each, so compare sees them as separate runs.
-      if (o.logs.size() > 1) dir /= std::filesystem::path(log).stem();
-      report::prepare_output_dir(dir);
-      const auto path = dir / ("benchmark_" + doc["gpu_info"]["software_stack"].get<std::string>() +
-                               "_" + o.imp.model + ".json");
-      bench::write_result(path, doc);
-      std::printf("imported %s (%d iterations, %d measured): wrote %s\n", log.c_str(),
-                  doc["imported"]["iterations_found"].get<int>(),
-                  doc["performance_metrics"]["measured_steps"].get<int>(), path.c_str());
-      for (const auto& w : report::sanity_warnings(report::sanity_figures(doc)))
-        std::fprintf(stderr, "tprimat: warning: %s: %s\n", path.c_str(), w.c_str());
-      ++written;
+      if (logs.size() > 1) dir /= std::filesystem::path(log).stem();
+      auto path = dir / ("benchmark_" + doc["gpu_info"]["software_stack"].get<std::string>() + "_" +
+                         o.imp.model + ".json");
+      imported.push_back({log, std::move(doc), std::move(path)});
     } catch (const core::InputError& e) {
-      // Format and model problems are the same for every log: no point going on.
-      if (std::string(e.what()).find("unknown ") != std::string::npos) throw;
       problems.push_back(e.what());
     }
   }
-  if (written == 0) {
+  if (imported.empty()) {
     std::string why;
     for (const auto& p : problems) why += (why.empty() ? "" : "; ") + report::without_prefix(p);
     throw core::InputError("nothing imported: " + why);
+  }
+  for (std::size_t i = 0; i < imported.size(); ++i) {
+    const auto& a = imported[i];
+    for (std::size_t j = 0; j < i; ++j)
+      if (imported[j].path == a.path)
+        throw core::InputError(
+            imported[j].log + " and " + a.log + " would both write " + a.path.string(),
+            "import them one at a time, each with its own --output-dir");
+    std::error_code ec;
+    if (std::filesystem::exists(a.path, ec) && !std::filesystem::is_regular_file(a.path, ec))
+      throw core::InputError(a.path.string() + " exists and is not a result file",
+                             "remove it, or pass another --output-dir");
+    if (o.overwrite) continue;
+    if (const auto diff = bench::existing_result_differences(a.path, a.doc); diff && !diff->empty())
+      throw bench::ResultConflict(bench::conflict_message(a.path, *diff));
+  }
+  for (const auto& a : imported) report::prepare_output_dir(a.path.parent_path());
+  for (const auto& a : imported) {
+    const auto replaced = bench::existing_result_differences(a.path, a.doc);
+    bench::write_result(a.path, a.doc);
+    std::string note;
+    if (replaced && replaced->empty()) {
+      note = "; replaced the previous result of this configuration";
+    } else if (replaced) {
+      note = "; replaced a result of another configuration (--overwrite):";
+      for (const auto& d : *replaced) note += " " + d + ",";
+      note.pop_back();
+    }
+    std::printf("imported %s (%d iterations, %d measured): wrote %s%s\n", a.log.c_str(),
+                a.doc["imported"]["iterations_found"].get<int>(),
+                a.doc["performance_metrics"]["measured_steps"].get<int>(), a.path.c_str(),
+                note.c_str());
+    for (const auto& w : report::sanity_warnings(report::sanity_figures(a.doc)))
+      std::fprintf(stderr, "tprimat: warning: %s: %s\n", a.path.c_str(), w.c_str());
   }
   for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
   return 0;

@@ -470,14 +470,31 @@ inline std::string key_text(std::string_view pointer) {
 
 }  // namespace detail
 
+/// How the result document `old` differs from the result document `now` in the keys that define
+/// an experiment, one "key: old -> new" each (a key `old` lacks reads "absent"); empty when both
+/// are of the same configuration. (`tprimat import` compares the result it would write.)
+inline std::vector<std::string> configuration_differences(const nlohmann::json& old,
+                                                          const nlohmann::json& now) {
+  using nlohmann::json;
+  std::vector<std::string> out;
+  for (const auto key : detail::experiment_keys) {
+    const json::json_pointer p{std::string(key)};
+    const json is = now.is_object() && now.contains(p) ? now.at(p) : json(nullptr);
+    if (!old.is_object() || !old.contains(p))
+      out.push_back(detail::key_text(key) + ": absent -> " + is.dump());
+    else if (old.at(p) != is)
+      out.push_back(detail::key_text(key) + ": " + old.at(p).dump() + " -> " + is.dump());
+  }
+  return out;
+}
+
 /// How the result document `old` differs from the job described by `c` in the keys that define
 /// an experiment, one "key: old -> new" each (a key `old` lacks reads "absent"); empty when the
 /// job reruns the same configuration.
 inline std::vector<std::string> configuration_differences(const nlohmann::json& old,
                                                           const ResultContext& c) {
   using nlohmann::json;
-  const json now = make_result(c, {});
-  std::vector<std::string> out;
+  std::vector<std::string> out = configuration_differences(old, make_result(c, {}));
   auto differs = [&](std::string_view key, const json& was, const json& is) {
     out.push_back(detail::key_text(key) + ": " + (was.is_discarded() ? "absent" : was.dump()) +
                   " -> " + is.dump());
@@ -486,11 +503,6 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
     const json::json_pointer p{std::string(key)};
     return old.is_object() && old.contains(p) ? old.at(p) : json(json::value_t::discarded);
   };
-  for (const auto key : detail::experiment_keys) {
-    const json::json_pointer p{std::string(key)};
-    if (const json was = at(key); was.is_discarded() || was != now.at(p))
-      differs(key, was, now.at(p));
-  }
   // A GPU result records the attention and graph that ran, known only afterwards; compare what
   // this job asks for where the old run shows it unambiguously.
   if (c.device.platform != "cpu") {
@@ -520,12 +532,14 @@ inline constexpr core::InputKind existing_result_input{
     "result file", core::max_result_bytes,
     "remove it, or pass --overwrite or another --output-dir"};
 
-/// The result file a job would replace, compared with the job; nullopt when there is none.
-/// A file that is not a readable JSON object (too big, too deeply nested, not even a regular
-/// file) counts as another configuration: it is never replaced without --overwrite. Never throws:
-/// the runner calls it again just before it writes, where the result must not be lost.
-inline std::optional<std::vector<std::string>> existing_result_differences(
-    const std::filesystem::path& file, const ResultContext& c) {
+/// The result file a job would replace, compared with the job (a ResultContext, or the result
+/// document `tprimat import` would write); nullopt when there is none. A file that is not a
+/// readable JSON object (too big, too deeply nested, not even a regular file) counts as another
+/// configuration: it is never replaced without --overwrite. Never throws: the runner calls it
+/// again just before it writes, where the result must not be lost.
+template <class Job>
+std::optional<std::vector<std::string>> existing_result_differences(
+    const std::filesystem::path& file, const Job& c) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
   std::string text;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
+#include <cstdio>
 #include <fstream>
 #include <istream>
 #include <optional>
@@ -21,198 +21,476 @@
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
+#include "tprimat/core/stats.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
+#include "tprimat/parallel/validate.hpp"
+#include "tprimat/report/log_config.hpp"
 #include "tprimat/report/peaks.hpp"
 
 namespace tprimat::report {
 
-/// What a log does not say and the user must (the seeds' extract_primus_metrics.py arguments).
+/// What the user tells `tprimat import` (the seeds' extract_primus_metrics.py arguments). The
+/// configuration figures are optional: what the log states wins, a flag fills only what it lacks,
+/// and a flag that contradicts the log is refused.
 struct ImportOptions {
   std::string format;  ///< megatron, primus, nemo
   std::string model;   ///< cli name: the FLOPs need the architecture
-  int num_gpus = 8;
-  int gbs = 128;
-  int mbs = 1;
-  int seq = 2048;
-  int tp = 1, pp = 1;
-  int warmup_steps = 1;       ///< leading iterations left out of the statistics
-  std::string platform;       ///< "" = by format: primus amd, megatron/nemo nvd
+  std::optional<int> num_gpus, gbs, mbs, seq, tp, pp;
+  int warmup_steps = 1;  ///< leading iterations left out of the statistics
+  std::string platform;  ///< "" = by format: primus amd, megatron/nemo nvd
   std::string device_name = "unknown";
   std::string strategy = "imported";
 };
 
 inline constexpr std::string_view import_formats = "megatron, primus, nemo";
 
-/// One value per logged iteration; memory only where the log printed it.
+/// What one iteration line prints: NaN (a batch of 0) where it does not print a figure.
+struct LoggedIteration {
+  double step_time = NAN;  ///< seconds
+  double loss = NAN, learning_rate = NAN;
+  double tflops_per_gpu = NAN;             ///< the log's own figure
+  double tokens_per_second_per_gpu = NAN;  ///< the log's own figure (Primus prints it)
+  long long global_batch_size = 0;         ///< Megatron's and NeMo 2's iteration lines
+  std::size_t line = 0;                    ///< from 1
+};
+
+/// One value per logged iteration, and the memory readings apart: memory is not a timing, so
+/// the warm-up keeps them.
 struct LogSeries {
   std::vector<double> step_times;  ///< seconds
-  std::vector<double> losses, learning_rates, tflops_per_gpu;
-  std::vector<double> memory_gb;
+  std::vector<double> losses, learning_rates;
+  std::vector<double> tflops_per_gpu;
+  std::vector<double> tokens_per_second_per_gpu;
+  std::vector<long long> global_batch_sizes;
+  std::vector<std::size_t> lines;
+  std::vector<double> memory_gb;    ///< peak allocated GiB, each reading in order
+  std::vector<double> reserved_gb;  ///< peak reserved GiB, where printed
+
+  void add(const LoggedIteration& i) {
+    step_times.push_back(i.step_time);
+    losses.push_back(i.loss);
+    learning_rates.push_back(i.learning_rate);
+    tflops_per_gpu.push_back(i.tflops_per_gpu);
+    tokens_per_second_per_gpu.push_back(i.tokens_per_second_per_gpu);
+    global_batch_sizes.push_back(i.global_batch_size);
+    lines.push_back(i.line);
+  }
+};
+
+/// A log read whole: its iterations and what it states about its run.
+struct ParsedLog {
+  LogSeries series;
+  LogConfig config;
 };
 
 namespace detail {
 
-/// The number right after `key` (skipping blanks, '=' and ':'); nullopt if absent.
-inline std::optional<double> number_after(std::string_view line, std::string_view key) {
-  const auto at = line.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::size_t i = at + key.size();
-  while (i < line.size() && (line[i] == ' ' || line[i] == ':' || line[i] == '=' || line[i] == '\t'))
-    ++i;
-  const std::string rest(line.substr(i, 40));
-  char* end = nullptr;
-  const double v = std::strtod(rest.c_str(), &end);
-  if (end == rest.c_str()) return std::nullopt;
-  return v;
+/// The longest step a log may report (11.6 days); beyond it the log is damaged.
+inline constexpr double max_step_seconds = 1e6;
+
+/// The step time of an iteration line, from the figure after `key` in units of `seconds_per_unit`.
+/// Every figure of the result follows from the step times: anything but a positive finite time
+/// is bad input naming the line.
+inline double log_step_time(double printed, double seconds_per_unit, std::string_view key,
+                            std::size_t n, std::string_view log) {
+  const double s = printed * seconds_per_unit;
+  if (!(s > 0 && s <= max_step_seconds))
+    throw core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
+                               std::string(key) + " " + figure_text(printed) +
+                               " is not a step time above 0 and at most " +
+                               figure_text(max_step_seconds) + " s",
+                           "the log is damaged: repair or remove that line");
+  return s;
+}
+
+/// The figure after `key`: NaN when the line does not print it (or prints nan); a negative or
+/// infinite one is a damaged log.
+inline double log_figure(std::string_view line, std::string_view key, std::size_t n,
+                         std::string_view log) {
+  const auto v = number_after(line, key);
+  if (!v || std::isnan(*v)) return NAN;
+  if (!std::isfinite(*v) || *v < 0)
+    throw core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
+                               std::string(key) + " " + figure_text(*v) +
+                               " is not a finite number of 0 or more",
+                           "the log is damaged: repair or remove that line");
+  return *v;
+}
+
+/// Calls `f(line, n)` on each line of `in`, numbered from 1.
+template <class F>
+void for_each_line(std::istream& in, F&& f) {
+  std::string text;
+  std::size_t n = 0;
+  while (std::getline(in, text)) f(std::string_view(text), ++n);
+}
+
+/// The global batch an iteration line prints after `key`; 0 when it prints none.
+inline long long log_batch(std::string_view line, std::string_view key, std::size_t n,
+                           std::string_view log) {
+  const auto rest = text_after(line, key);
+  if (!rest) return 0;
+  return stated_count(*rest, "global_batch_size", max_batch_or_sequence,
+                      log_line(n, "iteration line"), log)
+      .value_or(0);
 }
 
 }  // namespace detail
 
-/// Megatron-LM and Primus (Megatron backend) iteration lines:
+/// Megatron-LM and Primus (Megatron backend) logs. Iteration lines:
 ///   ... iteration 10/ 100 | ... | elapsed time per iteration (ms): 2345.6 |
-///   throughput per GPU (TFLOP/s/GPU): 400.1 | learning rate: 3.0E-04 | ... | lm loss: 1.03E+01 |
-/// memory: Megatron's "memory (MB) | ... | max allocated: 1234.5" and Primus's
-/// "mem usage...: 90.06GB" (the first GB figure), each attached to the latest iteration.
-inline LogSeries parse_megatron_log(std::istream& in) {
-  LogSeries s;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (auto ms = detail::number_after(line, "elapsed time per iteration (ms)")) {
-      s.step_times.push_back(*ms / 1000);
-      s.losses.push_back(detail::number_after(line, "lm loss").value_or(NAN));
-      s.learning_rates.push_back(detail::number_after(line, "learning rate").value_or(NAN));
-      s.tflops_per_gpu.push_back(
-          detail::number_after(line, "throughput per GPU (TFLOP/s/GPU)").value_or(NAN));
-      s.memory_gb.push_back(NAN);
-      // Primus prints memory on the iteration line itself.
-      // (A "mem usage" with no ':' after it carries no figure.)
-      if (const auto mem = line.find("mem usage"); mem != std::string::npos) {
-        const auto colon = line.find(':', mem);
-        if (colon != std::string::npos)
-          if (auto gb = detail::number_after(std::string_view(line).substr(colon), ":"))
-            s.memory_gb.back() = *gb;
-      }
-    } else if (line.find("memory (MB)") != std::string::npos && !s.memory_gb.empty()) {
-      if (auto mb = detail::number_after(line, "max allocated")) s.memory_gb.back() = *mb / 1024;
+///   throughput per GPU (TFLOP/s/GPU): 400.1 | learning rate: 3.0E-04 | global batch size: 64 |
+///   lm loss: 1.03E+01 | ...
+/// (Primus writes "inst/avg" figures and adds "tokens per GPU (tokens/s/GPU)"); memory:
+/// Megatron's "memory (MB) | ... | max allocated: 1234.5 | ... | max reserved: 2345.6" and
+/// Primus's "mem usage...: 90.06GB" (the first GB figure). The configuration: see LogConfigReader.
+inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "log") {
+  ParsedLog p;
+  LogSeries& s = p.series;
+  LogConfigReader config(log);
+  detail::for_each_line(in, [&](std::string_view line, std::size_t n) {
+    config.megatron_line(line, n);
+    constexpr std::string_view elapsed = "elapsed time per iteration (ms)";
+    if (const auto ms = detail::number_after(line, elapsed)) {
+      s.add({.step_time = detail::log_step_time(*ms, 1e-3, elapsed, n, log),
+             .loss = detail::number_after(line, "lm loss").value_or(NAN),
+             .learning_rate = detail::log_figure(line, "learning rate", n, log),
+             .tflops_per_gpu = detail::log_figure(line, "throughput per GPU (TFLOP/s/GPU)", n, log),
+             .tokens_per_second_per_gpu =
+                 detail::log_figure(line, "tokens per GPU (tokens/s/GPU)", n, log),
+             .global_batch_size = detail::log_batch(line, "global batch size", n, log),
+             .line = n});
+      // Primus prints memory on the iteration line itself. (A "mem usage" with no ':' after it
+      // carries no figure.)
+      if (const auto mem = line.find("mem usage"); mem != std::string_view::npos)
+        if (const auto colon = line.find(':', mem); colon != std::string_view::npos)
+          if (const double gb = detail::log_figure(line.substr(colon), ":", n, log);
+              !std::isnan(gb))
+            s.memory_gb.push_back(gb);
+    } else if (line.find("memory (MB)") != std::string_view::npos) {
+      if (const double mb = detail::log_figure(line, "max allocated", n, log); !std::isnan(mb))
+        s.memory_gb.push_back(mb / 1024);
+      if (const double mb = detail::log_figure(line, "max reserved", n, log); !std::isnan(mb))
+        s.reserved_gb.push_back(mb / 1024);
     }
-  }
-  return s;
+  });
+  p.config = config.finish();
+  return p;
 }
 
-/// NeMo (Lightning) progress lines: "... reduced_train_loss=10.30, lr=3e-05, ...,
-/// train_step_timing in s=2.350]". One step per line with train_step_timing.
-inline LogSeries parse_nemo_log(std::istream& in) {
-  LogSeries s;
-  std::string line;
-  while (std::getline(in, line)) {
+/// NeMo logs: NeMo 2's "Training epoch 0, iteration 9/99 | lr: 3e-05 | global_batch_size: 64 |
+/// reduced_train_loss: 10.3 | train_step_timing in s: 2.35 | TFLOPS_per_GPU: 400.1" and NeMo 1's
+/// progress bar "... reduced_train_loss=10.30, lr=3e-05, ..., train_step_timing in s=2.350]".
+/// One step per part with train_step_timing. The configuration: see LogConfigReader.
+inline ParsedLog parse_nemo_log(std::istream& in, const std::string& log = "log") {
+  ParsedLog p;
+  LogConfigReader config(log);
+  detail::for_each_line(in, [&](std::string_view line, std::size_t n) {
     // A progress bar redraws in place: a line may hold several updates separated by '\r'.
     std::size_t start = 0;
     while (start <= line.size()) {
       const auto end = std::min(line.find('\r', start), line.size());
-      const std::string_view part(line.data() + start, end - start);
-      if (auto t = detail::number_after(part, "train_step_timing in s")) {
-        s.step_times.push_back(*t);
-        s.losses.push_back(detail::number_after(part, "reduced_train_loss").value_or(NAN));
-        s.learning_rates.push_back(detail::number_after(part, " lr").value_or(NAN));
-        s.tflops_per_gpu.push_back(NAN);
-        s.memory_gb.push_back(NAN);
-      }
+      const std::string_view part = line.substr(start, end - start);
+      config.nemo_line(part, n);
+      constexpr std::string_view timing = "train_step_timing in s";
+      if (const auto t = detail::number_after(part, timing))
+        p.series.add({.step_time = detail::log_step_time(*t, 1, timing, n, log),
+                      .loss = detail::number_after(part, "reduced_train_loss").value_or(NAN),
+                      .learning_rate = detail::log_figure(part, " lr", n, log),
+                      .tflops_per_gpu = detail::log_figure(part, "TFLOPS_per_GPU", n, log),
+                      .global_batch_size = detail::log_batch(part, "global_batch_size", n, log),
+                      .line = n});
       start = end + 1;
     }
-  }
-  return s;
+  });
+  p.config = config.finish();
+  return p;
 }
 
 inline std::string default_platform(std::string_view format) {
   return format == "primus" ? "amd" : "nvd";
 }
 
-/// The result document for the log `log` read from `in`: our schema, with what the log cannot
-/// tell left null and listed under `imported.assumptions`. Throws InputError naming the log on
-/// any problem (a stream that failed to open is "cannot read", after the options are checked).
-inline nlohmann::json import_log(std::istream& in, const std::string& log,
-                                 const ImportOptions& o, const std::string& command_line) {
+namespace detail {
+
+/// A flag's value against its range, before any log is read.
+inline void check_count_flag(const std::optional<int>& v, std::string_view flag, long long most,
+                             std::string_view what) {
+  if (v && (*v < 1 || *v > most))
+    throw core::InputError(std::string(flag) + " " + std::to_string(*v) + ": the " +
+                               std::string(what) + " is a whole number from 1 to " +
+                               std::to_string(most),
+                           "pass the run's " + std::string(what));
+}
+
+}  // namespace detail
+
+/// Every flag of `tprimat import`, checked before any log is read.
+inline void check_import_options(const ImportOptions& o) {
   if (o.format != "megatron" && o.format != "primus" && o.format != "nemo")
     throw core::InputError("unknown import format '" + o.format + "'",
                            "pick one of " + std::string(import_formats));
-  const auto dims = model::find(o.model);
-  if (!dims)
+  if (!model::find(o.model))
     throw core::InputError("unknown model '" + o.model + "'",
                            "pick one of " + model::known_names() + " with --model");
+  detail::check_count_flag(o.num_gpus, "--num-gpus", max_gpu_count, "GPU count");
+  detail::check_count_flag(o.gbs, "--global-batch-size", max_batch_or_sequence,
+                           "global batch size");
+  detail::check_count_flag(o.mbs, "--micro-batch-size", max_batch_or_sequence, "micro batch size");
+  detail::check_count_flag(o.seq, "--sequence-length", max_batch_or_sequence, "sequence length");
+  detail::check_count_flag(o.tp, "--tp", max_gpu_count, "tensor parallel size");
+  detail::check_count_flag(o.pp, "--pp", max_gpu_count, "pipeline parallel size");
+  if (o.warmup_steps < 0)
+    throw core::InputError("--warmup-steps " + std::to_string(o.warmup_steps) +
+                               ": a count of leading iterations, 0 or more",
+                           "pass --warmup-steps 0 to measure every iteration");
+  if (o.strategy.empty())
+    throw core::InputError("--strategy is empty", "name the strategy, or leave the flag out");
+}
+
+namespace detail {
+
+/// One setting of the imported run: the log's figure, else the flag's; nullopt when neither
+/// says. A flag that contradicts the log is bad input naming both and where each came from.
+inline std::optional<Stated> settle(const std::optional<Stated>& logged,
+                                    const std::optional<int>& flag, std::string_view flag_name,
+                                    std::string_view name, const std::string& log) {
+  if (logged) {
+    if (flag && *flag != logged->value)
+      throw core::InputError(std::string(flag_name) + " " + std::to_string(*flag) +
+                                 " contradicts " + log + ": " + std::string(name) + " " +
+                                 std::to_string(logged->value) + " at " + logged->where,
+                             "drop " + std::string(flag_name) +
+                                 " (the log's figure is used), or import the log of the run "
+                                 "you mean");
+    return Stated{logged->value, "log " + logged->where};
+  }
+  if (flag) return Stated{*flag, std::string(flag_name)};
+  return std::nullopt;
+}
+
+/// A setting that sets the throughput (GPUs, batch, sequence): never guessed.
+inline Stated required(std::optional<Stated> s, std::string_view flag_name, std::string_view what,
+                       const std::string& log) {
+  if (!s)
+    throw core::InputError(log + " does not state the " + std::string(what),
+                           "pass " + std::string(flag_name));
+  return *s;
+}
+
+/// A setting that leaves the throughput alone (layout, micro batch): 1 when nobody says.
+inline Stated assumed_one(std::optional<Stated> s, std::string_view flag_name) {
+  return s ? *s : Stated{1, "assumed 1: neither the log nor " + std::string(flag_name) + " says"};
+}
+
+inline std::string named(std::string_view name, const Stated& s) {
+  return std::string(name) + " " + std::to_string(s.value) + " (" + s.where + ")";
+}
+
+/// The iterations after the warm-up must all run the global batch they print (a batch ramp-up
+/// ends before them); that batch is then stated by the log like any other figure.
+inline void record_measured_batch(LogConfig& config, const LogSeries& s, std::size_t skip,
+                                  const std::string& log) {
+  std::optional<Stated> measured;
+  for (std::size_t i = skip; i < s.global_batch_sizes.size(); ++i) {
+    const long long b = s.global_batch_sizes[i];
+    if (b == 0) continue;
+    const auto where = log_line(s.lines[i], "iteration line");
+    if (measured && measured->value != b)
+      throw core::InputError(log + ": the global batch changes over the measured iterations: " +
+                                 std::to_string(measured->value) + " at " + measured->where + ", " +
+                                 std::to_string(b) + " at " + where + " (a batch ramp-up?)",
+                             "pass a --warmup-steps that leaves the ramp-up out");
+    if (!measured) measured = Stated{b, where};
+  }
+  if (measured)
+    record(config.global_batch, "global_batch_size", measured->value, measured->where, log);
+}
+
+/// --model against the shape the log states: a log of another model would be priced with the
+/// wrong FLOPs. Layers may be fewer (a proxy run), never more.
+inline model::Dims model_as_run(const model::Dims& full, const LogConfig& c, const std::string& log,
+                                std::string_view model) {
+  const auto check = [&](const std::optional<Stated>& s, std::string_view name, int ours) {
+    if (s && s->value != ours)
+      throw core::InputError("--model " + std::string(model) + " has " + std::string(name) + " " +
+                                 std::to_string(ours) + ", " + log + " states " +
+                                 std::to_string(s->value) + " at " + s->where,
+                             "pass the --model the log's run trained");
+  };
+  check(c.hidden, "hidden_size", full.hidden);
+  check(c.heads, "num_attention_heads", full.heads);
+  check(c.ffn, "ffn_hidden_size", full.ffn);
+  if (c.layers && c.layers->value > full.layers)
+    throw core::InputError("--model " + std::string(model) + " has " + std::to_string(full.layers) +
+                               " layers, " + log + " states " + "num_layers " +
+                               std::to_string(c.layers->value) + " at " + c.layers->where,
+                           "pass the --model the log's run trained");
+  return c.layers ? full.with_layers(static_cast<int>(c.layers->value)) : full;
+}
+
+inline nlohmann::json mean_or_null(const std::vector<double>& v) {
+  std::vector<double> finite;
+  for (double x : v)
+    if (std::isfinite(x)) finite.push_back(x);
+  return finite.empty() ? nlohmann::json(nullptr) : nlohmann::json(core::mean(finite));
+}
+
+}  // namespace detail
+
+/// The result document for the log `log` read from `in`: our schema, its configuration read
+/// from the log where the log states it (the flags fill the rest), what neither says null or
+/// listed under `imported.assumptions`, the log's own figures under `imported.log_*`. Throws
+/// InputError naming the log, the value and the fix on any problem (a stream that failed to
+/// open is "cannot read", after the options are checked).
+inline nlohmann::json import_log(std::istream& in, const std::string& log, const ImportOptions& o,
+                                 const std::string& command_line) {
+  check_import_options(o);
+  const model::Dims full = *model::find(o.model);
   if (!in) throw core::InputError(log + ": cannot read the log");
-  const LogSeries all = o.format == "nemo" ? parse_nemo_log(in) : parse_megatron_log(in);
-  if (all.step_times.empty())
+  ParsedLog parsed = o.format == "nemo" ? parse_nemo_log(in, log) : parse_megatron_log(in, log);
+  const LogSeries& all = parsed.series;
+  LogConfig& stated = parsed.config;
+  const std::size_t found = all.step_times.size();
+  if (found == 0)
     throw core::InputError(log + ": no iterations found for format " + o.format,
                            o.format == "nemo"
-                               ? "expected lines with 'train_step_timing in s='"
+                               ? "expected lines with 'train_step_timing in s'"
                                : "expected lines with 'elapsed time per iteration (ms)'");
-  const std::size_t skip = std::min<std::size_t>(std::max(o.warmup_steps, 0),
-                                                 all.step_times.size() - 1);
+  const auto skip = static_cast<std::size_t>(o.warmup_steps);
+  if (skip >= found)
+    throw core::InputError(log + " has " + std::to_string(found) + " iteration" +
+                               (found == 1 ? "" : "s") + "; --warmup-steps " +
+                               std::to_string(o.warmup_steps) + " leaves none to measure",
+                           "pass a --warmup-steps below " + std::to_string(found));
+  detail::record_measured_batch(stated, all, skip, log);
+
+  // The configuration: the log's figures, the flags where the log is silent.
+  const Stated gpus =
+      detail::required(detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log),
+                       "--num-gpus", "GPU count", log);
+  const Stated gbs = detail::required(
+      detail::settle(stated.global_batch, o.gbs, "--global-batch-size", "global_batch_size", log),
+      "--global-batch-size", "global batch size", log);
+  const Stated seq = detail::required(
+      detail::settle(stated.sequence, o.seq, "--sequence-length", "sequence_length", log),
+      "--sequence-length", "sequence length", log);
+  const Stated mbs = detail::assumed_one(
+      detail::settle(stated.micro_batch, o.mbs, "--micro-batch-size", "micro_batch_size", log),
+      "--micro-batch-size");
+  const Stated tp = detail::assumed_one(
+      detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log), "--tp");
+  const Stated pp = detail::assumed_one(
+      detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log), "--pp");
+  if (stated.cp && stated.cp->value > 1)
+    throw core::InputError(log + ": context_parallel_size " + std::to_string(stated.cp->value) +
+                               " at " + stated.cp->where +
+                               ": a tprimat result has no context parallelism to record it in",
+                           "import runs without context parallelism");
+  const long long model_parallel = tp.value * pp.value;
+  if (gpus.value % model_parallel != 0)
+    throw core::InputError(
+        log + ": " + detail::named("num_gpus", gpus) +
+            " is not a multiple of TP x PP: " + detail::named("tensor_model_parallel_size", tp) +
+            " x " + detail::named("pipeline_model_parallel_size", pp),
+        "pass the run's --num-gpus, --tp and --pp");
+  const long long dp = gpus.value / model_parallel;
+  if (stated.dp && stated.dp->value != dp)
+    throw core::InputError(log + ": data_parallel_size " + std::to_string(stated.dp->value) +
+                               " at " + stated.dp->where + " is not num_gpus / (TP x PP) = " +
+                               std::to_string(gpus.value) + " / (" + std::to_string(tp.value) +
+                               " x " + std::to_string(pp.value) + ") = " + std::to_string(dp),
+                           "pass the run's --num-gpus, --tp and --pp");
+  if (gbs.value % (mbs.value * dp) != 0)
+    throw core::InputError(
+        log + ": " + detail::named("global_batch_size", gbs) +
+            " is not a multiple of micro batch x DP = " + detail::named("micro_batch_size", mbs) +
+            " x " + std::to_string(dp) + " (num_gpus / (TP x PP))",
+        "pass the run's --micro-batch-size, --tp, --pp and --num-gpus");
+  const model::Dims dims = detail::model_as_run(full, stated, log, o.model);
+  if (pp.value > dims.layers)
+    throw core::InputError(log + ": " + detail::named("pipeline_model_parallel_size", pp) +
+                               " exceeds the " + std::to_string(dims.layers) +
+                               " layers of the run: a stage would hold none",
+                           "pass the run's --pp");
+  // Megatron runs only layouts whose TP divides the heads, KV heads and FFN: a log that claims
+  // another one, or another model's, is priced wrong. (Uneven pipeline stages do run.)
+  if (auto err = parallel::layout_error(dims, static_cast<int>(tp.value), 1))
+    throw core::InputError(log + ": " + core::without_prefix(*err) + " (TP from " + tp.where + ")",
+                           "pass the --model the log's run trained");
+  std::string precision = "bf16";
+  if (stated.precision) {
+    precision = stated.precision->value;
+    if (precision != "bf16" && precision != "fp32")
+      throw core::InputError(log + ": the run trained in " + precision + " (at " +
+                                 stated.precision->where +
+                                 "); a tprimat result records bf16 or fp32 runs",
+                             "import a bf16 or fp32 run's log");
+  }
 
   const auto tail = [&](const std::vector<double>& v) {
     return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(skip), v.end());
   };
-  const auto finite = [](const std::vector<double>& v) {
-    std::vector<double> out;
-    for (double x : v)
-      if (std::isfinite(x)) out.push_back(x);
-    return out;
-  };
   bench::RunRecord run;
-  run.warmup_step_times = std::vector<double>(all.step_times.begin(),
-                                              all.step_times.begin() + static_cast<std::ptrdiff_t>(skip));
+  run.warmup_step_times = std::vector<double>(
+      all.step_times.begin(), all.step_times.begin() + static_cast<std::ptrdiff_t>(skip));
   run.step_times = tail(all.step_times);
   run.losses = tail(all.losses);
   run.learning_rates = tail(all.learning_rates);
-  run.memory_gb = finite(tail(all.memory_gb));
-  run.peak_bytes = run.memory_gb.empty()
-                       ? 0
-                       : *std::max_element(run.memory_gb.begin(), run.memory_gb.end()) * bench::gib;
+  run.memory_gb = all.memory_gb;  // every reading: memory is not a timing
+  if (!all.memory_gb.empty())
+    run.peak_bytes = *std::max_element(all.memory_gb.begin(), all.memory_gb.end()) * bench::gib;
+  if (!all.reserved_gb.empty())
+    run.peak_reserved_bytes =
+        *std::max_element(all.reserved_gb.begin(), all.reserved_gb.end()) * bench::gib;
   run.complete = true;
 
   bench::ResultContext c;
   c.device.platform = o.platform.empty() ? default_platform(o.format) : o.platform;
-  c.device.software_stack = c.device.platform == "amd" ? "rocm"
-                            : c.device.platform == "nvd" ? "cuda" : "cpu";
+  c.device.software_stack = c.device.platform == "amd"   ? "rocm"
+                            : c.device.platform == "nvd" ? "cuda"
+                                                         : "cpu";
   c.device.device_name = o.device_name;
-  c.device.device_count = o.num_gpus;
+  c.device.device_count = static_cast<int>(gpus.value);
   c.device.peak_tflops_dense = dense_peak_tflops(o.device_name);
-  c.full = *dims;
-  c.dims = *dims;
-  const int mp = o.tp * o.pp;
-  if (mp <= 0 || o.num_gpus % mp != 0)
-    throw core::InputError("--num-gpus " + std::to_string(o.num_gpus) +
-                           " is not a multiple of TP x PP = " + std::to_string(mp));
-  c.plan = parallel::Plan{o.strategy, o.tp, o.pp, o.num_gpus / mp, 1};
-  c.plan.grad_accum = std::max(1, o.gbs / std::max(1, o.mbs * c.plan.dp));
-  c.mbs = o.mbs;
-  c.gbs = o.gbs;
-  c.seq = o.seq;
+  c.full = full;
+  c.dims = dims;
+  c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
+                          static_cast<int>(dp), static_cast<int>(gbs.value / (mbs.value * dp))};
+  c.mbs = static_cast<int>(mbs.value);
+  c.gbs = static_cast<int>(gbs.value);
+  c.seq = static_cast<int>(seq.value);
   c.steps = static_cast<int>(run.step_times.size());
   c.warmup_steps = static_cast<int>(skip);
+  c.precision = precision;
   c.data = "unknown (imported " + o.format + " log)";
   c.seed = 0;
   bench::MemoryPlanInput mi;
-  mi.dims = *dims;
-  mi.tp = o.tp;
-  mi.pp = o.pp;
+  mi.dims = dims;
+  mi.tp = c.plan.tp;
+  mi.pp = c.plan.pp;
   mi.dp = c.plan.dp;
-  mi.mbs = o.mbs;
-  mi.seq = o.seq;
+  mi.mbs = c.mbs;
+  mi.seq = c.seq;
   mi.grad_accum = c.plan.grad_accum;
   c.predicted = bench::plan_memory(mi);
   c.command_line = command_line;
   c.timestamp = bench::utc_timestamp();
-  const auto lrs = finite(run.learning_rates);
-  if (!lrs.empty()) c.optimizer.lr_peak = *std::max_element(lrs.begin(), lrs.end());
+  // The peak the run was set to where the log states it, else the largest rate it printed
+  // (warm-up included, so that the configuration does not depend on --warmup-steps).
+  std::optional<double> lr_peak = stated.learning_rate;
+  for (double lr : all.learning_rates)
+    if (!stated.learning_rate && std::isfinite(lr) && lr > 0)
+      lr_peak = std::max(lr_peak.value_or(0), lr);
+  if (lr_peak) c.optimizer.lr_peak = *lr_peak;
 
   nlohmann::json doc = bench::make_result(c, {run});
   // What the log does not say is null, never our defaults passed off as the run's.
   for (const char* k : {"lr_min", "lr_warmup_steps", "lr_decay_steps", "beta1", "beta2", "eps",
                         "weight_decay", "clip_norm", "init_std"})
     doc["optimizer"][k] = nullptr;
-  if (lrs.empty()) doc["optimizer"]["lr_peak"] = nullptr;
+  if (!lr_peak) doc["optimizer"]["lr_peak"] = nullptr;
   doc["training_config"]["seed"] = nullptr;
   doc["reproduce"]["seed"] = nullptr;
   doc["gpu_info"]["total_memory_gb"] = nullptr;
@@ -220,23 +498,42 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log,
   doc["memory_metrics"]["device_memory_gb"] = nullptr;
   if (run.memory_gb.empty()) {
     doc["memory_metrics"]["peak_allocated_gb"] = nullptr;
-    doc["memory_metrics"]["peak_reserved_gb"] = nullptr;
     doc["runs"][0]["peak_allocated_gb"] = nullptr;
   }
-  const auto logged = finite(tail(all.tflops_per_gpu));
+  if (run.memory_gb.empty() && all.reserved_gb.empty())
+    doc["memory_metrics"]["peak_reserved_gb"] = nullptr;
+
+  nlohmann::json assumptions = nlohmann::json::array();
+  for (const Stated* s : {&mbs, &tp, &pp})
+    if (s->where.starts_with("assumed")) assumptions.push_back(s->where);
+  if (!stated.precision) assumptions.push_back("precision bf16: the log does not say");
+  assumptions.push_back("optimizer settings other than the peak learning rate are unknown (null)");
+  if (!stated.learning_rate && lr_peak)
+    assumptions.push_back("optimizer.lr_peak is the largest learning rate the log prints");
+  assumptions.push_back(
+      "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
+      "measurement");
   doc["imported"] = {
       {"format", o.format},
       {"log", log},
-      {"iterations_found", all.step_times.size()},
+      {"iterations_found", found},
       {"warmup_iterations_excluded", skip},
-      {"log_tflops_per_gpu_mean",
-       logged.empty() ? nlohmann::json(nullptr) : nlohmann::json(core::mean(logged))},
-      {"assumptions",
-       {"global batch, sequence, micro batch, GPU count, TP and PP as given on the command line",
-        "precision bf16",
-        "optimizer settings other than the peak learning rate are unknown (null)",
-        "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
-        "measurement"}}};
+      // The log's own figures over the measured iterations, beside ours for the sanity check.
+      {"log_tflops_per_gpu_mean", detail::mean_or_null(tail(all.tflops_per_gpu))},
+      {"log_tokens_per_second_per_gpu_mean",
+       detail::mean_or_null(tail(all.tokens_per_second_per_gpu))},
+      {"configuration_sources",
+       {{"num_gpus", gpus.where},
+        {"global_batch_size", gbs.where},
+        {"micro_batch_size", mbs.where},
+        {"sequence_length", seq.where},
+        {"tensor_model_parallel_size", tp.where},
+        {"pipeline_model_parallel_size", pp.where},
+        {"num_layers", stated.layers ? "log " + stated.layers->where
+                                     : std::string("--model ") + o.model + " (the full model)"},
+        {"precision",
+         stated.precision ? "log " + stated.precision->where : std::string("assumed bf16")}}},
+      {"assumptions", assumptions}};
   return doc;
 }
 

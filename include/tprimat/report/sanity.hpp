@@ -25,6 +25,8 @@ struct SanityFigures {
   double mfu_peak_tflops = 0;  ///< the peak MFU is taken against; 0 when unknown
   std::string device_name;     ///< its dense peak is checked too, whatever MFU was taken against
   double log_tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own figure
+  double tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();      ///< tokens/s/GPU
+  double log_tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own (Primus)
 };
 
 namespace detail {
@@ -44,6 +46,14 @@ inline std::string tflops_text(double v) {
 /// report that shows the result says so.
 inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
   std::vector<std::string> out;
+  // Tokens/s do not depend on the model's FLOPs: a wrong GPU count, batch or sequence shows here
+  // even where the log states no TFLOP/s.
+  if (const double u = f.tokens_per_gpu, log = f.log_tokens_per_gpu;
+      std::isfinite(u) && std::isfinite(log) && log > 0 &&
+      std::fabs(u - log) > log_tflops_tolerance * log)
+    out.push_back("computed " + num(u, 1) + " tokens/s/GPU differs from the log's own " +
+                  num(log, 1) + " by " + (u > log ? "+" : "") + percent(u / log - 1) +
+                  ": the global batch, sequence length or GPU count read for it is wrong");
   const double t = f.tflops_per_gpu;
   if (!std::isfinite(t)) return out;
   if (f.mfu_peak_tflops > 0 && t > f.mfu_peak_tflops)
@@ -80,6 +90,8 @@ inline SanityFigures sanity_figures(const nlohmann::json& doc) {
   if (doc.is_object() && doc.contains(device) && doc.at(device).is_string())
     f.device_name = doc.at(device).get<std::string>();
   f.log_tflops_per_gpu = number("/imported/log_tflops_per_gpu_mean");
+  f.tokens_per_gpu = number("/performance_metrics/tokens_per_second_per_gpu");
+  f.log_tokens_per_gpu = number("/imported/log_tokens_per_second_per_gpu_mean");
   return f;
 }
 

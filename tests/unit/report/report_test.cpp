@@ -253,7 +253,7 @@ TEST(ReportImport, MegatronLinesAndMemory) {
       "(TFLOP/s/GPU): 400.5 | learning rate: 3.000000E-04 | lm loss: 1.050000E+01 |\n"
       "[Rank 0] (after 1 iterations) memory (MB) | allocated: 1.0 | max allocated: 2048.0 |\n"
       "unrelated line\n");
-  const LogSeries s = parse_megatron_log(log);
+  const LogSeries s = parse_megatron_log(log).series;
   ASSERT_EQ(s.step_times.size(), 1u);
   EXPECT_DOUBLE_EQ(s.step_times[0], 1.5);
   EXPECT_DOUBLE_EQ(s.tflops_per_gpu[0], 400.5);
@@ -265,16 +265,16 @@ TEST(ReportImport, MegatronLinesAndMemory) {
 TEST(ReportImport, PrimusMemUsageWithoutFigure) {
   // Found by fuzzing: "mem usage" with no ':' after it threw std::out_of_range.
   std::istringstream log("elapsed time per iteration (ms): 1000.0 | lm loss: 2.0 | mem usage\n");
-  const LogSeries s = parse_megatron_log(log);
+  const LogSeries s = parse_megatron_log(log).series;
   ASSERT_EQ(s.step_times.size(), 1u);
-  EXPECT_TRUE(std::isnan(s.memory_gb[0]));
+  EXPECT_TRUE(s.memory_gb.empty());
 }
 
 TEST(ReportImport, NemoProgressBarRedraws) {
   std::istringstream log(
       "Epoch 0: 1/9 [reduced_train_loss=11.0, lr=1e-05, train_step_timing in s=4.0]\r"
       "Epoch 0: 2/9 [reduced_train_loss=10.5, lr=2e-05, train_step_timing in s=2.5]\n");
-  const LogSeries s = parse_nemo_log(log);
+  const LogSeries s = parse_nemo_log(log).series;
   ASSERT_EQ(s.step_times.size(), 2u);
   EXPECT_DOUBLE_EQ(s.step_times[1], 2.5);
   EXPECT_DOUBLE_EQ(s.losses[1], 10.5);

@@ -51,6 +51,16 @@ TEST(Sanity, LogDisagreement) {
   EXPECT_NE(sanity_warnings({300, 989.4, "x", 400})[0].find("by -25.0%"), std::string::npos);
 }
 
+TEST(Sanity, LogTokensDisagreement) {
+  // A Primus log states tokens/s a GPU: a wrong GPU count shows there whatever the model.
+  EXPECT_TRUE(sanity_warnings({nan, 989.4, "x", nan, 6603.3 * 1.05, 6603.3}).empty());
+  const auto w = sanity_warnings({nan, 989.4, "x", nan, 6603.3 / 8, 6603.3});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "computed 825.4 tokens/s/GPU differs from the log's own 6603.3 by -87.5%: the global "
+            "batch, sequence length or GPU count read for it is wrong");
+}
+
 TEST(Sanity, PrimusRivalReadmeExample) {
   // The Primus-Rival README's own result (tests/report/fixtures/primus-rival): 267.6% MFU.
   const auto doc = nlohmann::json::parse(R"({

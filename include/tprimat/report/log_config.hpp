@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// What a training log says about its own run (GPUs, batch, sequence, layout, model shape,
+// precision), each figure with the line it was read from, for `tprimat import`.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "tprimat/core/error.hpp"
+
+namespace tprimat::report {
+
+/// The most GPUs, and the most of each of TP, PP, CP and DP, a log or a flag may state: far above
+/// any real run, and low enough that a product of three stays exact in 64 bits.
+inline constexpr long long max_gpu_count = 1 << 20;
+/// The most sequences in a batch, or tokens in a sequence, a log or a flag may state: 16 Mi, far
+/// above any real run, and low enough that the accumulation steps and the pipeline's stages add
+/// up without overflow.
+inline constexpr long long max_batch_or_sequence = 1 << 24;
+/// The most a model dimension (layers, hidden, heads, FFN) may be: what the result's integers hold.
+inline constexpr long long max_size = std::numeric_limits<int>::max();
+
+/// One figure of a run's configuration and where it was read ("line 9 (arguments block)").
+struct Stated {
+  long long value = 0;
+  std::string where;
+};
+
+/// A run's precision as a log states it: "bf16", "fp32", "fp16" or "fp8 (hybrid)".
+struct StatedPrecision {
+  std::string value;
+  std::string where;
+};
+
+/// What a log states about the run that wrote it; an empty optional: the log does not say.
+struct LogConfig {
+  std::optional<Stated> num_gpus;      ///< world size
+  std::optional<Stated> global_batch;  ///< sequences per optimizer step
+  std::optional<Stated> micro_batch;
+  std::optional<Stated> sequence;  ///< tokens per sequence
+  std::optional<Stated> tp, pp, cp, dp;
+  std::optional<Stated> layers, hidden, heads, ffn;  ///< the model's shape, to check --model
+  std::optional<StatedPrecision> precision;
+  std::optional<double> learning_rate;  ///< the peak the run was set to (Megatron's lr, NeMo's)
+};
+
+namespace detail {
+
+/// Where in the log a figure was read: "line 9 (arguments block)".
+inline std::string log_line(std::size_t n, std::string_view what) {
+  return "line " + std::to_string(n) + " (" + std::string(what) + ")";
+}
+
+/// A number of a log's text as a message shows it: 64, 1.5, -8, nan.
+inline std::string figure_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+/// The decimal number `text` starts with (a leading '+' allowed; nan and inf read as such so
+/// that they can be refused); nullopt when it starts with none. Never hexadecimal.
+inline std::optional<double> leading_number(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  double v = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  return v;
+}
+
+/// `text` after `key`, past the blanks, ':' and '=' that separate a name from its value; nullopt
+/// when `key` is absent. An occurrence right after a '-' is another name ("encoder-tensor-model-
+/// parallel size" is not "tensor-model-parallel size").
+inline std::optional<std::string_view> text_after(std::string_view line, std::string_view key) {
+  auto at = line.find(key);
+  while (at != std::string_view::npos && at > 0 && line[at - 1] == '-') at = line.find(key, at + 1);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t i = at + key.size();
+  while (i < line.size() && (line[i] == ' ' || line[i] == ':' || line[i] == '=' || line[i] == '\t'))
+    ++i;
+  return line.substr(i);
+}
+
+/// The number right after `key`; nullopt if `key` or the number is absent.
+inline std::optional<double> number_after(std::string_view line, std::string_view key) {
+  const auto rest = text_after(line, key);
+  return rest ? leading_number(*rest) : std::nullopt;
+}
+
+/// `text` up to the first blank, '|', ',', ')' or ']': the value of a "name: value" field.
+inline std::string_view first_word(std::string_view text) {
+  const auto end = text.find_first_of(" \t|,)]\r");
+  return text.substr(0, end);
+}
+
+inline std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace detail
+
+/// Records that the log states `value` for `name` at `where`. A different value already stated
+/// means the log contradicts itself (two runs in one file, or a damaged log): bad input naming
+/// both, never one of them silently.
+inline void record(std::optional<Stated>& slot, std::string_view name, long long value,
+                   std::string where, std::string_view log) {
+  if (!slot) {
+    slot = Stated{value, std::move(where)};
+    return;
+  }
+  if (slot->value != value)
+    throw core::InputError(std::string(log) + " contradicts itself: " + std::string(name) + " " +
+                               std::to_string(slot->value) + " at " + slot->where + ", " +
+                               std::to_string(value) + " at " + where,
+                           "a log of one run is imported at a time: split the log, or repair it");
+}
+
+/// A count as a log writes it (`text`, e.g. "4"), checked to lie in 1..`most`; nullopt when the
+/// text is no number at all ("None", "auto"), which states nothing. A number that is not such a
+/// count (0, -8, 4.5, nan) is a damaged log: bad input naming it.
+inline std::optional<long long> stated_count(std::string_view text, std::string_view name,
+                                             long long most, const std::string& where,
+                                             std::string_view log) {
+  text = detail::first_word(detail::trimmed(text));
+  const bool digits =
+      !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == text.npos;
+  if (!digits && !detail::leading_number(text)) return std::nullopt;
+  long long v = 0;
+  if (digits) std::from_chars(text.data(), text.data() + text.size(), v);
+  if (!digits || v < 1 || v > most)
+    throw core::InputError(std::string(log) + " " + where + ": " + std::string(name) + " " +
+                               std::string(text.substr(0, 40)) +
+                               " is not a whole number from 1 to " + std::to_string(most),
+                           "the log is damaged: repair that line or import another log");
+  return v;
+}
+
+/// Reads a log's configuration line by line, beside the iteration parser.
+class LogConfigReader {
+ public:
+  explicit LogConfigReader(std::string log) : log_(std::move(log)) {}
+
+  /// Megatron-LM and Primus: the arguments block Megatron prints at start
+  /// ("  tensor_model_parallel_size ...................... 4"), its "using world size: 8, ..."
+  /// line, and Primus's "[rank-7/8]" line prefix.
+  void megatron_line(std::string_view line, std::size_t n) {
+    if (line.find("end of arguments") != line.npos) {
+      in_arguments_ = false;
+    } else if (line.find("-- arguments --") != line.npos) {
+      in_arguments_ = true;
+    } else if (in_arguments_) {
+      megatron_argument(line, n);
+    } else if (line.find("using world size:") != line.npos) {
+      const auto where = detail::log_line(n, "'using world size' line");
+      count_after(line, "world size:", c_.num_gpus, "num_gpus", max_gpu_count, where);
+      count_after(line, "tensor-model-parallel size:", c_.tp, "tensor_model_parallel_size",
+                  max_gpu_count, where);
+      count_after(line, "pipeline-model-parallel size:", c_.pp, "pipeline_model_parallel_size",
+                  max_gpu_count, where);
+      count_after(line, "context-parallel size:", c_.cp, "context_parallel_size", max_gpu_count,
+                  where);
+      // Older Megatron-LM writes "data-parallel-size".
+      count_after(line, "data-parallel size:", c_.dp, "data_parallel_size", max_gpu_count, where);
+      count_after(line, "data-parallel-size:", c_.dp, "data_parallel_size", max_gpu_count, where);
+    }
+    if (const auto at = line.find("[rank-"); at != line.npos) {
+      const auto slash = line.find('/', at);
+      const auto close = line.find(']', at);
+      if (slash != line.npos && close != line.npos && slash < close)
+        count(line.substr(slash + 1, close - slash - 1), c_.num_gpus, "num_gpus", max_gpu_count,
+              detail::log_line(n, "[rank-R/W] prefix"));
+    }
+  }
+
+  /// NeMo: Megatron core's group lines ("All tensor model parallel group ranks: [[0, 1], ...]"),
+  /// Lightning's "Starting with 8 processes", NeMo 2's dataset config ("sequence_length=2048")
+  /// and NeMo 1's configuration dump ("  global_batch_size: 128").
+  void nemo_line(std::string_view line, std::size_t n) {
+    group_sizes(line, n, "All tensor model parallel group ranks:", c_.tp,
+                "tensor_model_parallel_size", "tensor model parallel groups");
+    group_sizes(line, n, "All pipeline model parallel group ranks:", c_.pp,
+                "pipeline_model_parallel_size", "pipeline model parallel groups");
+    group_sizes(line, n, "All context parallel group ranks:", c_.cp, "context_parallel_size",
+                "context parallel groups");
+    count_after(line, "processes registered. Starting with", c_.num_gpus, "num_gpus", max_gpu_count,
+                detail::log_line(n, "process count"));
+    if (line.find("DatasetConfig(") != line.npos)
+      count_after(line, "sequence_length=", c_.sequence, "sequence_length", max_batch_or_sequence,
+                  detail::log_line(n, "dataset config"));
+    config_dump_line(line, n);
+  }
+
+  /// The configuration, once every line is read.
+  LogConfig finish() {
+    if (devices_ && nodes_)
+      count(std::to_string(devices_->value * nodes_->value), c_.num_gpus, "num_gpus", max_gpu_count,
+            devices_->where + " x " + nodes_->where + " (devices x num_nodes)");
+    // Megatron prints bf16, fp16 and fp8 apart, NeMo a precision and fp8: fp8 rules the linear
+    // layers whatever the rest runs in.
+    const auto is = [](const std::optional<StatedPrecision>& p, std::string_view v) {
+      return p && p->value == v;
+    };
+    if (fp8_ && !is(fp8_, "None") && !is(fp8_, "False") && !is(fp8_, "false") && !is(fp8_, "null"))
+      c_.precision = StatedPrecision{"fp8 (" + fp8_->value + ")", fp8_->where};
+    else if (precision_)
+      c_.precision = StatedPrecision{
+          precision_->value.find("bf16") != std::string::npos                            ? "bf16"
+          : precision_->value.starts_with("16") || precision_->value.starts_with("fp16") ? "fp16"
+          : precision_->value.starts_with("32") || precision_->value.starts_with("fp32")
+              ? "fp32"
+              : precision_->value,
+          precision_->where};
+    else if (is(fp16_, "True"))
+      c_.precision = StatedPrecision{"fp16", fp16_->where};
+    else if (is(bf16_, "True"))
+      c_.precision = StatedPrecision{"bf16", bf16_->where};
+    else if (bf16_ && fp16_)
+      c_.precision = StatedPrecision{"fp32", bf16_->where};
+    return c_;
+  }
+
+ private:
+  void count_after(std::string_view line, std::string_view key, std::optional<Stated>& slot,
+                   std::string_view name, long long most, const std::string& where) {
+    if (const auto rest = detail::text_after(line, key)) count(*rest, slot, name, most, where);
+  }
+
+  void count(std::string_view text, std::optional<Stated>& slot, std::string_view name,
+             long long most, const std::string& where) {
+    if (const auto v = stated_count(text, name, most, where, log_))
+      record(slot, name, *v, where, log_);
+  }
+
+  /// One argument of the block, "  name ..... value" (a logger's prefix before it allowed).
+  void megatron_argument(std::string_view line, std::size_t n) {
+    const auto dots = line.find(" ..");
+    if (dots == line.npos) return;
+    const auto before = line.substr(0, dots);
+    const auto space = before.find_last_of(" \t");
+    const auto name = space == before.npos ? before : before.substr(space + 1);
+    const auto value_at = line.find_first_not_of('.', dots + 1);
+    if (value_at == line.npos) return;
+    argument(name, detail::trimmed(line.substr(value_at)), detail::log_line(n, "arguments block"));
+  }
+
+  /// One line of NeMo 1's configuration dump, "  global_batch_size: 128", the whole line.
+  void config_dump_line(std::string_view line, std::size_t n) {
+    const auto body = detail::trimmed(line);
+    const auto colon = body.find(": ");
+    if (colon == body.npos || colon == 0) return;
+    const auto key = body.substr(0, colon);
+    if (key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != key.npos) return;
+    const auto value = detail::trimmed(body.substr(colon + 2));
+    if (key == "devices" && value.starts_with('-')) return;  // -1: every GPU the node has
+    argument(key, value, detail::log_line(n, "configuration dump"));
+  }
+
+  /// A setting by the name Megatron-LM's arguments or NeMo's configuration give it.
+  void argument(std::string_view key, std::string_view value, const std::string& where) {
+    struct Count {
+      std::string_view key;
+      std::optional<Stated> LogConfig::*slot;
+      std::string_view name;  ///< the result's name for it
+      long long most;
+    };
+    static constexpr Count counts[] = {
+        {"world_size", &LogConfig::num_gpus, "num_gpus", max_gpu_count},
+        {"tensor_model_parallel_size", &LogConfig::tp, "tensor_model_parallel_size", max_gpu_count},
+        {"pipeline_model_parallel_size", &LogConfig::pp, "pipeline_model_parallel_size",
+         max_gpu_count},
+        {"context_parallel_size", &LogConfig::cp, "context_parallel_size", max_gpu_count},
+        {"data_parallel_size", &LogConfig::dp, "data_parallel_size", max_gpu_count},
+        {"global_batch_size", &LogConfig::global_batch, "global_batch_size", max_batch_or_sequence},
+        {"micro_batch_size", &LogConfig::micro_batch, "micro_batch_size", max_batch_or_sequence},
+        {"seq_length", &LogConfig::sequence, "sequence_length", max_batch_or_sequence},
+        {"encoder_seq_length", &LogConfig::sequence, "sequence_length", max_batch_or_sequence},
+        {"num_layers", &LogConfig::layers, "num_layers", max_size},
+        {"hidden_size", &LogConfig::hidden, "hidden_size", max_size},
+        {"num_attention_heads", &LogConfig::heads, "num_attention_heads", max_size},
+        {"ffn_hidden_size", &LogConfig::ffn, "ffn_hidden_size", max_size},
+    };
+    for (const auto& c : counts)
+      if (key == c.key) return count(value, c_.*c.slot, c.name, c.most, where);
+    const auto text = [&] {
+      return StatedPrecision{std::string(detail::first_word(value)), where};
+    };
+    if (key == "bf16") bf16_ = text();
+    if (key == "fp16") fp16_ = text();
+    if (key == "fp8") fp8_ = text();
+    if (key == "precision") precision_ = text();  // NeMo: bf16-mixed, 16-mixed, 32, ...
+    if (key == "lr")
+      if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0)
+        c_.learning_rate = *v;
+    if (key == "devices") count(value, devices_, key, max_gpu_count, where);
+    if (key == "num_nodes") count(value, nodes_, key, max_gpu_count, where);
+  }
+
+  /// "All tensor model parallel group ranks: [[0, 1], [2, 3]]": the ranks of one group are the
+  /// group's size (TP 2), the ranks of all groups the world (4 GPUs).
+  void group_sizes(std::string_view line, std::size_t n, std::string_view key,
+                   std::optional<Stated>& slot, std::string_view name, std::string_view what) {
+    const auto rest = detail::text_after(line, key);
+    if (!rest || !rest->starts_with("[[")) return;
+    long long first = 0, all = 0;
+    int depth = 0;
+    bool first_closed = false, in_number = false;
+    for (const char ch : *rest) {
+      const bool digit = ch >= '0' && ch <= '9';
+      if (digit && !in_number) {
+        ++all;
+        if (!first_closed) ++first;
+      }
+      in_number = digit;
+      if (ch == '[') ++depth;
+      if (ch == ']') {
+        first_closed = first_closed || depth == 2;
+        if (--depth == 0) break;
+      }
+    }
+    if (depth != 0 || first == 0) return;  // a line cut short states nothing
+    const auto where = detail::log_line(n, what);
+    count(std::to_string(first), slot, name, max_gpu_count, where);
+    count(std::to_string(all), c_.num_gpus, "num_gpus", max_gpu_count, where);
+  }
+
+  std::string log_;
+  LogConfig c_;
+  bool in_arguments_ = false;
+  std::optional<StatedPrecision> bf16_, fp16_, fp8_, precision_;  ///< as written
+  std::optional<Stated> devices_, nodes_;
+};
+
+}  // namespace tprimat::report

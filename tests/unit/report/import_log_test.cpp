@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// `tprimat import`'s reading of a log: the configuration it states (report/log_config.hpp), the
+// flags that fill what it lacks, and the contradictions and damaged figures it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tprimat/bench/result.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/report/import_log.hpp"
+#include "tprimat/report/log_config.hpp"
+
+namespace tprimat::report {
+namespace {
+
+/// Megatron-LM's "  name ...... value" (48 - len(name) dots).
+std::string argument(const std::string& name, const std::string& value) {
+  return "  " + name + " " + std::string(48 - name.size(), '.') + " " + value + "\n";
+}
+
+std::string arguments_block(const std::string& body) {
+  return "------------------------ arguments ------------------------\n" + body +
+         "-------------------- end of arguments ---------------------\n";
+}
+
+std::string iteration(int i, const std::string& ms, int gbs = 64,
+                      const std::string& loss = "1.100000E+01") {
+  return " iteration " + std::to_string(i) + "/ 50 | elapsed time per iteration (ms): " + ms +
+         " | throughput per GPU (TFLOP/s/GPU): 400.0 | learning rate: 3.000000E-05 | global "
+         "batch size: " +
+         std::to_string(gbs) + " | lm loss: " + loss + " |\n";
+}
+
+/// Llama 3.1 8B on 8 GPUs, TP 4, global batch 64, sequence 2048, as Megatron-LM prints it.
+std::string tp4_log(const std::string& extra_arguments = "") {
+  return arguments_block(argument("bf16", "True") + argument("fp16", "False") +
+                         argument("fp8", "None") + argument("global_batch_size", "64") +
+                         argument("hidden_size", "4096") + argument("lr", "0.0003") +
+                         argument("micro_batch_size", "1") + argument("num_layers", "32") +
+                         argument("rampup_batch_size", "None") + argument("seq_length", "2048") +
+                         argument("tensor_model_parallel_size", "4") + argument("world_size", "8") +
+                         extra_arguments) +
+         iteration(1, "7000.0") +
+         "[Rank 0] (after 1 iterations) memory (MB) | allocated: 30000.0 | max allocated: "
+         "51200.0 | reserved: 56320.0 | max reserved: 56320.0\n" +
+         iteration(2, "2000.0") + iteration(3, "2000.0") + iteration(4, "2000.0");
+}
+
+ImportOptions llama() {
+  ImportOptions o;
+  o.format = "megatron";
+  o.model = "llama";
+  return o;
+}
+
+nlohmann::json import_text(const std::string& text, const ImportOptions& o) {
+  std::istringstream in(text);
+  return import_log(in, "run.log", o, "tprimat import run.log");
+}
+
+/// The message of the InputError that importing `text` throws ("" if none).
+std::string refusal(const std::string& text, const ImportOptions& o) {
+  try {
+    import_text(text, o);
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ImportLogConfig, MegatronArgumentsBlockStatesTheRun) {
+  std::istringstream in(tp4_log());
+  const LogConfig c = parse_megatron_log(in).config;
+  ASSERT_TRUE(c.tp && c.global_batch && c.sequence && c.num_gpus && c.layers && c.precision);
+  EXPECT_EQ(c.tp->value, 4);
+  EXPECT_EQ(c.tp->where, "line 12 (arguments block)");
+  EXPECT_EQ(c.global_batch->value, 64);
+  EXPECT_EQ(c.sequence->value, 2048);
+  EXPECT_EQ(c.num_gpus->value, 8);
+  EXPECT_EQ(c.layers->value, 32);
+  EXPECT_EQ(c.precision->value, "bf16");
+  EXPECT_DOUBLE_EQ(c.learning_rate.value_or(0), 3e-4);
+  EXPECT_FALSE(c.pp);  // not printed: the flag or 1 fills it
+}
+
+TEST(ImportLogConfig, WorldSizeLineSkipsEncoderSizes) {
+  // Megatron-LM's line, in a version that prints the encoder's sizes and no separator after
+  // "None": "encoder-tensor-model-parallel size: 0" is not the TP.
+  std::istringstream in(
+      "using world size: 8, data-parallel size: 2, context-parallel size: 1, hierarchical "
+      "context-parallel sizes: Nonetensor-model-parallel size: 4, encoder-tensor-model-parallel "
+      "size: 0, pipeline-model-parallel size: 1, encoder-pipeline-model-parallel size: 0\n");
+  const LogConfig c = parse_megatron_log(in).config;
+  ASSERT_TRUE(c.tp && c.pp && c.dp && c.num_gpus && c.cp);
+  EXPECT_EQ(c.tp->value, 4);
+  EXPECT_EQ(c.pp->value, 1);
+  EXPECT_EQ(c.dp->value, 2);
+  EXPECT_EQ(c.num_gpus->value, 8);
+}
+
+TEST(ImportLogConfig, LogContradictingItselfIsBadInput) {
+  std::istringstream in(
+      "using world size: 8, data-parallel size: 4, tensor-model-parallel size: 2, "
+      "pipeline-model-parallel size: 1\n" +
+      arguments_block(argument("tensor_model_parallel_size", "4")));
+  try {
+    parse_megatron_log(in, "run.log");
+    FAIL() << "two TPs were accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "tprimat: run.log contradicts itself: tensor_model_parallel_size 2 at line 1 "
+                 "('using world size' line), 4 at line 3 (arguments block); a log of one run is "
+                 "imported at a time: split the log, or repair it");
+  }
+}
+
+TEST(ImportLogConfig, DamagedCountIsBadInputAndNoneStatesNothing) {
+  std::istringstream none(arguments_block(argument("global_batch_size", "None")));
+  EXPECT_FALSE(parse_megatron_log(none).config.global_batch);
+  for (const char* bad : {"-4", "0", "4.5", "nan", "99999999999999999999", "0x10"}) {
+    std::istringstream in(arguments_block(argument("tensor_model_parallel_size", bad)));
+    EXPECT_THROW(parse_megatron_log(in), core::InputError) << bad;
+  }
+}
+
+TEST(ImportLogConfig, NemoGroupRanksStateTheLayout) {
+  std::istringstream in(
+      "[NeMo I 2026-01-14 08:12:03 nemo_logging:393] All context parallel group ranks: [[0], "
+      "[1], [2], [3], [4], [5], [6], [7]]\n"
+      "[NeMo I 2026-01-14 08:12:03 nemo_logging:393] All model parallel group ranks: [[0, 1], "
+      "[2, 3], [4, 5], [6, 7]]\n"
+      "[NeMo I 2026-01-14 08:12:03 nemo_logging:393] All tensor model parallel group ranks: "
+      "[[0, 1], [2, 3], [4, 5], [6, 7]]\n"
+      "[NeMo I 2026-01-14 08:12:03 nemo_logging:393] All pipeline model parallel group ranks: "
+      "[[0], [1], [2], [3], [4], [5], [6], [7]]\n"
+      "All distributed processes registered. Starting with 8 processes\n"
+      "[NeMo I 2026-01-14 08:12:04 utils:302] Building GPTDataset splits with sizes=[64, 8, 8] "
+      "and config=GPTDatasetConfig(random_seed=1234, sequence_length=4096, blend=None)\n");
+  const LogConfig c = parse_nemo_log(in).config;
+  ASSERT_TRUE(c.tp && c.pp && c.cp && c.num_gpus && c.sequence);
+  EXPECT_EQ(c.tp->value, 2);
+  EXPECT_EQ(c.pp->value, 1);
+  EXPECT_EQ(c.cp->value, 1);
+  EXPECT_EQ(c.num_gpus->value, 8);
+  EXPECT_EQ(c.sequence->value, 4096);
+}
+
+TEST(ImportLogConfig, NemoGroupsOfAnotherWorldAreAContradiction) {
+  std::istringstream in(
+      "All tensor model parallel group ranks: [[0, 1], [2, 3]]\n"
+      "All distributed processes registered. Starting with 8 processes\n");
+  EXPECT_THROW(parse_nemo_log(in), core::InputError);
+}
+
+TEST(ImportLogConfig, NemoConfigurationDumpStatesTheRun) {
+  // NeMo 1 prints its configuration as YAML at start; only whole "key: value" lines count.
+  std::istringstream in(
+      "trainer:\n  devices: 4\n  num_nodes: 2\n  precision: bf16-mixed\nmodel:\n"
+      "  micro_batch_size: 2\n  global_batch_size: 128\n  tensor_model_parallel_size: 2\n"
+      "  encoder_seq_length: 4096\n  seq_length: ${model.encoder_seq_length}\n"
+      "Epoch 0: 1/9 [global_batch_size: 7, reduced_train_loss=11.0, train_step_timing in s=4.0]\n");
+  const LogConfig c = parse_nemo_log(in).config;
+  ASSERT_TRUE(c.num_gpus && c.micro_batch && c.global_batch && c.tp && c.sequence && c.precision);
+  EXPECT_EQ(c.num_gpus->value, 8);
+  EXPECT_EQ(c.micro_batch->value, 2);
+  EXPECT_EQ(c.global_batch->value, 128);  // not the 7 inside the progress line
+  EXPECT_EQ(c.tp->value, 2);
+  EXPECT_EQ(c.sequence->value, 4096);
+  EXPECT_EQ(c.precision->value, "bf16");
+}
+
+TEST(ImportLog, TheLogsConfigurationPricesTheRun) {
+  const auto doc = import_text(tp4_log(), llama());
+  EXPECT_EQ(doc["parallelism_config"]["tensor_model_parallel_size"], 4);
+  EXPECT_EQ(doc["parallelism_config"]["data_parallel_size"], 2);
+  EXPECT_EQ(doc["parallelism_config"]["gradient_accumulation_steps"], 32);
+  EXPECT_EQ(doc["training_config"]["global_batch_size"], 64);
+  EXPECT_EQ(doc["training_config"]["num_gpus"], 8);
+  // 64 x 2048 tokens in 2 s over 8 GPUs.
+  EXPECT_DOUBLE_EQ(doc["performance_metrics"]["tokens_per_second_per_gpu"].get<double>(), 8192);
+  EXPECT_DOUBLE_EQ(doc["optimizer"]["lr_peak"].get<double>(), 3e-4);
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["global_batch_size"],
+            "log line 5 (arguments block)");
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["pipeline_model_parallel_size"],
+            "assumed 1: neither the log nor --pp says");
+}
+
+TEST(ImportLog, FlagsFillOnlyWhatTheLogLacks) {
+  auto o = llama();
+  o.pp = 1;     // not in the log: filled
+  o.tp = 4;     // agrees with the log
+  o.gbs = 128;  // contradicts it
+  EXPECT_EQ(refusal(tp4_log(), o),
+            "tprimat: --global-batch-size 128 contradicts run.log: global_batch_size 64 at "
+            "line 5 (arguments block); drop --global-batch-size (the log's figure is used), or "
+            "import the log of the run you mean");
+  o.gbs.reset();
+  const auto doc = import_text(tp4_log(), o);
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["pipeline_model_parallel_size"], "--pp");
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["tensor_model_parallel_size"],
+            "log line 12 (arguments block)");
+}
+
+TEST(ImportLog, WhatSetsTheThroughputIsNeverGuessed) {
+  // No sequence length anywhere: refused, not the old default of 2048.
+  const std::string log = iteration(1, "3000.0") + iteration(2, "2000.0");
+  auto o = llama();
+  o.num_gpus = 8;
+  EXPECT_EQ(refusal(log, o),
+            "tprimat: run.log does not state the sequence length; pass --sequence-length");
+  o.seq = 2048;
+  EXPECT_EQ(import_text(log, o)["training_config"]["global_batch_size"], 64);
+}
+
+TEST(ImportLog, BatchRampUpMustEndInTheWarmUp) {
+  auto o = llama();
+  o.num_gpus = 8;
+  o.seq = 2048;
+  const std::string log =
+      iteration(1, "3000.0", 32) + iteration(2, "2000.0", 64) + iteration(3, "2000.0", 64);
+  EXPECT_EQ(import_text(log, o)["training_config"]["global_batch_size"], 64);
+  o.warmup_steps = 0;
+  EXPECT_NE(refusal(log, o).find("the global batch changes over the measured iterations: 32 "
+                                 "at line 1 (iteration line), 64 at line 2 (iteration line)"),
+            std::string::npos);
+}
+
+TEST(ImportLog, RunsTprimatCannotRecordAreRefused) {
+  EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "2")), llama())
+                .find("run.log: context_parallel_size 2 at line 14 (arguments block)"),
+            std::string::npos);
+  // The block's last fp8 line wins (a real block has one).
+  EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid")), llama())
+                .find("run.log: the run trained in fp8 (hybrid) (at line 14 (arguments block))"),
+            std::string::npos);
+  auto qwen = llama();
+  qwen.model = "qwen";
+  EXPECT_EQ(refusal(tp4_log(), qwen),
+            "tprimat: --model qwen has hidden_size 3584, run.log states 4096 at line 6 "
+            "(arguments block); pass the --model the log's run trained");
+}
+
+TEST(ImportLog, LayoutMustFitTheGpus) {
+  auto o = llama();
+  o.seq = 2048;
+  o.num_gpus = 6;
+  o.tp = 4;
+  EXPECT_NE(refusal(iteration(1, "3000.0") + iteration(2, "2000.0"), o)
+                .find("num_gpus 6 (--num-gpus) is not a multiple of TP x PP"),
+            std::string::npos);
+}
+
+TEST(ImportLog, MemoryReadingsSurviveTheWarmUp) {
+  // Megatron reports memory once, after the first iteration: the warm-up must not drop it.
+  const auto doc = import_text(tp4_log(), llama());
+  EXPECT_EQ(doc["raw_memory_values"], nlohmann::json::array({50.0}));
+  EXPECT_DOUBLE_EQ(doc["memory_metrics"]["peak_allocated_gb"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(doc["memory_metrics"]["peak_reserved_gb"].get<double>(), 55.0);
+}
+
+TEST(ImportLog, DamagedFiguresAreRefusedAndNanLossKept) {
+  auto o = llama();
+  o.seq = 2048;
+  o.num_gpus = 8;
+  for (const char* ms : {"nan", "-2000.0", "0", "inf", "1e400", "0x10"}) {
+    const std::string msg = refusal(iteration(1, "3000.0") + iteration(2, ms), o);
+    EXPECT_NE(msg.find("run.log line 2: elapsed time per iteration (ms)"), std::string::npos)
+        << ms << ": " << msg;
+  }
+  // A diverged run prints a nan loss: a measurement, kept as null.
+  const auto doc = import_text(iteration(1, "3000.0") + iteration(2, "2000.0", 64, "nan"), o);
+  EXPECT_TRUE(doc["raw_loss_values"][0].is_null());
+  EXPECT_GT(doc["performance_metrics"]["tokens_per_second"].get<double>(), 0);
+}
+
+TEST(ImportLog, FlagsOutOfRangeAreRefusedFirst) {
+  auto o = llama();
+  o.num_gpus = -8;
+  EXPECT_EQ(refusal("", o),
+            "tprimat: --num-gpus -8: the GPU count is a whole number from 1 to 1048576; pass "
+            "the run's GPU count");
+  o = llama();
+  o.seq = 0;
+  EXPECT_NE(refusal("", o).find("--sequence-length 0"), std::string::npos);
+  o = llama();
+  o.warmup_steps = -1;
+  EXPECT_NE(refusal("", o).find("--warmup-steps -1"), std::string::npos);
+}
+
+TEST(ImportLog, DisagreementWithTheLogsOwnFigureIsFlagged) {
+  auto doc = import_text(tp4_log(), llama());
+  const double ours = doc["performance_metrics"]["model_tflops_per_gpu"].get<double>();
+  doc["imported"]["log_tflops_per_gpu_mean"] = ours * 1.05;
+  EXPECT_TRUE(sanity_warnings(sanity_figures(doc)).empty());
+  doc["imported"]["log_tflops_per_gpu_mean"] = ours / 3;
+  const auto w = sanity_warnings(sanity_figures(doc));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("by +200.0%"), std::string::npos) << w[0];
+}
+
+TEST(ImportLog, DocumentsCompareOnTheExperimentKeys) {
+  const auto a = import_text(tp4_log(), llama());
+  auto o = llama();
+  o.warmup_steps = 2;  // run length is not the configuration
+  EXPECT_TRUE(bench::configuration_differences(a, import_text(tp4_log(), o)).empty());
+  std::string gbs128 = tp4_log();
+  for (auto at = gbs128.find("size: 64"); at != std::string::npos; at = gbs128.find("size: 64"))
+    gbs128.replace(at, 8, "size: 128");
+  gbs128.replace(gbs128.find(". 64\n"), 5, ". 128\n");
+  const auto diff = bench::configuration_differences(a, import_text(gbs128, llama()));
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], "parallelism_config.gradient_accumulation_steps: 32 -> 64");
+  EXPECT_EQ(diff[1], "training_config.global_batch_size: 64 -> 128");
+}
+
+}  // namespace
+}  // namespace tprimat::report
