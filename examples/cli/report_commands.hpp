@@ -273,6 +273,12 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
     if (std::filesystem::exists(a.path, ec) && !std::filesystem::is_regular_file(a.path, ec))
       throw core::InputError(a.path.string() + " exists and is not a result file",
                              "remove it, or pass another --output-dir");
+    // A log whose figures make a result the schema refuses is bad input, refused before any
+    // result is written (write_result would refuse it after the others were on disk).
+    if (const auto why = bench::result_error(bench::as_written(a.doc)))
+      throw core::InputError(a.log + " gives a result that breaks schema/result.schema.json: " +
+                                 *why,
+                             "the log is damaged: repair or remove the lines behind that figure");
     if (o.overwrite) continue;
     if (const auto diff = bench::existing_result_differences(a.path, a.doc); diff && !diff->empty())
       throw bench::ResultConflict(bench::conflict_message(a.path, *diff));

@@ -37,7 +37,7 @@ tprimat_input_test(parallel_dev_zero ARGS ${bench} --parallel /dev/zero EXPECT_R
   STDERR_REGEX "^tprimat: /dev/zero: is a character device, not a config file; ")
 tprimat_input_test(parallel_directory SETUP "${CMAKE_COMMAND}|-E|make_directory|cfg"
   ARGS ${bench} --parallel cfg/ EXPECT_RC 2
-  STDERR_REGEX "^tprimat: cfg/: is a directory, not a config file; ")
+  STDERR_REGEX "^tprimat: --parallel cfg/ is a directory, not a config file. pass a config .json file, a strategy name, or all\n$")
 tprimat_input_test(plan_parallel_fifo SETUP "mkfifo|cfg.json" ARGS plan --parallel cfg.json
   EXPECT_RC 2 STDERR_REGEX "^tprimat: cfg.json: is a FIFO \\(named pipe\\), not a config file")
 
@@ -155,4 +155,4 @@ tprimat_input_test(import_dev_zero ARGS ${import} /dev/zero EXPECT_RC 2
   STDERR_REGEX "^tprimat: nothing imported: /dev/zero: is a character device, not a log; ")
 tprimat_input_test(import_directory SETUP "${CMAKE_COMMAND}|-E|make_directory|logs"
   ARGS ${import} logs EXPECT_RC 2
-  STDERR_REGEX "^tprimat: nothing imported: logs: is a directory, not a log; ")
+  STDERR_REGEX "^tprimat: nothing imported: logs is a directory with no \\*.log file in it. pass the training logs, or a directory that holds them as \\*.log\n$")

@@ -196,7 +196,7 @@ TEST(DeviceInfo, DescribesTheHost) {
   EXPECT_FALSE(info.device_name.empty());
   EXPECT_GE(info.cores, 1);
   EXPECT_GT(info.total_memory_gb, 0.0);
-  EXPECT_FALSE(info.runtime_version.empty());
+  EXPECT_TRUE(info.runtime_version.empty());  // no runtime: the compiler is reproduce.compiler
   EXPECT_EQ(info.peak_tflops_dense, 0.0);
 }
 

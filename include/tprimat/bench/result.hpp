@@ -441,13 +441,20 @@ inline void add_gib_twins(nlohmann::json& doc) {
     for (auto& run : doc["runs"]) twin(run, "peak_allocated_gb");
 }
 
+/// A result document as write_result puts it on disk, before the schema check: with its "_gib"
+/// twins and sanity warnings. An importer checks each of these before it writes any.
+inline nlohmann::json as_written(nlohmann::json doc) {
+  add_gib_twins(doc);
+  report::set_sanity_warnings(doc);
+  return doc;
+}
+
 /// The one way a result reaches disk: the "_gib" twins and the sanity `warnings` made from the
 /// document as written (an import adds the log's own figures after make_result), checked against
 /// the schema's rules (bench/result_check.hpp), then written atomically. A document that breaks a
 /// rule is refused, naming the key and value, and nothing is written.
 inline void write_result(const std::filesystem::path& path, nlohmann::json doc) {
-  add_gib_twins(doc);
-  report::set_sanity_warnings(doc);
+  doc = as_written(std::move(doc));
   if (const auto why = result_error(doc))
     throw InvalidResult("refused to write " + path.string() +
                         ", which would break schema/result.schema.json: " + *why);

@@ -173,7 +173,8 @@ inline std::vector<Group> group_results(const std::vector<Result>& results) {
   // differ (the platforms a reader compares, and any unlike configurations among them).
   std::map<std::tuple<std::string, std::string, int>, std::vector<Group*>> scopes;
   for (auto& g : out) scopes[{g.model, g.strategy, g.num_gpus}].push_back(&g);
-  for (auto& [key, scope] : scopes) {
+  for (auto& entry : scopes) {
+    const auto& scope = entry.second;  // a named reference: clang 15 cannot capture a binding
     std::vector<const std::vector<nlohmann::json>*> configs;
     for (const auto* g : scope) configs.push_back(&g->experiment);
     auto fields = detail::differing_fields(configs);

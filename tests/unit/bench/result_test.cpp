@@ -196,7 +196,9 @@ TEST(ExperimentFields, OneListForOverwriteAndReports) {
 
 TEST_F(AtomicWrite, WarningsFollowTheDocumentAsWritten) {
   // An import adds the log's own figure after make_result: the writer flags the disagreement.
-  auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  auto c = tiny_context();
+  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;  // the schema wants a prediction
+  auto doc = bench::make_result(c, {record(0.5)});
   const double ours = doc["performance_metrics"]["model_tflops_per_gpu"].get<double>();
   doc["imported"]["log_tflops_per_gpu_mean"] = ours / 2;
   const auto file = dir_ / "benchmark_cpu_tiny.json";

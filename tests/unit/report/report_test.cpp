@@ -384,8 +384,9 @@ TEST(ReportLoad, DeepNestingAndWhatIsNotAFileAreSkippedProblems) {
   std::filesystem::create_symlink(loop.filename(), loop);
   const auto looped = load_inputs({(dir / "results").string()}, {});
   EXPECT_TRUE(looped.inputs.empty());
-  EXPECT_EQ(looped.problems, std::vector<std::string>{"tprimat: " + (dir / "results").string() +
-                                                      ": no benchmark_*.json files"});
+  EXPECT_EQ(looped.problems,
+            std::vector<std::string>{"tprimat: " + (dir / "results").string() +
+                                     ": no benchmark_*.json or train_*.json files"});
   std::filesystem::remove_all(dir);
 }
 
