@@ -65,7 +65,9 @@ class ResultRules {
   };
   using Bound = NumberBound;
 
-  explicit ResultRules(const json& doc) : doc_(doc) {}
+  /// `keys_required` false: only the keys present are judged (a reader of older results).
+  explicit ResultRules(const json& doc, bool keys_required = true)
+      : doc_(doc), keys_required_(keys_required) {}
 
   const std::optional<std::string>& error() const { return error_; }
 
@@ -74,7 +76,7 @@ class ResultRules {
                      bool required = true) {
     const json* v = find(key);
     if (v == nullptr) {
-      if (required) fail(key, nullptr, "is required");
+      if (required && keys_required_) fail(key, nullptr, "is required");
       return nullptr;
     }
     const unsigned k = kind_of(*v);
@@ -187,6 +189,7 @@ class ResultRules {
   }
 
   const json& doc_;
+  bool keys_required_;
   std::optional<std::string> error_;
 };
 
@@ -212,9 +215,12 @@ inline void check_performance(ResultRules& r, const std::string& at) {
 /// key that breaks a rule; nullopt when it keeps them all. The rules are the schema's (types,
 /// required keys, bounds, enums, patterns) written out in code, so that no writer needs a JSON
 /// Schema validator; tests/unit/bench/result_check_test.cpp holds the two together.
-inline std::optional<std::string> result_error(const nlohmann::json& doc) {
+/// `keys_required` false judges only the keys present: what a report asks of a result an older
+/// tprimat wrote (a section added since may be absent; a value present must keep its rule).
+inline std::optional<std::string> result_error(const nlohmann::json& doc,
+                                               bool keys_required = true) {
   using R = detail::ResultRules;
-  R r(doc);
+  R r(doc, keys_required);
   const R::Bound zero{R::Bound::at_least, 0}, one{R::Bound::at_least, 1},
       positive{R::Bound::above, 0};
   if (!doc.is_object()) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tprimat/bench/experiment.hpp"
+#include "tprimat/bench/result_check.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
@@ -133,6 +134,12 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   Result r;
   r.file = name;
   r.format = j.contains("schema_version") ? "tprimat" : "seeds";
+  // Ours is read only with the values our writer allows: a file edited or damaged since (a
+  // negative step time, a string for tokens/s, zero GPUs) would otherwise be shown as measured.
+  // Keys an older tprimat did not write yet may be absent.
+  if (r.format == "tprimat")
+    if (const auto why = bench::result_error(j, /*keys_required=*/false))
+      throw core::InputError(name + ": breaks schema/result.schema.json: " + *why + " (skipped)");
   r.platform = string(j, {"platform"});
   if (r.platform.empty()) throw missing("platform");
   r.model = string(j, {"model", "cli_name"}, string(j, {"model_name"}));
@@ -169,6 +176,10 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   if (!std::isfinite(r.tokens_per_second) && r.avg_step_time > 0 && r.gbs > 0 && r.seq > 0)
     r.tokens_per_second = double(r.gbs) * r.seq / r.avg_step_time;
   if (!std::isfinite(r.tokens_per_second)) throw missing("performance_metrics.tokens_per_second");
+  if (!(r.tokens_per_second > 0))  // a seeds' file has no schema of ours to check
+    throw core::InputError(name + ": performance_metrics.tokens_per_second is " +
+                           std::to_string(r.tokens_per_second) +
+                           ", not above 0; not a benchmark result (skipped)");
   r.tokens_per_second_per_gpu = perf("tokens_per_second_per_gpu");
   if (!std::isfinite(r.tokens_per_second_per_gpu))
     r.tokens_per_second_per_gpu = r.tokens_per_second / r.num_gpus;
