@@ -69,10 +69,14 @@ TPRIMAT_HOST_DEVICE constexpr std::uint8_t fp8_from_float(float x) {
 /// The same for a format known only at run time (host code, tests).
 TPRIMAT_HOST_DEVICE constexpr std::uint8_t fp8_from_float(float x, Fp8Format f) {
   switch (f) {
-    case Fp8Format::e4m3: return fp8_from_float<Fp8Format::e4m3>(x);
-    case Fp8Format::e5m2: return fp8_from_float<Fp8Format::e5m2>(x);
-    case Fp8Format::e4m3_fnuz: return fp8_from_float<Fp8Format::e4m3_fnuz>(x);
-    case Fp8Format::e5m2_fnuz: return fp8_from_float<Fp8Format::e5m2_fnuz>(x);
+    case Fp8Format::e4m3:
+      return fp8_from_float<Fp8Format::e4m3>(x);
+    case Fp8Format::e5m2:
+      return fp8_from_float<Fp8Format::e5m2>(x);
+    case Fp8Format::e4m3_fnuz:
+      return fp8_from_float<Fp8Format::e4m3_fnuz>(x);
+    case Fp8Format::e5m2_fnuz:
+      return fp8_from_float<Fp8Format::e5m2_fnuz>(x);
   }
   return 0;
 }
