@@ -11,6 +11,7 @@
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/backend/gpu_runtime.hpp"
 #include "tprimat/config.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
 
 namespace tprimat::backend {
 
@@ -180,6 +181,37 @@ struct Gpu {
                     float* v, std::int64_t n, const std::int64_t* tensor_ends,
                     const std::uint8_t* decay, int tensors, const OptimizerScalars* scalars,
                     const double* grad_sum_squares, Stream stream);
+
+  // ---- FP8 casts and scales (backend/gpu/fp8_cast.cuh) -----------------------------------------
+  // FP8 tensors are bytes of one kernels::Fp8Format; each has a device float scale (x * scale is
+  // cast) and scale_inv = 1 / scale (what the GEMM multiplies back). Casts saturate and round to
+  // nearest even, bit for bit kernels/fp8_cast_reference.hpp. An amax is max-reduced into (the
+  // caller zeroes it before the first reduction; the delayed update zeroes it after reading);
+  // NaNs are left out of it, infinities kept.
+  /// out[i] = cast(x[i] * *scale); *amax = max(*amax, max |x|) unless amax is null.
+  static void fp8_cast(const bf16* x, std::int64_t n, kernels::Fp8Format format,
+                       const float* scale, std::uint8_t* out, float* amax, Stream stream);
+  static void fp8_cast(const float* x, std::int64_t n, kernels::Fp8Format format,
+                       const float* scale, std::uint8_t* out, float* amax, Stream stream);
+  /// *amax = max(*amax, max |x|) alone: current scaling's pass before the cast.
+  static void fp8_amax(const bf16* x, std::int64_t n, float* amax, Stream stream);
+  /// x [rows, cols] -> out [rows, cols] and out_t [cols, rows] (both cast(x * *scale)) and the
+  /// amax, in one pass over x (Transformer Engine's cast_transpose): Hopper's FP8 GEMM takes
+  /// K-major operands only, so the backward GEMMs read out_t.
+  static void fp8_cast_transpose(const bf16* x, std::int64_t rows, std::int64_t cols,
+                                 kernels::Fp8Format format, const float* scale, std::uint8_t* out,
+                                 std::uint8_t* out_t, float* amax, Stream stream);
+  /// Delayed scaling of `count` tensors of one format: amax_history [count, history] rolls by one
+  /// (entry 0 takes amax[t], the oldest drops), scale[t] = max_finite / max(history) / 2^margin
+  /// (kept where that max is 0 or not finite), scale_inv[t] = 1 / scale[t], amax[t] = 0.
+  /// Transformer Engine's DelayedScaling defaults: history 1024, max, margin 0.
+  static void fp8_delayed_scale_update(float* amax_history, int history, float* amax, int count,
+                                       kernels::Fp8Format format, int margin, float* scale,
+                                       float* scale_inv, Stream stream);
+  /// Current scaling: scale[t] from this step's amax[t] by the same rule, scale_inv[t] = 1 / it.
+  static void fp8_current_scale_update(const float* amax, int count, kernels::Fp8Format format,
+                                       int margin, float* scale, float* scale_inv,
+                                       Stream stream);
 
   // ---- initialisation (backend/gpu/init.cuh) -----------------------------------------------------
   /// p[i] = stddev * N(0, 1), drawn from a counter hash of (seed, first + i): the same weights

@@ -77,10 +77,10 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void to_bf16_kernel(const float* __restric
   }
 }
 
-static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(const float* __restrict__ src,
-                                                       std::uint16_t* __restrict__ hi,
-                                                       std::uint16_t* __restrict__ lo,
-                                                       std::int64_t n) {
+// maybe_unused: TUs that include this header for its helpers (fp8_cast.cuh) launch no split.
+[[maybe_unused]] static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(
+    const float* __restrict__ src, std::uint16_t* __restrict__ hi, std::uint16_t* __restrict__ lo,
+    std::int64_t n) {
   const std::int64_t i = global_thread();
   if (i < n) split_float(src[i], hi[i], lo[i]);
 }

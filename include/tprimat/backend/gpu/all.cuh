@@ -6,6 +6,7 @@
 
 #include "tprimat/backend/gpu/elementwise.cuh"
 #include "tprimat/backend/gpu/flash_attention.cuh"
+#include "tprimat/backend/gpu/fp8_cast.cuh"
 #include "tprimat/backend/gpu/gemm_tiled.cuh"
 #include "tprimat/backend/gpu/host_staged_collectives.hpp"
 #include "tprimat/backend/gpu/init.cuh"

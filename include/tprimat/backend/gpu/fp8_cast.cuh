@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// backend::Gpu's FP8 ops: the scaled cast, cast_transpose and the scale updates, each choosing
+// its kernel's format instantiation, pack width and grid (kernels/tprimat/kernels/fp8_cast.cuh).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/kernels/fp8_cast.cuh"
+#include "tprimat/kernels/fp8_format.hpp"
+
+namespace tprimat::backend {
+namespace detail {
+
+/// Calls launch(std::integral_constant<Fp8Format, f>{}) for the run-time format `f`, so each
+/// kernel is compiled once per format with its constants folded.
+template <class Launch>
+void with_fp8_format(kernels::Fp8Format f, Launch&& launch) {
+  using kernels::Fp8Format;
+  switch (f) {
+    case Fp8Format::e4m3:
+      launch(std::integral_constant<Fp8Format, Fp8Format::e4m3>{});
+      return;
+    case Fp8Format::e5m2:
+      launch(std::integral_constant<Fp8Format, Fp8Format::e5m2>{});
+      return;
+    case Fp8Format::e4m3_fnuz:
+      launch(std::integral_constant<Fp8Format, Fp8Format::e4m3_fnuz>{});
+      return;
+    case Fp8Format::e5m2_fnuz:
+      launch(std::integral_constant<Fp8Format, Fp8Format::e5m2_fnuz>{});
+      return;
+  }
+}
+
+/// The scaled cast of n elements of In: 16-byte packs where x and out allow them. The grid stops
+/// at a few blocks per SM's worth (grid-stride loops): fewer blocks, fewer amax atomics.
+template <class In>
+void fp8_cast(const In* x, std::int64_t n, kernels::Fp8Format format, const float* scale,
+              std::uint8_t* out, float* amax, Gpu::Stream stream) {
+  using kernels::aligned_to;
+  if (n <= 0) return;
+  constexpr int threads = kernels::fp8_cast_threads;
+  constexpr int v = 16 / sizeof(In);
+  constexpr unsigned max_blocks = 2048;
+  with_fp8_format(format, [&](auto f) {
+    if (aligned_to(x, 16) && (out == nullptr || aligned_to(out, v))) {
+      const unsigned grid = std::min(gpu::blocks_for((n + v - 1) / v, threads), max_blocks);
+      kernels::fp8_cast_kernel<decltype(f)::value, In, v>
+          <<<grid, threads, 0, stream>>>(x, n, scale, out, amax);
+    } else {
+      const unsigned grid = std::min(gpu::blocks_for(n, threads), max_blocks);
+      kernels::fp8_cast_kernel<decltype(f)::value, In, 1>
+          <<<grid, threads, 0, stream>>>(x, n, scale, out, amax);
+    }
+  });
+  gpu_check(gpuGetLastError(), "fp8_cast");
+}
+
+}  // namespace detail
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_cast(const bf16* x, std::int64_t n, kernels::Fp8Format format,
+                                      const float* scale, std::uint8_t* out, float* amax,
+                                      Stream stream) {
+  detail::fp8_cast(x, n, format, scale, out, amax, stream);
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_cast(const float* x, std::int64_t n, kernels::Fp8Format format,
+                                      const float* scale, std::uint8_t* out, float* amax,
+                                      Stream stream) {
+  detail::fp8_cast(x, n, format, scale, out, amax, stream);
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_amax(const bf16* x, std::int64_t n, float* amax, Stream stream) {
+  // The cast kernel without an output; its format is irrelevant then.
+  detail::fp8_cast(x, n, kernels::Fp8Format::e4m3, nullptr, nullptr, amax, stream);
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_cast_transpose(const bf16* x, std::int64_t rows, std::int64_t cols,
+                                                kernels::Fp8Format format, const float* scale,
+                                                std::uint8_t* out, std::uint8_t* out_t, float* amax,
+                                                Stream stream) {
+  using kernels::aligned_to;
+  if (rows <= 0 || cols <= 0) return;
+  constexpr int tile = kernels::fp8_tile, chunk = kernels::fp8_chunk;
+  const bool vectors = rows % chunk == 0 && cols % chunk == 0 && aligned_to(x, 16) &&
+                       aligned_to(out, chunk) && aligned_to(out_t, chunk);
+  const dim3 grid(static_cast<unsigned>((cols + tile - 1) / tile),
+                  static_cast<unsigned>((rows + tile - 1) / tile));
+  const auto* bits = reinterpret_cast<const std::uint16_t*>(x);
+  detail::with_fp8_format(format, [&](auto f) {
+    kernels::fp8_cast_transpose_kernel<decltype(f)::value>
+        <<<grid, kernels::fp8_tile_threads, 0, stream>>>(bits, rows, cols, scale, out, out_t, amax,
+                                                         vectors);
+  });
+  gpu_check(gpuGetLastError(), "fp8_cast_transpose");
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_delayed_scale_update(float* amax_history, int history, float* amax,
+                                                      int count, kernels::Fp8Format format,
+                                                      int margin, float* scale, float* scale_inv,
+                                                      Stream stream) {
+  if (count <= 0 || history <= 0) return;
+  const std::size_t window = sizeof(float) * static_cast<std::size_t>(history);
+  detail::with_fp8_format(format, [&](auto f) {
+    kernels::fp8_delayed_scale_kernel<decltype(f)::value>
+        <<<static_cast<unsigned>(count), kernels::fp8_scale_threads, window, stream>>>(
+            amax_history, history, amax, margin, scale, scale_inv);
+  });
+  gpu_check(gpuGetLastError(), "fp8_delayed_scale_update");
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_current_scale_update(const float* amax, int count,
+                                                      kernels::Fp8Format format, int margin,
+                                                      float* scale, float* scale_inv,
+                                                      Stream stream) {
+  if (count <= 0) return;
+  constexpr int threads = kernels::fp8_scale_threads;
+  detail::with_fp8_format(format, [&](auto f) {
+    kernels::fp8_current_scale_kernel<decltype(f)::value>
+        <<<gpu::blocks_for(count, threads), threads, 0, stream>>>(amax, count, margin, scale,
+                                                                  scale_inv);
+  });
+  gpu_check(gpuGetLastError(), "fp8_current_scale_update");
+}
+
+}  // namespace tprimat::backend

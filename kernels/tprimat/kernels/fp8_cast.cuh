@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// FP8 casts with per-tensor scales: scaled cast + amax, fused cast + transpose + amax (Transformer
+// Engine's cast_transpose), and the delayed/current scale updates, one source for CUDA and HIP.
+#pragma once
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+#include "tprimat/kernels/convert.cuh"
+#include "tprimat/kernels/fp8_convert.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/kernels/gpu.cuh"
+#include "tprimat/kernels/reduce.cuh"
+
+#if !TPRIMAT_GPU_HIP
+#include <cuda_fp8.h>
+#endif
+
+namespace tprimat::kernels {
+
+/// x cast to format F (saturating, nearest even), bit for bit fp8_cast_reference.hpp's byte.
+/// Hopper converts the OCP formats in hardware (cvt.rn.satfinite, which maps infinities to
+/// +-max and NaN to 0x7f as the reference does; the GPU tests compare every bf16 pattern);
+/// everything else, fnuz on gfx942 included, takes the portable bit arithmetic.
+template <Fp8Format F>
+__device__ __forceinline__ std::uint8_t fp8_cast_value(float x) {
+#if !TPRIMAT_GPU_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (F == Fp8Format::e4m3) {
+    return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  } else if constexpr (F == Fp8Format::e5m2) {
+    return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+  }
+#endif
+  return fp8_from_float<F>(x);
+}
+
+__device__ __forceinline__ float fp8_input(float x) { return x; }
+__device__ __forceinline__ float fp8_input(gpu::bf16 x) { return gpu::to_float(x); }
+
+/// Max-reduces a non-negative float into *amax: non-negative floats order as their bits do.
+/// *amax must start non-negative (the caller zeroes it; the delayed update does after reading).
+__device__ __forceinline__ void atomic_amax(float* amax, float v) {
+  atomicMax(reinterpret_cast<int*>(amax), __float_as_int(v));
+}
+
+inline constexpr int fp8_cast_threads = 256;
+
+/// out[i] = cast(x[i] * *scale) (out may be null: amax only) and *amax = max(*amax, max |x|),
+/// |x| before scaling. NaNs are left out of the amax (fmaxf), as Transformer Engine's are; an
+/// infinity is kept, so the scale update sees it and keeps the old scale. V elements a thread
+/// (16-byte loads where the caller checked alignment; V = 1 takes the rest).
+template <Fp8Format F, class In, int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_cast_threads) void fp8_cast_kernel(
+    const In* __restrict__ x, std::int64_t n, const float* __restrict__ scale,
+    std::uint8_t* __restrict__ out, float* __restrict__ amax) {
+  __shared__ float scratch[gpu::warp_size];
+  const float s = scale != nullptr ? *scale : 1.0f;
+  float local = 0.0f;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x * V;
+  for (std::int64_t i = global_thread() * V; i < n; i += stride) {
+    if (i + V <= n) {
+      const Pack<In, V> p = load_pack<V>(x + i);
+      Pack<std::uint8_t, V> q;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float v = fp8_input(p.v[k]);
+        local = fmaxf(local, fabsf(v));
+        q.v[k] = fp8_cast_value<F>(v * s);
+      }
+      if (out != nullptr) store_pack<V>(out + i, q);
+    } else {
+      for (std::int64_t j = i; j < n; ++j) {
+        const float v = fp8_input(x[j]);
+        local = fmaxf(local, fabsf(v));
+        if (out != nullptr) out[j] = fp8_cast_value<F>(v * s);
+      }
+    }
+  }
+  if (amax == nullptr) return;
+  local = block_max(local, scratch);
+  if (threadIdx.x == 0) atomic_amax(amax, local);
+}
+
+/// The tile cast_transpose moves through shared memory: 64 x 64 elements by 256 threads, each
+/// taking chunks of 8 (16 bytes of bf16 in, 8 bytes of FP8 out) in both directions.
+inline constexpr int fp8_tile = 64;
+inline constexpr int fp8_tile_threads = 256;
+inline constexpr int fp8_chunk = 8;
+// Row stride of the shared tile in bytes: 68 keeps 4-byte alignment for the row-wise stores and
+// spreads the column-wise gathers (8 rows apart) over 4 banks instead of 1.
+inline constexpr int fp8_tile_stride = fp8_tile + 4;
+
+/// bf16 x [rows, cols] -> out [rows, cols] and out_t [cols, rows], both cast(x * *scale), and
+/// *amax = max(*amax, max |x|): one read of x and one write of each output (Transformer Engine's
+/// cast_transpose), so the GEMMs that need the K-major transpose get it without another pass.
+/// One block per 64 x 64 tile (grid x over column tiles, y over row tiles). `vectors`: cols and
+/// rows are multiples of 8 and the pointers aligned, so whole chunks move as 16/8-byte accesses;
+/// chunks past an edge (or everything, without `vectors`) go element by element.
+template <Fp8Format F>
+__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_cast_transpose_kernel(
+    const std::uint16_t* __restrict__ x, std::int64_t rows, std::int64_t cols,
+    const float* __restrict__ scale, std::uint8_t* __restrict__ out,
+    std::uint8_t* __restrict__ out_t, float* __restrict__ amax, bool vectors) {
+  // Words, for the 4-byte stores (an alignas on a __shared__ array does not compile on HIP).
+  __shared__ std::uint32_t tile_words[fp8_tile * fp8_tile_stride / 4];
+  std::uint8_t* tile = reinterpret_cast<std::uint8_t*>(tile_words);
+  __shared__ float scratch[gpu::warp_size];
+  const float s = *scale;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * fp8_tile;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * fp8_tile;
+  constexpr int chunks = fp8_tile / fp8_chunk;           // 8 chunks a tile row
+  constexpr int lines = fp8_tile_threads / chunks;       // 32 tile rows a pass
+  const int chunk = (threadIdx.x % chunks) * fp8_chunk;  // first column (row) in the tile
+  const int line = threadIdx.x / chunks;
+  float local = 0.0f;
+
+  // Rows of x: cast, write `out` row-major, keep the bytes in the tile.
+  for (int r = line; r < fp8_tile; r += lines) {
+    const std::int64_t row = r0 + r, col = c0 + chunk;
+    if (row >= rows || col >= cols) continue;
+    std::uint8_t* t = tile + r * fp8_tile_stride + chunk;
+    if (vectors && col + fp8_chunk <= cols) {
+      const Pack<std::uint16_t, fp8_chunk> p = load_pack<fp8_chunk>(x + row * cols + col);
+      Pack<std::uint8_t, fp8_chunk> q;
+#pragma unroll
+      for (int k = 0; k < fp8_chunk; ++k) {
+        const float v = join_float(p.v[k], 0);
+        local = fmaxf(local, fabsf(v));
+        q.v[k] = fp8_cast_value<F>(v * s);
+      }
+      store_pack<fp8_chunk>(out + row * cols + col, q);
+      const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
+      reinterpret_cast<std::uint32_t*>(t)[0] = words.v[0];
+      reinterpret_cast<std::uint32_t*>(t)[1] = words.v[1];
+    } else {
+      for (int k = 0; k < fp8_chunk && col + k < cols; ++k) {
+        const float v = join_float(x[row * cols + col + k], 0);
+        local = fmaxf(local, fabsf(v));
+        t[k] = fp8_cast_value<F>(v * s);
+        out[row * cols + col + k] = t[k];
+      }
+    }
+  }
+  __syncthreads();
+
+  // Columns of the tile: rows of out_t, gathered from the tile's bytes.
+  for (int c = line; c < fp8_tile; c += lines) {
+    const std::int64_t row_t = c0 + c, col_t = r0 + chunk;  // out_t[row_t, col_t]
+    if (row_t >= cols || col_t >= rows) continue;
+    if (vectors && col_t + fp8_chunk <= rows) {
+      Pack<std::uint8_t, fp8_chunk> q;
+#pragma unroll
+      for (int k = 0; k < fp8_chunk; ++k) q.v[k] = tile[(chunk + k) * fp8_tile_stride + c];
+      store_pack<fp8_chunk>(out_t + row_t * rows + col_t, q);
+    } else {
+      for (int k = 0; k < fp8_chunk && col_t + k < rows; ++k)
+        out_t[row_t * rows + col_t + k] = tile[(chunk + k) * fp8_tile_stride + c];
+    }
+  }
+
+  if (amax == nullptr) return;
+  local = block_max(local, scratch);
+  if (threadIdx.x == 0) atomic_amax(amax, local);
+}
+
+/// The scale a tensor of this amax gets: max_finite / amax / 2^margin; `previous` where amax is 0
+/// or not finite, FLT_MAX where the quotient overflows (fp8_reference_scale is the CPU model).
+template <Fp8Format F>
+__device__ __forceinline__ float fp8_scale_from_amax(float amax, float previous, int margin) {
+  if (!(amax > 0.0f) || !isfinite(amax)) return previous;
+  const float scale = ldexpf(fp8_spec(F).max_finite / amax, -margin);
+  return isfinite(scale) ? scale : FLT_MAX;
+}
+
+inline constexpr int fp8_scale_threads = 256;
+
+/// Delayed scaling, one block per tensor: history [count, h] rolls by one (entry 0 takes this
+/// step's amax, the oldest drops out), the scale follows from the history's max, scale_inv =
+/// 1 / scale, and the step's amax is zeroed for the next step's casts to reduce into.
+/// `window` (h floats of dynamic shared memory) holds the old history while it is rewritten.
+template <Fp8Format F>
+__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_scale_threads) void fp8_delayed_scale_kernel(
+    float* __restrict__ history, int h, float* __restrict__ amax, int margin,
+    float* __restrict__ scale, float* __restrict__ scale_inv) {
+  extern __shared__ float window[];
+  __shared__ float scratch[gpu::warp_size];
+  const int tensor = blockIdx.x;
+  float* hist = history + static_cast<std::int64_t>(tensor) * h;
+  for (int i = threadIdx.x; i < h; i += blockDim.x) window[i] = hist[i];
+  __syncthreads();
+  float m = 0.0f;
+  for (int i = threadIdx.x; i < h; i += blockDim.x) {
+    const float v = i == 0 ? amax[tensor] : window[i - 1];
+    hist[i] = v;
+    m = fmaxf(m, v);
+  }
+  m = block_max(m, scratch);
+  if (threadIdx.x == 0) {
+    const float next = fp8_scale_from_amax<F>(m, scale[tensor], margin);
+    scale[tensor] = next;
+    scale_inv[tensor] = 1.0f / next;
+    amax[tensor] = 0.0f;
+  }
+}
+
+/// Current scaling: each tensor's scale from this step's amax (computed by a cast or amax pass
+/// before the cast that uses it), one thread per tensor.
+template <Fp8Format F>
+__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_scale_threads) void fp8_current_scale_kernel(
+    const float* __restrict__ amax, int count, int margin, float* __restrict__ scale,
+    float* __restrict__ scale_inv) {
+  const int tensor = static_cast<int>(global_thread());
+  if (tensor >= count) return;
+  const float next = fp8_scale_from_amax<F>(amax[tensor], scale[tensor], margin);
+  scale[tensor] = next;
+  scale_inv[tensor] = 1.0f / next;
+}
+
+}  // namespace tprimat::kernels
