@@ -75,13 +75,16 @@ void BM_Fp8Gemm(benchmark::State& state, RecipeGemm g) {
       fill_fp8(ops.b.back().data(), ops.b.back().size(), g.fb, 200 + i, stream);
       gpu_check(cudaMemsetAsync(ops.d.back().data(), 0, g.out_bytes(), stream), "cudaMemsetAsync");
     }
-    DeviceBuffer<float> scales(2, stream);
-    const float host_scales[2] = {0.25f, 0.5f};
+    DeviceBuffer<float> scales(128, stream);
+    // Each scale on a 256-byte boundary of its own, as a tensor's scale_inv allocation would be.
+    std::vector<float> host_scales(128, 0.0f);
+    host_scales[0] = 0.25f;
+    host_scales[64] = 0.5f;
     scales.upload(host_scales);
     const Timing t = time_calls(state, stream, sets, [&](int i) {
       const int s = i % sets;
       const backend::Fp8Matrix a{ops.a[s].data(), g.fa, scales.data(), g.k};
-      const backend::Fp8Matrix b{ops.b[s].data(), g.fb, scales.data() + 1, g.k};
+      const backend::Fp8Matrix b{ops.b[s].data(), g.fb, scales.data() + 64, g.k};
       if (g.fp32_out)
         backend::fp8_gemm<float>(g.m, g.n, g.k, a, b, 1.0f, g.beta,
                                  reinterpret_cast<float*>(ops.d[s].data()), g.n, g.accumulation,
@@ -92,6 +95,8 @@ void BM_Fp8Gemm(benchmark::State& state, RecipeGemm g) {
                                 stream);
     });
     report(state, t, g.work(1));
+    // report()'s dense peak is bf16's; the FP8 peak (twice it on Hopper) is not in the tree yet.
+    state.counters.erase("of_dense_peak");
     if (const double c = ceilings().fp8_gemm_tflops; c > 0 && t.median > 0)
       state.counters["of_fp8_ceiling"] = g.work(1).flops / t.median * 1e-12 / c;
   } catch (const std::exception& e) {

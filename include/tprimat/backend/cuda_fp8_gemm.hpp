@@ -18,7 +18,7 @@ namespace tprimat::backend {
 struct Fp8Matrix {
   const std::uint8_t* data = nullptr;
   kernels::Fp8Format format = kernels::Fp8Format::e4m3;
-  const float* scale_inv = nullptr;  ///< device pointer, one fp32
+  const float* scale_inv = nullptr;  ///< device pointer, one fp32, on a 16-byte boundary
   std::int64_t ld = 0;               ///< elements (bytes) between rows, at least k
 };
 
@@ -41,7 +41,8 @@ enum class Fp8Accumulation : std::uint8_t {
 /// and E5M2 x E4M3; E5M2 x E5M2 and the fnuz formats throw core::InputError.
 /// Shapes (cuBLASLt's FP8 requirements, checked before the call, core::InputError naming the
 /// rule): m, n, k positive multiples of 16; a.ld and b.ld multiples of 16 and at least k; ldd a
-/// multiple of 16 bytes' worth of Out and at least n; every pointer 16-byte aligned.
+/// multiple of 16 bytes' worth of Out and at least n; every pointer, the scale pointers included,
+/// 16-byte aligned.
 /// Plans are cached per shape as Cuda::gemm's; the handle and workspace are Cuda::gemm's (call
 /// Cuda::gemm_prepare before capture; GEMMs on one device must be stream-ordered).
 template <class Out>

@@ -108,6 +108,18 @@ inline void check_fp8_shape(const Fp8Key& key, std::int64_t out_bytes) {
     refuse("A, B and D must start on 16-byte boundaries");
 }
 
+/// cuBLASLt refuses a scale pointer off a 16-byte boundary at launch with a bare
+/// CUBLAS_STATUS_NOT_SUPPORTED (H100, cuBLAS of CUDA 13.0: offsets of 4 and 8 bytes refused, 16
+/// and 256 taken), so two scales packed side by side in one float array do not work.
+inline void check_fp8_scales(const Fp8Key& key, const void* scale_a, const void* scale_b) {
+  if (!scale_a || !scale_b)
+    throw core::InputError("tprimat: " + describe(key) + ": both scale_inv pointers must be set");
+  if (alignment(scale_a) < 16 || alignment(scale_b) < 16)
+    throw core::InputError("tprimat: " + describe(key) +
+                           ": each scale_inv must start on a 16-byte boundary (cuBLASLt refuses "
+                           "others); give each tensor's scale_inv its own 16-byte slot");
+}
+
 /// An FP8 shape's descriptors and algorithm; the scale pointers are set per call under mutex.
 struct Fp8Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -139,13 +151,24 @@ inline Fp8Cache& fp8_cache() {
   return *c;
 }
 
-inline std::unique_ptr<Fp8Plan> make_fp8_plan(const Fp8Key& key, cublasLtHandle_t handle) {
+/// The scale pointers, set on the plan's descriptor before its heuristic runs (the heuristic then
+/// sees the call as it will run) and repointed on every later call.
+inline void set_scales(cublasLtMatmulDesc_t op, const Fp8Matrix& a, const Fp8Matrix& b,
+                       const Fp8Key& key) {
+  // Swapped with the operands: cuBLASLt's A is our B.
+  set(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(b.scale_inv), key);
+  set(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv), key);
+}
+
+inline std::unique_ptr<Fp8Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
+                                               const Fp8Matrix& b, cublasLtHandle_t handle) {
   auto plan = std::make_unique<Fp8Plan>();
   check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
         "cublasLtMatmulDescCreate", key);
   set(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, key);
   set(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, key);
   set(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(key.fast ? 1 : 0), key);
+  set_scales(plan->op, a, b, key);
   check(cublasLtMatrixLayoutCreate(&plan->layout_a, fp8_type(key.format_b), key.k, key.n, key.ldb),
         "cublasLtMatrixLayoutCreate(B)", key);
   check(cublasLtMatrixLayoutCreate(&plan->layout_b, fp8_type(key.format_a), key.k, key.m, key.lda),
@@ -204,9 +227,9 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
                        0};
   // Checked before the device is asked: a refused shape is refused the same with no GPU.
   lt::check_fp8_shape(key, sizeof(Out));
-  if (!a.data || !b.data || !d || !a.scale_inv || !b.scale_inv)
-    throw core::InputError("tprimat: " + lt::describe(key) +
-                           ": A, B, D and both scale_inv pointers must be set");
+  if (!a.data || !b.data || !d)
+    throw core::InputError("tprimat: " + lt::describe(key) + ": A, B and D must be set");
+  lt::check_fp8_scales(key, a.scale_inv, b.scale_inv);
   gpu_check(cudaGetDevice(&key.device), "cudaGetDevice");
   const int device = key.device;
 
@@ -214,16 +237,12 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
   lt::Fp8Cache& cc = lt::fp8_cache();
   std::unique_lock lock(cc.mutex);
   auto p = cc.plans.find(key);
-  if (p == cc.plans.end()) p = cc.plans.emplace(key, lt::make_fp8_plan(key, dev.handle)).first;
+  if (p == cc.plans.end()) p = cc.plans.emplace(key, lt::make_fp8_plan(key, a, b, dev.handle)).first;
   lt::Fp8Plan& plan = *p->second;
   lock.unlock();
 
   std::lock_guard scale_lock(plan.scale_mutex);
-  // Swapped with the operands: cuBLASLt's A is our B.
-  lt::set(plan.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(b.scale_inv),
-          key);
-  lt::set(plan.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv),
-          key);
+  lt::set_scales(plan.op, a, b, key);
   lt::check(cublasLtMatmul(dev.handle, plan.op, &alpha, b.data, plan.layout_a, a.data,
                            plan.layout_b, &beta, d, plan.layout_d, d, plan.layout_d, &plan.algo,
                            dev.workspace, Cuda::gemm_workspace_bytes, stream),
