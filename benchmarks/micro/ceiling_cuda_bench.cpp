@@ -62,7 +62,9 @@ struct SquareFp8Gemm {
   DeviceBuffer<float> scales;
   DeviceBuffer<bf16> d;
   explicit SquareFp8Gemm(cudaStream_t stream)
-      : a(square * square, stream), b(square * square, stream), scales(128, stream),
+      : a(square * square, stream),
+        b(square * square, stream),
+        scales(128, stream),
         d(square * square, stream) {
     Cuda::gemm_prepare(stream);
     fill_fp8(a.data(), a.size(), kernels::Fp8Format::e4m3, 13, stream);

@@ -49,7 +49,8 @@ std::vector<std::pair<std::string, RecipeGemm>> recipe_gemms(std::int64_t in, st
       {"fwd", {tokens, out, in, Fp8Format::e4m3, Fp8Format::e4m3, false, 0, Fp8Accumulation::fast}},
       {"dgrad",
        {tokens, in, out, Fp8Format::e5m2, Fp8Format::e4m3, false, 0, Fp8Accumulation::split}},
-      {"wgrad", {in, out, tokens, Fp8Format::e4m3, Fp8Format::e5m2, true, 1, Fp8Accumulation::split}},
+      {"wgrad",
+       {in, out, tokens, Fp8Format::e4m3, Fp8Format::e5m2, true, 1, Fp8Accumulation::split}},
   };
 }
 
@@ -146,10 +147,10 @@ const bool registered = [] {
     const char* name;
     std::int64_t in, out;
   };
-  for (const Projection& p : {Projection{"qkv", M::hidden, q + 2 * kv},
-                              Projection{"o", q, M::hidden},
-                              Projection{"gate_up", M::hidden, 2 * std::int64_t(M::ffn)},
-                              Projection{"down", M::ffn, M::hidden}})
+  for (const Projection& p :
+       {Projection{"qkv", M::hidden, q + 2 * kv}, Projection{"o", q, M::hidden},
+        Projection{"gate_up", M::hidden, 2 * std::int64_t(M::ffn)},
+        Projection{"down", M::ffn, M::hidden}})
     for (const auto& [pass, g] : recipe_gemms(p.in, p.out, tokens)) {
       const std::string tail = std::string(M::cli_name) + "/" + p.name + "/" + pass +
                                "/tokens:" + std::to_string(tokens);

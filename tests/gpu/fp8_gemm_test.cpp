@@ -72,13 +72,17 @@ std::array<float, 256> decode_table(Fp8Format f) {
 
 template <class Out>
 double as_double(Out x) {
-  if constexpr (std::is_same_v<Out, float>) return x;
-  else return __bfloat162float(x);
+  if constexpr (std::is_same_v<Out, float>)
+    return x;
+  else
+    return __bfloat162float(x);
 }
 template <class Out>
 Out from_float(float x) {
-  if constexpr (std::is_same_v<Out, float>) return x;
-  else return __float2bfloat16(x);
+  if constexpr (std::is_same_v<Out, float>)
+    return x;
+  else
+    return __float2bfloat16(x);
 }
 
 const char* name(Fp8Format f) { return f == Fp8Format::e4m3 ? "e4m3" : "e5m2"; }
@@ -88,13 +92,13 @@ struct Fp8Case {
   Fp8Format fa, fb;
   float beta;
   Fp8Accumulation acc;
-  std::int64_t pad = 0;      ///< extra elements per row of A, B and D (ld > k, ld > n)
-  std::int64_t rows = 0;     ///< reference rows checked (0: all); the rest checked for NaN only
+  std::int64_t pad = 0;   ///< extra elements per row of A, B and D (ld > k, ld > n)
+  std::int64_t rows = 0;  ///< reference rows checked (0: all); the rest checked for NaN only
   float alpha = 1.0f;
 
   std::string describe() const {
-    return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-           " " + name(fa) + " x " + name(fb) + " beta=" + std::to_string(beta) +
+    return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " " +
+           name(fa) + " x " + name(fb) + " beta=" + std::to_string(beta) +
            (acc == Fp8Accumulation::fast ? " fast" : " split") + " pad=" + std::to_string(pad);
   }
 };
@@ -173,8 +177,8 @@ Fp8Result run_case(const Fp8Case& c, std::uint64_t seed, cudaStream_t s) {
       const double bound = bound_acc * magnitude + unit_roundoff<Out> * rounded;
       r.worst_ratio = std::max(r.worst_ratio, std::isfinite(got) ? err / bound : INFINITY);
       if (magnitude > 0)
-        r.worst_rel_s = std::max(
-            r.worst_rel_s, std::max(0.0, err - unit_roundoff<Out> * rounded) / magnitude);
+        r.worst_rel_s =
+            std::max(r.worst_rel_s, std::max(0.0, err - unit_roundoff<Out> * rounded) / magnitude);
     }
   }
   return r;
@@ -238,20 +242,16 @@ TEST(Fp8Gemm, LlamaShapes) {
   const std::int64_t tokens = 4096, hidden = 4096, ffn = 14336;
   // forward: y[tokens, ffn] = x[tokens, hidden] W[ffn, hidden]^T
   expect_within_bound<bf16>(
-      {tokens, ffn, hidden, Fp8Format::e4m3, Fp8Format::e4m3, 0, Fp8Accumulation::fast, 0, 64},
-      s);
+      {tokens, ffn, hidden, Fp8Format::e4m3, Fp8Format::e4m3, 0, Fp8Accumulation::fast, 0, 64}, s);
   // input gradient: dx[tokens, hidden] = dy[tokens, ffn] (W^T)[hidden, ffn]^T
   expect_within_bound<bf16>(
-      {tokens, hidden, ffn, Fp8Format::e5m2, Fp8Format::e4m3, 0, Fp8Accumulation::split, 0, 64},
-      s);
+      {tokens, hidden, ffn, Fp8Format::e5m2, Fp8Format::e4m3, 0, Fp8Accumulation::split, 0, 64}, s);
   // weight gradient: dW^T[hidden, ffn] += (x^T)[hidden, tokens] (dy^T)[ffn, tokens]^T
   expect_within_bound<float>(
-      {hidden, ffn, tokens, Fp8Format::e4m3, Fp8Format::e5m2, 1, Fp8Accumulation::split, 0, 64},
-      s);
+      {hidden, ffn, tokens, Fp8Format::e4m3, Fp8Format::e5m2, 1, Fp8Accumulation::split, 0, 64}, s);
   // down projection forward: [tokens, hidden] = [tokens, ffn] [hidden, ffn]^T
   expect_within_bound<bf16>(
-      {tokens, hidden, ffn, Fp8Format::e4m3, Fp8Format::e4m3, 0, Fp8Accumulation::fast, 0, 64},
-      s);
+      {tokens, hidden, ffn, Fp8Format::e4m3, Fp8Format::e4m3, 0, Fp8Accumulation::fast, 0, 64}, s);
 }
 
 /// The shapes and formats cuBLASLt's FP8 GEMM refuses are named before any device call, so these
@@ -273,8 +273,8 @@ TEST(Fp8Gemm, RefusedShapesAndFormatsAreNamed) {
   };
   const Fp8Matrix e4{bytes, Fp8Format::e4m3, scale, 64}, e5{bytes, Fp8Format::e5m2, scale, 64};
   refused(24, 64, 64, e4, e4, 64, "multiples of 16");
-  refused(64, 64, 40, {bytes, Fp8Format::e4m3, scale, 48}, {bytes, Fp8Format::e4m3, scale, 48},
-          64, "multiples of 16");
+  refused(64, 64, 40, {bytes, Fp8Format::e4m3, scale, 48}, {bytes, Fp8Format::e4m3, scale, 48}, 64,
+          "multiples of 16");
   refused(64, 64, 64, e5, e5, 64, "no e5m2 x e5m2");
   refused(64, 64, 64, {bytes, Fp8Format::e4m3_fnuz, scale, 64}, e4, 64, "e4m3_fnuz");
   refused(64, 64, 64, {bytes, Fp8Format::e4m3, scale, 32}, e4, 64, "at least k");

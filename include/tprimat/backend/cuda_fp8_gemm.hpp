@@ -51,14 +51,14 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
               Fp8Accumulation accumulation, gpu::Stream stream);
 
 /// The explicit instantiations for bf16 and fp32 D (in the TU that compiles Cuda::gemm, src/).
-#define TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS()                                                     \
-  template void ::tprimat::backend::fp8_gemm<::tprimat::gpu::bf16>(                             \
-      std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,           \
+#define TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS()                                                   \
+  template void ::tprimat::backend::fp8_gemm<::tprimat::gpu::bf16>(                            \
+      std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,          \
       const ::tprimat::backend::Fp8Matrix&, float, float, ::tprimat::gpu::bf16*, std::int64_t, \
-      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream);                             \
-  template void ::tprimat::backend::fp8_gemm<float>(                                            \
-      std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,           \
-      const ::tprimat::backend::Fp8Matrix&, float, float, float*, std::int64_t,                 \
+      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream);                            \
+  template void ::tprimat::backend::fp8_gemm<float>(                                           \
+      std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,          \
+      const ::tprimat::backend::Fp8Matrix&, float, float, float*, std::int64_t,                \
       ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream)
 
 }  // namespace tprimat::backend

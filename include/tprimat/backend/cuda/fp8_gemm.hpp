@@ -30,10 +30,14 @@ namespace tprimat::backend::detail::cublaslt {
 
 inline const char* fp8_name(kernels::Fp8Format f) {
   switch (f) {
-    case kernels::Fp8Format::e4m3: return "e4m3";
-    case kernels::Fp8Format::e5m2: return "e5m2";
-    case kernels::Fp8Format::e4m3_fnuz: return "e4m3_fnuz";
-    case kernels::Fp8Format::e5m2_fnuz: return "e5m2_fnuz";
+    case kernels::Fp8Format::e4m3:
+      return "e4m3";
+    case kernels::Fp8Format::e5m2:
+      return "e5m2";
+    case kernels::Fp8Format::e4m3_fnuz:
+      return "e4m3_fnuz";
+    case kernels::Fp8Format::e5m2_fnuz:
+      return "e5m2_fnuz";
   }
   return "?";
 }
@@ -161,7 +165,7 @@ inline void set_scales(cublasLtMatmulDesc_t op, const Fp8Matrix& a, const Fp8Mat
 }
 
 inline std::unique_ptr<Fp8Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
-                                               const Fp8Matrix& b, cublasLtHandle_t handle) {
+                                              const Fp8Matrix& b, cublasLtHandle_t handle) {
   auto plan = std::make_unique<Fp8Plan>();
   check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
         "cublasLtMatmulDescCreate", key);
@@ -211,20 +215,20 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
               Fp8Accumulation accumulation, gpu::Stream stream) {
   namespace lt = detail::cublaslt;
   lt::Fp8Key key{m,
-                       n,
-                       k,
-                       a.ld,
-                       b.ld,
-                       ldd,
-                       a.format,
-                       b.format,
-                       lt::out_type<Out>,
-                       beta != 0.0f,
-                       accumulation == Fp8Accumulation::fast,
-                       lt::alignment(a.data),
-                       lt::alignment(b.data),
-                       lt::alignment(d),
-                       0};
+                 n,
+                 k,
+                 a.ld,
+                 b.ld,
+                 ldd,
+                 a.format,
+                 b.format,
+                 lt::out_type<Out>,
+                 beta != 0.0f,
+                 accumulation == Fp8Accumulation::fast,
+                 lt::alignment(a.data),
+                 lt::alignment(b.data),
+                 lt::alignment(d),
+                 0};
   // Checked before the device is asked: a refused shape is refused the same with no GPU.
   lt::check_fp8_shape(key, sizeof(Out));
   if (!a.data || !b.data || !d)
@@ -237,7 +241,8 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
   lt::Fp8Cache& cc = lt::fp8_cache();
   std::unique_lock lock(cc.mutex);
   auto p = cc.plans.find(key);
-  if (p == cc.plans.end()) p = cc.plans.emplace(key, lt::make_fp8_plan(key, a, b, dev.handle)).first;
+  if (p == cc.plans.end())
+    p = cc.plans.emplace(key, lt::make_fp8_plan(key, a, b, dev.handle)).first;
   lt::Fp8Plan& plan = *p->second;
   lock.unlock();
 
