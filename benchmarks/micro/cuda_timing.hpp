@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
 
 namespace tprimat::gpu_bench {
 
@@ -90,6 +92,29 @@ inline void fill_normal(bf16* p, std::size_t n, std::uint64_t seed, cudaStream_t
     Cuda::init_normal(scratch.data(), static_cast<std::int64_t>(len), stddev, seed, first, stream);
     Cuda::to_bf16(scratch.data(), p + first, static_cast<std::int64_t>(len), stream);
   }
+}
+
+/// `n` random FP8 bytes of format `f`, every finite value about equally likely (a NaN or infinity
+/// pattern is moved to the finite byte with bit 6 cleared), drawn on the host by splitmix64 and
+/// uploaded: a pass of ~0.1 s over the largest operand, outside the timings.
+inline void fill_fp8(std::uint8_t* p, std::size_t n, kernels::Fp8Format f, std::uint64_t seed,
+                     cudaStream_t stream) {
+  std::array<std::uint8_t, 256> finite{};
+  for (int b = 0; b < 256; ++b) {
+    const bool ok = std::isfinite(kernels::fp8_to_float(std::uint8_t(b), f));
+    finite[b] = static_cast<std::uint8_t>(ok ? b : b ^ 0x40);
+  }
+  std::vector<std::uint8_t> host(n);
+  std::uint64_t state = seed;
+  for (std::size_t i = 0; i < n; i += 8) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (std::size_t j = i; j < std::min(n, i + 8); ++j, z >>= 8) host[j] = finite[z & 0xff];
+  }
+  gpu_check(cudaMemcpyAsync(p, host.data(), n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+  gpu_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (fill_fp8)");
 }
 
 /// `calls` calls call(0), call(1), ... (the callee picks its input set from the index) captured
@@ -211,10 +236,12 @@ std::vector<double> sample_calls(cudaStream_t stream, int sets, int replays, Cal
 
 /// The two ceilings of METHOD.md, measured on this device once per process at first use
 /// (defined in ceiling_cuda_bench.cpp): a 1 GiB device-to-device copy, counting bytes read plus
-/// bytes written, and an 8192^3 bf16 GEMM through Cuda::gemm; medians of 10 replays.
+/// bytes written, and an 8192^3 bf16 GEMM through Cuda::gemm; medians of 10 replays. Beside them
+/// the FP8 GEMMs' own: 8192^3 E4M3 x E4M3 -> bf16 with fast accumulation through fp8_gemm.
 struct Ceilings {
   double copy_gbps = 0;
   double gemm_tflops = 0;
+  double fp8_gemm_tflops = 0;
 };
 const Ceilings& ceilings();
 

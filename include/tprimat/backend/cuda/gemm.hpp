@@ -90,8 +90,10 @@ inline std::string describe(const Key& key) {
                        cublasLtGetStatusName(status) + " (" + cublasLtGetStatusString(status) +
                        ")");
 }
-/// The shape is formatted only on failure: no string work on the hot path.
-inline void check(cublasStatus_t status, const char* call, const Key& key) {
+/// The shape is formatted only on failure: no string work on the hot path. Any plan key with a
+/// describe() overload (Key here, Fp8Key in cuda/fp8_gemm.hpp).
+template <class AnyKey>
+void check(cublasStatus_t status, const char* call, const AnyKey& key) {
   if (status != CUBLAS_STATUS_SUCCESS) fail(status, call, describe(key));
 }
 
@@ -143,15 +145,15 @@ inline Cache& cache() {
   return *c;
 }
 
-template <class T>
+template <class T, class AnyKey>
 void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value,
-         const Key& key) {
+         const AnyKey& key) {
   check(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
         "cublasLtMatmulDescSetAttribute", key);
 }
-template <class T>
+template <class T, class AnyKey>
 void set(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const T& value,
-         const Key& key) {
+         const AnyKey& key) {
   check(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
         "cublasLtMatmulPreferenceSetAttribute", key);
 }
@@ -246,6 +248,18 @@ TPRIMAT_GPU_INLINE void Cuda::gemm_prepare(Stream stream) {
 
 namespace detail::cublaslt {
 
+/// `device`'s handle and workspace, prepared at first use (Cuda::gemm_prepare).
+inline DeviceGemm device_gemm(int device, Cuda::Stream stream) {
+  Cache& cc = cache();
+  {
+    std::lock_guard lock(cc.mutex);
+    if (auto d = cc.devices.find(device); d != cc.devices.end()) return d->second;
+  }
+  Cuda::gemm_prepare(stream);  // throws, with the fix, when the stream is being captured
+  std::lock_guard lock(cc.mutex);
+  return cc.devices.at(device);
+}
+
 /// D = op(A) op(B) + beta C (+ bias): Cuda::gemm (C is D) and Cuda::gemm_add (C read from
 /// another buffer of D's layout) share it.
 template <class Out>
@@ -275,16 +289,9 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
                          ": sizes must be positive and each leading dimension at least its "
                          "row length");
 
+  const DeviceGemm dev = device_gemm(device, stream);
   Cache& cc = cache();
   std::unique_lock lock(cc.mutex);
-  auto d = cc.devices.find(device);
-  if (d == cc.devices.end()) {
-    lock.unlock();
-    Cuda::gemm_prepare(stream);  // throws, with the fix, when the stream is being captured
-    lock.lock();
-    d = cc.devices.find(device);
-  }
-  const DeviceGemm dev = d->second;
   auto p = cc.plans.find(key);
   if (p == cc.plans.end()) p = cc.plans.emplace(key, make_plan(key, dev.handle)).first;
   Plan& plan = *p->second;

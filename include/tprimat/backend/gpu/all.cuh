@@ -19,5 +19,6 @@
 #include "tprimat/backend/cuda/cudnn_attention.hpp"
 #include "tprimat/backend/cuda/cupti_collector.hpp"
 #include "tprimat/backend/cuda/device_info.hpp"
+#include "tprimat/backend/cuda/fp8_gemm.hpp"
 #include "tprimat/backend/cuda/gemm.hpp"
 #endif
