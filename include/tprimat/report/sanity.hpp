@@ -19,6 +19,10 @@ namespace tprimat::report {
 /// both count the same model FLOPs, so more than this means the configuration read is wrong.
 inline constexpr double log_tflops_tolerance = 0.10;
 
+/// What no GPU reaches a device in the precisions training uses (dense bf16 or FP8; the fastest
+/// announced are near 5,000 FP8): the bound for a result whose device has no peak in the table.
+inline constexpr double implausible_tflops_per_gpu = 10'000;
+
 /// What the check needs of one result.
 struct SanityFigures {
   double tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< PaLM, as computed
@@ -65,6 +69,12 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
       device > 0 && device != f.mfu_peak_tflops && t > device)
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense bf16 peak of " +
                   f.device_name + " (" + num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+  // An unknown device has no peak to take MFU against; an absurd figure is still flagged.
+  if (f.mfu_peak_tflops <= 0 && dense_peak_tflops(f.device_name) <= 0 &&
+      t > implausible_tflops_per_gpu)
+    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU is more than any GPU reaches (" +
+                  num(implausible_tflops_per_gpu, 0) +
+                  "; the device has no peak in tprimat's table): a figure behind it is wrong");
   if (const double log = f.log_tflops_per_gpu;
       std::isfinite(log) && log > 0 && std::fabs(t - log) > log_tflops_tolerance * log)
     out.push_back("computed " + detail::tflops_text(t) +

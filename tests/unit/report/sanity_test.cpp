@@ -51,6 +51,15 @@ TEST(Sanity, LogDisagreement) {
   EXPECT_NE(sanity_warnings({300, 989.4, "x", 400})[0].find("by -25.0%"), std::string::npos);
 }
 
+TEST(Sanity, UnknownDeviceStillBoundsTheFigure) {
+  // An imported log of 1 ns steps on a device with no peak: 3e11 TFLOP/s a GPU.
+  EXPECT_TRUE(sanity_warnings({9000, 0, "unknown", nan}).empty());
+  const auto w = sanity_warnings({3e11, 0, "unknown", nan});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].find("300000000000.0 TFLOP/s/GPU is more than any GPU reaches (10000"), 0u)
+      << w[0];
+}
+
 TEST(Sanity, LogTokensDisagreement) {
   // A Primus log states tokens/s a GPU: a wrong GPU count shows there whatever the model.
   EXPECT_TRUE(sanity_warnings({nan, 989.4, "x", nan, 6603.3 * 1.05, 6603.3}).empty());
