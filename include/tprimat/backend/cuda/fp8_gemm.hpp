@@ -12,7 +12,6 @@
 
 #include <cublasLt.h>
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,9 +56,7 @@ struct Fp8Key {
 struct Fp8KeyHash {
   std::size_t operator()(const Fp8Key& key) const {
     std::size_t h = 0;
-    auto mix = [&h](std::uint64_t v) {
-      h ^= std::hash<std::uint64_t>{}(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    };
+    auto mix = [&h](std::uint64_t v) { hash_mix(h, v); };
     for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldd}) mix(std::uint64_t(v));
     mix(std::uint64_t(key.format_a) | std::uint64_t(key.format_b) << 4 |
         std::uint64_t(key.accumulate) << 8 | std::uint64_t(key.fast) << 9 |
@@ -124,29 +121,12 @@ inline void check_fp8_scales(const Fp8Key& key, const void* scale_a, const void*
                            "others); give each tensor's scale_inv its own 16-byte slot");
 }
 
-/// An FP8 shape's descriptors and algorithm; the scale pointers are set per call under mutex.
-struct Fp8Plan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B, [k rows, n cols]
-  cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A, [k rows, m cols]
-  cublasLtMatrixLayout_t layout_d = nullptr;  // C and D: our D, [n rows, m cols]
-  cublasLtMatmulAlgo_t algo{};
-  std::mutex scale_mutex;
-
-  Fp8Plan() = default;
-  Fp8Plan(const Fp8Plan&) = delete;
-  Fp8Plan& operator=(const Fp8Plan&) = delete;
-  ~Fp8Plan() {
-    if (layout_d) cublasLtMatrixLayoutDestroy(layout_d);
-    if (layout_b) cublasLtMatrixLayoutDestroy(layout_b);
-    if (layout_a) cublasLtMatrixLayoutDestroy(layout_a);
-    if (op) cublasLtMatmulDescDestroy(op);
-  }
-};
-
+/// An FP8 shape's plan is a GEMM's (cuda/gemm.hpp's Plan: cuBLASLt's A is our B [k rows, n
+/// cols], its B our A [k rows, m cols], C and D our D [n rows, m cols]); the scale pointers are
+/// set per call under its call_mutex. Cached apart, under their own key.
 struct Fp8Cache {
   std::mutex mutex;
-  std::unordered_map<Fp8Key, std::unique_ptr<Fp8Plan>, Fp8KeyHash> plans;
+  std::unordered_map<Fp8Key, std::unique_ptr<Plan>, Fp8KeyHash> plans;
 };
 
 /// Never destroyed, as cache() (cuda/gemm.hpp).
@@ -164,9 +144,9 @@ inline void set_scales(cublasLtMatmulDesc_t op, const Fp8Matrix& a, const Fp8Mat
   set(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv), key);
 }
 
-inline std::unique_ptr<Fp8Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
+inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
                                               const Fp8Matrix& b, cublasLtHandle_t handle) {
-  auto plan = std::make_unique<Fp8Plan>();
+  auto plan = std::make_unique<Plan>();
   check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
         "cublasLtMatmulDescCreate", key);
   set(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, key);
@@ -177,29 +157,13 @@ inline std::unique_ptr<Fp8Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix
         "cublasLtMatrixLayoutCreate(B)", key);
   check(cublasLtMatrixLayoutCreate(&plan->layout_b, fp8_type(key.format_a), key.k, key.m, key.lda),
         "cublasLtMatrixLayoutCreate(A)", key);
-  check(cublasLtMatrixLayoutCreate(&plan->layout_d, key.out, key.n, key.m, key.ldd),
+  check(cublasLtMatrixLayoutCreate(&plan->layout_c, key.out, key.n, key.m, key.ldd),
         "cublasLtMatrixLayoutCreate(D)", key);
 
-  Preference pref;
-  check(cublasLtMatmulPreferenceCreate(&pref.p), "cublasLtMatmulPreferenceCreate", key);
-  const std::uint64_t workspace = Cuda::gemm_workspace_bytes;
-  set(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_d, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_d, key);
-
-  std::array<cublasLtMatmulHeuristicResult_t, 8> results{};
-  int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle, plan->op, plan->layout_a, plan->layout_b, plan->layout_d, plan->layout_d, pref.p,
-      int(results.size()), results.data(), &returned);
-  if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic", key);
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
-      plan->algo = results[i].algo;
-      return plan;
-    }
+  // Operands swapped: cuBLASLt's A is our B.
+  if (const auto algo = best_algorithm(*plan, handle, key.align_b, key.align_a, key.align_d, key)) {
+    plan->algo = *algo;
+    return plan;
   }
   throw core::RunError("cuBLASLt has no FP8 algorithm for " + describe(key) +
                        " (FP8 GEMMs need compute capability 8.9 or later)");
@@ -243,13 +207,13 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
   auto p = cc.plans.find(key);
   if (p == cc.plans.end())
     p = cc.plans.emplace(key, lt::make_fp8_plan(key, a, b, dev.handle)).first;
-  lt::Fp8Plan& plan = *p->second;
+  lt::Plan& plan = *p->second;
   lock.unlock();
 
-  std::lock_guard scale_lock(plan.scale_mutex);
+  std::lock_guard scale_lock(plan.call_mutex);
   lt::set_scales(plan.op, a, b, key);
   lt::check(cublasLtMatmul(dev.handle, plan.op, &alpha, b.data, plan.layout_a, a.data,
-                           plan.layout_b, &beta, d, plan.layout_d, d, plan.layout_d, &plan.algo,
+                           plan.layout_b, &beta, d, plan.layout_c, d, plan.layout_c, &plan.algo,
                            dev.workspace, Cuda::gemm_workspace_bytes, stream),
             "cublasLtMatmul", key);
 }

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -57,12 +58,15 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
+/// Folds `v` into hash `h` (boost's hash_combine): the plan keys' hashes (Key, Fp8Key).
+inline void hash_mix(std::size_t& h, std::uint64_t v) {
+  h ^= std::hash<std::uint64_t>{}(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+}
+
 struct KeyHash {
   std::size_t operator()(const Key& key) const {
     std::size_t h = 0;
-    auto mix = [&h](std::uint64_t v) {
-      h ^= std::hash<std::uint64_t>{}(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    };
+    auto mix = [&h](std::uint64_t v) { hash_mix(h, v); };
     for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc}) mix(std::uint64_t(v));
     mix((std::uint64_t(key.trans_a) << 0) | (std::uint64_t(key.trans_b) << 1) |
         (std::uint64_t(key.accumulate) << 2) | (std::uint64_t(key.bias) << 3) |
@@ -97,15 +101,16 @@ void check(cublasStatus_t status, const char* call, const AnyKey& key) {
   if (status != CUBLAS_STATUS_SUCCESS) fail(status, call, describe(key));
 }
 
-/// A shape's cuBLASLt descriptors and algorithm: created once, read-only afterwards except for
-/// the bias pointer, which lives in the matmul descriptor and is set per call under bias_mutex.
+/// A shape's cuBLASLt descriptors and algorithm (a GEMM's, or an FP8 GEMM's: cuda/fp8_gemm.hpp):
+/// created once, read-only afterwards except for the pointers that live in the matmul descriptor
+/// and are set per call under call_mutex (a GEMM's bias, an FP8 GEMM's scales).
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B
   cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A
-  cublasLtMatrixLayout_t layout_c = nullptr;  // C and D: our C, [n rows, m cols], ld ldc
+  cublasLtMatrixLayout_t layout_c = nullptr;  // C and D: our C (or D), [n rows, m cols]
   cublasLtMatmulAlgo_t algo{};
-  std::mutex bias_mutex;
+  std::mutex call_mutex;
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -158,6 +163,35 @@ void set(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t a
         "cublasLtMatmulPreferenceSetAttribute", key);
 }
 
+/// The heuristic's best algorithm for `plan`'s descriptors that fits the workspace, given the
+/// alignments of cuBLASLt's A, B and C/D; nullopt when cuBLASLt has none (the caller names why).
+template <class AnyKey>
+std::optional<cublasLtMatmulAlgo_t> best_algorithm(const Plan& plan, cublasLtHandle_t handle,
+                                                   std::uint32_t align_a, std::uint32_t align_b,
+                                                   std::uint32_t align_c, const AnyKey& key) {
+  Preference pref;
+  check(cublasLtMatmulPreferenceCreate(&pref.p), "cublasLtMatmulPreferenceCreate", key);
+  const std::uint64_t workspace = Cuda::gemm_workspace_bytes;
+  set(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c, key);
+  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c, key);
+
+  // A few candidates: the first that fits the workspace is the heuristic's best that can run.
+  std::array<cublasLtMatmulHeuristicResult_t, 8> results{};
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle, plan.op, plan.layout_a, plan.layout_b, plan.layout_c, plan.layout_c, pref.p,
+      int(results.size()), results.data(), &returned);
+  // NOT_SUPPORTED means no candidate: the caller answers with the likely cause.
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic", key);
+  for (int i = 0; i < returned; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace)
+      return results[i].algo;
+  return std::nullopt;
+}
+
 inline std::unique_ptr<Plan> make_plan(const Key& key, cublasLtHandle_t handle) {
   auto plan = std::make_unique<Plan>();
   check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
@@ -184,28 +218,10 @@ inline std::unique_ptr<Plan> make_plan(const Key& key, cublasLtHandle_t handle) 
   check(cublasLtMatrixLayoutCreate(&plan->layout_c, key.out, key.n, key.m, key.ldc),
         "cublasLtMatrixLayoutCreate(C)", key);
 
-  Preference pref;
-  check(cublasLtMatmulPreferenceCreate(&pref.p), "cublasLtMatmulPreferenceCreate", key);
-  const std::uint64_t workspace = Cuda::gemm_workspace_bytes;
-  set(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c, key);
-  set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c, key);
-
-  // A few candidates: the first that fits the workspace is the heuristic's best that can run.
-  std::array<cublasLtMatmulHeuristicResult_t, 8> results{};
-  int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle, plan->op, plan->layout_a, plan->layout_b, plan->layout_c, plan->layout_c, pref.p,
-      int(results.size()), results.data(), &returned);
-  // NOT_SUPPORTED means no candidate: answered below with the likely cause.
-  if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic", key);
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
-      plan->algo = results[i].algo;
-      return plan;
-    }
+  // Operands swapped: cuBLASLt's A is our B.
+  if (const auto algo = best_algorithm(*plan, handle, key.align_b, key.align_a, key.align_c, key)) {
+    plan->algo = *algo;
+    return plan;
   }
   throw core::RunError("cuBLASLt has no algorithm for " + describe(key) +
                        " (bf16 operands, fp32 compute" +
@@ -305,7 +321,7 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
           "cublasLtMatmul", key);
   };
   if (bias) {
-    std::lock_guard bias_lock(plan.bias_mutex);
+    std::lock_guard bias_lock(plan.call_mutex);
     set(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
     launch();
   } else {
