@@ -24,7 +24,6 @@
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
-#include "tprimat/report/sanity.hpp"
 #include "number_option.hpp"
 
 namespace tprimat::cli {
@@ -229,8 +228,10 @@ inline std::vector<std::string> import_inputs(const std::vector<std::string>& ar
 /// One imported log and where its result goes.
 struct ImportedLog {
   std::string log;
-  nlohmann::json doc;
+  nlohmann::json doc;  ///< as write_result puts it on disk (bench::as_written), once checked
   std::filesystem::path path;
+  /// What the result replaces: nullopt for nothing, else the differences from the old one.
+  std::optional<std::vector<std::string>> replaced;
 };
 
 }  // namespace detail
@@ -263,7 +264,7 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
     throw core::InputError("nothing imported: " + why);
   }
   for (std::size_t i = 0; i < imported.size(); ++i) {
-    const auto& a = imported[i];
+    auto& a = imported[i];
     for (std::size_t j = 0; j < i; ++j)
       if (imported[j].path == a.path)
         throw core::InputError(
@@ -275,32 +276,33 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
                              "remove it, or pass another --output-dir");
     // A log whose figures make a result the schema refuses is bad input, refused before any
     // result is written (write_result would refuse it after the others were on disk).
-    if (const auto why = bench::result_error(bench::as_written(a.doc)))
+    a.doc = bench::as_written(std::move(a.doc));
+    if (const auto why = bench::result_error(a.doc))
       throw core::InputError(a.log + " gives a result that breaks schema/result.schema.json: " +
                                  *why,
                              "the log is damaged: repair or remove the lines behind that figure");
-    if (o.overwrite) continue;
-    if (const auto diff = bench::existing_result_differences(a.path, a.doc); diff && !diff->empty())
-      throw bench::ResultConflict(bench::conflict_message(a.path, *diff));
+    a.replaced = bench::existing_result_differences(a.path, a.doc);
+    if (!o.overwrite && a.replaced && !a.replaced->empty())
+      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));
   }
   for (const auto& a : imported) report::prepare_output_dir(a.path.parent_path());
   for (const auto& a : imported) {
-    const auto replaced = bench::existing_result_differences(a.path, a.doc);
     bench::write_result(a.path, a.doc);
     std::string note;
-    if (replaced && replaced->empty()) {
+    if (a.replaced && a.replaced->empty()) {
       note = "; replaced the previous result of this configuration";
-    } else if (replaced) {
+    } else if (a.replaced) {
       note = "; replaced a result of another configuration (--overwrite):";
-      for (const auto& d : *replaced) note += " " + d + ",";
+      for (const auto& d : *a.replaced) note += " " + d + ",";
       note.pop_back();
     }
     std::printf("imported %s (%d iterations, %d measured): wrote %s%s\n", a.log.c_str(),
                 a.doc["imported"]["iterations_found"].get<int>(),
                 a.doc["performance_metrics"]["measured_steps"].get<int>(), a.path.c_str(),
                 note.c_str());
-    for (const auto& w : report::sanity_warnings(report::sanity_figures(a.doc)))
-      std::fprintf(stderr, "tprimat: warning: %s: %s\n", a.path.c_str(), w.c_str());
+    for (const auto& w : a.doc["warnings"])  // made by as_written
+      std::fprintf(stderr, "tprimat: warning: %s: %s\n", a.path.c_str(),
+                   w.get<std::string>().c_str());
   }
   for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
   return 0;
