@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Precision: bf16 or FP8's hybrid recipe (delayed or current scaling), as NeMo and Transformer
+// Engine name them; which decoder layers run their linear projections in FP8. docs/fp8.md says
+// exactly what is cast where, for the device engine and the CPU emulation alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tprimat::train {
+
+enum class Precision : std::uint8_t { bf16, fp8 };
+
+/// How an FP8 tensor's per-tensor scale is chosen (Transformer Engine's recipes).
+enum class Fp8Recipe : std::uint8_t {
+  delayed,  ///< DelayedScaling: from the max over an amax history of past steps
+  current,  ///< Float8CurrentScaling: from the amax of the tensor being cast
+};
+
+/// The FP8 recipe's settings. Both recipes are "hybrid": E4M3 forward (activations, weights),
+/// E5M2 backward (gradients). The defaults are NeMo's bf16_with_fp8_mixed (history 1024, max
+/// over it, margin 0) and its current-scaling recipe (first and last decoder layers in bf16).
+struct Fp8Settings {
+  Fp8Recipe recipe = Fp8Recipe::delayed;
+  int amax_history = 1024;  ///< delayed: optimizer steps of amax kept per tensor
+  int margin = 0;           ///< scale = max_finite / amax / 2^margin
+  /// Decoder layers kept in bf16 at each end of the model (NeMo's current-scaling recipe: 1).
+  int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
+};
+
+struct PrecisionConfig {
+  Precision precision = Precision::bf16;
+  Fp8Settings fp8;
+
+  bool is_fp8() const { return precision == Precision::fp8; }
+  /// Whether decoder layer `layer` (0-based, of the model's `layers`) runs its linear
+  /// projections in FP8.
+  bool layer_in_fp8(int layer, int layers) const {
+    if (!is_fp8()) return false;
+    const int ends = fp8.bf16_layers_at_each_end();
+    return layer >= ends && layer < layers - ends;
+  }
+  /// The name a result records in training_config.precision: "bf16", "fp8-hybrid-delayed" or
+  /// "fp8-hybrid-current".
+  std::string name() const {
+    if (!is_fp8()) return "bf16";
+    return fp8.recipe == Fp8Recipe::delayed ? "fp8-hybrid-delayed" : "fp8-hybrid-current";
+  }
+};
+
+inline const char* recipe_name(Fp8Recipe r) {
+  return r == Fp8Recipe::delayed ? "delayed" : "current";
+}
+
+}  // namespace tprimat::train
