@@ -53,15 +53,20 @@ struct WarmStep {
       step.run(tokens);
     }
   }
-  /// A buffer for one step's tokens: mbs x (seq + 1).
+  /// A buffer for one step's tokens: grad_accum x mbs x (seq + 1).
   std::vector<std::int32_t> batch() const {
-    return std::vector<std::int32_t>(static_cast<std::size_t>(step.shape().mbs) *
-                                     (step.shape().seq + 1));
+    return std::vector<std::int32_t>(static_cast<std::size_t>(step.shape().grad_accum) *
+                                     step.shape().mbs * (step.shape().seq + 1));
   }
-  /// The corpus's next batch into `tokens`.
+  /// The corpus's next micro-batches into `tokens`.
   void next(std::vector<std::int32_t>& tokens) {
-    tprimat::data::fill_rank_batch(corpus, index++, step.shape().mbs, 0, 1, step.shape().seq,
-                                   tokens);
+    const std::size_t micro = std::size_t(step.shape().mbs) * (step.shape().seq + 1);
+    std::vector<std::int32_t> one(micro);
+    for (int m = 0; m < step.shape().grad_accum; ++m) {
+      tprimat::data::fill_rank_batch(corpus, index++, step.shape().mbs, 0, 1, step.shape().seq,
+                                     one);
+      std::copy(one.begin(), one.end(), tokens.begin() + std::ptrdiff_t(m * micro));
+    }
   }
 };
 
@@ -202,8 +207,57 @@ void BM_CudaStepHarness(benchmark::State& state) {
   if (marks) cudaStreamDestroy(marks);
 }
 
+// The step in bf16 and in FP8 (docs/fp8.md), micro-batches accumulated as a real step does (the
+// FP8 weights are cast once a step). Args: mbs, grad_accum, precision (0 bf16, 1 FP8 delayed,
+// 2 FP8 current). MFU against the bf16 dense peak and, named apart, the FP8 dense peak.
+template <md::ModelSpec M>
+void BM_CudaStepPrecision(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  tr::StepShape shape{static_cast<int>(state.range(0)), 2048, static_cast<int>(state.range(1)),
+                      layers};
+  tr::DeviceOptions options;
+  const auto choice = state.range(2);
+  if (choice > 0) {
+    options.precision.precision = tr::Precision::fp8;
+    options.precision.fp8.recipe = choice == 1 ? tr::Fp8Recipe::delayed : tr::Fp8Recipe::current;
+  }
+  const auto info = Cuda::device_info();
+  try {
+    WarmStep<M> warm(shape, options, 2);
+    auto& step = warm.step;
+    std::vector<std::int32_t> tokens = warm.batch();
+    for (auto _ : state) {
+      warm.next(tokens);
+      state.SetIterationTime(step.run(tokens).device_seconds);
+    }
+    const double tokens_per_step = double(shape.grad_accum) * shape.mbs * shape.seq;
+    const double flops =
+        md::flops_per_token(md::dims<M>().with_layers(layers), shape.seq) * tokens_per_step;
+    state.counters["tokens/s"] =
+        benchmark::Counter(tokens_per_step, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["TFLOP/s"] =
+        benchmark::Counter(flops * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
+    if (info.peak_tflops_dense > 0)
+      state.counters["MFU"] = benchmark::Counter(flops * 1e-12 / info.peak_tflops_dense,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["peak_GiB"] = double(step.peak_bytes()) / double(1ull << 30);
+    state.SetLabel(options.precision.name());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 template <md::ModelSpec M>
 void register_model() {
+  benchmark::RegisterBenchmark(("CudaStepPrecision/" + std::string(M::cli_name)).c_str(),
+                               &BM_CudaStepPrecision<M>)
+      ->ArgNames({"mbs", "accum", "precision"})
+      ->Args({2, 8, 0})
+      ->Args({2, 8, 1})
+      ->Args({2, 8, 2})
+      ->Unit(benchmark::kMillisecond)
+      ->UseManualTime()
+      ->Iterations(3);
   benchmark::RegisterBenchmark(("CudaStepBreakdown/" + std::string(M::cli_name)).c_str(),
                                &BM_CudaStepBreakdown<M>)
       ->ArgNames({"mbs", "attention"})

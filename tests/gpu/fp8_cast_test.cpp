@@ -256,19 +256,24 @@ TEST(GpuFp8Cast, CurrentScaleUpdate) {
   const std::vector<float> amax = {3.5f, 0.0f, inf, 1e-44f, 448.0f, 0.001953125f, 7.25e4f};
   const std::vector<float> previous = {2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f};
   const int count = static_cast<int>(amax.size());
-  for (const Fp8Format f : all_formats) {
-    DeviceBuffer<float> d_amax = upload<float>(amax, s);
-    DeviceBuffer<float> d_scale = upload<float>(previous, s);
-    DeviceBuffer<float> d_scale_inv(count, s);
-    Cuda::fp8_current_scale_update(d_amax.data(), count, f, 1, d_scale.data(), d_scale_inv.data(),
-                                   s);
-    const std::vector<float> scale = d_scale.download(), scale_inv = d_scale_inv.download();
-    for (int t = 0; t < count; ++t) {
-      const float want = kernels::fp8_reference_scale(amax[t], previous[t], f, 1);
-      EXPECT_EQ(scale[t], want) << "format " << int(f) << " amax " << amax[t];
-      EXPECT_EQ(scale_inv[t], 1.0f / want) << "format " << int(f) << " amax " << amax[t];
+  for (const Fp8Format f : all_formats)
+    for (const int stride : {1, 4}) {  // 4: each scale_inv on its own 16 bytes, as cuBLASLt's
+      DeviceBuffer<float> d_amax = upload<float>(amax, s);
+      DeviceBuffer<float> d_scale = upload<float>(previous, s);
+      DeviceBuffer<float> d_scale_inv = upload<float>(std::vector<float>(count * stride, -1.0f), s);
+      Cuda::fp8_current_scale_update(d_amax.data(), count, f, 1, d_scale.data(),
+                                     d_scale_inv.data(), s, stride);
+      const std::vector<float> scale = d_scale.download(), scale_inv = d_scale_inv.download(),
+                               after = d_amax.download();
+      for (int t = 0; t < count; ++t) {
+        const float want = kernels::fp8_reference_scale(amax[t], previous[t], f, 1);
+        EXPECT_EQ(scale[t], want) << "format " << int(f) << " amax " << amax[t];
+        EXPECT_EQ(scale_inv[t * stride], 1.0f / want) << "format " << int(f) << " amax " << amax[t];
+        for (int gap = 1; gap < stride; ++gap)
+          EXPECT_EQ(scale_inv[t * stride + gap], -1.0f) << "between two strided scale_invs";
+        EXPECT_EQ(after[t], 0.0f) << "the amax is zeroed for the next pass to reduce into";
+      }
     }
-  }
 }
 
 }  // namespace

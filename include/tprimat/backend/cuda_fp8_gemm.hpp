@@ -43,22 +43,28 @@ enum class Fp8Accumulation : std::uint8_t {
 /// rule): m, n, k positive multiples of 16; a.ld and b.ld multiples of 16 and at least k; ldd a
 /// multiple of 16 bytes' worth of Out and at least n; every pointer, the scale pointers included,
 /// 16-byte aligned.
+/// `c` (optional): beta scales c instead of D's old contents (D = alpha A B^T + beta c, same
+/// layout as D): a residual added on the way, with no copy. `bias` (optional, bf16 D only): a
+/// bf16 bias[n] added to every row (cuBLASLt's BIAS epilogue).
 /// Plans are cached per shape as Cuda::gemm's; the handle and workspace are Cuda::gemm's (call
 /// Cuda::gemm_prepare before capture; GEMMs on one device must be stream-ordered).
 template <class Out>
 void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a,
               const Fp8Matrix& b, float alpha, float beta, Out* d, std::int64_t ldd,
-              Fp8Accumulation accumulation, gpu::Stream stream);
+              Fp8Accumulation accumulation, gpu::Stream stream, const Out* c = nullptr,
+              const gpu::bf16* bias = nullptr);
 
 /// The explicit instantiations for bf16 and fp32 D (in the TU that compiles Cuda::gemm, src/).
 #define TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS()                                                   \
   template void ::tprimat::backend::fp8_gemm<::tprimat::gpu::bf16>(                            \
       std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,          \
       const ::tprimat::backend::Fp8Matrix&, float, float, ::tprimat::gpu::bf16*, std::int64_t, \
-      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream);                            \
+      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream, const ::tprimat::gpu::bf16*, \
+      const ::tprimat::gpu::bf16*);                                                            \
   template void ::tprimat::backend::fp8_gemm<float>(                                           \
       std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,          \
       const ::tprimat::backend::Fp8Matrix&, float, float, float*, std::int64_t,                \
-      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream)
+      ::tprimat::backend::Fp8Accumulation, ::tprimat::gpu::Stream, const float*,               \
+      const ::tprimat::gpu::bf16*)
 
 }  // namespace tprimat::backend

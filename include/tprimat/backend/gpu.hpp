@@ -204,14 +204,17 @@ struct Gpu {
   /// Delayed scaling of `count` tensors of one format: amax_history [count, history] rolls by one
   /// (entry 0 takes amax[t], the oldest drops), scale[t] = max_finite / max(history) / 2^margin
   /// (kept where that max is 0 or not finite), scale_inv[t] = 1 / scale[t], amax[t] = 0.
-  /// Transformer Engine's DelayedScaling defaults: history 1024, max, margin 0.
+  /// Transformer Engine's DelayedScaling defaults: history 1024, max, margin 0. Tensor t's
+  /// scale_inv is scale_inv[t * scale_inv_stride] (4: each on its own 16 bytes, as cuBLASLt
+  /// takes scale pointers).
   static void fp8_delayed_scale_update(float* amax_history, int history, float* amax, int count,
                                        kernels::Fp8Format format, int margin, float* scale,
-                                       float* scale_inv, Stream stream);
-  /// Current scaling: scale[t] from this step's amax[t] by the same rule, scale_inv[t] = 1 / it.
-  static void fp8_current_scale_update(const float* amax, int count, kernels::Fp8Format format,
-                                       int margin, float* scale, float* scale_inv,
-                                       Stream stream);
+                                       float* scale_inv, Stream stream, int scale_inv_stride = 1);
+  /// Current scaling: scale[t] from this step's amax[t] by the same rule, scale_inv (strided as
+  /// above) = 1 / it; amax[t] = 0 after.
+  static void fp8_current_scale_update(float* amax, int count, kernels::Fp8Format format,
+                                       int margin, float* scale, float* scale_inv, Stream stream,
+                                       int scale_inv_stride = 1);
 
   // ---- initialisation (backend/gpu/init.cuh) -----------------------------------------------------
   /// p[i] = stddev * N(0, 1), drawn from a counter hash of (seed, first + i): the same weights

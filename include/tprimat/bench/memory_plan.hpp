@@ -8,6 +8,7 @@
 
 #include "tprimat/model/counts.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/train/precision.hpp"
 
 namespace tprimat::bench {
 
@@ -23,6 +24,8 @@ struct MemoryPlanInput {
   bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
+  /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
+  train::PrecisionConfig precision;
 };
 
 /// Bytes per GPU, for the busiest pipeline stage (the first holds the embedding and the most
@@ -36,6 +39,10 @@ struct MemoryPlan {
   double adam_moments = 0;  ///< fp32 first and second moments
   double activations = 0;   ///< saved for backward, all in-flight micro-batches
   double logits = 0;        ///< vocab-parallel logits and their gradient
+  /// FP8 runs: each FP8 layer's weights cast and transposed (2 bytes a projection weight), the
+  /// transposed inputs kept for the weight gradients (per in-flight micro-batch) and the casts'
+  /// scratch.
+  double fp8 = 0;
   double workspace = 0;
   double total = 0;
   std::int64_t params = 0;  ///< parameters held by this rank
@@ -52,6 +59,27 @@ constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
   const double saved = b * (4 * h + 2 * q + 2 * kv + 3 * f);
   const double stats = 4.0 * (double(d.heads) / in.tp + 2);  // fp32 logsumexp and norm rstd
   return saved + stats;
+}
+
+/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate).
+constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_flight) {
+  if (fp8_layers <= 0) return 0.0;
+  const auto& d = in.dims;
+  const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
+               f = double(d.ffn) / in.tp, tokens = double(in.mbs) * in.seq;
+  const double projection_weights = 2 * h * q + 2 * h * kv + 3 * h * f;
+  const double weights = 2.0 * projection_weights;          // rows and transpose, a byte each
+  const double kept = tokens * (h + q + h + f);             // x_qkv, x_o, x_mlp, x_down
+  const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
+  const double scratch = 5.0 * tokens * widest;             // an input's rows, two gradient pairs
+  return fp8_layers * (weights + in_flight * kept) + scratch;
+}
+
+/// How many of a stage's layers [begin, begin + count) run in FP8.
+constexpr int fp8_layers_of(const MemoryPlanInput& in, int begin, int count) {
+  int n = 0;
+  for (int l = begin; l < begin + count; ++l) n += in.precision.layer_in_fp8(l, in.dims.layers);
+  return n;
 }
 
 constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last) {
@@ -73,9 +101,11 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last
   m.activations = tokens * in_flight *
                   (layers_here * layer_activation_bytes_per_token(in) + d.hidden * 4.0);
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
+  const int begin = first ? 0 : d.layers - layers_here;
+  m.fp8 = fp8_bytes(in, fp8_layers_of(in, begin, layers_here), in_flight);
   m.workspace = in.workspace_bytes;
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
-            m.workspace;
+            m.fp8 + m.workspace;
   return m;
 }
 

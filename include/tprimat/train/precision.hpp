@@ -26,17 +26,17 @@ struct Fp8Settings {
   int amax_history = 1024;  ///< delayed: optimizer steps of amax kept per tensor
   int margin = 0;           ///< scale = max_finite / amax / 2^margin
   /// Decoder layers kept in bf16 at each end of the model (NeMo's current-scaling recipe: 1).
-  int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
+  constexpr int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
 };
 
 struct PrecisionConfig {
   Precision precision = Precision::bf16;
   Fp8Settings fp8;
 
-  bool is_fp8() const { return precision == Precision::fp8; }
+  constexpr bool is_fp8() const { return precision == Precision::fp8; }
   /// Whether decoder layer `layer` (0-based, of the model's `layers`) runs its linear
   /// projections in FP8.
-  bool layer_in_fp8(int layer, int layers) const {
+  constexpr bool layer_in_fp8(int layer, int layers) const {
     if (!is_fp8()) return false;
     const int ends = fp8.bf16_layers_at_each_end();
     return layer >= ends && layer < layers - ends;

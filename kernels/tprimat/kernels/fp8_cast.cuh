@@ -180,10 +180,12 @@ inline constexpr int fp8_scale_threads = 256;
 /// step's amax, the oldest drops out), the scale follows from the history's max, scale_inv =
 /// 1 / scale, and the step's amax is zeroed for the next step's casts to reduce into.
 /// `window` (h floats of dynamic shared memory) holds the old history while it is rewritten.
+/// Tensor t's scale_inv is scale_inv[t * inv_stride]: cuBLASLt takes a scale pointer only on a
+/// 16-byte boundary, so each tensor's gets its own 16 bytes (stride 4).
 template <Fp8Format F>
 __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_scale_threads) void fp8_delayed_scale_kernel(
     float* __restrict__ history, int h, float* __restrict__ amax, int margin,
-    float* __restrict__ scale, float* __restrict__ scale_inv) {
+    float* __restrict__ scale, float* __restrict__ scale_inv, int inv_stride) {
   extern __shared__ float window[];
   __shared__ float scratch[gpu::warp_size];
   const int tensor = blockIdx.x;
@@ -200,22 +202,24 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_scale_threads) void fp8_delayed_scale_kerne
   if (threadIdx.x == 0) {
     const float next = fp8_scale_from_amax<F>(m, scale[tensor], margin);
     scale[tensor] = next;
-    scale_inv[tensor] = 1.0f / next;
+    scale_inv[static_cast<std::int64_t>(tensor) * inv_stride] = 1.0f / next;
     amax[tensor] = 0.0f;
   }
 }
 
 /// Current scaling: each tensor's scale from this step's amax (computed by a cast or amax pass
-/// before the cast that uses it), one thread per tensor.
+/// before the cast that uses it), one thread per tensor; the amax is zeroed for the next pass
+/// to reduce into. scale_inv strided as the delayed kernel's.
 template <Fp8Format F>
 __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_scale_threads) void fp8_current_scale_kernel(
-    const float* __restrict__ amax, int count, int margin, float* __restrict__ scale,
-    float* __restrict__ scale_inv) {
+    float* __restrict__ amax, int count, int margin, float* __restrict__ scale,
+    float* __restrict__ scale_inv, int inv_stride) {
   const int tensor = static_cast<int>(global_thread());
   if (tensor >= count) return;
   const float next = fp8_scale_from_amax<F>(amax[tensor], scale[tensor], margin);
   scale[tensor] = next;
-  scale_inv[tensor] = 1.0f / next;
+  scale_inv[static_cast<std::int64_t>(tensor) * inv_stride] = 1.0f / next;
+  amax[tensor] = 0.0f;
 }
 
 }  // namespace tprimat::kernels

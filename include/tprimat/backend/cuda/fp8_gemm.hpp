@@ -12,6 +12,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,7 +48,7 @@ struct Fp8Key {
   std::int64_t m, n, k, lda, ldb, ldd;
   kernels::Fp8Format format_a, format_b;
   cudaDataType_t out;
-  bool accumulate, fast;
+  bool accumulate, fast, bias;
   std::uint32_t align_a, align_b, align_d;
   int device;
   bool operator==(const Fp8Key&) const = default;
@@ -60,6 +61,7 @@ struct Fp8KeyHash {
     for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldd}) mix(std::uint64_t(v));
     mix(std::uint64_t(key.format_a) | std::uint64_t(key.format_b) << 4 |
         std::uint64_t(key.accumulate) << 8 | std::uint64_t(key.fast) << 9 |
+        std::uint64_t(key.bias) << 10 |
         std::uint64_t(key.out) << 16 | std::uint64_t(key.device) << 32);
     mix(std::uint64_t(key.align_a) | std::uint64_t(key.align_b) << 16 |
         std::uint64_t(key.align_d) << 32);
@@ -75,6 +77,7 @@ inline std::string describe(const Fp8Key& key) {
                   " out=" + (key.out == CUDA_R_16BF ? "bf16" : "fp32") +
                   (key.fast ? " fast-accumulation" : " split-accumulation");
   if (key.accumulate) s += " beta!=0";
+  if (key.bias) s += " bias";
   s += " on device " + std::to_string(key.device);
   return s;
 }
@@ -106,7 +109,8 @@ inline void check_fp8_shape(const Fp8Key& key, std::int64_t out_bytes) {
   if (key.ldd < key.n) refuse("ldd must be at least n");
   if ((key.ldd * out_bytes) % 16) refuse("ldd must be a multiple of 16 bytes of the output type");
   if (key.align_a < 16 || key.align_b < 16 || key.align_d < 16)
-    refuse("A, B and D must start on 16-byte boundaries");
+    refuse("A, B and D (and C when given) must start on 16-byte boundaries");
+  if (key.bias && out_bytes != 2) refuse("a bias needs a bf16 D (cuBLASLt's FP8 bias rule)");
 }
 
 /// cuBLASLt refuses a scale pointer off a 16-byte boundary at launch with a bare
@@ -153,6 +157,10 @@ inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a
   set(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, key);
   set(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(key.fast ? 1 : 0), key);
   set_scales(plan->op, a, b, key);
+  if (key.bias) {
+    set(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS, key);
+    set(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(CUDA_R_16BF), key);
+  }
   check(cublasLtMatrixLayoutCreate(&plan->layout_a, fp8_type(key.format_b), key.k, key.n, key.ldb),
         "cublasLtMatrixLayoutCreate(B)", key);
   check(cublasLtMatrixLayoutCreate(&plan->layout_b, fp8_type(key.format_a), key.k, key.m, key.lda),
@@ -176,8 +184,10 @@ namespace tprimat::backend {
 template <class Out>
 void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a,
               const Fp8Matrix& b, float alpha, float beta, Out* d, std::int64_t ldd,
-              Fp8Accumulation accumulation, gpu::Stream stream) {
+              Fp8Accumulation accumulation, gpu::Stream stream, const Out* c,
+              const gpu::bf16* bias) {
   namespace lt = detail::cublaslt;
+  if (c == nullptr) c = d;
   lt::Fp8Key key{m,
                  n,
                  k,
@@ -189,9 +199,10 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
                  lt::out_type<Out>,
                  beta != 0.0f,
                  accumulation == Fp8Accumulation::fast,
+                 bias != nullptr,
                  lt::alignment(a.data),
                  lt::alignment(b.data),
-                 lt::alignment(d),
+                 std::min(lt::alignment(d), lt::alignment(c)),
                  0};
   // Checked before the device is asked: a refused shape is refused the same with no GPU.
   lt::check_fp8_shape(key, sizeof(Out));
@@ -212,8 +223,10 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
 
   std::lock_guard scale_lock(plan.call_mutex);
   lt::set_scales(plan.op, a, b, key);
+  if (bias)
+    lt::set(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
   lt::check(cublasLtMatmul(dev.handle, plan.op, &alpha, b.data, plan.layout_a, a.data,
-                           plan.layout_b, &beta, d, plan.layout_c, d, plan.layout_c, &plan.algo,
+                           plan.layout_b, &beta, c, plan.layout_c, d, plan.layout_c, &plan.algo,
                            dev.workspace, Cuda::gemm_workspace_bytes, stream),
             "cublasLtMatmul", key);
 }

@@ -103,27 +103,27 @@ TPRIMAT_GPU_INLINE void Gpu::fp8_cast_transpose(const bf16* x, std::int64_t rows
 TPRIMAT_GPU_INLINE void Gpu::fp8_delayed_scale_update(float* amax_history, int history, float* amax,
                                                       int count, kernels::Fp8Format format,
                                                       int margin, float* scale, float* scale_inv,
-                                                      Stream stream) {
+                                                      Stream stream, int scale_inv_stride) {
   if (count <= 0 || history <= 0) return;
   const std::size_t window = sizeof(float) * static_cast<std::size_t>(history);
   detail::with_fp8_format(format, [&](auto f) {
     kernels::fp8_delayed_scale_kernel<decltype(f)::value>
         <<<static_cast<unsigned>(count), kernels::fp8_scale_threads, window, stream>>>(
-            amax_history, history, amax, margin, scale, scale_inv);
+            amax_history, history, amax, margin, scale, scale_inv, scale_inv_stride);
   });
   gpu_check(gpuGetLastError(), "fp8_delayed_scale_update");
 }
 
-TPRIMAT_GPU_INLINE void Gpu::fp8_current_scale_update(const float* amax, int count,
+TPRIMAT_GPU_INLINE void Gpu::fp8_current_scale_update(float* amax, int count,
                                                       kernels::Fp8Format format, int margin,
                                                       float* scale, float* scale_inv,
-                                                      Stream stream) {
+                                                      Stream stream, int scale_inv_stride) {
   if (count <= 0) return;
   constexpr int threads = kernels::fp8_scale_threads;
   detail::with_fp8_format(format, [&](auto f) {
     kernels::fp8_current_scale_kernel<decltype(f)::value>
         <<<gpu::blocks_for(count, threads), threads, 0, stream>>>(amax, count, margin, scale,
-                                                                  scale_inv);
+                                                                  scale_inv, scale_inv_stride);
   });
   gpu_check(gpuGetLastError(), "fp8_current_scale_update");
 }

@@ -20,6 +20,7 @@
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"
 #include "tprimat/train/device/captured_step.hpp"
+#include "tprimat/train/device/fp8_linears.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/gradient_sync.hpp"
 #include "tprimat/train/device/head.hpp"
@@ -88,6 +89,7 @@ class Engine {
     sync_.allocate(a);
     tp_.allocate(a);
     optimizer_.allocate(a, plan, sync_.plan.buckets);
+    fp8_.allocate(a, plan, options.precision);
     rope_.upload(plan);
     held_ = a.held;
     params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);
@@ -159,7 +161,7 @@ class Engine {
  private:
   Gemms gemms() { return Gemms{stream_, &timer_}; }
   DecoderLayer layer() {
-    return DecoderLayer{plan, params_, scratch_, rope_, *attention_, tp_, timer_, gemms()};
+    return DecoderLayer{plan, params_, scratch_, rope_, *attention_, tp_, timer_, fp8_, gemms()};
   }
   Head head() { return Head{plan, params_, acts_, scratch_, tp_, timer_, gemms()}; }
 
@@ -170,6 +172,9 @@ class Engine {
         1.0 / (double(plan.shape.grad_accum) * double(plan.n) * double(plan.dp)));
     timer_.mark("zero_grads");
     zero_gradients();
+    timer_.mark("fp8_cast");
+    fp8_.cast_weights(plan, params_, stream_);
+    timer_.mark("elementwise");
     if (pipeline_.active())
       pipeline_.run(
           plan, acts_, scratch_.dres.data(), stream_, timer_,
@@ -180,6 +185,8 @@ class Engine {
         forward(micro, 0, grad_scale);
         backward(micro, 0);
       }
+    timer_.mark("fp8_cast");
+    fp8_.end_step(stream_);
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
     timer_.mark("grad_norm");  // what is left of it: the join and the sum of the segments' partials
     sync_.join(stream_);
@@ -230,7 +237,7 @@ class Engine {
       const profile::Range layer_range("forward layer", l);
       float* next =
           l + 1 < plan.local_layers ? acts_.at(slot, l + 1).x.data() : acts_.stage_output(slot);
-      layers.forward(plan.table.layers[l], acts_.at(slot, l), next);
+      layers.forward(plan.table.layers[l], acts_.at(slot, l), next, l, slot);
     }
     if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
     head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale, io_.results.data(),
@@ -258,7 +265,7 @@ class Engine {
     DecoderLayer layers = layer();
     for (int l = plan.local_layers - 1; l >= 0; --l) {
       const profile::Range layer_range("backward layer", l);
-      layers.backward(plan.table.layers[l], acts_.at(slot, l), acc);
+      layers.backward(plan.table.layers[l], acts_.at(slot, l), acc, l, slot);
       if (last) sync_.reduce_segment(plan.layer_segment(l), grads, stream_);
     }
     if (!plan.first_stage) return;  // the pipeline sends dres, the stage input's gradient, back
@@ -282,6 +289,7 @@ class Engine {
   Activations acts_;
   Scratch scratch_;
   RopeTables rope_;
+  Fp8Linears fp8_;
   StepIO io_;
   std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges_;
   std::size_t held_ = 0;

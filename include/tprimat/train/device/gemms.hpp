@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/backend/cuda_fp8_gemm.hpp"  // on HIP: Fp8Matrix, Fp8Accumulation only
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
 
@@ -35,6 +37,26 @@ struct Gemms {
     const profile::Range range("gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     timer->mark("gemm");
     backend::Gpu::gemm_add<float>(false, false, M, N, K, a, K, w, N, residual, out, N, stream);
+    timer->mark("elementwise");
+  }
+
+  /// Row-major D[M, N] = A[M, K] B[N, K]^T, both FP8 K-major with their scales (backend::fp8_gemm),
+  /// + beta (c or D) (+ bias). cuBLASLt's; the HIP build has no FP8 GEMM yet (hipBLASLt's comes
+  /// with the ROCm work) and refuses.
+  template <class Out>
+  void fp8(std::int64_t M, std::int64_t N, std::int64_t K, const backend::Fp8Matrix& a,
+           const backend::Fp8Matrix& b, float beta, Out* d, backend::Fp8Accumulation accumulation,
+           const Out* c = nullptr, const bf16* bias = nullptr) const {
+    const profile::Range range("fp8 gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
+    timer->mark("gemm");
+#if !TPRIMAT_GPU_HIP
+    backend::fp8_gemm<Out>(M, N, K, a, b, 1.0f, beta, d, N, accumulation, stream, c, bias);
+#else
+    (void)M, (void)N, (void)K, (void)a, (void)b, (void)beta, (void)d, (void)accumulation, (void)c,
+        (void)bias;
+    throw core::InputError("--precision fp8 has no GEMM on the HIP backend yet",
+                           "use --precision bf16 on AMD GPUs");
+#endif
     timer->mark("elementwise");
   }
 };

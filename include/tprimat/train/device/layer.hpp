@@ -13,6 +13,7 @@
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"
+#include "tprimat/train/device/fp8_linears.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
@@ -42,7 +43,8 @@ struct RopeTables {
 /// A layer's passes over what the engine owns: its weights and gradients (DeviceParameters at
 /// the layer's LayerParams offsets), its activations, the shared scratch. Under TP the O and
 /// down projections are row-parallel (their sums all-reduced) and the input gradients are
-/// all-reduced before each RMSNorm backward.
+/// all-reduced before each RMSNorm backward. In a layer Fp8Linears::on(), the projections run in
+/// FP8 (docs/fp8.md); everything else is the same.
 struct DecoderLayer {
   using Gpu = backend::Gpu;
   const RankPlan& plan;
@@ -52,10 +54,12 @@ struct DecoderLayer {
   const DeviceAttention& attention;
   TensorParallel& tp;
   PhaseTimer& timer;
+  Fp8Linears& fp8;
   Gemms gemm;
 
-  /// a.x -> `next` (the next layer's input or the stage's output); keeps what backward needs in a.
-  void forward(const LayerParams& lp, LayerActivations& a, float* next) {
+  /// a.x -> `next` (the next layer's input or the stage's output); keeps what backward needs in a
+  /// (local layer l, activation slot `slot`).
+  void forward(const LayerParams& lp, LayerActivations& a, float* next, int l, int slot) {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
     const float eps = static_cast<float>(d.norm_eps);
@@ -63,12 +67,23 @@ struct DecoderLayer {
     const bool bias = d.qkv_bias;
     Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, n, d.hidden, eps,
                          a.xn1.data(), a.rstd1.data(), stream);
-    gemm(false, false, n, qd, h, a.xn1.data(), h, params.w(lp.wq), qd, 0.f, a.q.data(), qd,
-         bias ? params.w(lp.bq) : nullptr);
-    gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wk), kvd, 0.f, a.k.data(), kvd,
-         bias ? params.w(lp.bk) : nullptr);
-    gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wv), kvd, 0.f, a.v.data(), kvd,
-         bias ? params.w(lp.bv) : nullptr);
+    const bool f8 = fp8.on(l);
+    if (f8) {
+      const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, a.xn1.data(), stream);
+      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_q), h, qd, a.q.data(), nullptr,
+                        bias ? params.w(lp.bq) : nullptr);
+      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_k), h, kvd, a.k.data(), nullptr,
+                        bias ? params.w(lp.bk) : nullptr);
+      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_v), h, kvd, a.v.data(), nullptr,
+                        bias ? params.w(lp.bv) : nullptr);
+    } else {
+      gemm(false, false, n, qd, h, a.xn1.data(), h, params.w(lp.wq), qd, 0.f, a.q.data(), qd,
+           bias ? params.w(lp.bq) : nullptr);
+      gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wk), kvd, 0.f, a.k.data(), kvd,
+           bias ? params.w(lp.bk) : nullptr);
+      gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wv), kvd, 0.f, a.v.data(), kvd,
+           bias ? params.w(lp.bv) : nullptr);
+    }
     Gpu::rope_forward(a.q.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
                       rope.sin.data(), stream);
     Gpu::rope_forward(a.k.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
@@ -76,20 +91,35 @@ struct DecoderLayer {
     timer.mark("attention");
     attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
     timer.mark("elementwise");
-    tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(), a.x_mid.data(),
-                        timer);
+    if (f8)  // no TP under FP8 yet (Fp8Linears::allocate refuses it)
+      fp8.forward<float>(gemm, fp8.cast_input(slot, l, x_o, a.attn.data(), stream),
+                         fp8.weight(l, w_o), qd, h, a.x_mid.data(), a.x.data());
+    else
+      tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(),
+                          a.x_mid.data(), timer);
     Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, n, d.hidden, eps,
                          a.xn2.data(), a.rstd2.data(), stream);
-    gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_gate), f, 0.f, a.gate.data(), f);
-    gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_up), f, 0.f, a.up.data(), f);
+    if (f8) {
+      const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, a.xn2.data(), stream);
+      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_gate), h, f, a.gate.data());
+      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_up), h, f, a.up.data());
+    } else {
+      gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_gate), f, 0.f, a.gate.data(), f);
+      gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_up), f, 0.f, a.up.data(), f);
+    }
     Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
-    tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down), a.x_mid.data(),
-                        next, timer);
+    if (f8)
+      fp8.forward<float>(gemm, fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
+                         fp8.weight(l, w_down), f, h, next, a.x_mid.data());
+    else
+      tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down),
+                          a.x_mid.data(), next, timer);
   }
 
   /// scratch.dres (and dres_bf) hold d next on entry, d a.x on return; the weight gradients are
   /// written (acc 0: the step's first micro-batch) or added (acc 1).
-  void backward(const LayerParams& lp, LayerActivations& a, float acc) {
+  void backward(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
+    if (fp8.on(l)) return backward_fp8(lp, a, acc, l, slot);
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
     const gpuStream_t stream = gemm.stream;
@@ -138,6 +168,63 @@ struct DecoderLayer {
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
     tp.end_all_reduce(stream);
+    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
+                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
+                          s.norm_partials.data(), stream);
+  }
+
+  /// backward() of an FP8 layer: each projection's gradient cast once (E5M2, rows and transpose)
+  /// for its input-gradient and weight-gradient GEMMs; the inputs' transposes are the forward's.
+  /// Two scratch pairs hold the casts in flight.
+  void backward_fp8(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
+    const model::Dims& d = plan.d;
+    const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
+    const gpuStream_t stream = gemm.stream;
+    Scratch& s = scratch;
+    // MLP half.
+    const Fp8Cast gd = fp8.cast_grad(l, g_down, s.dres_bf.data(), h, 0, 0, stream);
+    fp8.input_grad<bf16>(gemm, gd, fp8.weight(l, w_down), f, h, 0.f, s.dhidden.data());
+    Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
+                         s.hidden.data(), n * f, stream);
+    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down), gd, f, h, acc, params.g(lp.w_down));
+    const Fp8Cast gg = fp8.cast_grad(l, g_gate, s.dgate.data(), f, 1, 0, stream);
+    const Fp8Cast gu = fp8.cast_grad(l, g_up, s.dup.data(), f, 0, 0, stream);
+    fp8.input_grad<float>(gemm, gg, fp8.weight(l, w_gate), h, f, 0.f, s.dxn.data());
+    fp8.input_grad<float>(gemm, gu, fp8.weight(l, w_up), h, f, 1.f, s.dxn.data());
+    const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp);
+    fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp.w_gate));
+    fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp.w_up));
+    Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
+                          s.dxn.data(), n, d.hidden, s.dres.data(), s.dres_bf.data(),
+                          params.g(lp.mlp_norm), s.norm_partials.data(), stream);
+    // Attention half.
+    const Fp8Cast go = fp8.cast_grad(l, g_o, s.dres_bf.data(), h, 0, 0, stream);
+    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o), go, qd, h, acc, params.g(lp.wo));
+    fp8.input_grad<bf16>(gemm, go, fp8.weight(l, w_o), qd, h, 0.f, s.dattn.data());
+    timer.mark("attention");
+    attention.backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
+                       s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(),
+                       s.attn_workspace.data(), stream);
+    timer.mark("elementwise");
+    Gpu::rope_backward(s.dq.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
+                       rope.sin.data(), stream);
+    Gpu::rope_backward(s.dk.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
+                       rope.sin.data(), stream);
+    if (d.qkv_bias) {
+      Gpu::bias_backward(s.dq.data(), n, qd, params.g(lp.bq), s.bias_partials.data(), stream);
+      Gpu::bias_backward(s.dk.data(), n, kvd, params.g(lp.bk), s.bias_partials.data(), stream);
+      Gpu::bias_backward(s.dv.data(), n, kvd, params.g(lp.bv), s.bias_partials.data(), stream);
+    }
+    const Fp8Cast gq = fp8.cast_grad(l, g_q, s.dq.data(), qd, 0, 0, stream);
+    const Fp8Cast gk = fp8.cast_grad(l, g_k, s.dk.data(), kvd, 1, 0, stream);
+    const Fp8Cast gv = fp8.cast_grad(l, g_v, s.dv.data(), kvd, 1, n * kvd, stream);
+    fp8.input_grad<float>(gemm, gq, fp8.weight(l, w_q), h, qd, 0.f, s.dxn.data());
+    fp8.input_grad<float>(gemm, gk, fp8.weight(l, w_k), h, kvd, 1.f, s.dxn.data());
+    fp8.input_grad<float>(gemm, gv, fp8.weight(l, w_v), h, kvd, 1.f, s.dxn.data());
+    const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv);
+    fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp.wq));
+    fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp.wk));
+    fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp.wv));
     Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
                           n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
                           s.norm_partials.data(), stream);

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Fp8Linears: the FP8 side of the decoder layers' linear projections (docs/fp8.md): the weights
+// cast and transposed once a step, the activations' transposes kept for the weight gradients,
+// the gradients' casts, the scales, and the three GEMMs of a projection.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/train/device/fp8_scales.hpp"
+#include "tprimat/train/device/gemms.hpp"
+#include "tprimat/train/device/parameters.hpp"
+#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/device/resources.hpp"
+#include "tprimat/train/precision.hpp"
+
+namespace tprimat::train::device {
+
+/// A layer's seven projection weights, in LayerParams order.
+enum Fp8Weight : int { w_q, w_k, w_v, w_o, w_gate, w_up, w_down, fp8_weights };
+/// The activations the forward casts (E4M3), each read again by its weight gradient.
+enum Fp8Input : int { x_qkv, x_o, x_mlp, x_down, fp8_inputs };
+/// The gradients the backward casts (E5M2).
+enum Fp8Grad : int { g_q, g_k, g_v, g_o, g_gate, g_up, g_down, fp8_grads };
+
+/// One cast tensor as a GEMM reads it: row-major bytes and their scale_inv.
+struct Fp8Cast {
+  const std::uint8_t* rows = nullptr;  ///< [r, c]
+  const std::uint8_t* cols = nullptr;  ///< [c, r]: the transpose
+  const float* scale_inv = nullptr;
+};
+
+class Fp8Linears {
+ public:
+  using bf16 = backend::Gpu::bf16;
+  using Format = kernels::Fp8Format;
+
+  bool enabled() const { return enabled_; }
+  /// Whether local layer l runs its projections in FP8.
+  bool on(int l) const { return enabled_ && on_[static_cast<std::size_t>(l)]; }
+
+  void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision) {
+    precision_ = precision;
+    enabled_ = precision.is_fp8();
+    if (!enabled_) return;
+    if (p.tp > 1)
+      throw core::InputError("--precision fp8 under tensor parallelism is not built yet",
+                             "run FP8 with TP=1 (pipeline and data parallelism work)");
+    plan_ = &p;
+    layers_ = p.local_layers;
+    slots_ = p.slots;
+    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim(), f = p.d.ffn;
+    for (const std::int64_t dim : {n, h, qd, kvd, f})
+      if (dim % 16 != 0)
+        throw core::InputError(
+            "--precision fp8 needs the tokens of a micro-batch (" + std::to_string(n) +
+                "), the hidden size, the Q/KV widths and the FFN width (per TP rank) to be "
+                "multiples of 16 (cuBLASLt's FP8 GEMM)",
+            "pick --mbs/--seq (and model dims) that are multiples of 16, or --precision bf16");
+    on_.assign(static_cast<std::size_t>(layers_), false);
+    const int first = p.stage * p.local_layers;
+    for (int l = 0; l < layers_; ++l) on_[l] = precision.layer_in_fp8(first + l, p.full.layers);
+    // Weight w of layer l: [in, out] as the bf16 weight, and its transpose.
+    const std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> shapes = {
+        {{h, qd}, {h, kvd}, {h, kvd}, {qd, h}, {h, f}, {h, f}, {f, h}}};
+    weights_.resize(static_cast<std::size_t>(layers_));
+    for (int l = 0; l < layers_; ++l) {
+      if (!on_[l]) continue;
+      for (int w = 0; w < fp8_weights; ++w) {
+        const std::int64_t size = shapes[w].first * shapes[w].second;
+        weights_[l].rows[w] = a.alloc<std::uint8_t>(size);
+        weights_[l].cols[w] = a.alloc<std::uint8_t>(size);
+        weight_shape_[w] = shapes[w];
+      }
+    }
+    // Each slot's transposed inputs for the weight gradients: [h, n] [qd, n] [h, n] [f, n].
+    const std::array<std::int64_t, fp8_inputs> widths = {h, qd, h, f};
+    input_width_ = widths;
+    saved_.resize(static_cast<std::size_t>(slots_) * layers_);
+    for (int s = 0; s < slots_; ++s)
+      for (int l = 0; l < layers_; ++l) {
+        if (!on_[l]) continue;
+        for (int i = 0; i < fp8_inputs; ++i) saved(s, l)[i] = a.alloc<std::uint8_t>(widths[i] * n);
+      }
+    const std::int64_t widest = std::max({h, qd, f, 2 * kvd});
+    input_rows_ = a.alloc<std::uint8_t>(n * widest);
+    for (auto& pair : grad_pairs_) {
+      pair.rows = a.alloc<std::uint8_t>(n * widest);
+      pair.cols = a.alloc<std::uint8_t>(n * widest);
+    }
+    const int history = precision.fp8.recipe == Fp8Recipe::delayed ? precision.fp8.amax_history : 1;
+    // E4M3: weights [l][7], then inputs of slot 0 [l][4] (both with histories), then the other
+    // slots' inputs [slot - 1][l][4] (current scaling's own scales).
+    const int e4m3_base = layers_ * (int{fp8_weights} + int{fp8_inputs});
+    forward_.allocate(a, Format::e4m3, e4m3_base, e4m3_base + (slots_ - 1) * layers_ * fp8_inputs,
+                      history);
+    backward_.allocate(a, Format::e5m2, layers_ * fp8_grads, layers_ * fp8_grads, history);
+  }
+
+  // ---- once a step ---------------------------------------------------------------------------
+  /// The weights of every FP8 layer cast (and transposed) for the step, before its first
+  /// micro-batch.
+  void cast_weights(const RankPlan& p, const DeviceParameters& params, gpuStream_t stream) {
+    if (!enabled_) return;
+    for (int l = 0; l < layers_; ++l) {
+      if (!on_[l]) continue;
+      const LayerParams& lp = p.table.layers[l];
+      const std::array<std::int64_t, fp8_weights> offsets = {lp.wq,     lp.wk,   lp.wv,    lp.wo,
+                                                             lp.w_gate, lp.w_up, lp.w_down};
+      for (int w = 0; w < fp8_weights; ++w) {
+        const int id = weight_id(l, w);
+        cast(forward_, id, id, params.w(offsets[w]), weight_shape_[w].first,
+             weight_shape_[w].second, weights_[l].rows[w].data(), weights_[l].cols[w].data(),
+             stream);
+      }
+    }
+  }
+  /// After the step's last backward pass: delayed scaling's history update (in the graph); the
+  /// first step's scales came from the tensors' own amaxes, every later one's from the history.
+  void end_step(gpuStream_t stream) {
+    if (!enabled_) return;
+    if (precision_.fp8.recipe == Fp8Recipe::delayed) {
+      forward_.update_delayed(precision_.fp8.margin, stream);
+      backward_.update_delayed(precision_.fp8.margin, stream);
+    }
+    calibrated_ = true;
+  }
+
+  // ---- a projection's operands ----------------------------------------------------------------
+  /// The forward's input x [n, width] of layer l in slot `slot` cast (E4M3): its rows for the
+  /// forward GEMMs, its transpose kept for the weight gradients.
+  Fp8Cast cast_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
+    const int id = input_id(scaled_alone() ? slot : 0, l, i);
+    cast(forward_, id, input_id(0, l, i), x, plan_->n, input_width_[i], input_rows_.data(),
+         saved(slot, l)[i].data(), stream);
+    return Fp8Cast{input_rows_.data(), saved(slot, l)[i].data(), forward_.scale_inv(id)};
+  }
+  /// The transposed input the forward kept (the backward of the same step and slot).
+  Fp8Cast saved_input(int slot, int l, Fp8Input i) const {
+    const int id = input_id(scaled_alone() ? slot : 0, l, i);
+    return Fp8Cast{nullptr, saved(slot, l)[i].data(), forward_.scale_inv(id)};
+  }
+  /// The gradient g [n, width] of layer l cast (E5M2) into scratch pair `pair` at byte `offset`.
+  Fp8Cast cast_grad(int l, Fp8Grad g, const bf16* x, std::int64_t width, int pair,
+                    std::int64_t offset, gpuStream_t stream) {
+    const int id = l * fp8_grads + g;
+    std::uint8_t* rows = grad_pairs_[pair].rows.data() + offset;
+    std::uint8_t* cols = grad_pairs_[pair].cols.data() + offset;
+    cast(backward_, id, id, x, plan_->n, width, rows, cols, stream);
+    return Fp8Cast{rows, cols, backward_.scale_inv(id)};
+  }
+  Fp8Cast weight(int l, Fp8Weight w) const {
+    return Fp8Cast{weights_[l].rows[w].data(), weights_[l].cols[w].data(),
+                   forward_.scale_inv(weight_id(l, w))};
+  }
+
+  // ---- the three GEMMs of y[n, out] = x[n, in] W[in, out] ------------------------------------
+  /// y = x W (+ bias) (+ residual): E4M3 x E4M3, fast accumulation.
+  template <class Out>
+  void forward(const Gemms& gemm, const Fp8Cast& x, const Fp8Cast& w, std::int64_t in,
+               std::int64_t out, Out* y, const Out* residual = nullptr,
+               const bf16* bias = nullptr) const {
+    gemm.fp8<Out>(plan_->n, out, in, {x.rows, Format::e4m3, x.scale_inv, in},
+                  {w.cols, Format::e4m3, w.scale_inv, in}, residual ? 1.f : 0.f, y,
+                  backend::Fp8Accumulation::fast, residual, bias);
+  }
+  /// dx (+)= g W^T: E5M2 x E4M3, split accumulation.
+  template <class Out>
+  void input_grad(const Gemms& gemm, const Fp8Cast& g, const Fp8Cast& w, std::int64_t in,
+                  std::int64_t out, float beta, Out* dx) const {
+    gemm.fp8<Out>(plan_->n, in, out, {g.rows, Format::e5m2, g.scale_inv, out},
+                  {w.rows, Format::e4m3, w.scale_inv, out}, beta, dx,
+                  backend::Fp8Accumulation::split);
+  }
+  /// dW[in, out] (+)= x^T g: E4M3 x E5M2, split accumulation, fp32.
+  void weight_grad(const Gemms& gemm, const Fp8Cast& x, const Fp8Cast& g, std::int64_t in,
+                   std::int64_t out, float acc, float* dw) const {
+    gemm.fp8<float>(in, out, plan_->n, {x.cols, Format::e4m3, x.scale_inv, plan_->n},
+                    {g.cols, Format::e5m2, g.scale_inv, plan_->n}, acc, dw,
+                    backend::Fp8Accumulation::split);
+  }
+
+  std::vector<float> forward_scales() const { return forward_.scales(); }
+  std::vector<float> backward_scales() const { return backward_.scales(); }
+
+ private:
+  struct LayerWeights {
+    std::array<backend::DeviceBuffer<std::uint8_t>, fp8_weights> rows, cols;
+  };
+  struct Pair {
+    backend::DeviceBuffer<std::uint8_t> rows, cols;
+  };
+  using Saved = std::array<backend::DeviceBuffer<std::uint8_t>, fp8_inputs>;
+
+  /// This step scales each cast from its own amax: the current recipe, and the delayed recipe's
+  /// first step (no history yet).
+  bool scaled_alone() const {
+    return precision_.fp8.recipe == Fp8Recipe::current || !calibrated_;
+  }
+  int weight_id(int l, int w) const { return l * fp8_weights + w; }
+  int input_id(int slot, int l, int i) const {
+    const int base = layers_ * fp8_weights;
+    if (slot == 0) return base + l * fp8_inputs + i;
+    return base + layers_ * fp8_inputs + ((slot - 1) * layers_ + l) * fp8_inputs + i;
+  }
+  Saved& saved(int slot, int l) { return saved_[std::size_t(slot) * layers_ + std::size_t(l)]; }
+  const Saved& saved(int slot, int l) const {
+    return saved_[std::size_t(slot) * layers_ + std::size_t(l)];
+  }
+
+  /// x [rows, cols] cast with tensor `id`'s scale into out and out_t: scaled from its own amax
+  /// first when scaled_alone(); under delayed scaling the amax is recorded into `history_id`'s
+  /// step amax.
+  void cast(Fp8Scales& scales, int id, int history_id, const bf16* x, std::int64_t rows,
+            std::int64_t cols, std::uint8_t* out, std::uint8_t* out_t, gpuStream_t stream) {
+    using backend::Gpu;
+    if (scaled_alone()) {
+      Gpu::fp8_amax(x, rows * cols, scales.amax_now(id), stream);
+      scales.update_current(id, precision_.fp8.margin, stream);
+    }
+    const bool record = precision_.fp8.recipe == Fp8Recipe::delayed;
+    Gpu::fp8_cast_transpose(x, rows, cols, scales.format(), scales.scale(id), out, out_t,
+                            record ? scales.amax(history_id) : nullptr, stream);
+  }
+
+  PrecisionConfig precision_;
+  bool enabled_ = false, calibrated_ = false;
+  const RankPlan* plan_ = nullptr;
+  int layers_ = 0, slots_ = 1;
+  std::vector<bool> on_;
+  std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> weight_shape_{};
+  std::array<std::int64_t, fp8_inputs> input_width_{};
+  std::vector<LayerWeights> weights_;
+  std::vector<Saved> saved_;
+  backend::DeviceBuffer<std::uint8_t> input_rows_;
+  std::array<Pair, 2> grad_pairs_;
+  Fp8Scales forward_, backward_;
+};
+
+}  // namespace tprimat::train::device

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Fp8Scales: the per-tensor scales of one FP8 format's tensors on the device (amaxes, scales,
+// cuBLASLt's scale_inv slots, delayed scaling's amax histories) and their updates.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/train/device/resources.hpp"
+
+namespace tprimat::train::device {
+
+/// Tensors [0, base) keep a history (delayed scaling's); [base, count) are extra copies scaled
+/// only from their own amax (current scaling's per-micro-batch activations, docs/fp8.md).
+/// scale_inv of tensor t sits at 4 t: cuBLASLt reads a scale pointer only on a 16-byte boundary.
+class Fp8Scales {
+ public:
+  static constexpr int inv_stride = 4;
+
+  void allocate(BufferAllocator& a, kernels::Fp8Format format, int base, int count, int history) {
+    format_ = format;
+    base_ = base;
+    count_ = count;
+    history_ = history;
+    const std::int64_t n = count > 0 ? count : 1;
+    amax_ = a.alloc<float>(n);
+    amax_now_ = a.alloc<float>(n);
+    scale_ = a.alloc<float>(n);
+    scale_inv_ = a.alloc<float>(n * inv_stride);
+    history_buf_ = a.alloc<float>(std::int64_t{base > 0 ? base : 1} * (history > 0 ? history : 1));
+    using backend::Gpu;
+    Gpu::fill(amax_.data(), n, 0.0f, a.stream);
+    Gpu::fill(amax_now_.data(), n, 0.0f, a.stream);
+    Gpu::fill(scale_.data(), n, 1.0f, a.stream);
+    Gpu::fill(scale_inv_.data(), n * inv_stride, 1.0f, a.stream);
+    Gpu::fill(history_buf_.data(), history_buf_.size(), 0.0f, a.stream);
+  }
+
+  kernels::Fp8Format format() const { return format_; }
+  const float* scale(int t) const { return scale_.data() + t; }
+  const float* scale_inv(int t) const { return scale_inv_.data() + std::int64_t{t} * inv_stride; }
+  /// The step's amax a delayed-scaling cast records into (max over the step's casts).
+  float* amax(int t) { return amax_.data() + t; }
+  /// A current-scaling cast's own amax pass.
+  float* amax_now(int t) { return amax_now_.data() + t; }
+  /// [0, base) amaxes, for a reduction over a group before update_delayed.
+  float* amaxes() { return amax_.data(); }
+  int base() const { return base_; }
+
+  /// Tensor t's scale from its amax_now (zeroed after), before a current-scaling cast.
+  void update_current(int t, int margin, gpuStream_t stream) {
+    backend::Gpu::fp8_current_scale_update(amax_now(t), 1, format_, margin, scale_.data() + t,
+                                           scale_inv_.data() + std::int64_t{t} * inv_stride,
+                                           stream, inv_stride);
+  }
+  /// Every history tensor's history takes its step amax (zeroed after); its scale follows the max.
+  void update_delayed(int margin, gpuStream_t stream) {
+    backend::Gpu::fp8_delayed_scale_update(history_buf_.data(), history_, amax_.data(), base_,
+                                           format_, margin, scale_.data(), scale_inv_.data(),
+                                           stream, inv_stride);
+  }
+  /// Scales to the host (tests compare them with the CPU emulation's).
+  std::vector<float> scales() const { return scale_.download(); }
+
+ private:
+  kernels::Fp8Format format_ = kernels::Fp8Format::e4m3;
+  int base_ = 0, count_ = 0, history_ = 0;
+  backend::DeviceBuffer<float> amax_, amax_now_, scale_, scale_inv_, history_buf_;
+};
+
+}  // namespace tprimat::train::device
