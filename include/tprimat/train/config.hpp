@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "tprimat/train/precision.hpp"
+
 namespace tprimat::train {
 
 /// AdamW, clipping, schedule and init: the seeds' "fair comparison" settings are the defaults.
@@ -52,6 +54,9 @@ struct DeviceOptions {
   /// beside the layer's weight-gradient GEMMs. Off (`--no-overlap`): the same work on the main
   /// stream, in line, to measure what the overlap buys.
   bool overlap = true;
+  /// bf16, or FP8's hybrid recipe for the decoder layers' linear projections (docs/fp8.md);
+  /// `--precision` and `--fp8-recipe` set it.
+  PrecisionConfig precision;
 };
 
 /// What one optimizer step reports.
