@@ -134,6 +134,7 @@ backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
   info.total_memory_gb = memory_gib;
   info.peak_tflops_dense =
       peak_override > 0 ? peak_override : report::dense_peak_tflops(info.device_name);
+  info.peak_tflops_fp8_dense = report::dense_fp8_peak_tflops(info.device_name);
   return info;
 }
 

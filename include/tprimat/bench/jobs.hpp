@@ -26,6 +26,7 @@
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/options.hpp"
 #include "tprimat/bench/output_lock.hpp"
+#include "tprimat/bench/precision_flags.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/blend.hpp"
@@ -315,6 +316,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   std::string name = choice.name;
   parallel::TpPp tp_pp = choice.fixed;
   int want_dp = 0, want_accum = 0;
+  train::PrecisionConfig file_precision;  // a config file's fp8 keys; flags override them
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
@@ -323,7 +325,10 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     tp_pp = {c.tp, c.pp};
     want_dp = c.dp;
     want_accum = c.grad_accum;
+    if (c.precision) file_precision = *c.precision;
   }
+  const train::PrecisionConfig precision =
+      precision_from_flags(o.precision, o.fp8_recipe, file_precision);
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
   // Layout rules first: they explain more than a rank-count mismatch would.
@@ -379,6 +384,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (auto err = parallel::layout_error(dims, plan.tp, plan.pp))
     throw core::InputError(*err + "; pass --layers as a multiple of PP=" +
                            std::to_string(plan.pp));
+  check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
   mem.dims = dims;
   const MemoryPlan predicted = plan_memory(mem);
   if (check_memory && capacity > 0 && predicted.total > capacity)
@@ -404,7 +410,9 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.data = data_spec != nullptr ? data_spec->text : o.data;
   if (data_spec != nullptr) job.data = *data_spec;
   c.seed = o.seed;
-  c.precision = cpu ? "fp32" : "bf16";
+  // The CPU backend computes in fp32 (an FP8 CPU run is refused above until it emulates FP8).
+  c.precision = cpu && !precision.is_fp8() ? "fp32" : precision.name();
+  c.device_options.precision = precision;
   c.device_options.graph = !o.no_graph;
   c.device_options.overlap = !o.no_overlap;
   c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash
@@ -430,6 +438,13 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   JobList out;
   detail::check_backend(o.backend, env.device);
   detail::check_attention(o.attention);
+  // The precision flags before anything else reads them: with --parallel all a job's bad input
+  // skips its strategy, and a bad flag must not skip them all. A config file may still set fp8
+  // under a lone --fp8-recipe, so the pair is judged here only without one.
+  check_precision_flag_values(o.precision, o.fp8_recipe);
+  if (!parallel::is_config_path(o.parallel) || env.fixed)
+    check_precision_backend(precision_from_flags(o.precision, o.fp8_recipe),
+                            env.device.platform);
   check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
   check_totals(o);
   (void)detail::parse_layers(o.layers);

@@ -18,6 +18,7 @@ struct MetricsInput {
   double flops_per_token_palm = 0;   ///< model::flops_per_token: 6 P_matmul + 12 L H Dh S
   double flops_per_token_6n = 0;     ///< the seeds' 6 x all parameters
   double peak_tflops_dense = 0;      ///< per device; 0 when unknown (then MFU is unknown)
+  double peak_tflops_fp8_dense = 0;  ///< dense FP8 peak per device; 0 when unknown or none
 };
 
 struct Metrics {
@@ -27,7 +28,10 @@ struct Metrics {
   double steps_per_second = NAN;
   double model_tflops_per_gpu = NAN;  ///< PaLM FLOPs/token x tokens/s/GPU / 1e12
   double tflops_per_gpu_6n = NAN;     ///< the same with the seeds' 6N FLOPs/token
-  std::optional<double> mfu;          ///< model_tflops_per_gpu / dense peak, as a fraction
+  std::optional<double> mfu;          ///< model_tflops_per_gpu / dense bf16 peak, as a fraction
+  /// model_tflops_per_gpu / dense FP8 peak: the same model FLOPs (they do not change with
+  /// precision) against the FP8 peak, as NVIDIA's tables state an FP8 run's MFU.
+  std::optional<double> mfu_fp8_peak;
 };
 
 /// Mean step time drives throughput (total tokens over total time, as the seeds compute it).
@@ -42,6 +46,8 @@ inline Metrics compute_metrics(std::span<const double> step_times, const Metrics
   m.model_tflops_per_gpu = m.tokens_per_second_per_gpu * in.flops_per_token_palm / 1e12;
   m.tflops_per_gpu_6n = m.tokens_per_second_per_gpu * in.flops_per_token_6n / 1e12;
   if (in.peak_tflops_dense > 0) m.mfu = m.model_tflops_per_gpu / in.peak_tflops_dense;
+  if (in.peak_tflops_fp8_dense > 0)
+    m.mfu_fp8_peak = m.model_tflops_per_gpu / in.peak_tflops_fp8_dense;
   return m;
 }
 

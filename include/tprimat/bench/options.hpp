@@ -95,6 +95,10 @@ struct BenchOptions {
   std::string attention = "auto";  ///< GPU attention: auto (cuDNN where supported), flash, cudnn
   bool no_graph = false;           ///< GPU: enqueue every kernel each step instead of a CUDA graph
   bool no_overlap = false;  ///< GPU: gradient reduction in line with the backward pass, not beside it
+  /// --precision: bf16 or fp8 (bench/precision_flags.hpp reads it); "": not given (bf16, or
+  /// what a --parallel config file states)
+  std::string precision;
+  std::string fp8_recipe;  ///< --fp8-recipe: delayed or current; "": not given (delayed)
   double peak_tflops = 0;          ///< dense bf16 peak per device for MFU; 0: the built-in table
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
@@ -153,6 +157,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
   f("--no-overlap", o.no_overlap, "GPU: reduce gradients over DP (and sum the norm) in line after each bucket, and all-reduce TP input gradients before the weight gradients, instead of on side streams beside the backward pass, to measure what the overlap buys", "");
+  f("--precision", o.precision,
+    "bf16, or fp8: the decoder layers' linear projections in FP8, NeMo's hybrid recipe "
+    "(docs/fp8.md; GPU only) (default: bf16, or the --parallel config's fp8)",
+    "");
+  f("--fp8-recipe", o.fp8_recipe,
+    "with --precision fp8: how FP8 scales are chosen, delayed (amax history) or current "
+    "(default: delayed)",
+    "");
   f("--peak-tflops", o.peak_tflops,
     "dense bf16 peak TFLOP/s per device for MFU (default: by device name)", "",
     limits::peak_tflops_range);

@@ -24,6 +24,7 @@
 
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/bench/experiment.hpp"
+#include "tprimat/bench/fp8_record.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result_check.hpp"
@@ -77,9 +78,12 @@ struct ResultContext {
   std::int64_t seed = 42;
   std::string init = "random";  ///< starting weights: "random" or the --init checkpoint path
   std::string save;  ///< --save: where the weights after the last run go; "" for none
+  /// training_config.precision: "fp32" (the CPU backend), or device_options.precision's name
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
-  train::DeviceOptions device_options;  ///< GPU backends: attention policy and CUDA graph
+  /// GPU backends: attention policy, CUDA graph, overlap; the precision (bf16 or FP8, whose
+  /// settings training_config.fp8 records) on any backend
+  train::DeviceOptions device_options;
   MemoryPlan predicted;
   std::string command_line;
   int nodes = 1;                                 ///< nodes the ranks ran on
@@ -161,6 +165,7 @@ inline MetricsInput metrics_input(const ResultContext& c) {
   in.flops_per_token_palm = model::flops_per_token(c.dims, c.seq);
   in.flops_per_token_6n = model::flops_per_token_6n(c.dims);
   in.peak_tflops_dense = c.device.peak_tflops_dense;
+  in.peak_tflops_fp8_dense = c.device.peak_tflops_fp8_dense;
   return in;
 }
 
@@ -180,6 +185,12 @@ inline nlohmann::json performance_json(const Metrics& m, const MetricsInput& in)
       {"mfu", m.mfu ? number_or_null(*m.mfu) : nlohmann::json(nullptr)},
       {"peak_tflops_dense", in.peak_tflops_dense > 0 ? nlohmann::json(in.peak_tflops_dense)
                                                      : nlohmann::json(nullptr)},
+      // The same model FLOPs against the FP8 peak, for every run: FP8 or not, no reader has to
+      // guess which peak an MFU uses (`mfu` is always the bf16 one).
+      {"mfu_fp8_peak", m.mfu_fp8_peak ? number_or_null(*m.mfu_fp8_peak) : nlohmann::json(nullptr)},
+      {"peak_tflops_fp8_dense", in.peak_tflops_fp8_dense > 0
+                                    ? nlohmann::json(in.peak_tflops_fp8_dense)
+                                    : nlohmann::json(nullptr)},
       {"flops_per_token_palm", in.flops_per_token_palm},
       {"flops_per_token_6n", in.flops_per_token_6n},
       {"tflops_per_gpu_6n", number_or_null(m.tflops_per_gpu_6n)},
@@ -250,7 +261,10 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"cores", c.device.cores},
                      {"peak_tflops_dense", c.device.peak_tflops_dense > 0
                                                ? json(c.device.peak_tflops_dense)
-                                               : json(nullptr)}};
+                                               : json(nullptr)},
+                     {"peak_tflops_fp8_dense", c.device.peak_tflops_fp8_dense > 0
+                                                   ? json(c.device.peak_tflops_fp8_dense)
+                                                   : json(nullptr)}};
   doc["parallelism_config"] = {{"tensor_model_parallel_size", c.plan.tp},
                                {"pipeline_model_parallel_size", c.plan.pp},
                                {"data_parallel_size", c.plan.dp},
@@ -268,6 +282,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"sequence_length", c.seq},
                             {"num_gpus", c.plan.world()},
                             {"precision", c.precision},
+                            {"fp8", fp8_record(c.device_options.precision, c.dims.layers)},
                             {"num_layers", c.dims.layers},
                             {"num_layers_full_model", c.full.layers},
                             {"layers_are_proxy", proxy},

@@ -205,8 +205,72 @@ inline void check_performance(ResultRules& r, const std::string& at) {
     r.expect(at + "/" + k, R::number | R::null, zero);
   r.expect(at + "/measured_steps", R::integer, zero);
   r.expect(at + "/peak_tflops_dense", R::number | R::null, positive);
+  // Added with FP8: a result written before may lack them.
+  r.expect(at + "/mfu_fp8_peak", R::number | R::null, zero, false);
+  r.expect(at + "/peak_tflops_fp8_dense", R::number | R::null, positive, false);
   r.expect(at + "/flops_per_token_palm", R::number, positive);
   r.expect(at + "/flops_per_token_6n", R::number, positive);
+}
+
+/// The precisions a result may name: training_config.precision.
+inline constexpr std::string_view result_precisions[] = {"bf16", "fp32", "fp8-hybrid-delayed",
+                                                         "fp8-hybrid-current"};
+
+/// training_config.fp8 against training_config.precision: an FP8 run records its recipe's
+/// settings (bench/fp8_record.hpp), and they must be the recipe the precision names and add up
+/// to the layers run; any other run records none (null or absent).
+inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
+  using R = ResultRules;
+  const R::Bound zero{R::Bound::at_least, 0}, one{R::Bound::at_least, 1};
+  const std::string t = "/training_config/", f = t + "fp8";
+  const nlohmann::json* block = r.expect(f, R::object | R::null, {}, false);
+  const nlohmann::json::json_pointer precision_at{t + "precision"};
+  if (r.error() || !doc.contains(precision_at) || !doc.at(precision_at).is_string()) return;
+  const std::string precision = doc.at(precision_at).get<std::string>();
+  constexpr std::string_view fp8_prefix = "fp8-hybrid-";
+  if (!precision.starts_with(fp8_prefix)) {
+    if (block != nullptr && !block->is_null())
+      r.fail(f, block, "must be null: training_config.precision is " + precision);
+    return;
+  }
+  if (block == nullptr || block->is_null()) {
+    r.fail(f, block,
+           "must be an object recording the FP8 settings: training_config.precision is " +
+               precision);
+    return;
+  }
+  r.one_of(f + "/format", {"hybrid"});
+  r.one_of(f + "/forward", {"e4m3"});
+  r.one_of(f + "/backward", {"e5m2"});
+  r.one_of(f + "/recipe", {"delayed", "current"});
+  const std::string recipe = precision.substr(fp8_prefix.size());
+  if (const auto* v = r.expect(f + "/recipe", R::string); v != nullptr && *v != recipe)
+    r.fail(f + "/recipe", v, "must be " + recipe + ", as training_config.precision says");
+  const bool delayed = recipe == "delayed";
+  // The amax history and its reduction are the delayed recipe's; current scaling has none.
+  const unsigned history_kinds = delayed ? R::integer : R::null;
+  r.expect(f + "/amax_history_len", history_kinds, one);
+  if (const auto* v = r.expect(f + "/amax_compute_algo", delayed ? R::string : R::null);
+      v != nullptr && delayed && *v != "max" && *v != "most_recent")
+    r.fail(f + "/amax_compute_algo", v, "must be one of max, most_recent");
+  r.expect(f + "/margin", R::integer, zero);
+  const auto bf16 = r.array_of(f + "/bf16_layers", R::integer, zero);
+  const auto* fp8 = r.expect(f + "/fp8_layers", R::integer, zero);
+  const nlohmann::json::json_pointer layers_at{t + "num_layers"};
+  if (r.error() || !bf16 || fp8 == nullptr || !doc.contains(layers_at) ||
+      !doc.at(layers_at).is_number())
+    return;
+  const double layers = doc.at(layers_at).get<double>();
+  const nlohmann::json& indices = doc.at(nlohmann::json::json_pointer(f + "/bf16_layers"));
+  for (std::size_t i = 0; i < *bf16; ++i)
+    if (indices[i].get<double>() >= layers)
+      return r.fail(f + "/bf16_layers/" + std::to_string(i), &indices[i],
+                    "must be below training_config.num_layers");
+  if (static_cast<double>(*bf16) + fp8->get<double>() != layers)
+    r.fail(f + "/fp8_layers", fp8,
+           "must be training_config.num_layers less the bf16_layers (" +
+               std::to_string(static_cast<long long>(layers) - static_cast<long long>(*bf16)) +
+               ")");
 }
 
 }  // namespace detail
@@ -255,6 +319,7 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
   r.expect("/gpu_info/nodes", R::integer, one, false);
   r.array_of("/gpu_info/collective_settings", R::string, {}, false);
   r.expect("/gpu_info/peak_tflops_dense", R::number | R::null, positive);
+  r.expect("/gpu_info/peak_tflops_fp8_dense", R::number | R::null, positive, false);
 
   for (const char* k : {"tensor_model_parallel_size", "pipeline_model_parallel_size",
                         "data_parallel_size", "gradient_accumulation_steps"})
@@ -272,7 +337,8 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
     r.expect(t + k, R::integer, one);
   r.expect(t + "warmup_steps", R::integer, zero);
   r.expect(t + "runs", R::integer, zero);
-  r.one_of(t + "precision", {"bf16", "fp32"});
+  r.one_of(t + "precision", {detail::result_precisions[0], detail::result_precisions[1],
+                             detail::result_precisions[2], detail::result_precisions[3]});
   for (const char* k : {"layers_are_proxy", "layers_auto"}) r.expect(t + k, R::boolean);
   r.expect(t + "data", R::string);
   r.expect(t + "seed", R::integer | R::null, zero);
@@ -281,6 +347,7 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
   r.expect(t + "attention", R::string | R::null, {}, false);
   r.expect(t + "cuda_graph", R::boolean, {}, false);
   r.expect(t + "overlap", R::boolean, {}, false);
+  detail::check_fp8(r, doc);
 
   if (const auto* v = r.expect("/optimizer/name", R::string); v != nullptr && *v != "adamw")
     r.fail("/optimizer/name", v, "must be adamw");

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/parallel/strategy.hpp"
+#include "tprimat/train/precision.hpp"
 
 namespace tprimat::parallel {
 
@@ -27,6 +29,9 @@ struct ConfigStrategy {
   int grad_accum = 0;
   std::string file;         ///< the config file, for messages
   nlohmann::json profiling;  ///< the file's top-level `profiling` block (profile/config.hpp reads it)
+  /// NeMo's `fp8` / `fp8_recipe` where the file states them (config_precision); nullopt where
+  /// it is silent. `--precision` and `--fp8-recipe` override it.
+  std::optional<train::PrecisionConfig> precision;
 };
 
 /// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
@@ -201,6 +206,77 @@ inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const st
   return detail::read_block(p, strategy, file, path);
 }
 
+namespace detail {
+
+/// The object holding NeMo's precision keys: the top level, or NeMo's `model.config` (the
+/// seeds' `recipe.model.config.fp8 = "hybrid"`, under `recipe` or not).
+inline const nlohmann::json* precision_block(const nlohmann::json& root, std::string* where) {
+  const auto has_keys = [](const nlohmann::json& j) {
+    return j.is_object() && (j.contains("fp8") || j.contains("fp8_recipe"));
+  };
+  if (has_keys(root)) return &root;
+  for (const char* outer : {"recipe", ""}) {
+    const nlohmann::json* j = &root;
+    if (*outer != '\0') {
+      if (!root.contains(outer)) continue;
+      j = &root[outer];
+    }
+    if (j->is_object() && j->contains("model") && (*j)["model"].is_object() &&
+        (*j)["model"].contains("config") && has_keys((*j)["model"]["config"])) {
+      *where = std::string(*outer != '\0' ? std::string(outer) + "." : "") + "model.config.";
+      return &(*j)["model"]["config"];
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
+/// NeMo's precision keys in a config file: `"fp8": "hybrid"` (E4M3 forward, E5M2 backward: the
+/// one format tprimat runs) or null/false (bf16), and `"fp8_recipe"`: "delayed", "current" or
+/// Megatron's name for current, "tensorwise". Other formats ("e4m3") and recipes ("mxfp8",
+/// "blockwise") are refused naming what is supported. nullopt: the file states neither.
+inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::json& root,
+                                                              const std::string& file) {
+  std::string where;
+  const nlohmann::json* block = root.is_object() ? detail::precision_block(root, &where) : nullptr;
+  if (block == nullptr) return std::nullopt;
+  train::PrecisionConfig p;
+  const auto text = [](const nlohmann::json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  if (auto it = block->find("fp8"); it != block->end()) {
+    const nlohmann::json& v = *it;
+    if (v.is_string() && v.get<std::string>() == "hybrid") {
+      p.precision = train::Precision::fp8;
+    } else if (!(v.is_null() || (v.is_boolean() && !v.get<bool>()))) {
+      throw core::InputError("config " + file + ": " + where + "fp8 is " + core::shown(v.dump()) +
+                                 "; tprimat runs FP8 as NeMo's \"hybrid\" format only (E4M3 "
+                                 "forward, E5M2 backward)",
+                             "write \"fp8\": \"hybrid\", or null for bf16");
+    }
+  }
+  if (auto it = block->find("fp8_recipe"); it != block->end() && !it->is_null()) {
+    const std::string r = text(*it);
+    if (r == "delayed") {
+      p.fp8.recipe = train::Fp8Recipe::delayed;
+    } else if (r == "current" || r == "tensorwise") {
+      p.fp8.recipe = train::Fp8Recipe::current;
+    } else {
+      throw core::InputError("config " + file + ": " + where + "fp8_recipe is " +
+                                 core::shown(it->dump()) +
+                                 "; tprimat runs the delayed and current (tensorwise) scaling "
+                                 "recipes, not MXFP8 or blockwise",
+                             "write \"fp8_recipe\": \"delayed\" or \"current\"");
+    }
+    if (!p.is_fp8())
+      throw core::InputError("config " + file + ": " + where + "fp8_recipe " + r +
+                                 " is given but " + where + "fp8 is not \"hybrid\"",
+                             "add \"fp8\": \"hybrid\", or drop fp8_recipe");
+  }
+  return p;
+}
+
 /// Parses the text of config file `file` (named in messages); malformed or too deeply nested
 /// JSON is an InputError.
 inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
@@ -229,6 +305,7 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
   ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
   s.file = file;
   if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;
+  s.precision = config_precision(root, file);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +29,7 @@
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/report/log_config.hpp"
 #include "tprimat/report/peaks.hpp"
+#include "tprimat/train/precision.hpp"
 
 namespace tprimat::report {
 
@@ -337,6 +340,55 @@ inline nlohmann::json mean_or_null(const std::vector<double>& v) {
   return finite.empty() ? nlohmann::json(nullptr) : nlohmann::json(core::mean(finite));
 }
 
+/// The FP8 recipe a log states: fp8 "hybrid" (E4M3 forward, E5M2 backward; other formats are
+/// refused), fp8_recipe delayed (also when the log is silent: NeMo's and Megatron's default) or
+/// current/tensorwise; MXFP8 and blockwise are refused.
+inline train::PrecisionConfig stated_fp8(const LogConfig& stated, const std::string& log) {
+  train::PrecisionConfig p;
+  p.precision = train::Precision::fp8;
+  if (stated.precision->value != "fp8 (hybrid)")
+    throw core::InputError(log + ": the run trained in " + stated.precision->value + " (at " +
+                               stated.precision->where +
+                               "); tprimat records FP8 runs of the hybrid format only (E4M3 "
+                               "forward, E5M2 backward: NeMo's fp8 \"hybrid\")",
+                           "import a bf16, fp32 or fp8 hybrid run's log");
+  if (!stated.fp8_recipe) return p;
+  const std::string& r = stated.fp8_recipe->value;
+  if (r == "delayed") {
+    p.fp8.recipe = train::Fp8Recipe::delayed;
+  } else if (r == "current" || r == "tensorwise") {
+    p.fp8.recipe = train::Fp8Recipe::current;
+  } else {
+    throw core::InputError(log + ": fp8_recipe " + core::shown(r) + " at " +
+                               stated.fp8_recipe->where +
+                               ": tprimat records the delayed and current (tensorwise) scaling "
+                               "recipes, not MXFP8 or blockwise",
+                           "import a delayed or current-scaling FP8 run's log");
+  }
+  return p;
+}
+
+/// A whole-number FP8 setting as the log states it, at least `least`.
+inline long long stated_setting(const StatedPrecision& s, std::string_view name, long long least,
+                                const std::string& log) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(s.value.data(), s.value.data() + s.value.size(), v);
+  if (ec != std::errc() || end != s.value.data() + s.value.size() || v < least || v > 1 << 20)
+    throw core::InputError(log + ": " + std::string(name) + " " + core::shown(s.value) + " at " +
+                               s.where + " is not a whole number from " + std::to_string(least),
+                           "pass the log of a run whose settings it prints");
+  return v;
+}
+
+/// The delayed recipe's reduction of the amax history, as stated: max or most_recent.
+inline std::string stated_algo(const StatedPrecision& s, const std::string& log) {
+  if (s.value != "max" && s.value != "most_recent")
+    throw core::InputError(log + ": fp8_amax_compute_algo " + core::shown(s.value) + " at " +
+                               s.where + " is neither max nor most_recent",
+                           "pass the log of a run whose settings it prints");
+  return s.value;
+}
+
 }  // namespace detail
 
 /// The result document for the log `log` read from `in`: our schema, its configuration read
@@ -420,13 +472,18 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
     throw core::InputError(log + ": " + core::without_prefix(*err) + " (TP from " + tp.where + ")",
                            "pass the --model the log's run trained");
   std::string precision = "bf16";
+  train::PrecisionConfig precision_config;
   if (stated.precision) {
     precision = stated.precision->value;
-    if (precision != "bf16" && precision != "fp32")
+    if (precision.starts_with("fp8")) {
+      precision_config = detail::stated_fp8(stated, log);
+      precision = precision_config.name();
+    } else if (precision != "bf16" && precision != "fp32") {
       throw core::InputError(log + ": the run trained in " + precision + " (at " +
                                  stated.precision->where +
-                                 "); a tprimat result records bf16 or fp32 runs",
-                             "import a bf16 or fp32 run's log");
+                                 "); a tprimat result records bf16, fp32 or FP8 (hybrid) runs",
+                             "import a bf16, fp32 or FP8 hybrid run's log");
+    }
   }
 
   const auto tail = [&](const std::vector<double>& v) {
@@ -454,6 +511,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.device.device_name = o.device_name;
   c.device.device_count = static_cast<int>(gpus.value);
   c.device.peak_tflops_dense = dense_peak_tflops(o.device_name);
+  c.device.peak_tflops_fp8_dense = dense_fp8_peak_tflops(o.device_name);
   c.full = full;
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
@@ -464,6 +522,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.steps = static_cast<int>(run.step_times.size());
   c.warmup_steps = static_cast<int>(skip);
   c.precision = precision;
+  c.device_options.precision = precision_config;
   c.data = "unknown (imported " + o.format + " log)";
   c.seed = 0;
   bench::MemoryPlanInput mi;
@@ -507,6 +566,38 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   for (const Stated* s : {&mbs, &tp, &pp})
     if (s->where.starts_with("assumed")) assumptions.push_back(s->where);
   if (!stated.precision) assumptions.push_back("precision bf16: the log does not say");
+  if (precision_config.is_fp8()) {
+    auto& fp8 = doc["training_config"]["fp8"];
+    const bool delayed = precision_config.fp8.recipe == train::Fp8Recipe::delayed;
+    if (!stated.fp8_recipe)
+      assumptions.push_back("training_config.fp8.recipe delayed: the log states no fp8_recipe "
+                            "(NeMo's and Megatron's default)");
+    // What the log states of the delayed recipe's settings is recorded; the rest is Transformer
+    // Engine's defaults, which NeMo's recipe keeps.
+    std::string defaults;
+    if (delayed && stated.fp8_amax_history_len)
+      fp8["amax_history_len"] = detail::stated_setting(*stated.fp8_amax_history_len,
+                                                       "fp8_amax_history_len", 1, log);
+    else if (delayed)
+      defaults += "amax_history_len " + fp8["amax_history_len"].dump();
+    if (delayed && stated.fp8_amax_compute_algo)
+      fp8["amax_compute_algo"] = detail::stated_algo(*stated.fp8_amax_compute_algo, log);
+    else if (delayed)
+      defaults += std::string(defaults.empty() ? "" : ", ") + "amax_compute_algo max";
+    if (stated.fp8_margin)
+      fp8["margin"] = detail::stated_setting(*stated.fp8_margin, "fp8_margin", 0, log);
+    else
+      defaults += std::string(defaults.empty() ? "" : ", ") + "margin 0";
+    if (!defaults.empty())
+      assumptions.push_back("training_config.fp8 " + defaults +
+                            ": Transformer Engine's defaults, the log does not say");
+    assumptions.push_back(std::string("training_config.fp8.bf16_layers: ") +
+                          (delayed ? "none, as NeMo's delayed-scaling recipe runs every decoder "
+                                     "layer in FP8"
+                                   : "the first and last decoder layers, as NeMo's "
+                                     "current-scaling recipe keeps them") +
+                          "; the log does not list them");
+  }
   assumptions.push_back("optimizer settings other than the peak learning rate are unknown (null)");
   if (!stated.learning_rate && lr_peak)
     assumptions.push_back("optimizer.lr_peak is the largest learning rate the log prints");
@@ -532,7 +623,10 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"num_layers", stated.layers ? "log " + stated.layers->where
                                      : std::string("--model ") + o.model + " (the full model)"},
         {"precision",
-         stated.precision ? "log " + stated.precision->where : std::string("assumed bf16")}}},
+         stated.precision ? "log " + stated.precision->where : std::string("assumed bf16")},
+        {"fp8_recipe", !precision_config.is_fp8() ? nlohmann::json(nullptr)
+                       : stated.fp8_recipe        ? nlohmann::json("log " + stated.fp8_recipe->where)
+                                                  : nlohmann::json("assumed delayed")}}},
       {"assumptions", assumptions}};
   return doc;
 }

@@ -54,6 +54,9 @@ struct Result {
   double flops_per_token_6n = unknown;
   std::string flops_source;               ///< where the FLOPs/token came from
   double peak_tflops_dense = 0;           ///< per device; 0 unknown
+  double peak_tflops_fp8_dense = 0;       ///< dense FP8 peak per device; 0 unknown or none
+  /// training_config.precision ("bf16", "fp8-hybrid-delayed", ...); "" where the file lacks it
+  std::string precision;
   double memory_gb = unknown;             ///< peak allocated per GPU, GiB
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
@@ -65,10 +68,19 @@ struct Result {
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
+  /// Model FLOPs against the dense bf16 peak, whatever the precision.
   double mfu() const { return peak_tflops_dense > 0 ? tflops_per_gpu() / peak_tflops_dense : unknown; }
+  /// The same model FLOPs against the dense FP8 peak.
+  double mfu_fp8_peak() const {
+    return peak_tflops_fp8_dense > 0 ? tflops_per_gpu() / peak_tflops_fp8_dense : unknown;
+  }
+  bool fp8() const { return is_fp8_precision(precision); }
   /// Impossible or contradicted figures, as every report shows them (report/sanity.hpp).
   std::vector<std::string> warnings() const {
-    return sanity_warnings({tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu});
+    SanityFigures f{tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu};
+    f.fp8 = fp8();
+    f.fp8_peak_tflops = peak_tflops_fp8_dense;
+    return sanity_warnings(f);
   }
 };
 
@@ -210,6 +222,9 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   }
   const double peak = number(j, {"gpu_info", "peak_tflops_dense"});
   r.peak_tflops_dense = peak > 0 ? peak : dense_peak_tflops(r.device_name);
+  const double fp8_peak = number(j, {"gpu_info", "peak_tflops_fp8_dense"});
+  r.peak_tflops_fp8_dense = fp8_peak > 0 ? fp8_peak : dense_fp8_peak_tflops(r.device_name);
+  r.precision = string(j, {"training_config", "precision"});
 
   r.memory_gb = number(j, {"memory_metrics", "peak_allocated_gb"});
   if (!std::isfinite(r.memory_gb) && !r.memory.empty())

@@ -50,6 +50,10 @@ struct LogConfig {
   std::optional<Stated> tp, pp, cp, dp;
   std::optional<Stated> layers, hidden, heads, ffn;  ///< the model's shape, to check --model
   std::optional<StatedPrecision> precision;
+  /// An FP8 run's settings as the log states them (Megatron's fp8_recipe, fp8_amax_history_len,
+  /// fp8_amax_compute_algo, fp8_margin; NeMo's configuration dump names them alike), as written.
+  std::optional<StatedPrecision> fp8_recipe, fp8_amax_history_len, fp8_amax_compute_algo,
+      fp8_margin;
   std::optional<double> learning_rate;  ///< the peak the run was set to (Megatron's lr, NeMo's)
 };
 
@@ -295,12 +299,20 @@ class LogConfigReader {
     };
     for (const auto& c : counts)
       if (key == c.key) return count(value, c_.*c.slot, c.name, c.most, where);
-    const auto text = [&] {
-      return StatedPrecision{std::string(detail::first_word(value)), where};
+    const auto text = [&] {  // YAML and Python reprs may quote a string: 'hybrid'
+      auto word = detail::first_word(value);
+      if (word.size() >= 2 && (word.front() == '\'' || word.front() == '"') &&
+          word.back() == word.front())
+        word = word.substr(1, word.size() - 2);
+      return StatedPrecision{std::string(word), where};
     };
     if (key == "bf16") bf16_ = text();
     if (key == "fp16") fp16_ = text();
     if (key == "fp8") fp8_ = text();
+    if (key == "fp8_recipe") c_.fp8_recipe = text();
+    if (key == "fp8_amax_history_len") c_.fp8_amax_history_len = text();
+    if (key == "fp8_amax_compute_algo") c_.fp8_amax_compute_algo = text();
+    if (key == "fp8_margin") c_.fp8_margin = text();
     if (key == "precision") precision_ = text();  // NeMo: bf16-mixed, 16-mixed, 32, ...
     if (key == "lr")
       if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0)

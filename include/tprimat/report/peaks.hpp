@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Dense bf16 peaks per device, the denominator of every utilisation figure a report prints.
+// Dense bf16 and FP8 peaks per device, the denominators of every utilisation figure a report
+// prints.
 #pragma once
 
 #include <array>
@@ -13,19 +14,23 @@ struct DevicePeak {
   std::string_view match;  ///< substring of gpu_info.device_name, tried in table order
   std::string_view name;
   double dense_bf16_tflops;  ///< vendor data sheet, dense (no 2:4 sparsity)
+  /// Dense FP8 (E4M3/E5M2), half the data sheets' "with sparsity" figure; 0 where the device
+  /// has no FP8 tensor cores (A100, MI250X). NVIDIA H100/H200 data sheets: SXM 3,958 and PCIe
+  /// 3,026 TFLOPS sparse; AMD MI300X/MI325X data sheets: 2,614.9 dense.
+  double dense_fp8_tflops;
 };
 
 /// Longer matches first: "H100 PCIe" must win over "H100". Names as the runtimes report them:
 /// "NVIDIA H100 80GB HBM3" (SXM), "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA A100-SXM4-80GB",
 /// "AMD Instinct MI300X", "AMD Instinct MI250X" (ROCm may print "MI250X/MI250").
 inline constexpr std::array<DevicePeak, 7> dense_peaks{{
-    {"H200", "NVIDIA H200", 989.4},
-    {"H100 PCIe", "NVIDIA H100 PCIe", 756.5},
-    {"H100", "NVIDIA H100 SXM", 989.4},
-    {"A100", "NVIDIA A100", 312.0},  // SXM and PCIe alike
-    {"MI325X", "AMD Instinct MI325X", 1307.4},
-    {"MI300X", "AMD Instinct MI300X", 1307.4},
-    {"MI250X", "AMD Instinct MI250X", 383.0},
+    {"H200", "NVIDIA H200", 989.4, 1978.9},
+    {"H100 PCIe", "NVIDIA H100 PCIe", 756.5, 1513.0},
+    {"H100", "NVIDIA H100 SXM", 989.4, 1978.9},
+    {"A100", "NVIDIA A100", 312.0, 0},  // SXM and PCIe alike
+    {"MI325X", "AMD Instinct MI325X", 1307.4, 2614.9},
+    {"MI300X", "AMD Instinct MI300X", 1307.4, 2614.9},
+    {"MI250X", "AMD Instinct MI250X", 383.0, 0},
 }};
 
 /// What the seeds divided by for H100: the 2:4-sparse figure, which halves every utilisation.
@@ -35,6 +40,13 @@ inline constexpr double seeds_sparse_h100_tflops = 1979.0;
 inline double dense_peak_tflops(std::string_view device_name) {
   for (const auto& p : dense_peaks)
     if (device_name.find(p.match) != std::string_view::npos) return p.dense_bf16_tflops;
+  return 0;
+}
+
+/// Dense FP8 peak of one device named `device_name`; 0 when unknown or without FP8.
+inline double dense_fp8_peak_tflops(std::string_view device_name) {
+  for (const auto& p : dense_peaks)
+    if (device_name.find(p.match) != std::string_view::npos) return p.dense_fp8_tflops;
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tprimat/report/peaks.hpp"
@@ -26,12 +27,19 @@ inline constexpr double implausible_tflops_per_gpu = 10'000;
 /// What the check needs of one result.
 struct SanityFigures {
   double tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< PaLM, as computed
-  double mfu_peak_tflops = 0;  ///< the peak MFU is taken against; 0 when unknown
+  double mfu_peak_tflops = 0;  ///< the (bf16) peak MFU is taken against; 0 when unknown
   std::string device_name;     ///< its dense peak is checked too, whatever MFU was taken against
   double log_tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own figure
   double tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();      ///< tokens/s/GPU
   double log_tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own (Primus)
+  /// The run computed its linear layers in FP8: its bound is the FP8 peak (the same model FLOPs
+  /// may pass the bf16 peak), which mfu_fp8_peak is taken against.
+  bool fp8 = false;
+  double fp8_peak_tflops = 0;  ///< the FP8 peak mfu_fp8_peak is taken against; 0 when unknown
 };
+
+/// Whether training_config.precision `precision` names an FP8 run ("fp8-hybrid-delayed", ...).
+inline bool is_fp8_precision(std::string_view precision) { return precision.starts_with("fp8"); }
 
 namespace detail {
 
@@ -60,18 +68,24 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
                   ": the global batch, sequence length or GPU count read for it is wrong");
   const double t = f.tflops_per_gpu;
   if (!std::isfinite(t)) return out;
-  if (f.mfu_peak_tflops > 0 && t > f.mfu_peak_tflops)
-    out.push_back("MFU " + percent(t / f.mfu_peak_tflops) + " exceeds 100% (" +
-                  detail::tflops_text(t) + " TFLOP/s/GPU against a dense peak of " +
-                  detail::tflops_text(f.mfu_peak_tflops) + "): a figure behind it is wrong");
+  // Each run against the peak of what it computes in: a bf16 (or fp32) run against the dense
+  // bf16 peak of `mfu`, an FP8 run against the dense FP8 peak of `mfu_fp8_peak`.
+  const double own = f.fp8 ? f.fp8_peak_tflops : f.mfu_peak_tflops;
+  const std::string mfu_name = f.fp8 ? "MFU against the FP8 peak " : "MFU ";
+  const std::string peak_name = f.fp8 ? "dense FP8 peak" : "dense peak";
+  if (own > 0 && t > own)
+    out.push_back(mfu_name + percent(t / own) + " exceeds 100% (" + detail::tflops_text(t) +
+                  " TFLOP/s/GPU against a " + peak_name + " of " + detail::tflops_text(own) +
+                  "): a figure behind it is wrong");
   // Said apart only where MFU was taken against another peak (peak --peak-tflops).
-  if (const double device = dense_peak_tflops(f.device_name);
-      device > 0 && device != f.mfu_peak_tflops && t > device)
-    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense bf16 peak of " +
-                  f.device_name + " (" + num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+  const double device =
+      f.fp8 ? dense_fp8_peak_tflops(f.device_name) : dense_peak_tflops(f.device_name);
+  if (device > 0 && device != own && t > device)
+    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense " +
+                  (f.fp8 ? "FP8" : "bf16") + " peak of " + f.device_name + " (" +
+                  num(device, 1) + " TFLOP/s): a figure behind it is wrong");
   // An unknown device has no peak to take MFU against; an absurd figure is still flagged.
-  if (f.mfu_peak_tflops <= 0 && dense_peak_tflops(f.device_name) <= 0 &&
-      t > implausible_tflops_per_gpu)
+  if (own <= 0 && device <= 0 && t > implausible_tflops_per_gpu)
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU is more than any GPU reaches (" +
                   num(implausible_tflops_per_gpu, 0) +
                   "; the device has no peak in tprimat's table): a figure behind it is wrong");
@@ -96,9 +110,15 @@ inline SanityFigures sanity_figures(const nlohmann::json& doc) {
   f.tflops_per_gpu = number("/performance_metrics/model_tflops_per_gpu");
   const double peak = number("/performance_metrics/peak_tflops_dense");
   f.mfu_peak_tflops = peak > 0 ? peak : 0;
-  const nlohmann::json::json_pointer device{"/gpu_info/device_name"};
-  if (doc.is_object() && doc.contains(device) && doc.at(device).is_string())
-    f.device_name = doc.at(device).get<std::string>();
+  const auto text = [&](const char* pointer) {
+    const nlohmann::json::json_pointer p{pointer};
+    return doc.is_object() && doc.contains(p) && doc.at(p).is_string() ? doc.at(p).get<std::string>()
+                                                                       : std::string();
+  };
+  f.device_name = text("/gpu_info/device_name");
+  f.fp8 = is_fp8_precision(text("/training_config/precision"));
+  const double fp8_peak = number("/performance_metrics/peak_tflops_fp8_dense");
+  f.fp8_peak_tflops = fp8_peak > 0 ? fp8_peak : dense_fp8_peak_tflops(f.device_name);
   f.log_tflops_per_gpu = number("/imported/log_tflops_per_gpu_mean");
   f.tokens_per_gpu = number("/performance_metrics/tokens_per_second_per_gpu");
   f.log_tokens_per_gpu = number("/imported/log_tokens_per_second_per_gpu_mean");

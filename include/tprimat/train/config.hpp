@@ -54,7 +54,8 @@ struct DeviceOptions {
   /// beside the layer's weight-gradient GEMMs. Off (`--no-overlap`): the same work on the main
   /// stream, in line, to measure what the overlap buys.
   bool overlap = true;
-  /// bf16, or FP8's hybrid recipe for the decoder layers' projections (docs/fp8.md).
+  /// bf16, or FP8's hybrid recipe for the decoder layers' linear projections (docs/fp8.md);
+  /// `--precision` and `--fp8-recipe` set it.
   PrecisionConfig precision;
 };
 

@@ -333,3 +333,170 @@ TEST(Options, SwitchesTakeNoValue) {
 }
 
 }  // namespace
+
+// ---- --precision and --fp8-recipe (bench/precision_flags.hpp) -----------------------------
+
+class PrecisionJobs : public Jobs {
+ protected:
+  /// An H100 as the CUDA backend reports it: FP8 runs there.
+  void on_gpu() {
+    env_.device.platform = "nvd";
+    env_.device.software_stack = "cuda";
+    env_.device.device_name = "NVIDIA H100 80GB HBM3";
+    env_.device.total_memory_gb = 80;
+    opts_.model = "tiny";
+    opts_.layers = "full";
+  }
+  bench::ResultContext only_job(const bench::BenchOptions& o) {
+    const auto list = bench::resolve_jobs(o, env_);
+    EXPECT_EQ(list.jobs.size(), 1u);
+    return list.jobs.at(0).ctx;
+  }
+};
+
+TEST_F(PrecisionJobs, Fp8GoesIntoTheJobAndItsDeviceOptions) {
+  on_gpu();
+  auto c = only_job(opts_);
+  EXPECT_EQ(c.precision, "bf16");
+  EXPECT_FALSE(c.device_options.precision.is_fp8());
+  opts_.precision = "fp8";
+  c = only_job(opts_);
+  EXPECT_EQ(c.precision, "fp8-hybrid-delayed");
+  EXPECT_TRUE(c.device_options.precision.is_fp8());
+  EXPECT_EQ(c.device_options.precision.fp8.recipe, train::Fp8Recipe::delayed);
+  opts_.fp8_recipe = "current";
+  c = only_job(opts_);
+  EXPECT_EQ(c.precision, "fp8-hybrid-current");
+  EXPECT_EQ(c.device_options.precision.fp8.recipe, train::Fp8Recipe::current);
+  const auto doc = bench::make_result(c, {});
+  EXPECT_EQ(doc["training_config"]["precision"], "fp8-hybrid-current");
+  EXPECT_EQ(doc["training_config"]["fp8"]["bf16_layers"], nlohmann::json({0, 3}));
+}
+
+TEST_F(PrecisionJobs, BadValuesAndPairsAreRefusedNamingTheFix) {
+  on_gpu();
+  opts_.precision = "fp16";
+  EXPECT_EQ(error_of(opts_), "tprimat: unknown --precision 'fp16'; pick bf16 or fp8");
+  opts_.precision = "fp8";
+  opts_.fp8_recipe = "mxfp8";
+  EXPECT_EQ(error_of(opts_), "tprimat: unknown --fp8-recipe 'mxfp8'; pick delayed or current");
+  opts_.precision = "";
+  opts_.fp8_recipe = "current";
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --fp8-recipe current was given for a bf16 run (no --precision fp8); add "
+            "--precision fp8, or drop --fp8-recipe");
+  opts_.precision = "bf16";
+  EXPECT_NE(error_of(opts_).find("--fp8-recipe current was given for a bf16 run"),
+            std::string::npos);
+  // --parallel all skips the strategies that cannot run; a bad flag must not be one of those.
+  opts_.precision = "fp9";
+  opts_.fp8_recipe = "";
+  opts_.parallel = "all";
+  EXPECT_EQ(error_of(opts_), "tprimat: unknown --precision 'fp9'; pick bf16 or fp8");
+}
+
+TEST_F(PrecisionJobs, TheCpuBackendRefusesFp8) {
+  opts_.precision = "fp8";
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --precision fp8 on the CPU backend: the CPU backend runs fp32 and has no "
+            "FP8 emulation yet; run FP8 on a GPU (--backend cuda), or drop --precision fp8");
+  opts_.parallel = "all";
+  EXPECT_NE(error_of(opts_).find("on the CPU backend"), std::string::npos);
+}
+
+TEST_F(PrecisionJobs, GemmDimensionsMustBeMultiplesOf16) {
+  on_gpu();
+  opts_.precision = "fp8";
+  opts_.seq = 100;  // 1 x 100 tokens
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --precision fp8: cuBLASLt's FP8 GEMM takes dimensions in multiples of 16, "
+            "and Tiny at TP 1, mbs 1, seq 100 has tokens per micro-batch (mbs x seq) 100; pass a "
+            "--seq (or --mbs) that makes mbs x seq a multiple of 16, or run bf16");
+  opts_.mbs = 4;  // 400 tokens: a multiple of 16
+  opts_.gbs = 4;
+  EXPECT_EQ(error_of(opts_), "");
+  // Tiny's FFN (352) split four ways is 88; its KV dim (64) is 16.
+  opts_.mbs = 1;
+  opts_.gbs = 0;
+  opts_.seq = 64;
+  env_.world = 4;
+  opts_.tp = 4;
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --precision fp8: cuBLASLt's FP8 GEMM takes dimensions in multiples of 16, "
+            "and Tiny at TP 4, mbs 1, seq 64 has ffn / TP 88; pick a TP that leaves these "
+            "multiples of 16, or run bf16");
+  opts_.tp = 2;  // 176, 32, 64: every one a multiple of 16
+  opts_.precision = "bf16";
+  EXPECT_EQ(error_of(opts_), "");
+  opts_.precision = "fp8";
+  EXPECT_EQ(error_of(opts_), "");
+}
+
+TEST_F(PrecisionJobs, TheCurrentRecipeNeedsALayerBetweenItsBf16Ends) {
+  on_gpu();
+  opts_.precision = "fp8";
+  opts_.fp8_recipe = "current";
+  opts_.layers = "2";
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --fp8-recipe current keeps the first and last decoder layers in bf16, so 2 "
+            "layer(s) run none in FP8; pass --layers 3 or more, or --fp8-recipe delayed");
+  opts_.layers = "3";
+  EXPECT_EQ(error_of(opts_), "");
+  opts_.fp8_recipe = "delayed";
+  opts_.layers = "1";
+  EXPECT_EQ(error_of(opts_), "");
+}
+
+TEST_F(PrecisionJobs, AConfigFileStatesNemosFp8AndFlagsOverrideIt) {
+  on_gpu();
+  opts_.parallel = write("fp8.json",
+                         R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "fp8_recipe": "tensorwise"})");
+  EXPECT_EQ(only_job(opts_).precision, "fp8-hybrid-current");
+  opts_.fp8_recipe = "delayed";  // the flag wins over the file's recipe
+  EXPECT_EQ(only_job(opts_).precision, "fp8-hybrid-delayed");
+  opts_.fp8_recipe = "";
+  opts_.precision = "bf16";  // and over its fp8
+  EXPECT_EQ(only_job(opts_).precision, "bf16");
+  // The seeds' spelling, recipe.model.config.fp8 = "hybrid"; a lone --fp8-recipe then applies.
+  opts_.precision = "";
+  opts_.fp8_recipe = "current";
+  opts_.parallel = write("nemo.json", R"({"tensor_model_parallel_size": 1,
+                             "recipe": {"model": {"config": {"fp8": "hybrid"}}}})");
+  EXPECT_EQ(only_job(opts_).precision, "fp8-hybrid-current");
+  opts_.fp8_recipe = "";
+  EXPECT_EQ(only_job(opts_).precision, "fp8-hybrid-delayed");
+  opts_.parallel = write("null.json", R"({"tensor_model_parallel_size": 1, "fp8": null})");
+  EXPECT_EQ(only_job(opts_).precision, "bf16");
+  opts_.fp8_recipe = "current";  // a file that says bf16, and a recipe flag alone
+  EXPECT_NE(error_of(opts_).find("--fp8-recipe current was given for a bf16 run"),
+            std::string::npos);
+  opts_.fp8_recipe = "";
+
+  // What tprimat does not run, named with what it does.
+  opts_.parallel = write("e4m3.json", R"({"tensor_model_parallel_size": 1, "fp8": "e4m3"})");
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: config " + opts_.parallel +
+                ": fp8 is \"e4m3\"; tprimat runs FP8 as NeMo's \"hybrid\" format only (E4M3 "
+                "forward, E5M2 backward); write \"fp8\": \"hybrid\", or null for bf16");
+  for (const char* recipe : {"mxfp8", "blockwise"}) {
+    opts_.parallel = write("r.json", std::string(R"({"tensor_model_parallel_size": 1, )") +
+                                         R"("fp8": "hybrid", "fp8_recipe": ")" + recipe + "\"}");
+    EXPECT_EQ(error_of(opts_), "tprimat: config " + opts_.parallel + ": fp8_recipe is \"" +
+                                   recipe +
+                                   "\"; tprimat runs the delayed and current (tensorwise) "
+                                   "scaling recipes, not MXFP8 or blockwise; write "
+                                   "\"fp8_recipe\": \"delayed\" or \"current\"");
+  }
+  opts_.parallel = write("lone.json", R"({"model": {"config": {"fp8_recipe": "delayed"}},
+                                          "tensor_model_parallel_size": 1})");
+  EXPECT_EQ(error_of(opts_), "tprimat: config " + opts_.parallel +
+                                 ": model.config.fp8_recipe delayed is given but "
+                                 "model.config.fp8 is not \"hybrid\"; add \"fp8\": \"hybrid\", "
+                                 "or drop fp8_recipe");
+  // The CPU backend refuses a file's FP8 as it refuses the flag's.
+  env_.device.platform = "cpu";
+  env_.device.software_stack = "cpu";
+  opts_.parallel = write("fp8.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid"})");
+  EXPECT_NE(error_of(opts_).find("--precision fp8 on the CPU backend"), std::string::npos);
+}

@@ -113,7 +113,8 @@ TEST(ResultCheck, IntegersAsJsonSchemaCountsThem) {
 /// Breaks `doc` at `key` in each way the schema node forbids and expects the check to name it.
 class AgainstSchema {
  public:
-  explicit AgainstSchema(json schema) : schema_(std::move(schema)) {}
+  explicit AgainstSchema(json schema, json valid = valid_result())
+      : schema_(std::move(schema)), valid_(std::move(valid)) {}
 
   void walk(const json& node, const std::string& key) {
     const json& n = resolve(node);
@@ -127,7 +128,9 @@ class AgainstSchema {
         }
         walk(child, child_key);
       }
-    if (n.contains("required"))
+    // A nullable object that is null here (training_config.fp8 of a bf16 run) has no keys to
+    // remove; the FP8 walk reaches them.
+    if (n.contains("required") && (key.empty() || valid_.at(json::json_pointer(key)).is_object()))
       for (const auto& name : n["required"])
         expect_named(key + "/" + name.get<std::string>(), json(json::value_t::discarded));
     if (n.contains("items") && doc_has(key + "/0")) walk(n["items"], key + "/0");
@@ -199,7 +202,7 @@ class AgainstSchema {
   }
 
   json schema_;
-  json valid_ = valid_result();
+  json valid_;
   int checked_ = 0;
   int absent_ = 0;
 };
@@ -211,6 +214,83 @@ TEST(ResultCheck, EveryRuleOfTheSchemaFileIsChecked) {
   AgainstSchema against(schema);
   against.walk(schema, "");
   EXPECT_GT(against.checked(), 200) << "the walk must reach the nested objects and $defs";
+}
+
+/// valid_result() as an FP8 run on an H100 records it: precision, the fp8 block and both peaks.
+json valid_fp8_result(train::Fp8Recipe recipe) {
+  json doc = valid_result();
+  train::PrecisionConfig p;
+  p.precision = train::Precision::fp8;
+  p.fp8.recipe = recipe;
+  doc["platform"] = "nvd";
+  doc["gpu_info"]["software_stack"] = "cuda";
+  doc["gpu_info"]["device_name"] = "NVIDIA H100 80GB HBM3";
+  doc["training_config"]["precision"] = p.name();
+  doc["training_config"]["fp8"] = bench::fp8_record(p, doc["training_config"]["num_layers"]);
+  return doc;
+}
+
+TEST(ResultCheck, EveryRuleOfTheFp8BlockIsChecked) {
+  std::ifstream in(TPRIMAT_RESULT_SCHEMA);
+  ASSERT_TRUE(in) << TPRIMAT_RESULT_SCHEMA;
+  const json schema = json::parse(in);
+  for (const auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
+    const json doc = valid_fp8_result(recipe);
+    ASSERT_EQ(error_of(doc), "none");
+    AgainstSchema against(schema, doc);
+    against.walk(schema, "");
+    EXPECT_GT(against.checked(), 220);
+  }
+}
+
+TEST(ResultCheck, PrecisionAndFp8BlockMustAgree) {
+  const json delayed = valid_fp8_result(train::Fp8Recipe::delayed);
+  EXPECT_EQ(delayed["training_config"]["fp8"]["recipe"], "delayed");
+  EXPECT_EQ(delayed["training_config"]["fp8"]["amax_history_len"], 1024);
+  EXPECT_EQ(delayed["training_config"]["fp8"]["fp8_layers"], 4);  // tiny: every layer
+  EXPECT_EQ(delayed["training_config"]["fp8"]["bf16_layers"], json::array());
+  const json current = valid_fp8_result(train::Fp8Recipe::current);
+  EXPECT_EQ(current["training_config"]["fp8"]["bf16_layers"], json({0, 3}));
+  EXPECT_EQ(current["training_config"]["fp8"]["fp8_layers"], 2);
+  EXPECT_TRUE(current["training_config"]["fp8"]["amax_history_len"].is_null());
+
+  json doc = delayed;  // the block of the other recipe
+  doc["training_config"]["fp8"] = current["training_config"]["fp8"];
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8.recipe is \"current\", and must be delayed", 0),
+            0u)
+      << error_of(doc);
+  doc = delayed;  // an FP8 precision without its block
+  doc["training_config"]["fp8"] = nullptr;
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8 is null, and must be an object", 0), 0u)
+      << error_of(doc);
+  doc.at("training_config").erase("fp8");
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8 is absent, and must be an object", 0), 0u)
+      << error_of(doc);
+  doc = valid_result();  // a block on an fp32 run
+  doc["training_config"]["fp8"] = delayed["training_config"]["fp8"];
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8 is {", 0), 0u) << error_of(doc);
+  EXPECT_NE(error_of(doc).find("must be null: training_config.precision is fp32"),
+            std::string::npos);
+  doc = delayed;  // layers that do not add up to the layers run
+  doc["training_config"]["fp8"]["fp8_layers"] = 3;
+  EXPECT_EQ(error_of(doc),
+            "training_config.fp8.fp8_layers is 3, and must be training_config.num_layers less "
+            "the bf16_layers (4)");
+  doc = current;
+  doc["training_config"]["fp8"]["bf16_layers"] = {0, 4};
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8.bf16_layers.1 is 4, and must be below", 0),
+            0u)
+      << error_of(doc);
+  doc = delayed;  // a precision no result names
+  for (const char* unknown : {"fp8", "fp8-e4m3", "fp16", "fp8-hybrid-mxfp8"}) {
+    doc["training_config"]["precision"] = unknown;
+    EXPECT_EQ(error_of(doc).rfind("training_config.precision is \"" + std::string(unknown) +
+                                      "\", and must be one of bf16, fp32, fp8-hybrid-delayed, "
+                                      "fp8-hybrid-current",
+                                  0),
+              0u)
+        << error_of(doc);
+  }
 }
 
 TEST(ResultCheck, WriteResultRefusesAndWritesNothing) {

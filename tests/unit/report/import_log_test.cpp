@@ -233,15 +233,99 @@ TEST(ImportLog, RunsTprimatCannotRecordAreRefused) {
   EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "2")), llama())
                 .find("run.log: context_parallel_size 2 at line 14 (arguments block)"),
             std::string::npos);
-  // The block's last fp8 line wins (a real block has one).
-  EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid")), llama())
-                .find("run.log: the run trained in fp8 (hybrid) (at line 14 (arguments block))"),
+  // The block's last fp8 line wins (a real block has one); FP8 of another format than hybrid.
+  EXPECT_EQ(refusal(tp4_log(argument("fp8", "e4m3")), llama()),
+            "tprimat: run.log: the run trained in fp8 (e4m3) (at line 14 (arguments block)); "
+            "tprimat records FP8 runs of the hybrid format only (E4M3 forward, E5M2 backward: "
+            "NeMo's fp8 \"hybrid\"); import a bf16, fp32 or fp8 hybrid run's log");
+  for (const char* recipe : {"mxfp8", "blockwise"})
+    EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid") + argument("fp8_recipe", recipe)), llama())
+                  .find(std::string("run.log: fp8_recipe ") + recipe +
+                        " at line 15 (arguments block): tprimat records the delayed and current "
+                        "(tensorwise) scaling recipes, not MXFP8 or blockwise"),
+              std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid") + argument("fp8_amax_history_len", "-3")),
+                    llama())
+                .find("fp8_amax_history_len -3 at line 15"),
             std::string::npos);
   auto qwen = llama();
   qwen.model = "qwen";
   EXPECT_EQ(refusal(tp4_log(), qwen),
             "tprimat: --model qwen has hidden_size 3584, run.log states 4096 at line 6 "
             "(arguments block); pass the --model the log's run trained");
+}
+
+/// NeMo 2's configuration dump of an FP8 run, as the seeds' llama3_1_8b_pretrain_fp8 states it
+/// (recipe.model.config.fp8 = "hybrid"), then its progress lines.
+std::string nemo_fp8_log(const std::string& extra = "") {
+  std::string text =
+      "trainer:\n  devices: 8\n  num_nodes: 1\n  precision: bf16-mixed\nmodel:\n"
+      "  micro_batch_size: 1\n  global_batch_size: 8\n  tensor_model_parallel_size: 4\n"
+      "  seq_length: 2048\n  fp8: hybrid\n" +
+      extra;
+  for (int i = 0; i < 4; ++i)
+    text += "Epoch 0: " + std::to_string(i + 1) +
+            "/9 [reduced_train_loss=11.0, global_step=" + std::to_string(i) +
+            ", train_step_timing in s=1.0]\n";
+  return text;
+}
+
+ImportOptions nemo_llama() {
+  ImportOptions o = llama();
+  o.format = "nemo";
+  o.device_name = "NVIDIA H100 80GB HBM3";
+  o.warmup_steps = 1;
+  return o;
+}
+
+TEST(ImportLog, NemoFp8HybridImportsWithItsRecipe) {
+  const auto doc = import_text(nemo_fp8_log(), nemo_llama());
+  ASSERT_EQ(bench::result_error(doc), std::nullopt) << *bench::result_error(doc);
+  const auto& tc = doc["training_config"];
+  EXPECT_EQ(tc["precision"], "fp8-hybrid-delayed");
+  EXPECT_EQ(tc["fp8"]["format"], "hybrid");
+  EXPECT_EQ(tc["fp8"]["recipe"], "delayed");
+  EXPECT_EQ(tc["fp8"]["amax_history_len"], 1024);
+  EXPECT_EQ(tc["fp8"]["fp8_layers"], 32);
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["precision"],
+            "log line 10 (configuration dump)");
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["fp8_recipe"], "assumed delayed");
+  const std::string assumed = doc["imported"]["assumptions"].dump();
+  EXPECT_NE(assumed.find("recipe delayed: the log states no fp8_recipe"), std::string::npos);
+  EXPECT_NE(assumed.find("amax_history_len 1024, amax_compute_algo max, margin 0: Transformer"),
+            std::string::npos);
+  // Both MFUs, each against its own peak: 8 x 2048 tokens a second over 8 GPUs.
+  const double tflops = doc["performance_metrics"]["model_tflops_per_gpu"].get<double>();
+  EXPECT_NEAR(doc["performance_metrics"]["mfu"].get<double>(), tflops / 989.4, 1e-12);
+  EXPECT_NEAR(doc["performance_metrics"]["mfu_fp8_peak"].get<double>(), tflops / 1978.9, 1e-12);
+  EXPECT_EQ(doc["performance_metrics"]["peak_tflops_fp8_dense"], 1978.9);
+
+  // The current recipe as NeMo 25 and Megatron name it; the settings the log states are kept.
+  const auto current = import_text(
+      nemo_fp8_log("  fp8_recipe: tensorwise\n  fp8_margin: 1\n"), nemo_llama());
+  ASSERT_EQ(bench::result_error(current), std::nullopt) << *bench::result_error(current);
+  EXPECT_EQ(current["training_config"]["precision"], "fp8-hybrid-current");
+  EXPECT_EQ(current["training_config"]["fp8"]["margin"], 1);
+  EXPECT_EQ(current["training_config"]["fp8"]["bf16_layers"], nlohmann::json({0, 31}));
+  EXPECT_EQ(current["training_config"]["fp8"]["fp8_layers"], 30);
+  EXPECT_TRUE(current["training_config"]["fp8"]["amax_history_len"].is_null());
+  EXPECT_EQ(current["imported"]["configuration_sources"]["fp8_recipe"],
+            "log line 11 (configuration dump)");
+  // A stated delayed history replaces the default, and is no longer listed as assumed.
+  const auto history = import_text(
+      nemo_fp8_log("  fp8_recipe: delayed\n  fp8_amax_history_len: 16\n"), nemo_llama());
+  EXPECT_EQ(history["training_config"]["fp8"]["amax_history_len"], 16);
+  EXPECT_EQ(history["imported"]["assumptions"].dump().find("amax_history_len 1024"),
+            std::string::npos);
+  // bf16 and FP8 results, and the two recipes, are different experiments: never pooled.
+  EXPECT_FALSE(bench::configuration_differences(doc, current).empty());
+  const auto bf16 = import_text(
+      nemo_fp8_log().replace(nemo_fp8_log().find("fp8: hybrid"), 11, "fp8: null"), nemo_llama());
+  EXPECT_EQ(bf16["training_config"]["precision"], "bf16");
+  EXPECT_TRUE(bf16["training_config"]["fp8"].is_null());
+  EXPECT_EQ(bench::configuration_differences(bf16, doc),
+            std::vector<std::string>{
+                "training_config.precision: \"bf16\" -> \"fp8-hybrid-delayed\""});
 }
 
 TEST(ImportLog, LayoutMustFitTheGpus) {

@@ -32,6 +32,49 @@ TEST(Sanity, MfuOverOneHundredPercent) {
             "figure behind it is wrong");
 }
 
+TEST(Sanity, AnFp8RunIsBoundByTheFp8Peak) {
+  // 1,283 TFLOP/s of model FLOPs passes the bf16 peak, which FP8 GEMMs may; not the FP8 one.
+  SanityFigures f{1283, 989.4, "NVIDIA H100 80GB HBM3", nan};
+  f.fp8 = true;
+  f.fp8_peak_tflops = 1978.9;
+  EXPECT_TRUE(sanity_warnings(f).empty());
+  f.tflops_per_gpu = 2100;
+  const auto w = sanity_warnings(f);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "MFU against the FP8 peak 106.1% exceeds 100% (2100.0 TFLOP/s/GPU against a dense "
+            "FP8 peak of 1978.9): a figure behind it is wrong");
+  // Read from a document: its precision and its FP8 peak, else the device table's.
+  nlohmann::json doc = {{"gpu_info", {{"device_name", "NVIDIA H200"}}},
+                        {"training_config", {{"precision", "fp8-hybrid-current"}}},
+                        {"performance_metrics",
+                         {{"model_tflops_per_gpu", 1500.0}, {"peak_tflops_dense", 989.4}}}};
+  const auto read = sanity_figures(doc);
+  EXPECT_TRUE(read.fp8);
+  EXPECT_EQ(read.fp8_peak_tflops, 1978.9);
+  EXPECT_TRUE(sanity_warnings(read).empty());
+  doc["training_config"]["precision"] = "bf16";  // the same figure from a bf16 run: impossible
+  const auto bf16 = sanity_warnings(sanity_figures(doc));
+  ASSERT_EQ(bf16.size(), 1u);
+  EXPECT_EQ(bf16[0].rfind("MFU 151.6% exceeds 100% (1500.0 TFLOP/s/GPU against a dense peak of "
+                          "989.4)",
+                          0),
+            0u)
+      << bf16[0];
+}
+
+TEST(Sanity, Fp8PeaksOfTheDeviceTable) {
+  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H100 80GB HBM3"), 1978.9);
+  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H200"), 1978.9);
+  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H100 PCIe"), 1513.0);
+  EXPECT_EQ(dense_fp8_peak_tflops("AMD Instinct MI300X"), 2614.9);
+  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA A100-SXM4-80GB"), 0);  // no FP8 tensor cores
+  EXPECT_EQ(dense_fp8_peak_tflops("unknown"), 0);
+  // Every FP8 peak is twice the bf16 one where both are known.
+  for (const auto& p : dense_peaks)
+    if (p.dense_fp8_tflops > 0) EXPECT_NEAR(p.dense_fp8_tflops, 2 * p.dense_bf16_tflops, 0.11);
+}
+
 TEST(Sanity, DevicePeakEvenWhenMfuUsedAnother) {
   // peak --peak-tflops 5000 hides MFU over 100%; the device's own dense peak still bounds it.
   const auto w = sanity_warnings({1283, 5000, "NVIDIA H100 80GB HBM3", nan});

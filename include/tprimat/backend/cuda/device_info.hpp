@@ -61,6 +61,7 @@ TPRIMAT_GPU_INLINE DeviceInfo Gpu::device_info() {
   info.driver_version = cuda_version(driver);
   info.runtime_version = cuda_version(runtime);
   info.peak_tflops_dense = report::dense_peak_tflops(info.device_name);
+  info.peak_tflops_fp8_dense = report::dense_fp8_peak_tflops(info.device_name);
   // The loaded libraries' versions (may differ from the headers this was compiled with).
   info.blas_version = "cuBLASLt " + library_version(cublasLtGetVersion());
   info.gemm = std::string(gemm_library());

@@ -50,6 +50,7 @@ TPRIMAT_GPU_INLINE DeviceInfo Gpu::device_info() {
   info.driver_version = hip_version(driver);
   info.runtime_version = hip_version(runtime);
   info.peak_tflops_dense = report::dense_peak_tflops(info.device_name);
+  info.peak_tflops_fp8_dense = report::dense_fp8_peak_tflops(info.device_name);
   info.gemm = std::string(gemm_library());
   return info;
 }

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// A result's training_config.fp8: the FP8 recipe's settings as the run used them (docs/fp8.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "tprimat/train/precision.hpp"
+
+namespace tprimat::bench {
+
+/// What training_config.fp8 records for a run of `layers` decoder layers in precision `p`:
+/// null for a bf16 (or fp32) run; for FP8 the format (hybrid: E4M3 forward, E5M2 backward), the
+/// recipe and its scaling settings (the amax history and how it is reduced apply to the delayed
+/// recipe only: null for current), and which decoder layers stay in bf16 (0-based indices of
+/// the layers run) beside the count that runs in FP8.
+inline nlohmann::json fp8_record(const train::PrecisionConfig& p, int layers) {
+  using nlohmann::json;
+  if (!p.is_fp8()) return json(nullptr);
+  const bool delayed = p.fp8.recipe == train::Fp8Recipe::delayed;
+  json bf16_layers = json::array();
+  int fp8_layers = 0;
+  for (int l = 0; l < layers; ++l) {
+    if (p.layer_in_fp8(l, layers))
+      ++fp8_layers;
+    else
+      bf16_layers.push_back(l);
+  }
+  return {{"format", "hybrid"},
+          {"forward", "e4m3"},
+          {"backward", "e5m2"},
+          {"recipe", train::recipe_name(p.fp8.recipe)},
+          {"amax_history_len", delayed ? json(p.fp8.amax_history) : json(nullptr)},
+          {"amax_compute_algo", delayed ? json("max") : json(nullptr)},
+          {"margin", p.fp8.margin},
+          {"bf16_layers", bf16_layers},
+          {"fp8_layers", fp8_layers}};
+}
+
+}  // namespace tprimat::bench
