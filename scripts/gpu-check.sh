@@ -6,6 +6,7 @@
 #   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
+#                        [fp8-proxy] [fp8-full] [fp8-curves]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -60,7 +61,8 @@ for lib in cudnn nccl; do
 done
 if has test; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
-  for t in gemm elementwise attention step init_checkpoint gemm_tiled profile; do
+  for t in gemm elementwise attention step init_checkpoint gemm_tiled profile fp8_cast fp8_gemm \
+    fp8_step; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
 fi
@@ -166,6 +168,49 @@ if has scaling || has scaling-full || has scaling-full-mbs2; then
     scale_run dp_zero_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --distributed-optimizer
     scale_run tp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/tp.json"
     scale_run pp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/pp.json"
+  fi
+fi
+# FP8 against bf16 in one call (issue 24): `tprimat bench` at each precision, one line each in
+# fp8.log, results in $out/fp8/<name>/. fp8-proxy: the 8-layer proxies at seq 2048, mbs 2, gbs 64
+# (H100); fp8-full: the full models at mbs 2, gbs 64 where they fit, else --layers auto (H200);
+# fp8-curves: 300 steps of the 8-layer Llama proxy on real text (TPRIMAT_FP8_DATA: a .bin/.idx
+# prefix; bytes as tokens) in each precision, then `tprimat compare` of the three into
+# $out/fp8/curves/compare.
+fp8_run() {
+  local name=$1
+  shift
+  mkdir -p "$(dirname "$out/fp8/$name")"
+  "$build/examples/cli/tprimat" bench --seq 2048 --output-dir "$out/fp8/$name" "$@" \
+    >"$out/fp8/$name.log" 2>&1
+  echo "$name ($*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/fp8/$name.log" || tail -2 \
+    "$out/fp8/$name.log")" | tee -a "$out/fp8.log"
+}
+fp8_precisions() {  # name prefix, then bench flags for all three precisions
+  local name=$1
+  shift
+  fp8_run "${name}_bf16" "$@" --precision bf16
+  fp8_run "${name}_fp8_delayed" "$@" --precision fp8 --fp8-recipe delayed
+  fp8_run "${name}_fp8_current" "$@" --precision fp8 --fp8-recipe current
+}
+if has fp8-proxy || has fp8-full || has fp8-curves; then
+  mkdir -p "$out/fp8"
+  if has fp8-proxy; then
+    for m in llama qwen; do
+      fp8_precisions "proxy_$m" --model $m --layers 8 --mbs 2 --gbs 64 --steps 5 --warmup-steps 2
+    done
+  fi
+  if has fp8-full; then
+    for m in llama qwen; do
+      fp8_precisions "full_$m" --model $m --layers auto --mbs 2 --gbs 64 --steps 3 --warmup-steps 2
+    done
+  fi
+  if has fp8-curves; then
+    fp8_precisions curves/curve --model llama --layers 8 --mbs 1 --gbs 8 --steps 300 \
+      --warmup-steps 0 --data "${TPRIMAT_FP8_DATA:?a .bin/.idx prefix of real text}"
+    "$build/examples/cli/tprimat" compare --results-dir "$out/fp8/curves/curve_bf16" \
+      --results-dir "$out/fp8/curves/curve_fp8_delayed" \
+      --results-dir "$out/fp8/curves/curve_fp8_current" --output-dir "$out/fp8/curves/compare" \
+      2>&1 | tee "$out/fp8/curves/compare.log" | tail -12
   fi
 fi
 # A profiled Llama run into $out/$1 (more bench flags after it) and its summary, both logged to

@@ -354,6 +354,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.grad_accum = plan.grad_accum;
   mem.distributed_optimizer = o.distributed_optimizer;
   const bool cpu = platform == "cpu";
+  if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
   if (cpu) mem.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(o.seq));

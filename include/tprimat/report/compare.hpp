@@ -307,7 +307,8 @@ inline Table results_table(const std::vector<Group>& groups) {
   std::vector<std::string> header{"model", "strategy", "platform", "run", "device", "GPUs"};
   if (configs) header.push_back("configuration");
   for (const char* h :
-       {"runs", "tokens/s/GPU", "step time (s)", "TFLOP/s/GPU", "MFU", "memory (GiB)"})
+       {"runs", "tokens/s/GPU", "step time (s)", "TFLOP/s/GPU", "MFU (bf16 peak)",
+        "MFU (FP8 peak)", "memory (GiB)"})
     header.push_back(h);
   Table t(header);
   for (const auto& g : groups) {
@@ -318,8 +319,11 @@ inline Table results_table(const std::vector<Group>& groups) {
     for (auto cell : {std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
                       num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
                       num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+                      // The marker goes on the MFU against the peak the run is bound by.
                       flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
-                              !g.warnings().empty()),
+                              !g.warnings().empty() && !r.fp8()),
+                      flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })),
+                              !g.warnings().empty() && r.fp8()),
                       num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
       row.push_back(std::move(cell));
     t.add(std::move(row));
@@ -353,9 +357,10 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   out +=
       "tokens/s/GPU: mean ± sample std over runs of one configuration (results differing in "
       "any field that defines an experiment are never pooled). TFLOP/s/GPU: model FLOPs, "
-      "PaLM convention (6 P_matmul + 12 L H Dh S per token). MFU: against the dense bf16 "
-      "peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); n/a where the device's peak is "
-      "unknown.";
+      "PaLM convention (6 P_matmul + 12 L H Dh S per token), the same for every precision. "
+      "MFU (bf16 peak): against the dense bf16 peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); "
+      "MFU (FP8 peak): the same FLOPs against the dense FP8 peak (H100/H200 1978.9, MI300X "
+      "2614.9), the bound of an FP8 run; n/a where the device's peak is unknown.";
   out += warnings.empty() ? "\n" : " (!): a figure no run can reach, named above.\n";
   return out;
 }
