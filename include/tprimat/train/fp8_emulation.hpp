@@ -127,7 +127,7 @@ class Fp8Emulation {
     if (precision.fp8.amax_history < 1)
       throw core::InputError("the FP8 amax history must hold at least 1 step (got " +
                                  std::to_string(precision.fp8.amax_history) + ")",
-                             "pass --fp8-amax-history 1 or more (1024 is NeMo's default)");
+                             "set Fp8Settings::amax_history to 1 or more (NeMo's default is 1024)");
     std::int64_t per_layer = 0;
     for (int w = 0; w < fp8_weights_per_layer; ++w) {
       weight_offsets_[w] = per_layer;

@@ -104,6 +104,7 @@ class Transformer {
   std::span<const T> input_grad() const { return dx_; }
 
  private:
+
   struct LayerActs {         // what backward needs of one layer, for one micro-batch of n tokens
     AlignedVector<T> x;      // [n, hidden]  layer input (residual stream)
     AlignedVector<T> xn1;    // [n, hidden]  attention RMSNorm output
@@ -191,8 +192,8 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
   const int tp = shard.tp_size;
   parallel::check_layout(d, tp, shard.stages);
   if (shard.tp_rank < 0 || shard.tp_rank >= tp)
-    throw core::InputError("TP rank " + std::to_string(shard.tp_rank) +
-                           " is outside TP=" + std::to_string(tp));
+    throw core::InputError("TP rank " + std::to_string(shard.tp_rank) + " is outside TP=" +
+                           std::to_string(tp));
   if (tp > 1 && !(ops_.all_reduce_sum && ops_.all_reduce_max))
     throw core::InputError("a TP shard needs its tensor-parallel collectives");
   heads_l_ = d.heads / tp;
