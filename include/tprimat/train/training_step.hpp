@@ -21,6 +21,7 @@
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/optimizer.hpp"
 #include "tprimat/train/pipeline.hpp"
+#include "tprimat/train/precision.hpp"
 #include "tprimat/train/schedule.hpp"
 #include "tprimat/train/step_checks.hpp"
 #include "tprimat/train/transformer.hpp"
@@ -31,6 +32,8 @@ namespace tprimat::train {
 /// Model and layout are compile-time (a bad layout does not compile: LayoutFits' static_asserts);
 /// the numerics run at run-time dims in Transformer<Backend, float>, compiled once in src/.
 /// Weights, gradients and AdamW moments are fp32: on the CPU the weights are the master copy.
+/// `precision` bf16 (the default) runs fp32 throughout on the CPU; FP8 emulates its recipe in
+/// the decoder layers' projections (Transformer, docs/fp8.md), the reference of the GPU's FP8.
 ///
 /// Parallelism: the world is split into TP x PP x DP groups in Megatron's order
 /// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard); PP gives each stage
@@ -52,17 +55,19 @@ class TrainingStep {
   /// `world` holds every rank of the job (one process: comm::Single); its size must be a
   /// multiple of TP x PP, checked before anything is allocated. shape.layers 0 = full depth.
   /// Collective: every rank of `world` constructs its step together.
-  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {})
-      : TrainingStep(shape, opt, seed, groups_for(std::move(world))) {}
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
+               PrecisionConfig precision = {})
+      : TrainingStep(shape, opt, seed, groups_for(std::move(world)), precision) {}
 
   /// The same over groups already split from the world (their shape must match L).
-  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed, parallel::Groups<C> groups)
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed, parallel::Groups<C> groups,
+               PrecisionConfig precision = {})
       : shape_(check_step_shape<M, L>(shape)),
         opt_(opt),
         groups_(checked_groups(std::move(groups))),
         tp_comm_(std::make_shared<C>(groups_.tp)),
         model_(model::dims<M>().with_layers(shape_.layers), shape_.mbs, shape_.seq, opt.init_std,
-               seed, shard_of(shape_, groups_), tp_ops(tp_comm_)),
+               seed, shard_of(shape_, groups_), tp_ops(tp_comm_), precision),
         zero_(opt.distributed_optimizer && groups_.shape.dp > 1),
         chunk_(zero_ ? (model_.parameter_count() + groups_.shape.dp - 1) / groups_.shape.dp
                      : model_.parameter_count()),
@@ -91,6 +96,7 @@ class TrainingStep {
         static_cast<double>(shape_.grad_accum) * shape_.mbs * shape_.seq * dp;
     const double scale = 1.0 / global_tokens;
     model_.zero_grads();
+    model_.begin_step();  // FP8: this step's weight casts
     double loss = 0;
     if (L::pp > 1) {
       loss = run_1f1b(model_, groups_.pp, shape_.grad_accum, tokens, per_micro, scale);
@@ -99,6 +105,7 @@ class TrainingStep {
         loss +=
             scale * model_.forward_backward(tokens.subspan(micro * per_micro, per_micro), scale);
     }
+    model_.end_step();  // FP8 delayed: the next step's scales
 
     // Gradient reduction over DP: the elements this rank updates end up in `owned`.
     std::span<Element> grads = model_.grads();

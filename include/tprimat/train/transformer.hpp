@@ -14,7 +14,9 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/fp8_emulation.hpp"
 #include "tprimat/train/parameters.hpp"
+#include "tprimat/train/precision.hpp"
 
 namespace tprimat::train {
 
@@ -33,6 +35,9 @@ struct TensorParallelOps {
 /// src/ — and TrainingStep<Backend, Model, Layout> stays a thin typed wrapper.
 /// Parameters and gradients live in one flat buffer each (one all-reduce, one optimizer loop);
 /// activations are sized for one micro-batch of `mbs` sequences of `seq` tokens.
+/// Precision: T throughout (the CPU's "bf16" run is fp32); with FP8 the decoder layers' linear
+/// projections read quantise-dequantised operands exactly where docs/fp8.md casts them
+/// (Fp8Emulation), so this model is the reference of the device engine's FP8 step.
 /// Buffers start on Eigen's vector alignment: Eigen peels unaligned heads off its vectorised
 /// reductions, so a base address that varied from run to run would vary the summation order and
 /// break bit-for-bit reproducibility between two identical runs.
@@ -48,8 +53,10 @@ class Transformer {
   /// The part `shard` of the model (TP block, pipeline stage): its weights are the matching
   /// blocks of the single-process model's weights for the same seed, so a parallel run and one
   /// process start identical. `ops` are the TP group's collectives (unused when TP = 1).
+  /// `precision` FP8 emulates its recipe; then every optimizer step is bracketed by
+  /// begin_step() and end_step().
   Transformer(const model::Dims& d, int mbs, int seq, double init_std, std::uint64_t seed,
-              Shard shard, TensorParallelOps<T> ops);
+              Shard shard, TensorParallelOps<T> ops, PrecisionConfig precision = {});
 
   const model::Dims& dims() const { return dims_; }
   const Shard& shard() const { return shard_; }
@@ -71,6 +78,14 @@ class Transformer {
   double forward_backward(std::span<const std::int32_t> tokens, double grad_scale);
   /// Bytes held by parameters, gradients and activation/workspace buffers.
   std::size_t bytes() const;
+
+  // ---- FP8 (docs/fp8.md); no-ops without it ----------------------------------------------
+  /// Before an optimizer step's first micro-batch: casts the weights as they are now.
+  void begin_step() { fp8_.begin_step(params_.data(), layer_params_); }
+  /// After its last backward pass: the delayed recipe's amax histories and scales move on.
+  void end_step() { fp8_.end_step(); }
+  /// The FP8 state: scales, amaxes, histories (local layer indices).
+  const Fp8Emulation<T>& fp8() const { return fp8_; }
 
   // ---- pipeline stages: one micro-batch at a time per activation slot --------------------
   /// Forward of this stage over one micro-batch into activation slot `slot`. A stage other than
@@ -115,6 +130,12 @@ class Transformer {
   void run_backward();
   T* p(std::int64_t offset) { return params_.data() + offset; }
   T* g(std::int64_t offset) { return grads_.data() + offset; }
+  /// The weight the forward and input-gradient GEMMs of local layer `l` read: its FP8 copy in an
+  /// FP8 layer, the master otherwise (the weight gradient always goes to the master's).
+  const T* gemm_weight(int l, std::int64_t offset, Fp8Tensor w) const {
+    return fp8_.layer_in_fp8(l) ? fp8_.weight(l, w) : params_.data() + offset;
+  }
+  int slot_index() const { return static_cast<int>(cur_ - slots_.data()); }
 
   model::Dims dims_;
   int mbs_, seq_;
@@ -142,13 +163,18 @@ class Transformer {
   // Backward scratch, shared by all layers.
   AlignedVector<T> dx_, dxn_, dq_, dk_, dv_, dattn_, h_, dh_, dgate_, dup_;
   AlignedVector<T> ce_max_, ce_sums_;  // [n], [2n]: vocab-parallel cross-entropy row statistics
+  Fp8Emulation<T> fp8_;
+  // FP8 only: Q(attention output) for O (it stays unquantised for attention's backward), and
+  // Q(residual-stream gradient) for down and O (the residual path keeps the unquantised one).
+  AlignedVector<T> fp8_attn_, fp8_grad_;  // [n, q_dim/TP], [n, hidden]
 };
 
 // ---- definitions (compiled once per (Backend, T) in src/ when extern templates are on) ------
 
 template <class Backend, class T>
 Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, double init_std,
-                                     std::uint64_t seed, Shard shard, TensorParallelOps<T> ops)
+                                     std::uint64_t seed, Shard shard, TensorParallelOps<T> ops,
+                                     PrecisionConfig precision)
     : dims_(d),
       mbs_(mbs),
       seq_(seq),
@@ -233,6 +259,14 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
       ce_max_.resize(n_);
       ce_sums_.resize(2 * n_);
     }
+    if (precision.is_fp8()) {
+      fp8_ = Fp8Emulation<T>(
+          precision, shard.layer_begin, local_layers_, d.layers, shard.slots,
+          {h * qd_l_, h * kvd_l_, h * kvd_l_, qd_l_ * h, h * ffn_l_, h * ffn_l_, ffn_l_ * h},
+          tp > 1 ? ops_.all_reduce_max : nullptr);
+      fp8_attn_.resize(n_ * qd_l_);
+      fp8_grad_.resize(n_ * h);
+    }
   } catch (const std::bad_alloc&) {
     throw core::InputError(std::string(d.name) + " with " + std::to_string(d.layers) +
                                " layers at mbs " + std::to_string(mbs) + ", seq " +
@@ -262,10 +296,10 @@ std::size_t Transformer<Backend, T>::bytes() const {
                a.attn.size() + a.lse.size() + a.x_mid.size() + a.xn2.size() + a.rstd2.size() +
                a.gate.size() + a.up.size();
   }
-  for (const auto* buf :
-       {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_, &ce_max_, &ce_sums_})
+  for (const auto* buf : {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_,
+                          &ce_max_, &ce_sums_, &fp8_attn_, &fp8_grad_})
     elems += buf->size();
-  return elems * sizeof(T) + ids * sizeof(std::int32_t);
+  return elems * sizeof(T) + ids * sizeof(std::int32_t) + fp8_.bytes();
 }
 
 template <class Backend, class T>
@@ -334,6 +368,11 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
   const bool tp = shard_.tp_size > 1;
   const int layers = local_layers_;
   MicroActs& m = *cur_;
+  const int slot = slot_index();
+  if (fp8_.enabled() && !fp8_.step_open())
+    throw core::RunError(
+        "FP8: the weights of this optimizer step were not cast: call begin_step() before its "
+        "first micro-batch and end_step() after its last (TrainingStep::run does)");
   T* x = layers > 0 ? m.layers[0].x.data() : m.x_final.data();
   if (!shard_.first_stage) {
     // the caller received this stage's input into input_activation()
@@ -352,11 +391,20 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
   for (int l = 0; l < layers; ++l) {
     const LayerParams& lp = layer_params_[l];
     LayerActs& a = m.layers[l];
+    // FP8 (docs/fp8.md): the GEMMs read Q(activation) and Q(weight). xn1 and xn2 are replaced
+    // by their quantised values (their norms' backward reads x and rstd); the attention output
+    // is quantised into a copy, since attention's backward reads it as it is.
+    const bool q8 = fp8_.layer_in_fp8(l);
+    using F = Fp8Tensor;
     B::rmsnorm_forward(a.x.data(), p(lp.attn_norm), n, d.hidden, d.norm_eps, a.xn1.data(),
                        a.rstd1.data());
-    B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, p(lp.wq), qd, T(0), a.q.data(), qd);
-    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, p(lp.wk), kvd, T(0), a.k.data(), kvd);
-    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, p(lp.wv), kvd, T(0), a.v.data(), kvd);
+    if (q8) fp8_.cast_activation(l, F::x_qkv, slot, a.xn1.data(), a.xn1.data(), n * h);
+    B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, gemm_weight(l, lp.wq, F::w_q), qd, T(0),
+            a.q.data(), qd);
+    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, gemm_weight(l, lp.wk, F::w_k), kvd,
+            T(0), a.k.data(), kvd);
+    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, gemm_weight(l, lp.wv, F::w_v), kvd,
+            T(0), a.v.data(), kvd);
     if (d.qkv_bias) {
       B::add_bias(a.q.data(), p(lp.bq), n, qd);
       B::add_bias(a.k.data(), p(lp.bk), n, kvd);
@@ -367,27 +415,36 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
                     rope_sin_.data());
     B::attention_forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), mbs_,
                          seq_, heads_l_, kv_heads_l_, d.head_dim, attn_workspace_.data());
+    const T* attn = a.attn.data();
+    if (q8) {
+      fp8_.cast_activation(l, F::x_o, slot, a.attn.data(), fp8_attn_.data(), n * qd);
+      attn = fp8_attn_.data();
+    }
+    const T* wo = gemm_weight(l, lp.wo, F::w_o);
     if (!tp) {
       std::copy(a.x.begin(), a.x.end(), a.x_mid.begin());  // residual
-      B::gemm(false, false, n, h, qd, T(1), a.attn.data(), qd, p(lp.wo), h, T(1), a.x_mid.data(),
-              h);
+      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(1), a.x_mid.data(), h);
     } else {  // row-parallel O: partial products summed over TP, then the residual
-      B::gemm(false, false, n, h, qd, T(1), a.attn.data(), qd, p(lp.wo), h, T(0), a.x_mid.data(),
-              h);
+      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(0), a.x_mid.data(), h);
       tp_sum(a.x_mid.data(), n * h);
       B::add(a.x_mid.data(), a.x.data(), n * h);
     }
     B::rmsnorm_forward(a.x_mid.data(), p(lp.mlp_norm), n, d.hidden, d.norm_eps, a.xn2.data(),
                        a.rstd2.data());
-    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, p(lp.w_gate), f, T(0), a.gate.data(), f);
-    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, p(lp.w_up), f, T(0), a.up.data(), f);
+    if (q8) fp8_.cast_activation(l, F::x_mlp, slot, a.xn2.data(), a.xn2.data(), n * h);
+    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, gemm_weight(l, lp.w_gate, F::w_gate), f,
+            T(0), a.gate.data(), f);
+    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, gemm_weight(l, lp.w_up, F::w_up), f, T(0),
+            a.up.data(), f);
     B::swiglu_forward(a.gate.data(), a.up.data(), h_.data(), n * f);
+    if (q8) fp8_.cast_activation(l, F::x_down, slot, h_.data(), h_.data(), n * f);
+    const T* w_down = gemm_weight(l, lp.w_down, F::w_down);
     T* next = l + 1 < layers ? m.layers[l + 1].x.data() : m.x_final.data();
     if (!tp) {
       std::copy(a.x_mid.begin(), a.x_mid.end(), next);  // residual
-      B::gemm(false, false, n, h, f, T(1), h_.data(), f, p(lp.w_down), h, T(1), next, h);
+      B::gemm(false, false, n, h, f, T(1), h_.data(), f, w_down, h, T(1), next, h);
     } else {  // row-parallel down: as O
-      B::gemm(false, false, n, h, f, T(1), h_.data(), f, p(lp.w_down), h, T(0), next, h);
+      B::gemm(false, false, n, h, f, T(1), h_.data(), f, w_down, h, T(0), next, h);
       tp_sum(next, n * h);
       B::add(next, a.x_mid.data(), n * h);
     }
@@ -452,6 +509,7 @@ void Transformer<Backend, T>::run_backward() {
   const std::int64_t n = n_, h = d.hidden, qd = qd_l_, kvd = kvd_l_, f = ffn_l_, v = vocab_l_;
   const bool tp = shard_.tp_size > 1;
   MicroActs& m = *cur_;
+  const int slot = slot_index();
   if (shard_.last_stage) {
     const T* dlogits = m.logits.data();  // cross_entropy left grad_scale * dloss/dlogits here
     if (d.tied_embeddings) {
@@ -470,21 +528,48 @@ void Transformer<Backend, T>::run_backward() {
   for (int l = local_layers_ - 1; l >= 0; --l) {
     const LayerParams& lp = layer_params_[l];
     LayerActs& a = m.layers[l];
+    // FP8: the GEMMs read the forward's Q(activations) (xn1, xn2 hold theirs; h and the attention
+    // output are quantised again with the scales the forward used), Q(weights) and Q(gradients).
+    // The residual stream's gradient dx_ stays unquantised; its Q goes to fp8_grad_.
+    const bool q8 = fp8_.layer_in_fp8(l);
+    using F = Fp8Tensor;
     // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dx_ holds d x_next.
     B::swiglu_forward(a.gate.data(), a.up.data(), h_.data(), n * f);  // recompute, not stored
-    B::gemm(true, false, f, h, n, T(1), h_.data(), f, dx_.data(), h, T(1), g(lp.w_down), h);
-    B::gemm(false, true, n, f, h, T(1), dx_.data(), h, p(lp.w_down), h, T(0), dh_.data(), f);
+    const T* d_next = dx_.data();
+    if (q8) {
+      fp8_.recast_activation(l, F::x_down, slot, h_.data(), h_.data(), n * f);
+      fp8_.cast_gradient(l, F::g_down, dx_.data(), fp8_grad_.data(), n * h);
+      d_next = fp8_grad_.data();
+    }
+    B::gemm(true, false, f, h, n, T(1), h_.data(), f, d_next, h, T(1), g(lp.w_down), h);
+    B::gemm(false, true, n, f, h, T(1), d_next, h, gemm_weight(l, lp.w_down, F::w_down), h, T(0),
+            dh_.data(), f);
     B::swiglu_backward(a.gate.data(), a.up.data(), dh_.data(), dgate_.data(), dup_.data(), n * f);
+    if (q8) {
+      fp8_.cast_gradient(l, F::g_gate, dgate_.data(), dgate_.data(), n * f);
+      fp8_.cast_gradient(l, F::g_up, dup_.data(), dup_.data(), n * f);
+    }
     B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, dgate_.data(), f, T(1), g(lp.w_gate), f);
     B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, dup_.data(), f, T(1), g(lp.w_up), f);
-    B::gemm(false, true, n, h, f, T(1), dgate_.data(), f, p(lp.w_gate), f, T(0), dxn_.data(), h);
-    B::gemm(false, true, n, h, f, T(1), dup_.data(), f, p(lp.w_up), f, T(1), dxn_.data(), h);
+    B::gemm(false, true, n, h, f, T(1), dgate_.data(), f, gemm_weight(l, lp.w_gate, F::w_gate), f,
+            T(0), dxn_.data(), h);
+    B::gemm(false, true, n, h, f, T(1), dup_.data(), f, gemm_weight(l, lp.w_up, F::w_up), f, T(1),
+            dxn_.data(), h);
     tp_sum(dxn_.data(), n * h);
     B::rmsnorm_backward(a.x_mid.data(), p(lp.mlp_norm), a.rstd2.data(), dxn_.data(), n, d.hidden,
                         dx_.data(), g(lp.mlp_norm));
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
-    B::gemm(true, false, qd, h, n, T(1), a.attn.data(), qd, dx_.data(), h, T(1), g(lp.wo), h);
-    B::gemm(false, true, n, qd, h, T(1), dx_.data(), h, p(lp.wo), h, T(0), dattn_.data(), qd);
+    const T* attn = a.attn.data();
+    const T* d_mid = dx_.data();
+    if (q8) {
+      fp8_.recast_activation(l, F::x_o, slot, a.attn.data(), fp8_attn_.data(), n * qd);
+      fp8_.cast_gradient(l, F::g_o, dx_.data(), fp8_grad_.data(), n * h);
+      attn = fp8_attn_.data();
+      d_mid = fp8_grad_.data();
+    }
+    B::gemm(true, false, qd, h, n, T(1), attn, qd, d_mid, h, T(1), g(lp.wo), h);
+    B::gemm(false, true, n, qd, h, T(1), d_mid, h, gemm_weight(l, lp.wo, F::w_o), h, T(0),
+            dattn_.data(), qd);
     B::attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
                           dattn_.data(), dq_.data(), dk_.data(), dv_.data(), mbs_, seq_, heads_l_,
                           kv_heads_l_, d.head_dim, attn_workspace_.data());
@@ -496,12 +581,20 @@ void Transformer<Backend, T>::run_backward() {
       B::bias_backward(dk_.data(), n, kvd, g(lp.bk));
       B::bias_backward(dv_.data(), n, kvd, g(lp.bv));
     }
+    if (q8) {  // after the biases' gradients, which sum the unquantised ones
+      fp8_.cast_gradient(l, F::g_q, dq_.data(), dq_.data(), n * qd);
+      fp8_.cast_gradient(l, F::g_k, dk_.data(), dk_.data(), n * kvd);
+      fp8_.cast_gradient(l, F::g_v, dv_.data(), dv_.data(), n * kvd);
+    }
     B::gemm(true, false, h, qd, n, T(1), a.xn1.data(), h, dq_.data(), qd, T(1), g(lp.wq), qd);
     B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, dk_.data(), kvd, T(1), g(lp.wk), kvd);
     B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, dv_.data(), kvd, T(1), g(lp.wv), kvd);
-    B::gemm(false, true, n, h, qd, T(1), dq_.data(), qd, p(lp.wq), qd, T(0), dxn_.data(), h);
-    B::gemm(false, true, n, h, kvd, T(1), dk_.data(), kvd, p(lp.wk), kvd, T(1), dxn_.data(), h);
-    B::gemm(false, true, n, h, kvd, T(1), dv_.data(), kvd, p(lp.wv), kvd, T(1), dxn_.data(), h);
+    B::gemm(false, true, n, h, qd, T(1), dq_.data(), qd, gemm_weight(l, lp.wq, F::w_q), qd, T(0),
+            dxn_.data(), h);
+    B::gemm(false, true, n, h, kvd, T(1), dk_.data(), kvd, gemm_weight(l, lp.wk, F::w_k), kvd, T(1),
+            dxn_.data(), h);
+    B::gemm(false, true, n, h, kvd, T(1), dv_.data(), kvd, gemm_weight(l, lp.wv, F::w_v), kvd, T(1),
+            dxn_.data(), h);
     tp_sum(dxn_.data(), n * h);
     B::rmsnorm_backward(a.x.data(), p(lp.attn_norm), a.rstd1.data(), dxn_.data(), n, d.hidden,
                         dx_.data(), g(lp.attn_norm));
