@@ -84,6 +84,11 @@ class DeviceTransformer {
   std::size_t held_bytes() const;
   std::size_t peak_allocated_bytes() const;
   std::size_t peak_reserved_bytes() const;
+  /// FP8 runs: the scales the next casts use (docs/fp8.md), E4M3 then E5M2. E4M3: [local layer]
+  /// [w_q w_k w_v w_o w_gate w_up w_down], then slot 0's [local layer][x_qkv x_o x_mlp x_down],
+  /// then the other pipeline slots'; E5M2: [local layer][g_q g_k g_v g_o g_gate g_up g_down].
+  /// Empty without FP8.
+  std::pair<std::vector<float>, std::vector<float>> fp8_scales() const;
   /// "flash" or "cudnn": the Attention policy in use.
   std::string attention_name() const;
   bool graph_captured() const;

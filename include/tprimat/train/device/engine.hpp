@@ -154,6 +154,10 @@ class Engine {
   }
   std::size_t held_bytes() const { return held_; }
   std::string attention_name() const { return attention_->name(); }
+  std::pair<std::vector<float>, std::vector<float>> fp8_scales() const {
+    if (!fp8_.enabled()) return {};
+    return {fp8_.forward_scales(), fp8_.backward_scales()};
+  }
   bool graph_captured() const { return captured_.captured(); }
   double issue_seconds() const { return issue_seconds_; }
   std::vector<std::pair<std::string, double>> phase_seconds() const { return timer_.totals(); }
@@ -351,6 +355,10 @@ std::size_t DeviceTransformer<Backend>::peak_allocated_bytes() const {
 template <class Backend>
 std::size_t DeviceTransformer<Backend>::peak_reserved_bytes() const {
   return Backend::peak_reserved_bytes();
+}
+template <class Backend>
+std::pair<std::vector<float>, std::vector<float>> DeviceTransformer<Backend>::fp8_scales() const {
+  return impl_->fp8_scales();
 }
 template <class Backend>
 std::string DeviceTransformer<Backend>::attention_name() const {
