@@ -6,7 +6,7 @@
 #   scripts/gpu-check.sh [build] [test] [nccl] [dp] [mp] [bench] [bench-micro] [bench-step] [peer]
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
-#                        [fp8-proxy] [fp8-full] [fp8-curves]
+#                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -232,13 +232,25 @@ profile_run() {
   "$build/examples/cli/tprimat" bench --model llama --profile --output-dir "$dir" "$@" 2>&1 |
     tee -a "$log" | tail -6
   "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
-    2>&1 | tee "$dir/summary.md" | tee -a "$log"
+    --top "${TPRIMAT_PROFILE_TOP:-10}" 2>&1 | tee "$dir/summary.md" | tee -a "$log"
 }
 if has profile; then
   # Layers auto, the seeds' schedule; then the same with eager steps, whose trace ties kernels to
   # layers and GEMMs to their FLOPs.
   for graph in "" --no-graph; do
     profile_run "profile${graph}" profile.log --layers auto --gbs 1 --steps 10 $graph
+  done
+fi
+if has fp8-profile; then
+  # Where an FP8 step's time goes (issue 24): the 8-layer Llama proxy at mbs 2, gbs 16, one replay
+  # of each recipe's graph recorded; summaries (kernels by time, GEMM TFLOP/s) in
+  # $out/fp8_profile_<recipe>.md.
+  for recipe in delayed current; do
+    profile_run "fp8-profile-$recipe" fp8-profile.log --layers 8 --mbs 2 --gbs 16 --precision fp8 \
+      --fp8-recipe $recipe --warmup-steps 2 --steps 2 --profile-wait 1 --profile-warmup 1 \
+      --profile-active 1
+    cp "$out/fp8-profile-$recipe/summary.md" "$out/fp8_profile_$recipe.md"
+    rm -rf "$out/fp8-profile-$recipe"
   done
 fi
 if has profile-full; then
