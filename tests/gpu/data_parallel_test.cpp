@@ -76,6 +76,28 @@ TEST(DataParallelHostStaged, LlamaNarrowZero1InLine) {  // --no-overlap
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), true, {1, 128, 1, 0}, 3, true, false);
 }
 
+/// FP8 (docs/fp8.md) under DP against one GPU on the same global batch: weights (and their
+/// scales) identical on every replica; the activations' and gradients' scales each replica's own
+/// (OneGpuBounds names the bounds).
+train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
+  train::PrecisionConfig p;
+  p.precision = train::Precision::fp8;
+  p.fp8.recipe = recipe;
+  return p;
+}
+
+TEST(DataParallelHostStaged, Fp8DelayedZero1) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(
+      mpi_world(), true, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::delayed));
+}
+
+TEST(DataParallelHostStaged, Fp8CurrentAllReduce) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(
+      mpi_world(), false, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::current));
+}
+
 /// ZeRO-1 holds the remainders (2 B) and both moments (8 B) of its 1/DP slice only: the engine
 /// saves what the memory plan says it does, to the rounding of the slices.
 TEST(DataParallelHostStaged, Zero1HoldsOneSliceOfTheOptimizerState) {

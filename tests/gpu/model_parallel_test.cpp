@@ -131,6 +131,27 @@ TEST(PipelineHostStaged, QkvBiasTwoLayersAStageOneMicroBatch) {
   compare_with_one_gpu<TinyBias, Pp2>(mpi_world(), false, {2, 64, 1, 0}, 4, false);
 }
 
+/// FP8 (docs/fp8.md) under PP is one GPU's bit for bit: each slot keeps the scales its forward
+/// used, and every cast sees the tensor one GPU's does.
+train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
+  train::PrecisionConfig p;
+  p.precision = train::Precision::fp8;
+  p.fp8.recipe = recipe;
+  return p;
+}
+
+TEST(PipelineHostStaged, Fp8DelayedIsOneGpusBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
+      mpi_world(), false, {1, 128, 4, 0}, 4, false, true, fp8(train::Fp8Recipe::delayed));
+}
+
+TEST(PipelineHostStaged, Fp8CurrentIsOneGpusBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
+      mpi_world(), false, {1, 128, 4, 0}, 4, false, true, fp8(train::Fp8Recipe::current));
+}
+
 // PP with tied embeddings does not compile (tests/compile_fail/pp_tied_fail.cpp).
 
 TEST(TensorAndPipelineHostStaged, LlamaNarrow) {  // TP 2 x PP 2 at 4 ranks

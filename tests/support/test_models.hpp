@@ -46,6 +46,15 @@ struct LlamaNarrow : model::Llama31_8B {
 };
 static_assert(model::ModelSpec<LlamaNarrow>);
 
+/// LlamaNarrow with 4 layers: FP8's current recipe keeps the first and last in bf16, so it needs
+/// more than 2 for any FP8 layer; PP 2 gives each stage one of each kind.
+struct LlamaNarrow4 : LlamaNarrow {
+  static constexpr std::string_view name = "LlamaNarrow4";
+  static constexpr std::string_view cli_name = "llama-narrow-4";
+  static constexpr int layers = 4;
+};
+static_assert(model::ModelSpec<LlamaNarrow4>);
+
 /// LlamaNarrow with two KV heads (2 query heads each), so tensor parallelism 2 splits them.
 struct LlamaNarrowKv2 : LlamaNarrow {
   static constexpr std::string_view name = "LlamaNarrowKv2";
