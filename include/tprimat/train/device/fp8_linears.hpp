@@ -50,6 +50,11 @@ class Fp8Linears {
     precision_ = precision;
     enabled_ = precision.is_fp8();
     if (!enabled_) return;
+#if TPRIMAT_GPU_HIP
+    throw core::InputError("--precision fp8 has no GEMM on the HIP backend yet",
+                           "use --precision bf16 on AMD GPUs (hipBLASLt's FP8 GEMM comes with the "
+                           "ROCm work)");
+#endif
     if (p.tp > 1)
       throw core::InputError("--precision fp8 under tensor parallelism is not built yet",
                              "run FP8 with TP=1 (pipeline and data parallelism work)");
