@@ -152,6 +152,25 @@ TEST(PipelineHostStaged, Fp8CurrentIsOneGpusBitForBit) {
       mpi_world(), false, {1, 128, 4, 0}, 4, false, true, fp8(train::Fp8Recipe::current));
 }
 
+/// LlamaNarrowKv2 with 4 layers, so FP8's current recipe has FP8 layers under TP 2.
+struct LlamaNarrowKv2x4 : LlamaNarrowKv2 {
+  static constexpr int layers = 4;
+};
+
+// FP8 under TP: the split tensors' and the weights' amaxes max-reduced over the group, so every
+// rank casts with one scale; TP's other sum order moves values across FP8 roundings (OneGpuBounds).
+TEST(TensorParallelHostStaged, Fp8Delayed) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(mpi_world(), false, {1, 128, 2, 0}, 4, false, true,
+                                              fp8(train::Fp8Recipe::delayed));
+}
+
+TEST(TensorParallelHostStaged, Fp8Current) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(mpi_world(), false, {1, 128, 2, 0}, 4, false, true,
+                                              fp8(train::Fp8Recipe::current));
+}
+
 // PP with tied embeddings does not compile (tests/compile_fail/pp_tied_fail.cpp).
 
 TEST(TensorAndPipelineHostStaged, LlamaNarrow) {  // TP 2 x PP 2 at 4 ranks

@@ -201,6 +201,10 @@ class NcclCollectives final : public DeviceCollectives {
         ncclAllReduce(x, x, n, ncclDouble, ncclSum, comm_.native(), cast(stream)),
         "ncclAllReduce");
   }
+  void all_reduce_max(float* x, std::size_t n, void* stream) override {
+    nccl_detail::nccl_check(ncclAllReduce(x, x, n, ncclFloat, ncclMax, comm_.native(), cast(stream)),
+                            "ncclAllReduce");
+  }
   void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) override {
     nccl_detail::nccl_check(ncclReduceScatter(x, x + chunk * rank(), chunk, ncclFloat, ncclSum,
                                               comm_.native(), cast(stream)),

@@ -14,7 +14,7 @@ namespace tprimat::parallel {
 /// gpuStream_t passed as void*, so this header needs no vendor header). The device engine is
 /// written once for every communicator, so it reaches them through this interface: a few dozen
 /// calls a step, none of them per element, and a CUDA graph replays them without the call at all.
-/// - all_reduce_sum: in place.
+/// - all_reduce_sum, all_reduce_max: in place (max: FP8's amaxes over a TP group).
 /// - reduce_scatter_sum(x, chunk): x holds size() chunks; rank r's chunk (x + r * chunk) gets the
 ///   sum over ranks of chunk r; the other chunks are left undefined.
 /// - all_gather_bytes(x, chunk_bytes): in place; rank r's chunk at x + r * chunk_bytes goes to
@@ -34,6 +34,7 @@ class DeviceCollectives {
   virtual const char* name() const = 0;
   virtual void all_reduce_sum(float* x, std::size_t n, void* stream) = 0;
   virtual void all_reduce_sum(double* x, std::size_t n, void* stream) = 0;
+  virtual void all_reduce_max(float* x, std::size_t n, void* stream) = 0;
   virtual void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) = 0;
   virtual void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) = 0;
   virtual void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
@@ -54,6 +55,7 @@ struct HostCollectives {
   int size = 1;
   std::function<void(std::span<float>)> all_reduce_sum_float;
   std::function<void(std::span<double>)> all_reduce_sum_double;
+  std::function<void(std::span<float>)> all_reduce_max_float;
   std::function<void(std::span<const float>, std::span<float>)> reduce_scatter_sum;
   std::function<void(std::span<const float>, std::span<float>)> all_gather;
   std::function<void(std::span<const float>, int)> send;
@@ -70,6 +72,7 @@ HostCollectives host_collectives_of(const C& c) {
   h.size = c.size();
   h.all_reduce_sum_float = [shared](std::span<float> x) { shared->all_reduce_sum(x); };
   h.all_reduce_sum_double = [shared](std::span<double> x) { shared->all_reduce_sum(x); };
+  h.all_reduce_max_float = [shared](std::span<float> x) { shared->all_reduce_max(x); };
   h.reduce_scatter_sum = [shared](std::span<const float> in, std::span<float> out) {
     shared->reduce_scatter_sum(in, out);
   };

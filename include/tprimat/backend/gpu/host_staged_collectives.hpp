@@ -21,7 +21,8 @@ using backend::gpu_check;
 class HostStaged final : public DeviceCollectives {
  public:
   explicit HostStaged(HostCollectives host) : host_(std::move(host)) {
-    if (!host_.all_reduce_sum_float || !host_.all_reduce_sum_double || !host_.reduce_scatter_sum ||
+    if (!host_.all_reduce_sum_float || !host_.all_reduce_sum_double ||
+        !host_.all_reduce_max_float || !host_.reduce_scatter_sum ||
         !host_.all_gather || !host_.send || !host_.recv || !host_.send_recv)
       throw core::InputError("host-staged collectives need every host collective");
   }
@@ -40,6 +41,11 @@ class HostStaged final : public DeviceCollectives {
     copy(h.data(), x, n * sizeof(double), gpuMemcpyDeviceToHost, stream);
     host_.all_reduce_sum_double(h);
     to_device(x, h.data(), n * sizeof(double), stream);
+  }
+  void all_reduce_max(float* x, std::size_t n, void* stream) override {
+    auto& h = staged(in_, x, n, stream);
+    host_.all_reduce_max_float(h);
+    to_device(x, h.data(), n * sizeof(float), stream);
   }
   /// Through the host all-reduce, not MPI's reduce-scatter: its sums then take the all-reduce's
   /// order (Open MPI's reduce-scatter adds three or more ranks' terms in another order), so the

@@ -89,7 +89,7 @@ class Engine {
     sync_.allocate(a);
     tp_.allocate(a);
     optimizer_.allocate(a, plan, sync_.plan.buckets);
-    fp8_.allocate(a, plan, options.precision);
+    fp8_.allocate(a, plan, options.precision, tp_);
     rope_.upload(plan);
     held_ = a.held;
     params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);

@@ -19,6 +19,7 @@
 #include "tprimat/train/device/parameters.hpp"
 #include "tprimat/train/device/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
+#include "tprimat/train/device/tensor_parallel.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::train::device {
@@ -46,8 +47,11 @@ class Fp8Linears {
   /// Whether local layer l runs its projections in FP8.
   bool on(int l) const { return enabled_ && on_[static_cast<std::size_t>(l)]; }
 
-  void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision) {
+  /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md).
+  void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision,
+                TensorParallel& tp) {
     precision_ = precision;
+    tp_ = &tp;
     enabled_ = precision.is_fp8();
     if (!enabled_) return;
 #if TPRIMAT_GPU_HIP
@@ -55,9 +59,6 @@ class Fp8Linears {
                            "use --precision bf16 on AMD GPUs (hipBLASLt's FP8 GEMM comes with the "
                            "ROCm work)");
 #endif
-    if (p.tp > 1)
-      throw core::InputError("--precision fp8 under tensor parallelism is not built yet",
-                             "run FP8 with TP=1 (pipeline and data parallelism work)");
     plan_ = &p;
     layers_ = p.local_layers;
     slots_ = p.slots;
@@ -112,26 +113,45 @@ class Fp8Linears {
   // ---- once a step ---------------------------------------------------------------------------
   /// The weights of every FP8 layer cast (and transposed) for the step, before its first
   /// micro-batch.
+  /// Scaled from their own amaxes, every weight's amax pass comes first, then one max over the
+  /// TP group for all of them (each rank holds a shard), one scale update, and the casts.
   void cast_weights(const RankPlan& p, const DeviceParameters& params, gpuStream_t stream) {
     if (!enabled_) return;
-    for (int l = 0; l < layers_; ++l) {
-      if (!on_[l]) continue;
-      const LayerParams& lp = p.table.layers[l];
-      const std::array<std::int64_t, fp8_weights> offsets = {lp.wq,     lp.wk,   lp.wv,    lp.wo,
-                                                             lp.w_gate, lp.w_up, lp.w_down};
-      for (int w = 0; w < fp8_weights; ++w) {
-        const int id = weight_id(l, w);
-        cast(forward_, id, id, params.w(offsets[w]), weight_shape_[w].first,
-             weight_shape_[w].second, weights_[l].rows[w].data(), weights_[l].cols[w].data(),
-             stream);
+    auto for_each_weight = [&](auto&& f) {
+      for (int l = 0; l < layers_; ++l) {
+        if (!on_[l]) continue;
+        const LayerParams& lp = p.table.layers[l];
+        const std::array<std::int64_t, fp8_weights> offsets = {
+            lp.wq, lp.wk, lp.wv, lp.wo, lp.w_gate, lp.w_up, lp.w_down};
+        for (int w = 0; w < fp8_weights; ++w) f(l, w, params.w(offsets[w]));
       }
+    };
+    const std::int64_t count = std::int64_t{layers_} * fp8_weights;
+    if (scaled_alone()) {
+      for_each_weight([&](int l, int w, const bf16* x) {
+        backend::Gpu::fp8_amax(x, weight_shape_[w].first * weight_shape_[w].second,
+                               forward_.amax_now(weight_id(l, w)), stream);
+      });
+      tp_->all_reduce_max(forward_.amax_now(0), count, stream);
+      forward_.update_current(0, static_cast<int>(count), precision_.fp8.margin, stream);
     }
+    const bool record = precision_.fp8.recipe == Fp8Recipe::delayed;
+    for_each_weight([&](int l, int w, const bf16* x) {
+      const int id = weight_id(l, w);
+      backend::Gpu::fp8_cast_transpose(x, weight_shape_[w].first, weight_shape_[w].second,
+                                       Format::e4m3, forward_.scale(id), weights_[l].rows[w].data(),
+                                       weights_[l].cols[w].data(),
+                                       record ? forward_.amax(id) : nullptr, stream);
+    });
   }
   /// After the step's last backward pass: delayed scaling's history update (in the graph); the
   /// first step's scales came from the tensors' own amaxes, every later one's from the history.
   void end_step(gpuStream_t stream) {
     if (!enabled_) return;
     if (precision_.fp8.recipe == Fp8Recipe::delayed) {
+      // Replicated tensors' amaxes are equal on every TP rank; split ones take the group's max.
+      tp_->all_reduce_max(forward_.amaxes(), forward_.base(), stream);
+      tp_->all_reduce_max(backward_.amaxes(), backward_.base(), stream);
       forward_.update_delayed(precision_.fp8.margin, stream);
       backward_.update_delayed(precision_.fp8.margin, stream);
     }
@@ -143,8 +163,9 @@ class Fp8Linears {
   /// forward GEMMs, its transpose kept for the weight gradients.
   Fp8Cast cast_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
+    // x_o and x_down are split over TP (heads, FFN); x_qkv and x_mlp are replicated.
     cast(forward_, id, input_id(0, l, i), x, plan_->n, input_width_[i], input_rows_.data(),
-         saved(slot, l)[i].data(), stream);
+         saved(slot, l)[i].data(), i == x_o || i == x_down, stream);
     return Fp8Cast{input_rows_.data(), saved(slot, l)[i].data(), forward_.scale_inv(id)};
   }
   /// The transposed input the forward kept (the backward of the same step and slot).
@@ -158,7 +179,9 @@ class Fp8Linears {
     const int id = l * fp8_grads + g;
     std::uint8_t* rows = grad_pairs_[pair].rows.data() + offset;
     std::uint8_t* cols = grad_pairs_[pair].cols.data() + offset;
-    cast(backward_, id, id, x, plan_->n, width, rows, cols, stream);
+    // The gradients of the layer's output and of the attention residual are replicated over TP;
+    // q, k, v, gate and up are split.
+    cast(backward_, id, id, x, plan_->n, width, rows, cols, g != g_down && g != g_o, stream);
     return Fp8Cast{rows, cols, backward_.scale_inv(id)};
   }
   Fp8Cast weight(int l, Fp8Weight w) const {
@@ -221,13 +244,15 @@ class Fp8Linears {
   }
 
   /// x [rows, cols] cast with tensor `id`'s scale into out and out_t: scaled from its own amax
-  /// first when scaled_alone(); under delayed scaling the amax is recorded into `history_id`'s
-  /// step amax.
+  /// first when scaled_alone() (the TP group's max when the tensor is `split`); under delayed
+  /// scaling the amax is recorded into `history_id`'s step amax.
   void cast(Fp8Scales& scales, int id, int history_id, const bf16* x, std::int64_t rows,
-            std::int64_t cols, std::uint8_t* out, std::uint8_t* out_t, gpuStream_t stream) {
+            std::int64_t cols, std::uint8_t* out, std::uint8_t* out_t, bool split,
+            gpuStream_t stream) {
     using backend::Gpu;
     if (scaled_alone()) {
       Gpu::fp8_amax(x, rows * cols, scales.amax_now(id), stream);
+      if (split) tp_->all_reduce_max(scales.amax_now(id), 1, stream);
       scales.update_current(id, precision_.fp8.margin, stream);
     }
     const bool record = precision_.fp8.recipe == Fp8Recipe::delayed;
@@ -238,6 +263,7 @@ class Fp8Linears {
   PrecisionConfig precision_;
   bool enabled_ = false, calibrated_ = false;
   const RankPlan* plan_ = nullptr;
+  TensorParallel* tp_ = nullptr;
   int layers_ = 0, slots_ = 1;
   std::vector<bool> on_;
   std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> weight_shape_{};

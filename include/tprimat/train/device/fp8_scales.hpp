@@ -57,6 +57,13 @@ class Fp8Scales {
                                            scale_inv_.data() + std::int64_t{t} * inv_stride,
                                            stream, inv_stride);
   }
+  /// update_current for tensors [first, first + count) at once.
+  void update_current(int first, int count, int margin, gpuStream_t stream) {
+    backend::Gpu::fp8_current_scale_update(amax_now(first), count, format_, margin,
+                                           scale_.data() + first,
+                                           scale_inv_.data() + std::int64_t{first} * inv_stride,
+                                           stream, inv_stride);
+  }
   /// Every history tensor's history takes its step amax (zeroed after); its scale follows the max.
   void update_delayed(int margin, gpuStream_t stream) {
     backend::Gpu::fp8_delayed_scale_update(history_buf_.data(), history_, amax_.data(), base_,

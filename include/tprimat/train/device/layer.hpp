@@ -91,9 +91,9 @@ struct DecoderLayer {
     timer.mark("attention");
     attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
     timer.mark("elementwise");
-    if (f8)  // no TP under FP8 yet (Fp8Linears::allocate refuses it)
-      fp8.forward<float>(gemm, fp8.cast_input(slot, l, x_o, a.attn.data(), stream),
-                         fp8.weight(l, w_o), qd, h, a.x_mid.data(), a.x.data());
+    if (f8)
+      fp8_row_parallel_add(fp8.cast_input(slot, l, x_o, a.attn.data(), stream), fp8.weight(l, w_o),
+                           qd, a.x.data(), a.x_mid.data());
     else
       tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(),
                           a.x_mid.data(), timer);
@@ -109,8 +109,8 @@ struct DecoderLayer {
     }
     Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
     if (f8)
-      fp8.forward<float>(gemm, fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
-                         fp8.weight(l, w_down), f, h, next, a.x_mid.data());
+      fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
+                           fp8.weight(l, w_down), f, a.x_mid.data(), next);
     else
       tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down),
                           a.x_mid.data(), next, timer);
@@ -173,6 +173,15 @@ struct DecoderLayer {
                           s.norm_partials.data(), stream);
   }
 
+  /// out[n, h] = residual + x w in FP8, w this rank's rows of a row-parallel weight (O, down):
+  /// as TensorParallel::row_parallel_add, the residual added by TP rank 0 alone.
+  void fp8_row_parallel_add(const Fp8Cast& x, const Fp8Cast& w, std::int64_t in,
+                            const float* residual, float* out) {
+    fp8.forward<float>(gemm, x, w, in, plan.d.hidden, out,
+                       plan.tp_rank == 0 ? residual : nullptr);
+    tp.all_reduce(out, plan.n * plan.d.hidden, gemm.stream, timer);
+  }
+
   /// backward() of an FP8 layer: each projection's gradient cast once (E5M2, rows and transpose)
   /// for its input-gradient and weight-gradient GEMMs; the inputs' transposes are the forward's.
   /// Two scratch pairs hold the casts in flight.
@@ -191,9 +200,11 @@ struct DecoderLayer {
     const Fp8Cast gu = fp8.cast_grad(l, g_up, s.dup.data(), f, 0, 0, stream);
     fp8.input_grad<float>(gemm, gg, fp8.weight(l, w_gate), h, f, 0.f, s.dxn.data());
     fp8.input_grad<float>(gemm, gu, fp8.weight(l, w_up), h, f, 1.f, s.dxn.data());
+    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
     const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp);
     fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp.w_gate));
     fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp.w_up));
+    tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
                           s.dxn.data(), n, d.hidden, s.dres.data(), s.dres_bf.data(),
                           params.g(lp.mlp_norm), s.norm_partials.data(), stream);
@@ -221,10 +232,12 @@ struct DecoderLayer {
     fp8.input_grad<float>(gemm, gq, fp8.weight(l, w_q), h, qd, 0.f, s.dxn.data());
     fp8.input_grad<float>(gemm, gk, fp8.weight(l, w_k), h, kvd, 1.f, s.dxn.data());
     fp8.input_grad<float>(gemm, gv, fp8.weight(l, w_v), h, kvd, 1.f, s.dxn.data());
+    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
     const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv);
     fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp.wq));
     fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp.wk));
     fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp.wv));
+    tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
                           n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
                           s.norm_partials.data(), stream);

@@ -52,6 +52,13 @@ class TensorParallel {
     timer.mark("elementwise");
   }
 
+  /// x max-reduced over the TP ranks on `main` (FP8's amaxes of split tensors and weights).
+  void all_reduce_max(float* x, std::int64_t count, gpuStream_t main) {
+    if (!group_) return;
+    const profile::Range range("tp amax max");
+    group_->all_reduce_max(x, static_cast<std::size_t>(count), main);
+  }
+
   /// The backward pass's all-reduce of an input gradient, started where it is complete: on the
   /// TP stream (else in line); end() makes `main` wait for it before the RMSNorm backward.
   void begin_all_reduce(float* x, std::int64_t count, gpuStream_t main, PhaseTimer& timer) {
