@@ -146,6 +146,27 @@ struct DecoderLayer {
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
     gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
     gemm(false, true, n, qd, h, s.dres_bf.data(), h, params.w(lp.wo), h, 0.f, s.dattn.data(), qd);
+    attention_backward(lp, a);
+    gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
+    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
+    tp.end_all_reduce(stream);
+    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
+                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
+                          s.norm_partials.data(), stream);
+  }
+
+  /// scratch.dattn (the gradient of the attention output) -> scratch.dq, dk, dv (of q, k, v
+  /// before RoPE) and the QKV biases' gradients: the same in bf16 and FP8 layers.
+  void attention_backward(const LayerParams& lp, LayerActivations& a) {
+    const model::Dims& d = plan.d;
+    const std::int64_t n = plan.n, qd = d.q_dim(), kvd = d.kv_dim();
+    const gpuStream_t stream = gemm.stream;
+    Scratch& s = scratch;
     timer.mark("attention");
     attention.backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
                        s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(),
@@ -160,17 +181,6 @@ struct DecoderLayer {
       Gpu::bias_backward(s.dk.data(), n, kvd, params.g(lp.bk), s.bias_partials.data(), stream);
       Gpu::bias_backward(s.dv.data(), n, kvd, params.g(lp.bv), s.bias_partials.data(), stream);
     }
-    gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
-    gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
-    gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
-    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
-    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
-    tp.end_all_reduce(stream);
-    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
-                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
-                          s.norm_partials.data(), stream);
   }
 
   /// out[n, h] = residual + x w in FP8, w this rank's rows of a row-parallel weight (O, down):
@@ -212,20 +222,7 @@ struct DecoderLayer {
     const Fp8Cast go = fp8.cast_grad(l, g_o, s.dres_bf.data(), h, 0, 0, stream);
     fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o), go, qd, h, acc, params.g(lp.wo));
     fp8.input_grad<bf16>(gemm, go, fp8.weight(l, w_o), qd, h, 0.f, s.dattn.data());
-    timer.mark("attention");
-    attention.backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
-                       s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(),
-                       s.attn_workspace.data(), stream);
-    timer.mark("elementwise");
-    Gpu::rope_backward(s.dq.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
-                       rope.sin.data(), stream);
-    Gpu::rope_backward(s.dk.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
-                       rope.sin.data(), stream);
-    if (d.qkv_bias) {
-      Gpu::bias_backward(s.dq.data(), n, qd, params.g(lp.bq), s.bias_partials.data(), stream);
-      Gpu::bias_backward(s.dk.data(), n, kvd, params.g(lp.bk), s.bias_partials.data(), stream);
-      Gpu::bias_backward(s.dv.data(), n, kvd, params.g(lp.bv), s.bias_partials.data(), stream);
-    }
+    attention_backward(lp, a);
     const Fp8Cast gq = fp8.cast_grad(l, g_q, s.dq.data(), qd, 0, 0, stream);
     const Fp8Cast gk = fp8.cast_grad(l, g_k, s.dk.data(), kvd, 1, 0, stream);
     const Fp8Cast gv = fp8.cast_grad(l, g_v, s.dv.data(), kvd, 1, n * kvd, stream);
