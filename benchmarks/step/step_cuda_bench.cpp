@@ -70,6 +70,24 @@ struct WarmStep {
   }
 };
 
+/// tokens/s, TFLOP/s (model FLOPs), MFU against the dense bf16 peak (where known) and the pool's
+/// peak GiB of a timed step of `shape` (grad_accum micro-batches).
+template <md::ModelSpec M>
+void throughput_counters(benchmark::State& state, const tr::StepShape& shape,
+                         const tprimat::backend::DeviceInfo& info, std::size_t peak_bytes) {
+  const double tokens_per_step = double(shape.grad_accum) * shape.mbs * shape.seq;
+  const double flops =
+      md::flops_per_token(md::dims<M>().with_layers(layers), shape.seq) * tokens_per_step;
+  state.counters["tokens/s"] =
+      benchmark::Counter(tokens_per_step, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["TFLOP/s"] =
+      benchmark::Counter(flops * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
+  if (info.peak_tflops_dense > 0)
+    state.counters["MFU"] = benchmark::Counter(flops * 1e-12 / info.peak_tflops_dense,
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_GiB"] = double(peak_bytes) / double(1ull << 30);
+}
+
 // Args: mbs, seq, graph (1: replay a CUDA graph, 0: launch each kernel), attention (0 auto,
 // 1 flash, 2 cudnn). The first step (eager, plans chosen) and the capture run before timing.
 template <md::ModelSpec M>
@@ -96,17 +114,7 @@ void BM_CudaStep(benchmark::State& state) {
     // The CPU side of a step (uploads + launches, or one graph launch) against its GPU time.
     state.counters["host_issue_ms"] = issue * 1e3 / double(state.iterations());
     state.counters["host_issue_share"] = issue / device;
-    const double tokens_per_step = static_cast<double>(shape.mbs) * shape.seq;
-    const double flops =
-        md::flops_per_token(md::dims<M>().with_layers(layers), shape.seq) * tokens_per_step;
-    state.counters["tokens/s"] =
-        benchmark::Counter(tokens_per_step, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["TFLOP/s"] =
-        benchmark::Counter(flops * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
-    if (info.peak_tflops_dense > 0)
-      state.counters["MFU"] = benchmark::Counter(flops * 1e-12 / info.peak_tflops_dense,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["peak_GiB"] = double(step.peak_bytes()) / double(1ull << 30);
+    throughput_counters<M>(state, shape, info, step.peak_bytes());
     state.SetLabel(step.engine().attention_name() + (options.graph ? ", graph" : ", no graph"));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
@@ -217,10 +225,9 @@ void BM_CudaStepPrecision(benchmark::State& state) {
                       layers};
   tr::DeviceOptions options;
   const auto choice = state.range(2);
-  if (choice > 0) {
-    options.precision.precision = tr::Precision::fp8;
-    options.precision.fp8.recipe = choice == 1 ? tr::Fp8Recipe::delayed : tr::Fp8Recipe::current;
-  }
+  if (choice > 0)
+    options.precision = tr::PrecisionConfig::fp8_hybrid(choice == 1 ? tr::Fp8Recipe::delayed
+                                                                     : tr::Fp8Recipe::current);
   const auto info = Cuda::device_info();
   try {
     WarmStep<M> warm(shape, options, 2);
@@ -230,17 +237,7 @@ void BM_CudaStepPrecision(benchmark::State& state) {
       warm.next(tokens);
       state.SetIterationTime(step.run(tokens).device_seconds);
     }
-    const double tokens_per_step = double(shape.grad_accum) * shape.mbs * shape.seq;
-    const double flops =
-        md::flops_per_token(md::dims<M>().with_layers(layers), shape.seq) * tokens_per_step;
-    state.counters["tokens/s"] =
-        benchmark::Counter(tokens_per_step, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["TFLOP/s"] =
-        benchmark::Counter(flops * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
-    if (info.peak_tflops_dense > 0)
-      state.counters["MFU"] = benchmark::Counter(flops * 1e-12 / info.peak_tflops_dense,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["peak_GiB"] = double(step.peak_bytes()) / double(1ull << 30);
+    throughput_counters<M>(state, shape, info, step.peak_bytes());
     state.SetLabel(options.precision.name());
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());

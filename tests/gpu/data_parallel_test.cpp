@@ -79,12 +79,7 @@ TEST(DataParallelHostStaged, LlamaNarrowZero1InLine) {  // --no-overlap
 /// FP8 (docs/fp8.md) under DP against one GPU on the same global batch: weights (and their
 /// scales) identical on every replica; the activations' and gradients' scales each replica's own
 /// (OneGpuBounds names the bounds).
-train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
-  train::PrecisionConfig p;
-  p.precision = train::Precision::fp8;
-  p.fp8.recipe = recipe;
-  return p;
-}
+constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 
 TEST(DataParallelHostStaged, Fp8DelayedZero1) {
   TPRIMAT_REQUIRE_GPU();

@@ -39,12 +39,7 @@ struct Trace {
   std::vector<double> loss, grad_norm;
 };
 
-train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
-  train::PrecisionConfig p;
-  p.precision = train::Precision::fp8;
-  p.fp8.recipe = recipe;
-  return p;
-}
+constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 
 /// `steps` steps of M from the CPU's initial weights, fresh tokens each step: the fp32 CPU
 /// reference, the bf16 device step, and the FP8 device step with and without the graph.

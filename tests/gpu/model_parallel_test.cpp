@@ -133,12 +133,7 @@ TEST(PipelineHostStaged, QkvBiasTwoLayersAStageOneMicroBatch) {
 
 /// FP8 (docs/fp8.md) under PP is one GPU's bit for bit: each slot keeps the scales its forward
 /// used, and every cast sees the tensor one GPU's does.
-train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
-  train::PrecisionConfig p;
-  p.precision = train::Precision::fp8;
-  p.fp8.recipe = recipe;
-  return p;
-}
+constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 
 TEST(PipelineHostStaged, Fp8DelayedIsOneGpusBitForBit) {
   TPRIMAT_REQUIRE_GPU();

@@ -69,9 +69,7 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
   opt.warmup_steps = 1;
   opt.decay_steps = 10;
   opt.eps = 1e-4;
-  train::PrecisionConfig precision;
-  precision.precision = train::Precision::fp8;
-  precision.fp8.recipe = recipe;
+  train::PrecisionConfig precision = train::PrecisionConfig::fp8_hybrid(recipe);
   precision.fp8.amax_history = 2;  // the third step drops the first step's amaxes
   train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<Tp, Pp>, Mpi> par(
       train::StepShape{1, seq, accum, layers}, opt, 42, world, precision);

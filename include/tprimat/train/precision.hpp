@@ -33,6 +33,14 @@ struct PrecisionConfig {
   Precision precision = Precision::bf16;
   Fp8Settings fp8;
 
+  /// FP8's hybrid recipe with `recipe`'s scaling and the other settings at their defaults.
+  static constexpr PrecisionConfig fp8_hybrid(Fp8Recipe recipe) {
+    PrecisionConfig p;
+    p.precision = Precision::fp8;
+    p.fp8.recipe = recipe;
+    return p;
+  }
+
   constexpr bool is_fp8() const { return precision == Precision::fp8; }
   /// Whether decoder layer `layer` (0-based, of the model's `layers`) runs its linear
   /// projections in FP8.

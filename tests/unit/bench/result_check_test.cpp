@@ -219,9 +219,7 @@ TEST(ResultCheck, EveryRuleOfTheSchemaFileIsChecked) {
 /// valid_result() as an FP8 run on an H100 records it: precision, the fp8 block and both peaks.
 json valid_fp8_result(train::Fp8Recipe recipe) {
   json doc = valid_result();
-  train::PrecisionConfig p;
-  p.precision = train::Precision::fp8;
-  p.fp8.recipe = recipe;
+  const train::PrecisionConfig p = train::PrecisionConfig::fp8_hybrid(recipe);
   doc["platform"] = "nvd";
   doc["gpu_info"]["software_stack"] = "cuda";
   doc["gpu_info"]["device_name"] = "NVIDIA H100 80GB HBM3";

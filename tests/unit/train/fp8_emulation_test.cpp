@@ -25,12 +25,7 @@ using kernels::Fp8Format;
 using train::Fp8Tensor;
 using TinyStep = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>>;
 
-train::PrecisionConfig fp8(train::Fp8Recipe recipe) {
-  train::PrecisionConfig p;
-  p.precision = train::Precision::fp8;
-  p.fp8.recipe = recipe;
-  return p;
-}
+constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 
 train::StepShape shape(int mbs, int seq, int accum, int layers) {
   train::StepShape s;
