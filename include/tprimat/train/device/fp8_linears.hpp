@@ -121,8 +121,8 @@ class Fp8Linears {
       for (int l = 0; l < layers_; ++l) {
         if (!on_[l]) continue;
         const LayerParams& lp = p.table.layers[l];
-        const std::array<std::int64_t, fp8_weights> offsets = {
-            lp.wq, lp.wk, lp.wv, lp.wo, lp.w_gate, lp.w_up, lp.w_down};
+        const std::array<std::int64_t, fp8_weights> offsets = {lp.wq,     lp.wk,   lp.wv,    lp.wo,
+                                                               lp.w_gate, lp.w_up, lp.w_down};
         for (int w = 0; w < fp8_weights; ++w) f(l, w, params.w(offsets[w]));
       }
     };
@@ -135,13 +135,12 @@ class Fp8Linears {
       tp_->all_reduce_max(forward_.amax_now(0), count, stream);
       forward_.update_current(0, static_cast<int>(count), precision_.fp8.margin, stream);
     }
-    const bool record = precision_.fp8.recipe == Fp8Recipe::delayed;
     for_each_weight([&](int l, int w, const bf16* x) {
       const int id = weight_id(l, w);
       backend::Gpu::fp8_cast_transpose(x, weight_shape_[w].first, weight_shape_[w].second,
                                        Format::e4m3, forward_.scale(id), weights_[l].rows[w].data(),
                                        weights_[l].cols[w].data(),
-                                       record ? forward_.amax(id) : nullptr, stream);
+                                       records_amax() ? forward_.amax(id) : nullptr, stream);
     });
   }
   /// After the step's last backward pass: delayed scaling's history update (in the graph); the
@@ -229,9 +228,9 @@ class Fp8Linears {
 
   /// This step scales each cast from its own amax: the current recipe, and the delayed recipe's
   /// first step (no history yet).
-  bool scaled_alone() const {
-    return precision_.fp8.recipe == Fp8Recipe::current || !calibrated_;
-  }
+  bool scaled_alone() const { return precision_.fp8.recipe == Fp8Recipe::current || !calibrated_; }
+  /// Casts record their tensor's amax for the history: delayed scaling only.
+  bool records_amax() const { return precision_.fp8.recipe == Fp8Recipe::delayed; }
   int weight_id(int l, int w) const { return l * fp8_weights + w; }
   int input_id(int slot, int l, int i) const {
     const int base = layers_ * fp8_weights;
@@ -253,11 +252,10 @@ class Fp8Linears {
     if (scaled_alone()) {
       Gpu::fp8_amax(x, rows * cols, scales.amax_now(id), stream);
       if (split) tp_->all_reduce_max(scales.amax_now(id), 1, stream);
-      scales.update_current(id, precision_.fp8.margin, stream);
+      scales.update_current(id, 1, precision_.fp8.margin, stream);
     }
-    const bool record = precision_.fp8.recipe == Fp8Recipe::delayed;
     Gpu::fp8_cast_transpose(x, rows, cols, scales.format(), scales.scale(id), out, out_t,
-                            record ? scales.amax(history_id) : nullptr, stream);
+                            records_amax() ? scales.amax(history_id) : nullptr, stream);
   }
 
   PrecisionConfig precision_;

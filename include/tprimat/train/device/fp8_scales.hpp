@@ -51,18 +51,12 @@ class Fp8Scales {
   float* amaxes() { return amax_.data(); }
   int base() const { return base_; }
 
-  /// Tensor t's scale from its amax_now (zeroed after), before a current-scaling cast.
-  void update_current(int t, int margin, gpuStream_t stream) {
-    backend::Gpu::fp8_current_scale_update(amax_now(t), 1, format_, margin, scale_.data() + t,
-                                           scale_inv_.data() + std::int64_t{t} * inv_stride,
-                                           stream, inv_stride);
-  }
-  /// update_current for tensors [first, first + count) at once.
+  /// Tensors [first, first + count)'s scales from their amax_now (zeroed after), before
+  /// current-scaling casts.
   void update_current(int first, int count, int margin, gpuStream_t stream) {
-    backend::Gpu::fp8_current_scale_update(amax_now(first), count, format_, margin,
-                                           scale_.data() + first,
-                                           scale_inv_.data() + std::int64_t{first} * inv_stride,
-                                           stream, inv_stride);
+    backend::Gpu::fp8_current_scale_update(
+        amax_now(first), count, format_, margin, scale_.data() + first,
+        scale_inv_.data() + std::int64_t{first} * inv_stride, stream, inv_stride);
   }
   /// Every history tensor's history takes its step amax (zeroed after); its scale follows the max.
   void update_delayed(int margin, gpuStream_t stream) {
