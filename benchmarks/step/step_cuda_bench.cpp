@@ -70,8 +70,9 @@ struct WarmStep {
   }
 };
 
-/// tokens/s, TFLOP/s (model FLOPs), MFU against the dense bf16 peak (where known) and the pool's
-/// peak GiB of a timed step of `shape` (grad_accum micro-batches).
+/// tokens/s, TFLOP/s (model FLOPs), MFU against the dense bf16 peak and, named apart, against the
+/// dense FP8 peak (each where known), and the pool's peak GiB of a timed step of `shape`
+/// (grad_accum micro-batches). The FLOPs are the same whatever the precision.
 template <md::ModelSpec M>
 void throughput_counters(benchmark::State& state, const tr::StepShape& shape,
                          const tprimat::backend::DeviceInfo& info, std::size_t peak_bytes) {
@@ -85,6 +86,9 @@ void throughput_counters(benchmark::State& state, const tr::StepShape& shape,
   if (info.peak_tflops_dense > 0)
     state.counters["MFU"] = benchmark::Counter(flops * 1e-12 / info.peak_tflops_dense,
                                                benchmark::Counter::kIsIterationInvariantRate);
+  if (info.peak_tflops_fp8_dense > 0)
+    state.counters["MFU_fp8_peak"] = benchmark::Counter(
+        flops * 1e-12 / info.peak_tflops_fp8_dense, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["peak_GiB"] = double(peak_bytes) / double(1ull << 30);
 }
 
