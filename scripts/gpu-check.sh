@@ -172,7 +172,7 @@ if has scaling || has scaling-full || has scaling-full-mbs2; then
 fi
 # FP8 against bf16 in one call (issue 24): `tprimat bench` at each precision, one line each in
 # fp8.log, results in $out/fp8/<name>/. fp8-proxy: the 8-layer proxies at seq 2048, mbs 2, gbs 64
-# (H100); fp8-full: the full models at mbs 2, gbs 64 where they fit, else --layers auto (H200);
+# (H100); fp8-full: the full models at mbs 2, gbs 64 (H200);
 # fp8-curves: 300 steps of the 8-layer Llama proxy on real text (TPRIMAT_FP8_DATA: a .bin/.idx
 # prefix; bytes as tokens) in each precision, then `tprimat compare` of the three into
 # $out/fp8/curves/compare.
@@ -200,14 +200,10 @@ if has fp8-proxy || has fp8-full || has fp8-curves; then
     done
   fi
   if has fp8-full; then
-    # The full models do not fit one H200 in FP8 (the plan: Llama 156.3 GiB at 32 layers, Qwen
-    # 149.7 at 28): each precision at the deepest proxy whose FP8 plan fits with room (Llama 26
-    # layers, 130.5 GiB; Qwen 24, 131.2), and bf16 at full depth for reference.
+    # The full models in each precision: on one H200 FP8 fits with recast copies only (the plan
+    # picks them: docs/fp8.md), so the FP8 runs include the recasts' cost.
     for m in ${TPRIMAT_FP8_FULL_MODELS:-llama qwen}; do
-      layers=$([ $m = llama ] && echo 26 || echo 24)
-      fp8_precisions "deep_$m" --model $m --layers $layers --mbs 2 --gbs 64 --steps 3 \
-        --warmup-steps 2
-      fp8_run "full_${m}_bf16" --model $m --layers full --mbs 2 --gbs 64 --steps 3 \
+      fp8_precisions "full_$m" --model $m --layers full --mbs 2 --gbs 64 --steps 3 \
         --warmup-steps 2
     done
   fi

@@ -220,8 +220,10 @@ void BM_CudaStepHarness(benchmark::State& state) {
 }
 
 // The step in bf16 and in FP8 (docs/fp8.md), micro-batches accumulated as a real step does (the
-// FP8 weights are cast once a step). Args: mbs, grad_accum, precision (0 bf16, 1 FP8 delayed,
-// 2 FP8 current). MFU against the bf16 dense peak and, named apart, the FP8 dense peak.
+// FP8 weights are cast once a step, or at each use). Args: mbs, grad_accum, precision (0 bf16,
+// 1 FP8 delayed, 2 FP8 current), copies (FP8: 0 kept, 1 recast: what the full models need on one
+// H200, here at a depth where both fit, to price it). MFU against the bf16 dense peak and, named
+// apart, the FP8 dense peak.
 template <md::ModelSpec M>
 void BM_CudaStepPrecision(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
@@ -232,6 +234,7 @@ void BM_CudaStepPrecision(benchmark::State& state) {
   if (choice > 0)
     options.precision = tr::PrecisionConfig::fp8_hybrid(choice == 1 ? tr::Fp8Recipe::delayed
                                                                      : tr::Fp8Recipe::current);
+  if (state.range(3) == 1) options.precision.fp8.copies = tr::Fp8Copies::recast;
   const auto info = Cuda::device_info();
   try {
     WarmStep<M> warm(shape, options, 2);
@@ -242,7 +245,9 @@ void BM_CudaStepPrecision(benchmark::State& state) {
       state.SetIterationTime(step.run(tokens).device_seconds);
     }
     throughput_counters<M>(state, shape, info, step.peak_bytes());
-    state.SetLabel(options.precision.name());
+    state.SetLabel(options.precision.name() +
+                   (choice > 0 ? std::string("/") + tr::copies_name(options.precision.fp8.copies)
+                               : std::string()));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
@@ -252,10 +257,12 @@ template <md::ModelSpec M>
 void register_model() {
   benchmark::RegisterBenchmark(("CudaStepPrecision/" + std::string(M::cli_name)).c_str(),
                                &BM_CudaStepPrecision<M>)
-      ->ArgNames({"mbs", "accum", "precision"})
-      ->Args({2, 8, 0})
-      ->Args({2, 8, 1})
-      ->Args({2, 8, 2})
+      ->ArgNames({"mbs", "accum", "precision", "copies"})
+      ->Args({2, 8, 0, 0})
+      ->Args({2, 8, 1, 0})
+      ->Args({2, 8, 2, 0})
+      ->Args({2, 8, 1, 1})
+      ->Args({2, 8, 2, 1})
       ->Unit(benchmark::kMillisecond)
       ->UseManualTime()
       ->Iterations(3);

@@ -188,6 +188,11 @@ TEST(GpuFp8Cast, CastTransposeOddShapes) {
         for (std::int64_t c = 0; c < sh.cols; ++c) xt[c * sh.rows + r] = x[r * sh.cols + c];
       EXPECT_EQ(expect_bytes(d_out_t.download(), xt, scale, f, "out_t"), 0);
       EXPECT_EQ(d_amax.download()[0], amax_of(x));
+      // No `out`: the transpose alone (recast FP8 copies), the same bytes, no amax.
+      d_out_t.fill_bytes(poison);
+      Cuda::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), nullptr,
+                               d_out_t.data(), nullptr, s);
+      EXPECT_EQ(expect_bytes(d_out_t.download(), xt, scale, f, "out_t alone"), 0);
     }
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Whole FP8 training steps (docs/fp8.md) on the CUDA backend: against the fp32 CPU reference and
-// the bf16 device step from the same weights, graph replay against eager launches.
+// the bf16 device step from the same weights, graph replay against eager launches, recast FP8
+// copies against kept ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +162,47 @@ void compare_with_emulation(train::StepShape shape, int steps, train::Fp8Recipe 
     std::printf("  scales after step 1, worst relative difference: weights %.2e, inputs %.2e, "
                 "gradients %.2e\n", worst[0], worst[1], worst[2]);
   }
+}
+
+/// Recast copies (a layer's weights cast at each GEMM that reads them, x_o's and x_down's
+/// transposes cast again in the backward pass) against kept ones: the same bf16 tensors cast
+/// with the same scales, so every step is the kept step bit for bit, in less memory.
+template <class M>
+void compare_recast_with_kept(train::StepShape shape, int steps, train::Fp8Recipe recipe) {
+  const std::uint64_t seed = tprimat::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " recipe " + train::recipe_name(recipe));
+  train::OptimizerConfig opt;
+  opt.warmup_steps = 2;
+  train::DeviceOptions kept, recast;
+  kept.precision = recast.precision = fp8(recipe);
+  recast.precision.fp8.copies = train::Fp8Copies::recast;
+  train::TrainingStep<Cuda, M, One> a(shape, opt, seed, {}, kept);
+  train::TrainingStep<Cuda, M, One> b(shape, opt, seed, {}, recast);
+  b.engine().load_parameters(a.engine().parameters());
+  const std::size_t per_step = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
+  for (int s = 0; s < steps; ++s) {
+    SCOPED_TRACE("step " + std::to_string(s + 1));
+    const auto tokens = tprimat::testing::random_tokens(per_step, M::vocab, seed + 1000 + s);
+    const auto x = a.run(tokens), y = b.run(tokens);
+    ASSERT_TRUE(std::isfinite(x.loss) && std::isfinite(x.grad_norm));
+    EXPECT_EQ(x.loss, y.loss);
+    EXPECT_EQ(x.grad_norm, y.grad_norm);
+  }
+  EXPECT_TRUE(a.engine().parameters() == b.engine().parameters()) << "weights differ";
+  EXPECT_TRUE(a.engine().fp8_scales() == b.engine().fp8_scales()) << "scales differ";
+  EXPECT_LT(b.engine().held_bytes(), a.engine().held_bytes());
+  std::printf("  held: kept %zu bytes, recast %zu\n", a.engine().held_bytes(),
+              b.engine().held_bytes());
+}
+
+TEST(CudaFp8Step, DelayedRecastCopiesAreTheKeptOnesBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_recast_with_kept<Llama4>({2, 64, 3, 0}, 3, train::Fp8Recipe::delayed);
+}
+
+TEST(CudaFp8Step, CurrentRecastCopiesAreTheKeptOnesBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_recast_with_kept<Qwen4>({1, 128, 2, 0}, 3, train::Fp8Recipe::current);
 }
 
 TEST(CudaFp8Step, DelayedLlamaMatchesTheCpuEmulation) {

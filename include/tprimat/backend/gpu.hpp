@@ -197,7 +197,7 @@ struct Gpu {
   static void fp8_amax(const bf16* x, std::int64_t n, float* amax, Stream stream);
   /// x [rows, cols] -> out [rows, cols] and out_t [cols, rows] (both cast(x * *scale)) and the
   /// amax, in one pass over x (Transformer Engine's cast_transpose): Hopper's FP8 GEMM takes
-  /// K-major operands only, so the backward GEMMs read out_t.
+  /// K-major operands only, so the backward GEMMs read out_t. A null `out` writes out_t alone.
   static void fp8_cast_transpose(const bf16* x, std::int64_t rows, std::int64_t cols,
                                  kernels::Fp8Format format, const float* scale, std::uint8_t* out,
                                  std::uint8_t* out_t, float* amax, Stream stream);

@@ -69,6 +69,16 @@ inline std::string describe_layers(const Job& job) {
          "; per-layer figures, not whole-model ones";
 }
 
+/// An FP8 job's copies, when the plan chose to recast them ("" otherwise): the user sees why the
+/// step casts more than a kept run would.
+inline std::string describe_fp8_copies(const Job& job) {
+  const auto& p = job.ctx.device_options.precision;
+  if (!p.is_fp8() || p.fp8.copies == train::Fp8Copies::kept) return "";
+  return "tprimat: FP8 copies recast: the weights' FP8 copies kept for a whole step do not fit " +
+         detail::gib_text(job.ctx.device.total_memory_gb * gib) +
+         ", so each is cast again where it is read (the same numbers; docs/fp8.md)";
+}
+
 /// --profile and its flags over the `profiling` block of a --parallel config file, checked
 /// against the job's steps and ranks.
 inline profile::Settings profile_settings(const BenchOptions& o, const Job& job,
@@ -165,6 +175,7 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
     job.ctx.timestamp = utc_timestamp();
     rep.line(describe_job(job));
     rep.line(describe_layers(job));
+    if (const std::string copies = describe_fp8_copies(job); !copies.empty()) rep.line(copies);
     rep.line("tprimat: predicted memory " + detail::gib_text(job.ctx.predicted.total) +
              " per GPU of " + detail::gib_text(job.ctx.device.total_memory_gb * gib));
     if (job.profile.enabled) rep.line(describe_profile(job));
@@ -213,6 +224,7 @@ inline std::string format_plan(const MemoryPlan& p, double capacity_bytes) {
   row("adam_moments", p.adam_moments);
   row("activations", p.activations);
   row("logits", p.logits);
+  if (p.fp8 > 0) row("fp8", p.fp8);
   row("workspace", p.workspace);
   row("total", p.total);
   if (capacity_bytes > 0) {
@@ -259,6 +271,8 @@ inline int run_plan(BenchOptions opts, Environment env) {
         std::printf("%s\n%s\n", describe_job(job).c_str(), describe_layers(job).c_str());
         std::printf("predicted memory per GPU (busiest pipeline stage):\n%s",
                     format_plan(job.ctx.predicted, env.device.total_memory_gb * gib).c_str());
+        if (const std::string copies = describe_fp8_copies(job); !copies.empty())
+          std::printf("%s\n", copies.c_str());
       }
     }
   } catch (const core::InputError& e) {

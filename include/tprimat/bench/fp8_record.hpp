@@ -13,7 +13,8 @@ namespace tprimat::bench {
 /// null for a bf16 (or fp32) run; for FP8 the format (hybrid: E4M3 forward, E5M2 backward), the
 /// recipe and its scaling settings (the amax history and how it is reduced apply to the delayed
 /// recipe only: null for current), and which decoder layers stay in bf16 (0-based indices of
-/// the layers run) beside the count that runs in FP8.
+/// the layers run) beside the count that runs in FP8, and whether the FP8 copies were kept or
+/// recast (memory and time, not numbers).
 inline nlohmann::json fp8_record(const train::PrecisionConfig& p, int layers) {
   using nlohmann::json;
   if (!p.is_fp8()) return json(nullptr);
@@ -34,7 +35,8 @@ inline nlohmann::json fp8_record(const train::PrecisionConfig& p, int layers) {
           {"amax_compute_algo", delayed ? json("max") : json(nullptr)},
           {"margin", p.fp8.margin},
           {"bf16_layers", bf16_layers},
-          {"fp8_layers", fp8_layers}};
+          {"fp8_layers", fp8_layers},
+          {"copies", train::copies_name(p.fp8.copies)}};
 }
 
 }  // namespace tprimat::bench

@@ -364,6 +364,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   int layers = parse_layers(o.layers.empty() && !cpu ? std::string("auto") : o.layers);
   const bool layers_auto = layers < 0;
   if (layers_auto) {
+    // FP8 at the depth its least memory allows; the copies are chosen for that depth below.
+    if (mem.precision.is_fp8()) mem.precision.fp8.copies = train::Fp8Copies::recast;
     layers = max_layers_that_fit(mem, capacity);
     if (layers == 0) {
       mem.dims = full.with_layers(plan.pp);
@@ -387,6 +389,14 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
                            std::to_string(plan.pp));
   check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
   mem.dims = dims;
+  // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
+  // at each use: the same numbers in less memory and a little more time (docs/fp8.md).
+  train::PrecisionConfig run_precision = precision;
+  if (!cpu && precision.is_fp8()) {
+    run_precision.fp8.copies =
+        fp8_copies_that_fit(mem, capacity, layers_auto ? fit_margin : 1.0);
+    mem.precision = run_precision;
+  }
   const MemoryPlan predicted = plan_memory(mem);
   if (check_memory && capacity > 0 && predicted.total > capacity)
     throw core::InputError(
@@ -413,7 +423,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.seed = o.seed;
   // The CPU backend computes in fp32 (an FP8 CPU run is refused above until it emulates FP8).
   c.precision = cpu && !precision.is_fp8() ? "fp32" : precision.name();
-  c.device_options.precision = precision;
+  c.device_options.precision = run_precision;
   c.device_options.graph = !o.no_graph;
   c.device_options.overlap = !o.no_overlap;
   c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash

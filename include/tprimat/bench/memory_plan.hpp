@@ -37,11 +37,14 @@ struct MemoryPlan {
   /// 16-bit remainder (2 bytes a weight); none when compute is already fp32 (the CPU).
   double master = 0;
   double adam_moments = 0;  ///< fp32 first and second moments
-  double activations = 0;   ///< saved for backward, all in-flight micro-batches
+  /// Saved for backward, all in-flight micro-batches (an FP8 layer keeps its norms' outputs in
+  /// the fp8 term instead, as FP8 transposes).
+  double activations = 0;
   double logits = 0;        ///< vocab-parallel logits and their gradient
-  /// FP8 runs: each FP8 layer's weights cast and transposed (2 bytes a projection weight), the
-  /// transposed inputs kept for the weight gradients (per in-flight micro-batch) and the casts'
-  /// scratch.
+  /// FP8 runs: the weights' FP8 copies (kept: each FP8 layer's cast and transposed, 2 bytes a
+  /// projection weight; recast: the largest one weight's), the transposed inputs kept for the
+  /// weight gradients (per in-flight micro-batch; recast keeps the norm outputs' only) and the
+  /// casts' scratch.
   double fp8 = 0;
   double workspace = 0;
   double total = 0;
@@ -50,29 +53,35 @@ struct MemoryPlan {
 
 namespace detail {
 
-/// Activation bytes one layer saves per token (no recomputation), this rank's TP share.
-constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
+/// Activation bytes one layer saves per token (no recomputation), this rank's TP share; an FP8
+/// layer (`fp8`) keeps its two norm outputs as FP8 transposes (fp8_bytes) instead.
+constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in, bool fp8 = false) {
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
                f = double(d.ffn) / in.tp, b = in.compute_bytes;
   // inputs and outputs of both norms + residual, q k v, attention output, gate/up/SwiGLU out.
-  const double saved = b * (4 * h + 2 * q + 2 * kv + 3 * f);
+  const double saved = b * ((fp8 ? 2 : 4) * h + 2 * q + 2 * kv + 3 * f);
   const double stats = 4.0 * (double(d.heads) / in.tp + 2);  // fp32 logsumexp and norm rstd
   return saved + stats;
 }
 
-/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate).
+/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate,
+/// and the engine's scratch for a norm's output until its cast).
 constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_flight) {
   if (fp8_layers <= 0) return 0.0;
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
                f = double(d.ffn) / in.tp, tokens = double(in.mbs) * in.seq;
-  const double projection_weights = 2 * h * q + 2 * h * kv + 3 * h * f;
-  const double weights = 2.0 * projection_weights;          // rows and transpose, a byte each
-  const double kept = tokens * (h + q + h + f);             // x_qkv, x_o, x_mlp, x_down
+  const bool kept = in.precision.fp8.copies == train::Fp8Copies::kept;
   const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
-  const double scratch = 5.0 * tokens * widest;             // an input's rows, two gradient pairs
-  return fp8_layers * (weights + in_flight * kept) + scratch;
+  // Kept: every layer's rows and transpose, a byte each; recast: the largest weight's one copy.
+  const double weights_per_layer = kept ? 2.0 * (2 * h * q + 2 * h * kv + 3 * h * f) : 0.0;
+  const double weight_scratch = kept ? 0.0 : h * widest;
+  // Kept: x_qkv, x_o, x_mlp and x_down's transposes; recast: x_qkv's and x_mlp's.
+  const double inputs = tokens * (kept ? h + q + h + f : 2 * h);
+  // An input's rows, two gradient pairs, and a norm's bf16 output.
+  const double scratch = 5.0 * tokens * widest + in.compute_bytes * tokens * h;
+  return fp8_layers * (weights_per_layer + in_flight * inputs) + weight_scratch + scratch;
 }
 
 /// How many of a stage's layers [begin, begin + count) run in FP8.
@@ -98,11 +107,13 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last
   // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
   const int in_flight = first ? std::min(in.pp, std::max(in.grad_accum, 1)) : 1;
   const double tokens = double(in.mbs) * in.seq;
-  m.activations = tokens * in_flight *
-                  (layers_here * layer_activation_bytes_per_token(in) + d.hidden * 4.0);
-  m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   const int begin = first ? 0 : d.layers - layers_here;
-  m.fp8 = fp8_bytes(in, fp8_layers_of(in, begin, layers_here), in_flight);
+  const int fp8_layers = fp8_layers_of(in, begin, layers_here);
+  m.activations = tokens * in_flight *
+                  ((layers_here - fp8_layers) * layer_activation_bytes_per_token(in) +
+                   fp8_layers * layer_activation_bytes_per_token(in, true) + d.hidden * 4.0);
+  m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
+  m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
   m.workspace = in.workspace_bytes;
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
             m.fp8 + m.workspace;
@@ -116,6 +127,18 @@ constexpr MemoryPlan plan_memory(const MemoryPlanInput& in) {
   const MemoryPlan first = detail::plan_stage(in, true, false);
   const MemoryPlan last = detail::plan_stage(in, false, true);
   return first.total >= last.total ? first : last;
+}
+
+/// An FP8 run's copies (docs/fp8.md): kept when the plan with them, times `margin`, fits
+/// `capacity_bytes` (or the capacity is unknown: 0), else recast, which holds one weight's copy
+/// instead of every layer's. Not an FP8 run: kept (unused).
+constexpr train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capacity_bytes,
+                                               double margin) {
+  in.precision.fp8.copies = train::Fp8Copies::kept;
+  if (!in.precision.is_fp8() || capacity_bytes <= 0 ||
+      plan_memory(in).total * margin <= capacity_bytes)
+    return train::Fp8Copies::kept;
+  return train::Fp8Copies::recast;
 }
 
 /// The safety margin `--layers auto` keeps: the plan times this must fit the device.

@@ -254,6 +254,8 @@ inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
       v != nullptr && delayed && *v != "max" && *v != "most_recent")
     r.fail(f + "/amax_compute_algo", v, "must be one of max, most_recent");
   r.expect(f + "/margin", R::integer, zero);
+  // Where the FP8 copies came from (memory, not numbers); results before it lack the key.
+  r.one_of(f + "/copies", {"kept", "recast"}, false);
   const auto bf16 = r.array_of(f + "/bf16_layers", R::integer, zero);
   const auto* fp8 = r.expect(f + "/fp8_layers", R::integer, zero);
   const nlohmann::json::json_pointer layers_at{t + "num_layers"};

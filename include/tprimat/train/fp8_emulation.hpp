@@ -73,9 +73,7 @@ inline bool fp8_split_by_tp(Fp8Tensor t) {
 }
 /// Where weight `w` of a layer lives in the flat parameter buffer.
 inline std::int64_t fp8_weight_offset(const LayerParams& lp, Fp8Tensor w) {
-  const std::int64_t offsets[fp8_weights_per_layer] = {lp.wq,     lp.wk,   lp.wv,    lp.wo,
-                                                       lp.w_gate, lp.w_up, lp.w_down};
-  return offsets[static_cast<int>(w)];
+  return lp.projection(static_cast<int>(w));
 }
 
 /// Q_F(x; s) = decode_F(cast_F(x * s)) * (1.0f / s): the value an FP8 GEMM sees for `x`, through

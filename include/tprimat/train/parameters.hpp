@@ -60,6 +60,13 @@ struct Shard {
 struct LayerParams {
   std::int64_t attn_norm, wq, wk, wv, bq = -1, bk = -1, bv = -1, wo;
   std::int64_t mlp_norm, w_gate, w_up, w_down;
+
+  /// The offset of projection weight `w` in the order q, k, v, o, gate, up, down (FP8's weight
+  /// tensors, docs/fp8.md).
+  std::int64_t projection(int w) const {
+    const std::int64_t offsets[7] = {wq, wk, wv, wo, w_gate, w_up, w_down};
+    return offsets[w];
+  }
 };
 
 /// Where every parameter of one shard lives in the flat parameter (and gradient) buffer, in the

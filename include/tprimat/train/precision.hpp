@@ -18,6 +18,14 @@ enum class Fp8Recipe : std::uint8_t {
   current,  ///< Float8CurrentScaling: from the amax of the tensor being cast
 };
 
+/// Where the FP8 copies a step reads a second time come from (docs/fp8.md, "Memory"): `kept`
+/// casts each weight once a step and keeps every forward input's transpose for the weight
+/// gradients; `recast` casts a layer's weights at each GEMM that reads them and casts the O and
+/// down projections' inputs again in the backward pass (from the bf16 tensors the backward keeps
+/// anyway). The bytes cast are the same either way; recast holds one weight's copy instead of
+/// every layer's (2 bytes a projection weight), for models that do not fit otherwise.
+enum class Fp8Copies : std::uint8_t { kept, recast };
+
 /// The FP8 recipe's settings. Both recipes are "hybrid": E4M3 forward (activations, weights),
 /// E5M2 backward (gradients). The defaults are NeMo's bf16_with_fp8_mixed (history 1024, max
 /// over it, margin 0) and its current-scaling recipe (first and last decoder layers in bf16).
@@ -25,6 +33,8 @@ struct Fp8Settings {
   Fp8Recipe recipe = Fp8Recipe::delayed;
   int amax_history = 1024;  ///< delayed: optimizer steps of amax kept per tensor
   int margin = 0;           ///< scale = max_finite / amax / 2^margin
+  /// Not a numerical setting: the memory plan picks `recast` when the kept copies do not fit.
+  Fp8Copies copies = Fp8Copies::kept;
   /// Decoder layers kept in bf16 at each end of the model (NeMo's current-scaling recipe: 1).
   constexpr int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
 };
@@ -60,5 +70,7 @@ struct PrecisionConfig {
 inline const char* recipe_name(Fp8Recipe r) {
   return r == Fp8Recipe::delayed ? "delayed" : "current";
 }
+
+inline const char* copies_name(Fp8Copies c) { return c == Fp8Copies::kept ? "kept" : "recast"; }
 
 }  // namespace tprimat::train

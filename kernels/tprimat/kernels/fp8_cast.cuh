@@ -97,7 +97,8 @@ inline constexpr int fp8_tile_stride = fp8_tile + 4;
 /// cast_transpose), so the GEMMs that need the K-major transpose get it without another pass.
 /// One block per 64 x 64 tile (grid x over column tiles, y over row tiles). `vectors`: cols and
 /// rows are multiples of 8 and the pointers aligned, so whole chunks move as 16/8-byte accesses;
-/// chunks past an edge (or everything, without `vectors`) go element by element.
+/// chunks past an edge (or everything, without `vectors`) go element by element. A null `out`
+/// writes the transpose alone (a recast weight for the forward, an input for a weight gradient).
 template <Fp8Format F>
 __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_cast_transpose_kernel(
     const std::uint16_t* __restrict__ x, std::int64_t rows, std::int64_t cols,
@@ -130,7 +131,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_cast_transpose_kerne
         local = fmaxf(local, fabsf(v));
         q.v[k] = fp8_cast_value<F>(v * s);
       }
-      store_pack<fp8_chunk>(out + row * cols + col, q);
+      if (out != nullptr) store_pack<fp8_chunk>(out + row * cols + col, q);
       const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
       reinterpret_cast<std::uint32_t*>(t)[0] = words.v[0];
       reinterpret_cast<std::uint32_t*>(t)[1] = words.v[1];
@@ -139,7 +140,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_cast_transpose_kerne
         const float v = join_float(x[row * cols + col + k], 0);
         local = fmaxf(local, fabsf(v));
         t[k] = fp8_cast_value<F>(v * s);
-        out[row * cols + col + k] = t[k];
+        if (out != nullptr) out[row * cols + col + k] = t[k];
       }
     }
   }

@@ -21,7 +21,8 @@ using bf16 = backend::Gpu::bf16;
 /// One layer's forward of one micro-batch of n tokens, as its backward reads it.
 struct LayerActivations {
   DeviceBuffer<float> x, x_mid;      // [n, h] residual stream in, after attention
-  DeviceBuffer<bf16> xn1, xn2;       // [n, h] the two norms' outputs
+  DeviceBuffer<bf16> xn1, xn2;       // [n, h] the two norms' outputs (bf16 layers; an FP8
+                                     // layer's weight gradients read their FP8 transposes)
   DeviceBuffer<float> rstd1, rstd2;  // [n]
   DeviceBuffer<bf16> q, k, v, attn;  // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
   DeviceBuffer<float> lse;           // [mbs, heads, seq]
@@ -40,16 +41,21 @@ struct Activations {
   DeviceBuffer<bf16> logits;       // [n, vocab / TP]; the loss's gradient overwrites it
   DeviceBuffer<float> row_loss;    // [n]
 
-  void allocate(BufferAllocator& a, const RankPlan& p) {
+  /// `fp8_layer[l]`: local layer l runs its projections in FP8 (empty: none does).
+  void allocate(BufferAllocator& a, const RankPlan& p, const std::vector<bool>& fp8_layer) {
     const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
     local_layers = p.local_layers;
     slot_stride = n * h;
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
-    for (LayerActivations& l : layers) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      LayerActivations& l = layers[i];
+      const std::size_t local = i % static_cast<std::size_t>(p.local_layers);
       l.x = a.alloc<float>(n * h);
       l.x_mid = a.alloc<float>(n * h);
-      l.xn1 = a.alloc<bf16>(n * h);
-      l.xn2 = a.alloc<bf16>(n * h);
+      if (local >= fp8_layer.size() || !fp8_layer[local]) {
+        l.xn1 = a.alloc<bf16>(n * h);
+        l.xn2 = a.alloc<bf16>(n * h);
+      }
       l.rstd1 = a.alloc<float>(n);
       l.rstd2 = a.alloc<float>(n);
       l.q = a.alloc<bf16>(n * qd);
@@ -84,16 +90,18 @@ struct Activations {
 /// kernels' partials and the attention backward's workspace.
 struct Scratch {
   DeviceBuffer<bf16> hidden, dhidden, dgate, dup;  // [n, ffn]
-  DeviceBuffer<float> dres;                        // [n, h] gradient of the residual stream
+  DeviceBuffer<bf16> xn;       // [n, h] an FP8 layer's norm output, until its cast (FP8 runs only)
+  DeviceBuffer<float> dres;    // [n, h] gradient of the residual stream
   DeviceBuffer<float> dxn;     // [n, h] gradient of a norm's output, summed over its GEMMs
   DeviceBuffer<bf16> dres_bf;  // [n, h] dres in bf16, the GEMMs' operand
   DeviceBuffer<bf16> dattn, dq, dk, dv;  // [n, qd] [n, qd] [n, kvd] [n, kvd]
   DeviceBuffer<float> norm_partials, bias_partials;
   DeviceBuffer<std::uint8_t> attn_workspace;
 
-  void allocate(BufferAllocator& a, const RankPlan& p, std::size_t attention_workspace) {
+  void allocate(BufferAllocator& a, const RankPlan& p, std::size_t attention_workspace, bool fp8) {
     const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
     for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = a.alloc<bf16>(n * p.d.ffn);
+    if (fp8) xn = a.alloc<bf16>(n * h);
     dres = a.alloc<float>(n * h);
     dxn = a.alloc<float>(n * h);
     dres_bf = a.alloc<bf16>(n * h);

@@ -82,14 +82,14 @@ class Engine {
     backend::Gpu::reset_peaks();
     BufferAllocator a{stream_};
     params_.allocate(a, plan, sync_.plan.buckets);
-    acts_.allocate(a, plan);
-    scratch_.allocate(a, plan, attention_->backward_workspace_bytes());
+    fp8_.allocate(a, plan, options.precision, tp_);
+    acts_.allocate(a, plan, fp8_.layers_on());
+    scratch_.allocate(a, plan, attention_->backward_workspace_bytes(), fp8_.enabled());
     rope_.allocate(a, plan);
     io_.allocate(a, plan);
     sync_.allocate(a);
     tp_.allocate(a);
     optimizer_.allocate(a, plan, sync_.plan.buckets);
-    fp8_.allocate(a, plan, options.precision, tp_);
     rope_.upload(plan);
     held_ = a.held;
     params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);

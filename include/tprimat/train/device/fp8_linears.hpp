@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Fp8Linears: the FP8 side of the decoder layers' linear projections (docs/fp8.md): the weights
-// cast and transposed once a step, the activations' transposes kept for the weight gradients,
-// the gradients' casts, the scales, and the three GEMMs of a projection.
+// Fp8Linears: the FP8 side of the decoder layers' linear projections (docs/fp8.md): the weights'
+// casts (once a step, or at each use when the copies are recast), the activations' transposes
+// for the weight gradients, the gradients' casts, the scales, and the three GEMMs of a projection.
 #pragma once
 
 #include <algorithm>
@@ -26,7 +26,9 @@ namespace tprimat::train::device {
 
 /// A layer's seven projection weights, in LayerParams order.
 enum Fp8Weight : int { w_q, w_k, w_v, w_o, w_gate, w_up, w_down, fp8_weights };
-/// The activations the forward casts (E4M3), each read again by its weight gradient.
+/// The activations the forward casts (E4M3), each read again by its weight gradient: the
+/// transposes of x_qkv and x_mlp are kept; those of x_o and x_down too, unless the copies are
+/// recast (then the backward casts the kept attention output and the recomputed SwiGLU again).
 enum Fp8Input : int { x_qkv, x_o, x_mlp, x_down, fp8_inputs };
 /// The gradients the backward casts (E5M2).
 enum Fp8Grad : int { g_q, g_k, g_v, g_o, g_gate, g_up, g_down, fp8_grads };
@@ -46,6 +48,8 @@ class Fp8Linears {
   bool enabled() const { return enabled_; }
   /// Whether local layer l runs its projections in FP8.
   bool on(int l) const { return enabled_ && on_[static_cast<std::size_t>(l)]; }
+  /// on() of every local layer (empty when FP8 is off).
+  const std::vector<bool>& layers_on() const { return on_; }
 
   /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md).
   void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision,
@@ -76,16 +80,22 @@ class Fp8Linears {
     // Weight w of layer l: [in, out] as the bf16 weight, and its transpose.
     const std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> shapes = {
         {{h, qd}, {h, kvd}, {h, kvd}, {qd, h}, {h, f}, {h, f}, {f, h}}};
+    kept_ = precision.fp8.copies == Fp8Copies::kept;
+    for (int w = 0; w < fp8_weights; ++w) weight_shape_[w] = shapes[w];
     weights_.resize(static_cast<std::size_t>(layers_));
+    std::int64_t largest_weight = 0;
     for (int l = 0; l < layers_; ++l) {
-      if (!on_[l]) continue;
+      if (!on_[l] || !kept_) continue;
       for (int w = 0; w < fp8_weights; ++w) {
         const std::int64_t size = shapes[w].first * shapes[w].second;
         weights_[l].rows[w] = a.alloc<std::uint8_t>(size);
         weights_[l].cols[w] = a.alloc<std::uint8_t>(size);
-        weight_shape_[w] = shapes[w];
       }
     }
+    for (const auto& [in, out] : shapes) largest_weight = std::max(largest_weight, in * out);
+    // Recast: one weight at a time, cast just before the GEMM that reads it (the stream orders
+    // the next cast after that GEMM).
+    if (!kept_) recast_weight_ = a.alloc<std::uint8_t>(largest_weight);
     // Each slot's transposed inputs for the weight gradients: [h, n] [qd, n] [h, n] [f, n].
     const std::array<std::int64_t, fp8_inputs> widths = {h, qd, h, f};
     input_width_ = widths;
@@ -93,10 +103,13 @@ class Fp8Linears {
     for (int s = 0; s < slots_; ++s)
       for (int l = 0; l < layers_; ++l) {
         if (!on_[l]) continue;
-        for (int i = 0; i < fp8_inputs; ++i) saved(s, l)[i] = a.alloc<std::uint8_t>(widths[i] * n);
+        for (int i = 0; i < fp8_inputs; ++i)
+          if (kept_ || !recast_input(static_cast<Fp8Input>(i)))
+            saved(s, l)[i] = a.alloc<std::uint8_t>(widths[i] * n);
       }
     const std::int64_t widest = std::max({h, qd, f, 2 * kvd});
-    input_rows_ = a.alloc<std::uint8_t>(n * widest);
+    // The forward's rows of an input in flight; with recast copies also the backward's transpose.
+    input_scratch_ = a.alloc<std::uint8_t>(n * widest);
     for (auto& pair : grad_pairs_) {
       pair.rows = a.alloc<std::uint8_t>(n * widest);
       pair.cols = a.alloc<std::uint8_t>(n * widest);
@@ -111,29 +124,35 @@ class Fp8Linears {
   }
 
   // ---- once a step ---------------------------------------------------------------------------
-  /// The weights of every FP8 layer cast (and transposed) for the step, before its first
-  /// micro-batch.
+  /// The weights' scales for the step, and with kept copies every FP8 layer's weights cast (and
+  /// transposed), before the step's first micro-batch.
   /// Scaled from their own amaxes, every weight's amax pass comes first, then one max over the
-  /// TP group for all of them (each rank holds a shard), one scale update, and the casts.
+  /// TP group for all of them (each rank holds a shard), one scale update, and the casts. Recast
+  /// copies record the delayed recipe's weight amaxes here too, in an amax pass of their own.
   void cast_weights(const RankPlan& p, const DeviceParameters& params, gpuStream_t stream) {
     if (!enabled_) return;
+    params_ = &params;
     auto for_each_weight = [&](auto&& f) {
       for (int l = 0; l < layers_; ++l) {
         if (!on_[l]) continue;
-        const LayerParams& lp = p.table.layers[l];
-        const std::array<std::int64_t, fp8_weights> offsets = {lp.wq,     lp.wk,   lp.wv,    lp.wo,
-                                                               lp.w_gate, lp.w_up, lp.w_down};
-        for (int w = 0; w < fp8_weights; ++w) f(l, w, params.w(offsets[w]));
+        for (int w = 0; w < fp8_weights; ++w) f(l, w, params.w(p.table.layers[l].projection(w)));
       }
     };
+    auto size = [&](int w) { return weight_shape_[w].first * weight_shape_[w].second; };
     const std::int64_t count = std::int64_t{layers_} * fp8_weights;
     if (scaled_alone()) {
       for_each_weight([&](int l, int w, const bf16* x) {
-        backend::Gpu::fp8_amax(x, weight_shape_[w].first * weight_shape_[w].second,
-                               forward_.amax_now(weight_id(l, w)), stream);
+        backend::Gpu::fp8_amax(x, size(w), forward_.amax_now(weight_id(l, w)), stream);
       });
       tp_->all_reduce_max(forward_.amax_now(0), count, stream);
       forward_.update_current(0, static_cast<int>(count), precision_.fp8.margin, stream);
+    }
+    if (!kept_) {
+      if (records_amax())
+        for_each_weight([&](int l, int w, const bf16* x) {
+          backend::Gpu::fp8_amax(x, size(w), forward_.amax(weight_id(l, w)), stream);
+        });
+      return;
     }
     for_each_weight([&](int l, int w, const bf16* x) {
       const int id = weight_id(l, w);
@@ -163,14 +182,22 @@ class Fp8Linears {
   Fp8Cast cast_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
     // x_o and x_down are split over TP (heads, FFN); x_qkv and x_mlp are replicated.
-    cast(forward_, id, input_id(0, l, i), x, plan_->n, input_width_[i], input_rows_.data(),
-         saved(slot, l)[i].data(), i == x_o || i == x_down, stream);
-    return Fp8Cast{input_rows_.data(), saved(slot, l)[i].data(), forward_.scale_inv(id)};
+    std::uint8_t* kept = saved(slot, l)[i].data();  // null when recast: rows alone
+    cast(forward_, id, input_id(0, l, i), x, plan_->n, input_width_[i], input_scratch_.data(), kept,
+         i == x_o || i == x_down, stream);
+    return Fp8Cast{input_scratch_.data(), kept, forward_.scale_inv(id)};
   }
-  /// The transposed input the forward kept (the backward of the same step and slot).
-  Fp8Cast saved_input(int slot, int l, Fp8Input i) const {
+  /// The transposed input the weight gradient of the same step and slot reads: the one the
+  /// forward kept, or with recast copies (x_o, x_down) `x` cast again with the forward's scale:
+  /// the attention output the backward keeps, the SwiGLU output it recomputes, bit for bit the
+  /// forward's.
+  Fp8Cast saved_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
-    return Fp8Cast{nullptr, saved(slot, l)[i].data(), forward_.scale_inv(id)};
+    if (kept_ || !recast_input(i))
+      return Fp8Cast{nullptr, saved(slot, l)[i].data(), forward_.scale_inv(id)};
+    backend::Gpu::fp8_cast_transpose(x, plan_->n, input_width_[i], Format::e4m3, forward_.scale(id),
+                                     nullptr, input_scratch_.data(), nullptr, stream);
+    return Fp8Cast{nullptr, input_scratch_.data(), forward_.scale_inv(id)};
   }
   /// The gradient g [n, width] of layer l cast (E5M2) into scratch pair `pair` at byte `offset`.
   Fp8Cast cast_grad(int l, Fp8Grad g, const bf16* x, std::int64_t width, int pair,
@@ -183,9 +210,23 @@ class Fp8Linears {
     cast(backward_, id, id, x, plan_->n, width, rows, cols, g != g_down && g != g_o, stream);
     return Fp8Cast{rows, cols, backward_.scale_inv(id)};
   }
-  Fp8Cast weight(int l, Fp8Weight w) const {
-    return Fp8Cast{weights_[l].rows[w].data(), weights_[l].cols[w].data(),
-                   forward_.scale_inv(weight_id(l, w))};
+  /// Weight w of layer l as the forward GEMM reads it (the transpose), cast now if recast.
+  Fp8Cast forward_weight(const LayerParams& lp, int l, Fp8Weight w, gpuStream_t stream) {
+    const int id = weight_id(l, w);
+    if (kept_) return Fp8Cast{nullptr, weights_[l].cols[w].data(), forward_.scale_inv(id)};
+    backend::Gpu::fp8_cast_transpose(params_->w(lp.projection(w)), weight_shape_[w].first,
+                                     weight_shape_[w].second, Format::e4m3, forward_.scale(id),
+                                     nullptr, recast_weight_.data(), nullptr, stream);
+    return Fp8Cast{nullptr, recast_weight_.data(), forward_.scale_inv(id)};
+  }
+  /// Weight w of layer l as the input-gradient GEMM reads it (the rows), cast now if recast.
+  Fp8Cast backward_weight(const LayerParams& lp, int l, Fp8Weight w, gpuStream_t stream) {
+    const int id = weight_id(l, w);
+    if (kept_) return Fp8Cast{weights_[l].rows[w].data(), nullptr, forward_.scale_inv(id)};
+    backend::Gpu::fp8_cast(params_->w(lp.projection(w)),
+                           weight_shape_[w].first * weight_shape_[w].second, Format::e4m3,
+                           forward_.scale(id), recast_weight_.data(), nullptr, stream);
+    return Fp8Cast{recast_weight_.data(), nullptr, forward_.scale_inv(id)};
   }
 
   // ---- the three GEMMs of y[n, out] = x[n, in] W[in, out] ------------------------------------
@@ -231,6 +272,9 @@ class Fp8Linears {
   bool scaled_alone() const { return precision_.fp8.recipe == Fp8Recipe::current || !calibrated_; }
   /// Casts record their tensor's amax for the history: delayed scaling only.
   bool records_amax() const { return precision_.fp8.recipe == Fp8Recipe::delayed; }
+  /// The inputs whose transposes recast copies cast again in the backward (the widest two).
+  static bool recast_input(Fp8Input i) { return i == x_o || i == x_down; }
+
   int weight_id(int l, int w) const { return l * fp8_weights + w; }
   int input_id(int slot, int l, int i) const {
     const int base = layers_ * fp8_weights;
@@ -242,9 +286,9 @@ class Fp8Linears {
     return saved_[std::size_t(slot) * layers_ + std::size_t(l)];
   }
 
-  /// x [rows, cols] cast with tensor `id`'s scale into out and out_t: scaled from its own amax
-  /// first when scaled_alone() (the TP group's max when the tensor is `split`); under delayed
-  /// scaling the amax is recorded into `history_id`'s step amax.
+  /// x [rows, cols] cast with tensor `id`'s scale into out and out_t (when not null): scaled from
+  /// its own amax first when scaled_alone() (the TP group's max when the tensor is `split`); under
+  /// delayed scaling the amax is recorded into `history_id`'s step amax.
   void cast(Fp8Scales& scales, int id, int history_id, const bf16* x, std::int64_t rows,
             std::int64_t cols, std::uint8_t* out, std::uint8_t* out_t, bool split,
             gpuStream_t stream) {
@@ -254,13 +298,18 @@ class Fp8Linears {
       if (split) tp_->all_reduce_max(scales.amax_now(id), 1, stream);
       scales.update_current(id, 1, precision_.fp8.margin, stream);
     }
-    Gpu::fp8_cast_transpose(x, rows, cols, scales.format(), scales.scale(id), out, out_t,
-                            records_amax() ? scales.amax(history_id) : nullptr, stream);
+    float* amax = records_amax() ? scales.amax(history_id) : nullptr;
+    if (out_t == nullptr)
+      Gpu::fp8_cast(x, rows * cols, scales.format(), scales.scale(id), out, amax, stream);
+    else
+      Gpu::fp8_cast_transpose(x, rows, cols, scales.format(), scales.scale(id), out, out_t, amax,
+                              stream);
   }
 
   PrecisionConfig precision_;
-  bool enabled_ = false, calibrated_ = false;
+  bool enabled_ = false, calibrated_ = false, kept_ = true;
   const RankPlan* plan_ = nullptr;
+  const DeviceParameters* params_ = nullptr;
   TensorParallel* tp_ = nullptr;
   int layers_ = 0, slots_ = 1;
   std::vector<bool> on_;
@@ -268,7 +317,7 @@ class Fp8Linears {
   std::array<std::int64_t, fp8_inputs> input_width_{};
   std::vector<LayerWeights> weights_;
   std::vector<Saved> saved_;
-  backend::DeviceBuffer<std::uint8_t> input_rows_;
+  backend::DeviceBuffer<std::uint8_t> input_scratch_, recast_weight_;
   std::array<Pair, 2> grad_pairs_;
   Fp8Scales forward_, backward_;
 };

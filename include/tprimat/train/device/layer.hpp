@@ -65,17 +65,20 @@ struct DecoderLayer {
     const float eps = static_cast<float>(d.norm_eps);
     const gpuStream_t stream = gemm.stream;
     const bool bias = d.qkv_bias;
-    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, n, d.hidden, eps,
-                         a.xn1.data(), a.rstd1.data(), stream);
     const bool f8 = fp8.on(l);
+    // An FP8 layer keeps its norms' outputs only as FP8 transposes (Fp8Linears).
+    bf16* xn1 = f8 ? scratch.xn.data() : a.xn1.data();
+    bf16* xn2 = f8 ? scratch.xn.data() : a.xn2.data();
+    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, n, d.hidden, eps, xn1,
+                         a.rstd1.data(), stream);
     if (f8) {
-      const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, a.xn1.data(), stream);
-      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_q), h, qd, a.q.data(), nullptr,
+      const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_q, stream), h, qd, a.q.data(), nullptr,
                         bias ? params.w(lp.bq) : nullptr);
-      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_k), h, kvd, a.k.data(), nullptr,
-                        bias ? params.w(lp.bk) : nullptr);
-      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_v), h, kvd, a.v.data(), nullptr,
-                        bias ? params.w(lp.bv) : nullptr);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_k, stream), h, kvd, a.k.data(),
+                        nullptr, bias ? params.w(lp.bk) : nullptr);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_v, stream), h, kvd, a.v.data(),
+                        nullptr, bias ? params.w(lp.bv) : nullptr);
     } else {
       gemm(false, false, n, qd, h, a.xn1.data(), h, params.w(lp.wq), qd, 0.f, a.q.data(), qd,
            bias ? params.w(lp.bq) : nullptr);
@@ -92,17 +95,17 @@ struct DecoderLayer {
     attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
     timer.mark("elementwise");
     if (f8)
-      fp8_row_parallel_add(fp8.cast_input(slot, l, x_o, a.attn.data(), stream), fp8.weight(l, w_o),
-                           qd, a.x.data(), a.x_mid.data());
+      fp8_row_parallel_add(fp8.cast_input(slot, l, x_o, a.attn.data(), stream),
+                           fp8.forward_weight(lp, l, w_o, stream), qd, a.x.data(), a.x_mid.data());
     else
       tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(),
                           a.x_mid.data(), timer);
-    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, n, d.hidden, eps,
-                         a.xn2.data(), a.rstd2.data(), stream);
+    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, n, d.hidden, eps, xn2,
+                         a.rstd2.data(), stream);
     if (f8) {
-      const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, a.xn2.data(), stream);
-      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_gate), h, f, a.gate.data());
-      fp8.forward<bf16>(gemm, x, fp8.weight(l, w_up), h, f, a.up.data());
+      const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, xn2, stream);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_gate, stream), h, f, a.gate.data());
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_up, stream), h, f, a.up.data());
     } else {
       gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_gate), f, 0.f, a.gate.data(), f);
       gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_up), f, 0.f, a.up.data(), f);
@@ -110,10 +113,10 @@ struct DecoderLayer {
     Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
     if (f8)
       fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
-                           fp8.weight(l, w_down), f, a.x_mid.data(), next);
+                           fp8.forward_weight(lp, l, w_down, stream), f, a.x_mid.data(), next);
     else
-      tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down),
-                          a.x_mid.data(), next, timer);
+      tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down), a.x_mid.data(),
+                          next, timer);
   }
 
   /// scratch.dres (and dres_bf) hold d next on entry, d a.x on return; the weight gradients are
@@ -187,14 +190,14 @@ struct DecoderLayer {
   /// as TensorParallel::row_parallel_add, the residual added by TP rank 0 alone.
   void fp8_row_parallel_add(const Fp8Cast& x, const Fp8Cast& w, std::int64_t in,
                             const float* residual, float* out) {
-    fp8.forward<float>(gemm, x, w, in, plan.d.hidden, out,
-                       plan.tp_rank == 0 ? residual : nullptr);
+    fp8.forward<float>(gemm, x, w, in, plan.d.hidden, out, plan.tp_rank == 0 ? residual : nullptr);
     tp.all_reduce(out, plan.n * plan.d.hidden, gemm.stream, timer);
   }
 
   /// backward() of an FP8 layer: each projection's gradient cast once (E5M2, rows and transpose)
-  /// for its input-gradient and weight-gradient GEMMs; the inputs' transposes are the forward's.
-  /// Two scratch pairs hold the casts in flight.
+  /// for its input-gradient and weight-gradient GEMMs; the inputs' transposes are the forward's
+  /// (x_o's and x_down's cast again when the copies are recast). Two scratch pairs hold the
+  /// gradients' casts in flight.
   void backward_fp8(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
@@ -202,16 +205,20 @@ struct DecoderLayer {
     Scratch& s = scratch;
     // MLP half.
     const Fp8Cast gd = fp8.cast_grad(l, g_down, s.dres_bf.data(), h, 0, 0, stream);
-    fp8.input_grad<bf16>(gemm, gd, fp8.weight(l, w_down), f, h, 0.f, s.dhidden.data());
+    fp8.input_grad<bf16>(gemm, gd, fp8.backward_weight(lp, l, w_down, stream), f, h, 0.f,
+                         s.dhidden.data());
     Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
-    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down), gd, f, h, acc, params.g(lp.w_down));
+    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down, s.hidden.data(), stream), gd, f, h, acc,
+                    params.g(lp.w_down));
     const Fp8Cast gg = fp8.cast_grad(l, g_gate, s.dgate.data(), f, 1, 0, stream);
     const Fp8Cast gu = fp8.cast_grad(l, g_up, s.dup.data(), f, 0, 0, stream);
-    fp8.input_grad<float>(gemm, gg, fp8.weight(l, w_gate), h, f, 0.f, s.dxn.data());
-    fp8.input_grad<float>(gemm, gu, fp8.weight(l, w_up), h, f, 1.f, s.dxn.data());
+    fp8.input_grad<float>(gemm, gg, fp8.backward_weight(lp, l, w_gate, stream), h, f, 0.f,
+                          s.dxn.data());
+    fp8.input_grad<float>(gemm, gu, fp8.backward_weight(lp, l, w_up, stream), h, f, 1.f,
+                          s.dxn.data());
     tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
-    const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp);
+    const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp, nullptr, stream);
     fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp.w_gate));
     fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp.w_up));
     tp.end_all_reduce(stream);
@@ -220,17 +227,22 @@ struct DecoderLayer {
                           params.g(lp.mlp_norm), s.norm_partials.data(), stream);
     // Attention half.
     const Fp8Cast go = fp8.cast_grad(l, g_o, s.dres_bf.data(), h, 0, 0, stream);
-    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o), go, qd, h, acc, params.g(lp.wo));
-    fp8.input_grad<bf16>(gemm, go, fp8.weight(l, w_o), qd, h, 0.f, s.dattn.data());
+    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o, a.attn.data(), stream), go, qd, h, acc,
+                    params.g(lp.wo));
+    fp8.input_grad<bf16>(gemm, go, fp8.backward_weight(lp, l, w_o, stream), qd, h, 0.f,
+                         s.dattn.data());
     attention_backward(lp, a);
     const Fp8Cast gq = fp8.cast_grad(l, g_q, s.dq.data(), qd, 0, 0, stream);
     const Fp8Cast gk = fp8.cast_grad(l, g_k, s.dk.data(), kvd, 1, 0, stream);
     const Fp8Cast gv = fp8.cast_grad(l, g_v, s.dv.data(), kvd, 1, n * kvd, stream);
-    fp8.input_grad<float>(gemm, gq, fp8.weight(l, w_q), h, qd, 0.f, s.dxn.data());
-    fp8.input_grad<float>(gemm, gk, fp8.weight(l, w_k), h, kvd, 1.f, s.dxn.data());
-    fp8.input_grad<float>(gemm, gv, fp8.weight(l, w_v), h, kvd, 1.f, s.dxn.data());
+    fp8.input_grad<float>(gemm, gq, fp8.backward_weight(lp, l, w_q, stream), h, qd, 0.f,
+                          s.dxn.data());
+    fp8.input_grad<float>(gemm, gk, fp8.backward_weight(lp, l, w_k, stream), h, kvd, 1.f,
+                          s.dxn.data());
+    fp8.input_grad<float>(gemm, gv, fp8.backward_weight(lp, l, w_v, stream), h, kvd, 1.f,
+                          s.dxn.data());
     tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
-    const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv);
+    const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv, nullptr, stream);
     fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp.wq));
     fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp.wk));
     fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp.wv));
