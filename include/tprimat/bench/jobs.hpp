@@ -512,4 +512,14 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   return out;
 }
 
+/// An FP8 job's copies, when the plan chose to recast them ("" otherwise): the user sees why the
+/// step casts more than a kept run would.
+inline std::string describe_fp8_copies(const Job& job) {
+  const auto& p = job.ctx.device_options.precision;
+  if (!p.is_fp8() || p.fp8.copies == train::Fp8Copies::kept) return "";
+  return "tprimat: FP8 copies recast: the weights' FP8 copies kept for a whole step do not fit " +
+         detail::gib_text(job.ctx.device.total_memory_gb * gib) +
+         ", so each is cast again where it is read (the same numbers; docs/fp8.md)";
+}
+
 }  // namespace tprimat::bench

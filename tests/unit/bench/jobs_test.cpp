@@ -371,6 +371,28 @@ TEST_F(PrecisionJobs, Fp8GoesIntoTheJobAndItsDeviceOptions) {
   const auto doc = bench::make_result(c, {});
   EXPECT_EQ(doc["training_config"]["precision"], "fp8-hybrid-current");
   EXPECT_EQ(doc["training_config"]["fp8"]["bf16_layers"], nlohmann::json({0, 3}));
+  EXPECT_EQ(doc["training_config"]["fp8"]["copies"], "kept");  // the tiny model fits
+}
+
+TEST_F(PrecisionJobs, Fp8RecastsItsCopiesWhereOnlyThatFits) {
+  on_gpu();
+  env_.device.device_name = "NVIDIA H200";
+  env_.device.total_memory_gb = 139.8;
+  opts_.model = "llama";
+  opts_.mbs = 2;
+  opts_.gbs = 64;
+  opts_.precision = "fp8";
+  const auto list = bench::resolve_jobs(opts_, env_);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  const auto& job = list.jobs[0];
+  EXPECT_EQ(job.ctx.dims.layers, 32);
+  EXPECT_EQ(job.ctx.device_options.precision.fp8.copies, train::Fp8Copies::recast);
+  EXPECT_LE(job.ctx.predicted.total, 139.8 * (1u << 30));
+  EXPECT_NE(bench::describe_fp8_copies(job).find("FP8 copies recast"), std::string::npos);
+  EXPECT_EQ(bench::make_result(job.ctx, {})["training_config"]["fp8"]["copies"], "recast");
+  // The same model in bf16 says nothing of copies.
+  opts_.precision = "bf16";
+  EXPECT_EQ(bench::describe_fp8_copies(bench::resolve_jobs(opts_, env_).jobs.at(0)), "");
 }
 
 TEST_F(PrecisionJobs, BadValuesAndPairsAreRefusedNamingTheFix) {

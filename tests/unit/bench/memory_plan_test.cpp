@@ -49,6 +49,57 @@ TEST(MemoryPlan, ActivationsPerTokenByHand) {
   EXPECT_DOUBLE_EQ(plan.activations, 2048.0 * (per_token + 4096 * 4.0));
 }
 
+TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
+  auto in = llama_input();
+  in.dims = in.dims.with_layers(4);
+  const double h = 4096, q = 4096, kv = 1024, f = 14336, tokens = 2048;
+  const double stats = 4.0 * (32 + 2), embedding_out = 4096 * 4.0;
+  const double bf16_layer = 2.0 * (4 * h + 2 * q + 2 * kv + 3 * f) + stats;
+  const double fp8_layer = bf16_layer - 2.0 * 2 * h;  // no bf16 norm outputs
+  // An input's rows and two gradient pairs (widest: f), and a norm's bf16 output.
+  const double scratch = 5.0 * tokens * f + 2.0 * tokens * h;
+  const double projections = 2 * h * q + 2 * h * kv + 3 * h * f;
+
+  in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);
+  const auto kept = bench::plan_memory(in);
+  // Current scaling keeps layers 0 and 3 in bf16: two FP8 layers.
+  EXPECT_DOUBLE_EQ(kept.activations, tokens * (2 * bf16_layer + 2 * fp8_layer + embedding_out));
+  EXPECT_DOUBLE_EQ(kept.fp8, 2 * (2 * projections + tokens * (h + q + h + f)) + scratch);
+
+  in.precision.fp8.copies = train::Fp8Copies::recast;
+  const auto recast = bench::plan_memory(in);
+  EXPECT_DOUBLE_EQ(recast.activations, kept.activations);
+  // One weight's copy (the widest, h x f) and x_qkv's and x_mlp's transposes.
+  EXPECT_DOUBLE_EQ(recast.fp8, h * f + 2 * tokens * (2 * h) + scratch);
+  EXPECT_DOUBLE_EQ(kept.total - recast.total, kept.fp8 - recast.fp8);
+
+  in.precision = {};
+  EXPECT_DOUBLE_EQ(bench::plan_memory(in).fp8, 0.0);
+}
+
+TEST(MemoryPlan, Fp8CopiesAreKeptWhereTheyFit) {
+  auto in = llama_input();
+  in.mbs = 2;
+  in.grad_accum = 32;
+  in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
+  in.precision.fp8.copies = train::Fp8Copies::recast;
+  const double recast = bench::plan_memory(in).total;
+  in.precision.fp8.copies = train::Fp8Copies::kept;
+  const double kept = bench::plan_memory(in).total;
+  ASSERT_GT(kept, recast);
+  using train::Fp8Copies;
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, kept, 1.0), Fp8Copies::kept);
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, kept - 1, 1.0), Fp8Copies::recast);
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, kept, 1.1), Fp8Copies::recast);  // auto's margin
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, 0, 1.0), Fp8Copies::kept);       // capacity unknown
+  // The full Llama 3.1 8B at mbs 2 on one H200 (139.8 GiB): FP8 fits with recast copies only.
+  const double h200 = 139.8 * (1u << 30);
+  EXPECT_LE(recast, h200);
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, h200, 1.0), Fp8Copies::recast);
+  in.precision = {};
+  EXPECT_EQ(bench::fp8_copies_that_fit(in, 1, 1.0), Fp8Copies::kept);  // not FP8: unused
+}
+
 TEST(MemoryPlan, DistributedOptimizerShardsMasterAndMomentsOnly) {
   auto in = llama_input();
   in.dp = 8;
