@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # What tprimat::hip links: the HIP runtime (libamdhip64 and its headers) as the target
-# tprimat::hip_runtime, found under ROCM_PATH, /opt/rocm or the system (Debian's HIP). Included by
+# tprimat::hip_runtime, found under ROCM_PATH, /opt/rocm or the system (Debian's HIP); and AMD's
+# optional libraries as tprimat::hipblaslt_library (backend::Hip's GEMMs, TPRIMAT_HAVE_HIPBLASLT)
+# and tprimat::rccl_library (comm::Nccl over RCCL's NCCL API, TPRIMAT_HAVE_NCCL and
+# TPRIMAT_HAVE_RCCL), each empty where missing or switched off (TPRIMAT_HIPBLASLT, TPRIMAT_RCCL:
+# AUTO, ON or OFF), when the code takes its fallback: the tiled GEMM, one GPU a job. Searched
+# under TPRIMAT_ROCM_PATH (the root of the hipcc the build uses) first. Included by
 # cmake/hip.cmake and by the installed package's config.
 if(NOT TARGET tprimat::hip_runtime)
   set(_tprimat_rocm_hints)
@@ -29,3 +34,57 @@ if(NOT TARGET tprimat::hip_runtime)
     message(STATUS "tprimat: no HIP runtime (libamdhip64, hip/hip_runtime.h) found; set ROCM_PATH")
   endif()
 endif()
+
+# tprimat_hip_optional(NAME SWITCH HEADER h LIBRARY l DEFINES d...): the target of one optional
+# ROCm library; sets TPRIMAT_<NAME>_FOUND and TPRIMAT_<NAME>_INCLUDE_DIR.
+function(tprimat_hip_optional name switch)
+  cmake_parse_arguments(D "" "HEADER;LIBRARY" "DEFINES" ${ARGN})
+  string(TOUPPER ${name} upper)
+  set(target tprimat::${name}_library)
+  set(found OFF)
+  if(NOT TARGET ${target})
+    add_library(${target} INTERFACE IMPORTED GLOBAL)
+    if(NOT "${${switch}}" STREQUAL "OFF")
+      set(hints)
+      if(TPRIMAT_ROCM_PATH)
+        list(APPEND hints ${TPRIMAT_ROCM_PATH})
+      endif()
+      if(DEFINED ENV{ROCM_PATH})
+        list(APPEND hints $ENV{ROCM_PATH})
+      endif()
+      list(APPEND hints /opt/rocm)
+      find_path(TPRIMAT_${upper}_INCLUDE_DIR ${D_HEADER} HINTS ${hints} PATH_SUFFIXES include)
+      find_library(TPRIMAT_${upper}_LIBRARY ${D_LIBRARY} HINTS ${hints} PATH_SUFFIXES lib lib64
+                   lib/${CMAKE_LIBRARY_ARCHITECTURE})
+      if(TPRIMAT_${upper}_INCLUDE_DIR AND TPRIMAT_${upper}_LIBRARY)
+        set(found ON)
+        set_property(TARGET ${target} PROPERTY INTERFACE_LINK_LIBRARIES ${TPRIMAT_${upper}_LIBRARY})
+        if(NOT TPRIMAT_${upper}_INCLUDE_DIR STREQUAL "/usr/include")
+          set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+                                                 ${TPRIMAT_${upper}_INCLUDE_DIR})
+        endif()
+        set_property(TARGET ${target} PROPERTY INTERFACE_COMPILE_DEFINITIONS ${D_DEFINES})
+      elseif("${${switch}}" STREQUAL "ON")
+        message(FATAL_ERROR "tprimat: ${switch}=ON but ${D_HEADER} or lib${D_LIBRARY} was not found "
+                            "(searched ${hints} and the system); install it (Debian: "
+                            "lib${D_LIBRARY}-dev from unstable), set ROCM_PATH, or configure with "
+                            "-D${switch}=AUTO or OFF")
+      endif()
+    endif()
+    set_property(TARGET ${target} PROPERTY TPRIMAT_FOUND ${found})
+  else()
+    get_property(found TARGET ${target} PROPERTY TPRIMAT_FOUND)
+  endif()
+  set(TPRIMAT_${upper}_FOUND ${found} PARENT_SCOPE)
+endfunction()
+
+if(NOT DEFINED TPRIMAT_HIPBLASLT)
+  set(TPRIMAT_HIPBLASLT AUTO)
+endif()
+if(NOT DEFINED TPRIMAT_RCCL)
+  set(TPRIMAT_RCCL AUTO)
+endif()
+tprimat_hip_optional(hipblaslt TPRIMAT_HIPBLASLT HEADER hipblaslt/hipblaslt.h LIBRARY hipblaslt
+                     DEFINES TPRIMAT_HAVE_HIPBLASLT=1)
+tprimat_hip_optional(rccl TPRIMAT_RCCL HEADER rccl/rccl.h LIBRARY rccl
+                     DEFINES TPRIMAT_HAVE_NCCL=1 TPRIMAT_HAVE_RCCL=1)

@@ -98,6 +98,10 @@ inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a
 
 namespace tprimat::backend {
 
+TPRIMAT_GPU_INLINE Fp8GemmFormats fp8_gemm_formats() {
+  return {kernels::Fp8Format::e4m3, kernels::Fp8Format::e5m2};
+}
+
 template <class Out>
 void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a,
               const Fp8Matrix& b, float alpha, float beta, Out* d, std::int64_t ldd,
