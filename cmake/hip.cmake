@@ -7,14 +7,6 @@
 # CMAKE_HIP_ARCHITECTURES by what the compilers here can do: TPRIMAT_HIP_LINK_ARCHS (hipcc
 # compiles and links them) and TPRIMAT_HIP_CODEGEN_ARCHS (only clang's device code generation:
 # no device libraries for them, so no link).
-# AMD's libraries of the HIP build, each AUTO (used where found), ON (required) or OFF (the
-# fallback): hipBLASLt for backend::Hip's GEMMs (else the tiled kernel), RCCL for comm::Nccl
-# (else one GPU a job). HIP only: the CUDA backend has cuBLASLt and NCCL.
-set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Hip's GEMMs through hipBLASLt: AUTO, ON or OFF")
-set_property(CACHE TPRIMAT_HIPBLASLT PROPERTY STRINGS AUTO ON OFF)
-set(TPRIMAT_RCCL AUTO CACHE STRING "Several AMD GPUs a job through RCCL: AUTO, ON or OFF")
-set_property(CACHE TPRIMAT_RCCL PROPERTY STRINGS AUTO ON OFF)
-
 set(TPRIMAT_HAVE_HIP OFF)
 if(NOT TPRIMAT_HIP STREQUAL "OFF")
   set(_hints /opt/rocm/bin)
@@ -108,6 +100,14 @@ if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS)
 endif()
 message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")
 
+# AMD's libraries of the HIP build, each AUTO (used where found), ON (required) or OFF (the
+# fallback): hipBLASLt for backend::Hip's GEMMs (else the tiled kernel), RCCL for comm::Nccl
+# (else one GPU a job). HIP only: the CUDA backend has cuBLASLt and NCCL.
+set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Hip's GEMMs through hipBLASLt: AUTO, ON or OFF")
+set_property(CACHE TPRIMAT_HIPBLASLT PROPERTY STRINGS AUTO ON OFF)
+set(TPRIMAT_RCCL AUTO CACHE STRING "Several AMD GPUs a job through RCCL: AUTO, ON or OFF")
+set_property(CACHE TPRIMAT_RCCL PROPERTY STRINGS AUTO ON OFF)
+
 # tprimat::hip: what a project that compiles backend::Hip with hipcc links (the headers, the HIP
 # runtime and, where found, hipBLASLt: backend::Hip's GEMMs), exported with the package.
 include(${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake)
@@ -130,9 +130,12 @@ foreach(lib HIPBLASLT RCCL)
     foreach(d IN LISTS _defines)
       list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -D${d})
     endforeach()
-    if(NOT TPRIMAT_${lib}_INCLUDE_DIR STREQUAL "/usr/include")
-      list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -isystem ${TPRIMAT_${lib}_INCLUDE_DIR})
-    endif()
+    get_target_property(_dirs tprimat::${_name}_library INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(d IN LISTS _dirs)
+      if(d)
+        list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -isystem ${d})
+      endif()
+    endforeach()
     list(APPEND TPRIMAT_HIP_LINK_LIBRARIES ${TPRIMAT_${lib}_LIBRARY})
   endif()
 endforeach()
