@@ -139,8 +139,8 @@ backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
 }
 
 /// The benchmark over `comm`: comm::Single, comm::Mpi (CPU ranks) or comm::WithNccl<comm::Mpi>
-/// (GPU ranks, one GPU each, NCCL or RCCL). Only the pairs that can run are compiled: never the CPU backend
-/// over NCCL, nor a GPU backend over plain MPI (its host-staged collectives are for tests).
+/// (GPU ranks, one GPU each, NCCL or RCCL). Only the pairs that can run are compiled: never the CPU
+/// backend over NCCL, nor a GPU backend over plain MPI (its host-staged collectives are for tests).
 template <class Comm>
 int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
                const bench::BenchOptions& opts) {

@@ -81,8 +81,9 @@ class Nccl {
 
   Nccl(int rank, int size, const BroadcastBytes& broadcast) {
     if (size < 1 || rank < 0 || rank >= size)
-      throw core::InputError(std::string(nccl_detail::library_name) + " rank " + std::to_string(rank) + " of " +
-                             std::to_string(size) + " is out of range");
+      throw core::InputError(std::string(nccl_detail::library_name) + " rank " +
+                             std::to_string(rank) + " of " + std::to_string(size) +
+                             " is out of range");
     ncclUniqueId id{};
     if (rank == 0) nccl_detail::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     if (size > 1) broadcast(&id, sizeof id);
