@@ -1,12 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # What tprimat::hip links: the HIP runtime (libamdhip64 and its headers) as the target
-# tprimat::hip_runtime, found under ROCM_PATH, /opt/rocm or the system (Debian's HIP); and AMD's
-# optional libraries as tprimat::hipblaslt_library (backend::Hip's GEMMs, TPRIMAT_HAVE_HIPBLASLT)
-# and tprimat::rccl_library (comm::Nccl over RCCL's NCCL API, TPRIMAT_HAVE_NCCL and
-# TPRIMAT_HAVE_RCCL), each empty where missing or switched off (TPRIMAT_HIPBLASLT, TPRIMAT_RCCL:
-# AUTO, ON or OFF), when the code takes its fallback: the tiled GEMM, one GPU a job. Searched
-# under TPRIMAT_ROCM_PATH (the root of the hipcc the build uses) first. Included by
+# tprimat::hip_runtime, found under ROCM_PATH, /opt/rocm or the system (Debian's HIP). Included by
 # cmake/hip.cmake and by the installed package's config.
 if(NOT TARGET tprimat::hip_runtime)
   set(_tprimat_rocm_hints)
@@ -35,6 +30,13 @@ if(NOT TARGET tprimat::hip_runtime)
   endif()
 endif()
 
+# AMD's optional libraries, beside the runtime: tprimat::hipblaslt_library (backend::Hip's GEMMs,
+# TPRIMAT_HAVE_HIPBLASLT) and tprimat::rccl_library (comm::Nccl over RCCL's NCCL API,
+# TPRIMAT_HAVE_NCCL and TPRIMAT_HAVE_RCCL), each empty where missing or switched off
+# (TPRIMAT_HIPBLASLT, TPRIMAT_RCCL: AUTO, ON or OFF), when the code takes its fallback: the tiled
+# GEMM, one GPU a job. Searched under the root of the hipcc the build uses (TPRIMAT_ROCM_PATH),
+# TPRIMAT_ROCM_ROOT, ROCM_PATH and /opt/rocm first.
+#
 # tprimat_hip_optional(NAME SWITCH HEADER h LIBRARY l [NEEDS header package] DEFINES d...): the
 # target of one optional ROCm library; sets TPRIMAT_<NAME>_FOUND and TPRIMAT_<NAME>_INCLUDE_DIR.
 # NEEDS: a header the library's own header includes from another package, checked too (Debian's
@@ -49,9 +51,11 @@ function(tprimat_hip_optional name switch)
     add_library(${target} INTERFACE IMPORTED GLOBAL)
     if(NOT "${${switch}}" STREQUAL "OFF")
       set(hints)
-      if(TPRIMAT_ROCM_PATH)
-        list(APPEND hints ${TPRIMAT_ROCM_PATH})
-      endif()
+      foreach(root IN ITEMS "${TPRIMAT_ROCM_PATH}" "${TPRIMAT_ROCM_ROOT}")
+        if(root)
+          list(APPEND hints ${root})
+        endif()
+      endforeach()
       if(DEFINED ENV{ROCM_PATH})
         list(APPEND hints $ENV{ROCM_PATH})
       endif()
