@@ -100,10 +100,67 @@ if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS)
 endif()
 message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")
 
-# tprimat::hip: what a project that compiles backend::Hip with hipcc links (the headers and the
-# HIP runtime), exported with the package.
+# AMD's libraries of the HIP build, each AUTO (used where found), ON (required) or OFF (the
+# fallback): hipBLASLt for backend::Hip's GEMMs (else the tiled kernel), RCCL for comm::Nccl
+# (else one GPU a job). HIP only: the CUDA backend has cuBLASLt and NCCL.
+set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Hip's GEMMs through hipBLASLt: AUTO, ON or OFF")
+set_property(CACHE TPRIMAT_HIPBLASLT PROPERTY STRINGS AUTO ON OFF)
+set(TPRIMAT_RCCL AUTO CACHE STRING "Several AMD GPUs a job through RCCL: AUTO, ON or OFF")
+set_property(CACHE TPRIMAT_RCCL PROPERTY STRINGS AUTO ON OFF)
+
+# tprimat::hip: what a project that compiles backend::Hip with hipcc links (the headers, the HIP
+# runtime and, where found, hipBLASLt: backend::Hip's GEMMs), exported with the package.
 include(${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake)
 add_library(tprimat_hip INTERFACE)
 add_library(tprimat::hip ALIAS tprimat_hip)
 set_target_properties(tprimat_hip PROPERTIES EXPORT_NAME hip)
-target_link_libraries(tprimat_hip INTERFACE tprimat tprimat::hip_runtime)
+target_link_libraries(tprimat_hip INTERFACE tprimat tprimat::hip_runtime
+                                            tprimat::hipblaslt_library)
+
+# hipBLASLt and RCCL on the hipcc command lines of src/hip and tests/hip (custom commands, which
+# see no target's usage requirements): TPRIMAT_HIP_INCLUDE_FLAGS gains their defines and
+# headers, TPRIMAT_HIP_LINK_LIBRARIES their libraries. Debian 12's HIP 5.2 has neither (the tiled
+# GEMM and one GPU a job, as before); ROCm 6.2+ or Debian unstable's ROCm 7 (a sid root,
+# scripts/rocm-sysroot.sh) has both.
+set(TPRIMAT_HIP_LINK_LIBRARIES)
+foreach(lib HIPBLASLT RCCL)
+  if(TPRIMAT_${lib}_FOUND)
+    string(TOLOWER ${lib} _name)
+    get_target_property(_defines tprimat::${_name}_library INTERFACE_COMPILE_DEFINITIONS)
+    foreach(d IN LISTS _defines)
+      list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -D${d})
+    endforeach()
+    get_target_property(_dirs tprimat::${_name}_library INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(d IN LISTS _dirs)
+      if(d)
+        list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -isystem ${d})
+      endif()
+    endforeach()
+    list(APPEND TPRIMAT_HIP_LINK_LIBRARIES ${TPRIMAT_${lib}_LIBRARY})
+  endif()
+endforeach()
+if(TPRIMAT_HIPBLASLT_FOUND)
+  message(STATUS "tprimat: backend::Hip's GEMMs through hipBLASLt (${TPRIMAT_HIPBLASLT_LIBRARY})")
+else()
+  message(NOTICE "tprimat: NOTICE: hipBLASLt not found (TPRIMAT_HIPBLASLT=${TPRIMAT_HIPBLASLT}): "
+                 "backend::Hip's GEMMs run the portable tiled kernel, correct and far slower than "
+                 "hipBLASLt on an MI300X (results say gpu_info.gemm \"fallback\"), and "
+                 "--precision fp8 is refused on HIP; install hipBLASLt (ROCm 6.2+) or set "
+                 "ROCM_PATH")
+endif()
+if(TPRIMAT_RCCL_FOUND)
+  message(STATUS "tprimat: comm::Nccl over RCCL (${TPRIMAT_RCCL_LIBRARY})")
+else()
+  message(NOTICE "tprimat: NOTICE: RCCL not found (TPRIMAT_RCCL=${TPRIMAT_RCCL}): a parallel "
+                 "layout on --backend hip stops at start (one GPU a job); install RCCL or set "
+                 "ROCM_PATH")
+endif()
+
+# tprimat::nccl on AMD: comm::Nccl compiled against RCCL's NCCL API (backend/nccl.hpp), for the
+# HIP backend's build (a build has one GPU platform: with CUDA, tprimat::nccl is NCCL's).
+if(TPRIMAT_RCCL_FOUND AND TPRIMAT_HIP_BACKEND AND NOT TARGET tprimat_nccl)
+  add_library(tprimat_nccl INTERFACE)
+  add_library(tprimat::nccl ALIAS tprimat_nccl)
+  set_target_properties(tprimat_nccl PROPERTIES EXPORT_NAME nccl)
+  target_link_libraries(tprimat_nccl INTERFACE tprimat_hip tprimat::rccl_library)
+endif()

@@ -24,7 +24,7 @@ endif()
 
 # The GPU backends are headers too; their INTERFACE targets carry what they link. The config
 # finds those dependencies again (tprimatCudaDependencies.cmake: cuDNN, NCCL, CUPTI, NVTX3 found
-# or left out as in the build; tprimatHipDependencies.cmake: the HIP runtime).
+# or left out as in the build; tprimatHipDependencies.cmake: the HIP runtime, hipBLASLt and RCCL).
 set(TPRIMAT_EXPORTS_CUDA OFF)
 if(TARGET tprimat_cuda)
   list(APPEND tprimat_exported_targets tprimat_cuda)
@@ -39,6 +39,9 @@ set(TPRIMAT_EXPORTS_HIP OFF)
 if(TARGET tprimat_hip)
   list(APPEND tprimat_exported_targets tprimat_hip)
   set(TPRIMAT_EXPORTS_HIP ON)
+  if(TARGET tprimat_nccl AND NOT TARGET tprimat_cuda)  # comm::Nccl over RCCL
+    list(APPEND tprimat_exported_targets tprimat_nccl)
+  endif()
   install(FILES ${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake
           DESTINATION ${TPRIMAT_CONFIG_DESTINATION})
 endif()

@@ -109,7 +109,7 @@ backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
   if (stack == "hip") info = backend::Hip::device_info();
 #endif
 #if defined(TPRIMAT_HAVE_NCCL)
-  if (stack == "cuda") info.collectives_version = parallel::comm::Nccl::version();
+  if (stack == "cuda" || stack == "hip") info.collectives_version = parallel::comm::Nccl::version();
 #endif
   if (stack == "cpu") info = backend::Cpu::device_info();
   if (peak_override > 0) info.peak_tflops_dense = peak_override;
@@ -139,8 +139,8 @@ backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
 }
 
 /// The benchmark over `comm`: comm::Single, comm::Mpi (CPU ranks) or comm::WithNccl<comm::Mpi>
-/// (CUDA ranks, one GPU each). Only the pairs that can run are compiled: never the CPU backend
-/// over NCCL, nor a GPU backend over plain MPI (its host-staged collectives are for tests).
+/// (GPU ranks, one GPU each, NCCL or RCCL). Only the pairs that can run are compiled: never the CPU
+/// backend over NCCL, nor a GPU backend over plain MPI (its host-staged collectives are for tests).
 template <class Comm>
 int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
                const bench::BenchOptions& opts) {
@@ -181,10 +181,11 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
       if (stack == "cuda") return bench::run_dispatched<backend::Cuda>(job, run, comm, rep);
 #elif defined(TPRIMAT_WITH_HIP)
     if (stack == "hip") {
-      if constexpr (single) return bench::run_dispatched<backend::Hip>(job, run, comm, rep);
-      throw core::InputError("several ranks on the HIP backend need RCCL, which is not wired in "
-                             "yet",
-                             "run one process per AMD GPU job, or --backend cpu");
+      if constexpr (single || nccl) return bench::run_dispatched<backend::Hip>(job, run, comm, rep);
+      throw core::InputError("several ranks on the HIP backend need RCCL, and this tprimat was "
+                             "built without it (a parallel layout on --backend hip stops here)",
+                             "install RCCL (ROCm's librccl-dev) and rebuild, or run one process "
+                             "per AMD GPU job, or --backend cpu");
     }
 #endif
     if constexpr (!nccl) {
@@ -194,7 +195,8 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
                                "install NCCL (libnccl-dev) and rebuild, or --backend cpu");
       return bench::run_dispatched<backend::Cpu>(job, run, comm, rep);
     } else {
-      throw core::InputError("NCCL runs with the CUDA backend only", "use --backend cuda");
+      throw core::InputError("NCCL (RCCL on AMD) runs with the GPU backend only",
+                             "use --backend cuda (or hip on AMD)");
     }
   };
   return bench::run_bench(opts, rt);
@@ -203,15 +205,16 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
 int bench_main(int argc, char** argv, const bench::BenchOptions& opts) {
   const std::string stack = pick_backend(opts.backend);
   return bench::with_communicator(&argc, &argv, [&](auto comm) {
-#if defined(TPRIMAT_WITH_CUDA) && defined(TPRIMAT_HAVE_NCCL)
-    // Ranks of the CUDA backend: one GPU each (the node-local rank's), NCCL between them.
+#if (defined(TPRIMAT_WITH_CUDA) || defined(TPRIMAT_WITH_HIP)) && defined(TPRIMAT_HAVE_NCCL)
+    // Ranks of the GPU backend: one GPU each (the node-local rank's), NCCL (RCCL on AMD) between
+    // them.
     if constexpr (!std::is_same_v<decltype(comm), parallel::comm::Single>) {
-      if (stack == "cuda") {
+      if (stack == backend::Gpu::name) {
         // Every rank must have its GPU before NCCL starts, or the others would wait in its
         // set-up forever: the ranks agree first, and all stop with the reason.
         std::string missing;
         try {
-          backend::Cuda::use_device(parallel::detect_launch().local_rank);
+          backend::Gpu::use_device(parallel::detect_launch().local_rank);
         } catch (const core::InputError& e) {
           missing = e.what();
         }

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Hip's GEMM (the tiled fallback), compiled once for the in-tree binaries.
+// backend::Hip's GEMMs (hipBLASLt's bf16 and FP8 where the build found hipBLASLt, else the tiled
+// fallback), compiled once for the in-tree binaries.
 #define TPRIMAT_GPU_LIBRARY_TU 1
 
 #include "tprimat/backend/hip/gemm.hpp"
 
 TPRIMAT_GPU_INSTANTIATE_GEMMS(tprimat::backend::Hip);
+
+#if defined(TPRIMAT_HAVE_HIPBLASLT)
+#include "tprimat/backend/hip/fp8_gemm.hpp"
+
+TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS();
+#endif

@@ -54,7 +54,27 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
               Fp8Accumulation accumulation, gpu::Stream stream, const Out* c = nullptr,
               const gpu::bf16* bias = nullptr);
 
-/// The explicit instantiations for bf16 and fp32 D (in the TU that compiles Cuda::gemm, src/).
+/// Whether this build has an FP8 GEMM: cuBLASLt's on CUDA, hipBLASLt's on HIP where the build
+/// found hipBLASLt (TPRIMAT_HAVE_HIPBLASLT, backend/hip/fp8_gemm.hpp); a HIP build without it has
+/// no fp8_gemm definition.
+#if !TPRIMAT_GPU_HIP || defined(TPRIMAT_HAVE_HIPBLASLT)
+inline constexpr bool has_fp8_gemm = true;
+#else
+inline constexpr bool has_fp8_gemm = false;
+#endif
+
+/// The FP8 formats fp8_gemm takes on the current device: the forward operands' (E4M3) and the
+/// gradients' (E5M2). OCP e4m3/e5m2 on NVIDIA and on gfx950; e4m3_fnuz/e5m2_fnuz on gfx942
+/// (MI300X), whose matrix cores compute only those. Throws core::InputError on an AMD GPU without
+/// FP8 matrix cores, or in a HIP build without hipBLASLt.
+struct Fp8GemmFormats {
+  kernels::Fp8Format forward;   ///< e4m3 or e4m3_fnuz
+  kernels::Fp8Format gradient;  ///< e5m2 or e5m2_fnuz
+};
+Fp8GemmFormats fp8_gemm_formats();
+
+/// The explicit instantiations for bf16 and fp32 D (in the TU that compiles Gpu::gemm, src/cuda or
+/// src/hip: the declaration is one for both platforms).
 #define TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS()                                                   \
   template void ::tprimat::backend::fp8_gemm<::tprimat::gpu::bf16>(                            \
       std::int64_t, std::int64_t, std::int64_t, const ::tprimat::backend::Fp8Matrix&,          \

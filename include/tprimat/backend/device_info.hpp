@@ -20,12 +20,14 @@ struct DeviceInfo {
   /// Dense FP8 peak per device (report/peaks.hpp); 0 when unknown or without FP8 (then
   /// mfu_fp8_peak is null). Every result states it, FP8 run or not.
   double peak_tflops_fp8_dense = 0;
-  std::string blas_version;     ///< GEMM library, e.g. "cuBLASLt 13.1.0"; empty where none
-  /// The GEMM a GPU run uses: "cublaslt", or "fallback" (the portable tiled kernel: correct,
-  /// slow); empty on the CPU.
+  /// GEMM library, e.g. "cuBLASLt 13.1.0" or "hipBLASLt 1.2.2"; empty where none
+  std::string blas_version;
+  /// The GEMM a GPU run uses: "cublaslt" (CUDA), "hipblaslt" (HIP built with hipBLASLt), or
+  /// "fallback" (the portable tiled kernel: correct, slow; HIP without hipBLASLt); empty on the
+  /// CPU.
   std::string gemm;
   std::string dnn_version;      ///< fused-attention library, e.g. "cuDNN 9.19.0"; empty where none
-  std::string collectives_version;  ///< e.g. "NCCL 2.27.3"; empty where the backend has none
+  std::string collectives_version;  ///< e.g. "NCCL 2.27.3", "RCCL 2.27.7"; empty where none
 };
 
 }  // namespace tprimat::backend

@@ -55,14 +55,15 @@ struct Gpu {
   /// anything else touches the GPU. Throws core::InputError when the node has fewer GPUs.
   static void use_device(int local_rank);
 
-  // ---- GEMM (backend/cuda/gemm.hpp: cuBLASLt; backend/hip/gemm.hpp: the tiled fallback) -------
-  /// The GEMM implementation this build uses: "cublaslt", "hipblaslt", "rocblas" or "fallback"
-  /// (the portable tiled kernel: correct, slow).
+  // ---- GEMM (backend/cuda/gemm.hpp: cuBLASLt; backend/hip/gemm.hpp: hipBLASLt, or the tiled
+  // fallback where the build has no hipBLASLt) ----------------------------------------------------
+  /// The GEMM implementation this build uses: "cublaslt", "hipblaslt" or "fallback" (the portable
+  /// tiled kernel: correct, slow), as gpu_info.gemm records it.
   static std::string_view gemm_library();
   /// Row-major C[m, n] = op(A) op(B) + beta C (+ bias[n] broadcast over rows when bias is set),
   /// op(A) [m, k] (A stored [k, m] when trans_a), op(B) [k, n] (B stored [n, k] when trans_b);
   /// bf16 operands, fp32 accumulation, C bf16 or fp32. beta 0 ignores C's contents.
-  /// The algorithm is chosen once per shape by cuBLASLt's heuristic and cached. Call
+  /// The algorithm is chosen once per shape by cuBLASLt's (hipBLASLt's) heuristic and cached. Call
   /// gemm_prepare() (outside graph capture) before the first gemm on a device.
   template <class Out>
   static void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -74,8 +75,8 @@ struct Gpu {
   static void gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                        std::int64_t k, const bf16* a, std::int64_t lda, const bf16* b,
                        std::int64_t ldb, const Out* c, Out* d, std::int64_t ldc, Stream stream);
-  /// Creates the cuBLASLt handle and its workspace (gemm_workspace_bytes, from the stream-ordered
-  /// pool) for the current device. Idempotent.
+  /// Creates the cuBLASLt (hipBLASLt) handle and its workspace (gemm_workspace_bytes, from the
+  /// stream-ordered pool) for the current device. Idempotent.
   static void gemm_prepare(Stream stream);
   static constexpr std::size_t gemm_workspace_bytes = 32u << 20;
 

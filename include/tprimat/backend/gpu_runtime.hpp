@@ -63,6 +63,8 @@
 #define gpuGraphExecDestroy TPRIMAT_GPU_API(GraphExecDestroy)
 
 // Memory: copies, the stream-ordered pool, page-locked host memory (HIP renamed the latter).
+#define gpuMalloc TPRIMAT_GPU_API(Malloc)
+#define gpuFree TPRIMAT_GPU_API(Free)
 #define gpuMemcpyAsync TPRIMAT_GPU_API(MemcpyAsync)
 #define gpuMemsetAsync TPRIMAT_GPU_API(MemsetAsync)
 #define gpuDeviceGetDefaultMemPool TPRIMAT_GPU_API(DeviceGetDefaultMemPool)

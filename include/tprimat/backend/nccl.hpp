@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// comm::Nccl: the Communicator interface over NCCL, on device memory, bootstrapped by any launcher.
+// comm::Nccl: the Communicator interface over NCCL (RCCL on AMD), on device memory, bootstrapped
+// by any launcher.
+//
+// One source for both platforms: RCCL implements NCCL's API under the same names (rccl/rccl.h,
+// on hipStream_t), so the HIP build compiles this file against it and the runtime calls go
+// through gpu_runtime.hpp's gpu* names. Compiled against RCCL 7.2.4's header (Debian
+// experimental's librccl-dev); not run on AMD GPUs: none here.
 #pragma once
 
-#include <cuda_runtime.h>
+#include "tprimat/backend/gpu_runtime.hpp"
+#if TPRIMAT_GPU_HIP
+#include <rccl/rccl.h>
+#else
 #include <nccl.h>
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -26,28 +36,32 @@ inline void nccl_check(ncclResult_t status, const char* what) {
   if (status == ncclSuccess) return;
   throw core::RunError(std::string(what) + ": " + ncclGetErrorString(status) +
                        (status == ncclSystemError || status == ncclInternalError
-                            ? " (NCCL_DEBUG=WARN prints why)"
+                            ? " (NCCL_DEBUG=WARN prints why; RCCL reads it too)"
                             : ""));
 }
 
-inline void cuda_ok(cudaError_t status, const char* what) {
-  if (status == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw core::RunError(std::string(what) + ": " + cudaGetErrorString(status));
+inline void gpu_ok(gpuError_t status, const char* what) {
+  if (status == gpuSuccess) return;
+  (void)gpuGetLastError();
+  throw core::RunError(std::string(what) + ": " + gpuGetErrorString(status));
 }
+
+/// "NCCL" or "RCCL": the library the messages and the result JSON name.
+inline constexpr const char* library_name = TPRIMAT_GPU_HIP ? "RCCL" : "NCCL";
 
 /// The NCCL communicator and the stream its collectives run on, shared by the copies of one
 /// comm::Nccl and destroyed with the last of them.
 struct NcclState {
   ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
+  gpuStream_t stream = nullptr;
   float* scratch = nullptr;  // one float for barrier()
   int rank = 0, size = 1;
+  // Best effort: a destructor cannot report (HIP marks these [[nodiscard]]).
   ~NcclState() {
-    if (stream) cudaStreamSynchronize(stream);
-    if (comm) ncclCommDestroy(comm);
-    if (scratch) cudaFree(scratch);
-    if (stream) cudaStreamDestroy(stream);
+    if (stream) (void)gpuStreamSynchronize(stream);
+    if (comm) (void)ncclCommDestroy(comm);
+    if (scratch) (void)gpuFree(scratch);
+    if (stream) (void)gpuStreamDestroy(stream);
   }
 };
 
@@ -59,7 +73,7 @@ struct NcclState {
 /// work against it. NCCL's kernels thus run on their own stream, apart from the compute stream.
 /// Bootstrapped over any launcher: rank 0 makes the unique id and `broadcast` (e.g. an
 /// MPI_Bcast over the world) hands its bytes to every rank. One GPU per rank: set the device
-/// (cudaSetDevice) before constructing.
+/// (Gpu::use_device) before constructing.
 class Nccl {
  public:
   /// Broadcasts `bytes` bytes at `data` from rank 0 to every rank of the job.
@@ -67,25 +81,26 @@ class Nccl {
 
   Nccl(int rank, int size, const BroadcastBytes& broadcast) {
     if (size < 1 || rank < 0 || rank >= size)
-      throw core::InputError("NCCL rank " + std::to_string(rank) + " of " +
-                             std::to_string(size) + " is out of range");
+      throw core::InputError(std::string(nccl_detail::library_name) + " rank " +
+                             std::to_string(rank) + " of " + std::to_string(size) +
+                             " is out of range");
     ncclUniqueId id{};
     if (rank == 0) nccl_detail::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     if (size > 1) broadcast(&id, sizeof id);
     auto s = std::make_shared<nccl_detail::NcclState>();
     s->rank = rank;
     s->size = size;
-    nccl_detail::cuda_ok(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
-                    "cudaStreamCreate");
-    nccl_detail::cuda_ok(cudaMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
-                    "cudaMalloc");
+    nccl_detail::gpu_ok(gpuStreamCreateWithFlags(&s->stream, gpuStreamNonBlocking),
+                    "gpuStreamCreate");
+    nccl_detail::gpu_ok(gpuMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
+                    "gpuMalloc");
     nccl_detail::nccl_check(ncclCommInitRank(&s->comm, size, id, rank), "ncclCommInitRank");
     state_ = std::move(s);
   }
 
   int rank() const { return state_->rank; }
   int size() const { return state_->size; }
-  cudaStream_t stream() const { return state_->stream; }
+  gpuStream_t stream() const { return state_->stream; }
   ncclComm_t native() const { return state_->comm; }
 
   void all_reduce_sum(std::span<float> x) { all_reduce(x.data(), x.size(), ncclFloat, ncclSum); }
@@ -140,10 +155,10 @@ class Nccl {
   /// The sub-communicator gets its own stream.
   Nccl split(int color, int key) const {
     auto s = std::make_shared<nccl_detail::NcclState>();
-    nccl_detail::cuda_ok(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
-                    "cudaStreamCreate");
-    nccl_detail::cuda_ok(cudaMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
-                    "cudaMalloc");
+    nccl_detail::gpu_ok(gpuStreamCreateWithFlags(&s->stream, gpuStreamNonBlocking),
+                    "gpuStreamCreate");
+    nccl_detail::gpu_ok(gpuMalloc(reinterpret_cast<void**>(&s->scratch), sizeof(float)),
+                    "gpuMalloc");
     nccl_detail::nccl_check(ncclCommSplit(native(), color, key, &s->comm, nullptr), "ncclCommSplit");
     nccl_detail::nccl_check(ncclCommUserRank(s->comm, &s->rank), "ncclCommUserRank");
     nccl_detail::nccl_check(ncclCommCount(s->comm, &s->size), "ncclCommCount");
@@ -154,12 +169,13 @@ class Nccl {
   /// against its kernels and captures them in its graph), sharing this communicator.
   std::shared_ptr<DeviceCollectives> device_collectives() const;
 
-  /// "NCCL 2.28.3": the library this process loaded, for the result JSON.
+  /// "NCCL 2.28.3" (or "RCCL 2.27.7": RCCL numbers itself by the NCCL API it implements): the
+  /// library this process loaded, for the result JSON.
   static std::string version() {
     int v = 0;
     if (ncclGetVersion(&v) != ncclSuccess) return {};
-    return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-           std::to_string(v % 100);
+    return std::string(nccl_detail::library_name) + " " + std::to_string(v / 10000) + "." +
+           std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
   }
 
  private:
@@ -171,7 +187,7 @@ class Nccl {
                        "ncclAllReduce");
     wait("all_reduce");
   }
-  void wait(const char* what) { nccl_detail::cuda_ok(cudaStreamSynchronize(stream()), what); }
+  void wait(const char* what) { nccl_detail::gpu_ok(gpuStreamSynchronize(stream()), what); }
   void check_chunks(std::size_t whole, std::size_t chunk, const char* what) const {
     if (whole != chunk * static_cast<std::size_t>(size()))
       throw core::InputError(std::string(what) + ": " + std::to_string(whole) +
@@ -191,7 +207,7 @@ class NcclCollectives final : public DeviceCollectives {
   int rank() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
   bool capturable() const override { return true; }
-  const char* name() const override { return "nccl"; }
+  const char* name() const override { return TPRIMAT_GPU_HIP ? "rccl" : "nccl"; }
   void all_reduce_sum(float* x, std::size_t n, void* stream) override {
     nccl_detail::nccl_check(ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm_.native(), cast(stream)),
                             "ncclAllReduce");
@@ -229,7 +245,7 @@ class NcclCollectives final : public DeviceCollectives {
   }
 
  private:
-  static cudaStream_t cast(void* s) { return static_cast<cudaStream_t>(s); }
+  static gpuStream_t cast(void* s) { return static_cast<gpuStream_t>(s); }
   Nccl comm_;
 };
 

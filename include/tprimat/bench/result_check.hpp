@@ -316,7 +316,9 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
   r.one_of("/gpu_info/software_stack", {"cuda", "rocm", "cpu"});
   r.expect("/gpu_info/driver_version", R::string);
   r.expect("/gpu_info/runtime_version", R::string);
-  r.expect("/gpu_info/gemm", R::string | R::null, {}, false);
+  if (const nlohmann::json* gemm = r.expect("/gpu_info/gemm", R::string | R::null, {}, false);
+      gemm != nullptr && gemm->is_string())
+    r.one_of("/gpu_info/gemm", {"cublaslt", "hipblaslt", "fallback"}, false);
   r.expect("/gpu_info/cores", R::integer | R::null, zero, false);
   r.expect("/gpu_info/nodes", R::integer, one, false);
   r.array_of("/gpu_info/collective_settings", R::string, {}, false);

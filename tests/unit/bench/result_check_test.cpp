@@ -108,6 +108,18 @@ TEST(ResultCheck, IntegersAsJsonSchemaCountsThem) {
   EXPECT_EQ(error_of(doc), "training_config.measured_steps is 2.5, and must be an integer");
 }
 
+TEST(ResultCheck, GemmNamesOneOfTheLibraries) {
+  json doc = valid_result();
+  EXPECT_TRUE(doc["gpu_info"]["gemm"].is_null());  // the CPU backend runs no GPU GEMM
+  for (const char* gemm : {"cublaslt", "hipblaslt", "fallback"}) {
+    doc["gpu_info"]["gemm"] = gemm;
+    EXPECT_EQ(error_of(doc), "none") << gemm;
+  }
+  doc["gpu_info"]["gemm"] = "rocblas";
+  EXPECT_EQ(error_of(doc),
+            "gpu_info.gemm is \"rocblas\", and must be one of cublaslt, hipblaslt, fallback");
+}
+
 // ---- the code's rules against the schema file's -------------------------------------------
 
 /// Breaks `doc` at `key` in each way the schema node forbids and expects the check to name it.

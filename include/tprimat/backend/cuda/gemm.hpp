@@ -3,10 +3,8 @@
 // backend::Cuda's GEMM through cuBLASLt: one plan (descriptors + heuristic algorithm) per shape,
 // cached.
 //
-// Row-major C[m, n] = op(A) op(B) is, read column-major, C^T[n, m] = op(B)^T op(A)^T: cuBLASLt is
-// handed B as its "A" and A as its "B" with the same transpose flags, and writes our C in place
-// (no copies, no transposes). cuBLASLt's D then has n rows, so the BIAS epilogue's vector (one
-// value per row of D) is our bias[n], broadcast over our rows.
+// The operand swap that makes cuBLASLt (column-major) write our row-major C in place, the plan
+// key and the shape checks are backend/blaslt_plan.hpp's, shared with hipBLASLt's wrapper.
 //
 // Capture: gemm allocates nothing and creates no descriptor once a shape was seen, so a step is
 // graph-capturable after the engine's first, eager step (which also runs gemm_prepare). A shape
@@ -26,6 +24,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "tprimat/backend/blaslt_plan.hpp"
 #include "tprimat/backend/cuda_gemm.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
@@ -33,60 +32,14 @@
 namespace tprimat::backend {
 namespace detail::cublaslt {
 
-template <class Out>
-inline constexpr cudaDataType_t out_type = CUDA_R_32F;
-template <>
-inline constexpr cudaDataType_t out_type<Cuda::bf16> = CUDA_R_16BF;
+using blaslt::alignment;
+using blaslt::describe;
+using Key = blaslt::GemmKey;
+using KeyHash = blaslt::GemmKeyHash;
 
-/// Alignment of a pointer in bytes, capped at 256 (cuBLASLt's default assumption). Part of the
-/// plan key: an algorithm picked for 256-byte aligned operands may not run on a view that starts
-/// mid-buffer (a Q slice of a fused QKV output, a layer's weights inside a flat buffer).
-inline std::uint32_t alignment(const void* p) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
-  if (address == 0) return 256;
-  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
-}
-
-/// Everything that selects a plan. beta's value is passed at launch, only beta != 0 is fixed
-/// (cuBLASLt then reads C).
-struct Key {
-  std::int64_t m, n, k, lda, ldb, ldc;
-  bool trans_a, trans_b, accumulate, bias;
-  cudaDataType_t out;
-  std::uint32_t align_a, align_b, align_c;
-  int device;
-  bool operator==(const Key&) const = default;
-};
-
-/// Folds `v` into hash `h` (boost's hash_combine): the plan keys' hashes (Key, Fp8Key).
-inline void hash_mix(std::size_t& h, std::uint64_t v) {
-  h ^= std::hash<std::uint64_t>{}(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-}
-
-struct KeyHash {
-  std::size_t operator()(const Key& key) const {
-    std::size_t h = 0;
-    auto mix = [&h](std::uint64_t v) { hash_mix(h, v); };
-    for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc}) mix(std::uint64_t(v));
-    mix((std::uint64_t(key.trans_a) << 0) | (std::uint64_t(key.trans_b) << 1) |
-        (std::uint64_t(key.accumulate) << 2) | (std::uint64_t(key.bias) << 3) |
-        (std::uint64_t(key.out) << 8) | (std::uint64_t(key.device) << 24));
-    mix((std::uint64_t(key.align_a) << 0) | (std::uint64_t(key.align_b) << 16) |
-        (std::uint64_t(key.align_c) << 32));
-    return h;
-  }
-};
-
-inline std::string describe(const Key& key) {
-  std::string s = "gemm m=" + std::to_string(key.m) + " n=" + std::to_string(key.n) +
-                  " k=" + std::to_string(key.k) + " trans_a=" + (key.trans_a ? "1" : "0") +
-                  " trans_b=" + (key.trans_b ? "1" : "0") + " lda=" + std::to_string(key.lda) +
-                  " ldb=" + std::to_string(key.ldb) + " ldc=" + std::to_string(key.ldc) +
-                  " out=" + (key.out == CUDA_R_16BF ? "bf16" : "fp32");
-  if (key.accumulate) s += " beta!=0";
-  if (key.bias) s += " bias";
-  s += " on device " + std::to_string(key.device);
-  return s;
+/// cuBLASLt's type of a GEMM's C/D.
+inline cudaDataType_t data_type(blaslt::OutType out) {
+  return out == blaslt::OutType::bf16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 [[noreturn]] inline void fail(cublasStatus_t status, const char* call, const std::string& context) {
@@ -196,26 +149,19 @@ inline std::unique_ptr<Plan> make_plan(const Key& key, cublasLtHandle_t handle) 
   auto plan = std::make_unique<Plan>();
   check(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
         "cublasLtMatmulDescCreate", key);
-  // Operands swapped (see the top of the file), transpose flags kept.
-  const cublasOperation_t op_a = key.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = key.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, op_a, key);
-  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, op_b, key);
-  if (key.bias) {
+  const blaslt::LibraryOperands o = blaslt::library_operands(key);
+  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, o.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, key);
+  set(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, o.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, key);
+  if (blaslt::epilogue(key.bias) == blaslt::Epilogue::bias) {
     set(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS, key);
     set(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(CUDA_R_16BF), key);
   }
-
-  // Column-major views of the row-major buffers: stored rows x cols, leading dimension ld.
-  // Our B is [k, n] row-major (= [n rows, k cols] column-major), or [n, k] when trans_b.
-  const auto [a_rows, a_cols] = key.trans_b ? std::array{key.k, key.n} : std::array{key.n, key.k};
-  // Our A is [m, k] row-major (= [k rows, m cols] column-major), or [k, m] when trans_a.
-  const auto [b_rows, b_cols] = key.trans_a ? std::array{key.m, key.k} : std::array{key.k, key.m};
-  check(cublasLtMatrixLayoutCreate(&plan->layout_a, CUDA_R_16BF, a_rows, a_cols, key.ldb),
+  check(cublasLtMatrixLayoutCreate(&plan->layout_a, CUDA_R_16BF, o.a.rows, o.a.cols, o.a.ld),
         "cublasLtMatrixLayoutCreate(B)", key);
-  check(cublasLtMatrixLayoutCreate(&plan->layout_b, CUDA_R_16BF, b_rows, b_cols, key.lda),
+  check(cublasLtMatrixLayoutCreate(&plan->layout_b, CUDA_R_16BF, o.b.rows, o.b.cols, o.b.ld),
         "cublasLtMatrixLayoutCreate(A)", key);
-  check(cublasLtMatrixLayoutCreate(&plan->layout_c, key.out, key.n, key.m, key.ldc),
+  check(cublasLtMatrixLayoutCreate(&plan->layout_c, data_type(key.out), o.c.rows, o.c.cols,
+                                   o.c.ld),
         "cublasLtMatrixLayoutCreate(C)", key);
 
   // Operands swapped: cuBLASLt's A is our B.
@@ -295,15 +241,12 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
                 trans_b,
                 beta != 0.0f,
                 bias != nullptr,
-                out_type<Out>,
+                blaslt::out_type_of<Out>,
                 alignment(a),
                 alignment(b),
                 std::min(alignment(c), alignment(c_in)),
                 device};
-  if (m <= 0 || n <= 0 || k <= 0 || lda < (trans_a ? m : k) || ldb < (trans_b ? k : n) || ldc < n)
-    throw core::RunError("invalid " + describe(key) +
-                         ": sizes must be positive and each leading dimension at least its "
-                         "row length");
+  blaslt::check_gemm_shape(key);
 
   const DeviceGemm dev = device_gemm(device, stream);
   Cache& cc = cache();
@@ -356,7 +299,8 @@ TPRIMAT_GPU_INLINE std::size_t gemm_cached_plans() {
 TPRIMAT_GPU_INLINE std::string gemm_algorithm(const GemmQuery& q) {
   int device = 0;
   gpu_check(cudaGetDevice(&device), "cudaGetDevice");
-  const cudaDataType_t out = q.fp32_out ? CUDA_R_32F : CUDA_R_16BF;
+  using detail::blaslt::OutType;
+  const OutType out = q.fp32_out ? OutType::fp32 : OutType::bf16;
   detail::cublaslt::Cache& c = detail::cublaslt::cache();
   std::lock_guard lock(c.mutex);
   const detail::cublaslt::Plan* best = nullptr;

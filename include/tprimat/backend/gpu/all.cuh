@@ -15,6 +15,9 @@
 #if TPRIMAT_GPU_HIP
 #include "tprimat/backend/hip/device_info.hpp"
 #include "tprimat/backend/hip/gemm.hpp"
+#if defined(TPRIMAT_HAVE_HIPBLASLT)
+#include "tprimat/backend/hip/fp8_gemm.hpp"
+#endif
 #else
 #include "tprimat/backend/cuda/cudnn_attention.hpp"
 #include "tprimat/backend/cuda/cupti_collector.hpp"

@@ -10,6 +10,10 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/report/peaks.hpp"
 
+#if defined(TPRIMAT_HAVE_HIPBLASLT)
+#include <hipblaslt/hipblaslt-version.h>
+#endif
+
 namespace tprimat::backend {
 namespace detail::hip_info {
 
@@ -52,6 +56,12 @@ TPRIMAT_GPU_INLINE DeviceInfo Gpu::device_info() {
   info.peak_tflops_dense = report::dense_peak_tflops(info.device_name);
   info.peak_tflops_fp8_dense = report::dense_fp8_peak_tflops(info.device_name);
   info.gemm = std::string(gemm_library());
+#if defined(TPRIMAT_HAVE_HIPBLASLT)
+  // The headers' version (hipBLASLt has no handle-free version query).
+  info.blas_version = "hipBLASLt " + std::to_string(HIPBLASLT_VERSION_MAJOR) + "." +
+                      std::to_string(HIPBLASLT_VERSION_MINOR) + "." +
+                      std::to_string(HIPBLASLT_VERSION_PATCH);
+#endif
   return info;
 }
 

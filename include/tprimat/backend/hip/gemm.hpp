@@ -1,22 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Hip's GEMM: the portable tiled kernel under Gpu::gemm's contract (the fallback).
+// backend::Hip's GEMM: hipBLASLt where the build found it, else the portable tiled kernel.
 //
-// hipBLASLt and rocBLAS are the GEMMs an AMD GPU should run; neither exists where this is built
-// and checked (Debian ships no ROCm math libraries), so no vendor path is written yet: code that
-// no compiler here has seen would be a claim nobody checked. Until one is, every HIP GEMM runs
-// the tiled kernel (kernels/tprimat/kernels/gemm_tiled.cuh, checked against cuBLASLt on NVIDIA)
-// and the result JSON says so ("gemm": "fallback").
+// TPRIMAT_HAVE_HIPBLASLT (set by tprimat::hip when CMake finds hipBLASLt, cmake/hip.cmake) picks
+// hipBLASLt (hip/hipblaslt_gemm.hpp: cached plans, the heuristic's algorithm, as cuBLASLt on
+// CUDA). Without it every HIP GEMM runs the tiled kernel (kernels/tprimat/kernels/gemm_tiled.cuh,
+// checked against cuBLASLt on NVIDIA): correct and slow, named as such in the result JSON
+// (gpu_info.gemm "fallback") and by the configure step's notice.
 #pragma once
 
 #include <string_view>
 
 #include "tprimat/backend/gpu.hpp"
+
+#if defined(TPRIMAT_HAVE_HIPBLASLT)
+#include "tprimat/backend/hip/hipblaslt_gemm.hpp"
+#else
+#include "tprimat/backend/cuda_fp8_gemm.hpp"
 #include "tprimat/backend/gpu/gemm_tiled.cuh"
+#include "tprimat/core/error.hpp"
 
 namespace tprimat::backend {
 
 TPRIMAT_GPU_INLINE std::string_view Gpu::gemm_library() { return "fallback"; }
+
+// No FP8 GEMM without hipBLASLt: fp8_gemm is not defined, and the formats question is answered
+// with the reason (backend::has_fp8_gemm is false).
+TPRIMAT_GPU_INLINE Fp8GemmFormats fp8_gemm_formats() {
+  throw core::InputError(
+      "--precision fp8 on the HIP backend needs hipBLASLt's FP8 GEMM, and this tprimat was built "
+      "without hipBLASLt",
+      "install hipBLASLt (ROCm 6.2 or later) and rebuild with -DTPRIMAT_HIPBLASLT=ON, or use "
+      "--precision bf16");
+}
 
 // The tiled kernel needs no handle, workspace or per-shape plan.
 TPRIMAT_GPU_INLINE void Gpu::gemm_prepare(Stream) {}
@@ -36,3 +52,4 @@ void Gpu::gemm_add(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, s
 }
 
 }  // namespace tprimat::backend
+#endif
