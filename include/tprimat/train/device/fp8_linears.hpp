@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tprimat/backend/cuda_fp8_gemm.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu_buffer.hpp"
 #include "tprimat/core/error.hpp"
@@ -43,7 +44,6 @@ struct Fp8Cast {
 class Fp8Linears {
  public:
   using bf16 = backend::Gpu::bf16;
-  using Format = kernels::Fp8Format;
 
   bool enabled() const { return enabled_; }
   /// Whether local layer l runs its projections in FP8.
@@ -58,11 +58,9 @@ class Fp8Linears {
     tp_ = &tp;
     enabled_ = precision.is_fp8();
     if (!enabled_) return;
-#if TPRIMAT_GPU_HIP
-    throw core::InputError("--precision fp8 has no GEMM on the HIP backend yet",
-                           "use --precision bf16 on AMD GPUs (hipBLASLt's FP8 GEMM comes with the "
-                           "ROCm work)");
-#endif
+    // The device's FP8 formats: OCP E4M3/E5M2 on NVIDIA and gfx950, the fnuz ones on gfx942;
+    // a HIP build without hipBLASLt refuses here, naming the fix.
+    const backend::Fp8GemmFormats formats = backend::fp8_gemm_formats();
     plan_ = &p;
     layers_ = p.local_layers;
     slots_ = p.slots;
@@ -118,9 +116,9 @@ class Fp8Linears {
     // E4M3: weights [l][7], then inputs of slot 0 [l][4] (both with histories), then the other
     // slots' inputs [slot - 1][l][4] (current scaling's own scales).
     const int e4m3_base = layers_ * (int{fp8_weights} + int{fp8_inputs});
-    forward_.allocate(a, Format::e4m3, e4m3_base, e4m3_base + (slots_ - 1) * layers_ * fp8_inputs,
-                      history);
-    backward_.allocate(a, Format::e5m2, layers_ * fp8_grads, layers_ * fp8_grads, history);
+    forward_.allocate(a, formats.forward, e4m3_base,
+                      e4m3_base + (slots_ - 1) * layers_ * fp8_inputs, history);
+    backward_.allocate(a, formats.gradient, layers_ * fp8_grads, layers_ * fp8_grads, history);
   }
 
   // ---- once a step ---------------------------------------------------------------------------
@@ -157,8 +155,8 @@ class Fp8Linears {
     for_each_weight([&](int l, int w, const bf16* x) {
       const int id = weight_id(l, w);
       backend::Gpu::fp8_cast_transpose(x, weight_shape_[w].first, weight_shape_[w].second,
-                                       Format::e4m3, forward_.scale(id), weights_[l].rows[w].data(),
-                                       weights_[l].cols[w].data(),
+                                       forward_.format(), forward_.scale(id),
+                                       weights_[l].rows[w].data(), weights_[l].cols[w].data(),
                                        records_amax() ? forward_.amax(id) : nullptr, stream);
     });
   }
@@ -195,8 +193,9 @@ class Fp8Linears {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
     if (kept_ || !recast_input(i))
       return Fp8Cast{nullptr, saved(slot, l)[i].data(), forward_.scale_inv(id)};
-    backend::Gpu::fp8_cast_transpose(x, plan_->n, input_width_[i], Format::e4m3, forward_.scale(id),
-                                     nullptr, input_scratch_.data(), nullptr, stream);
+    backend::Gpu::fp8_cast_transpose(x, plan_->n, input_width_[i], forward_.format(),
+                                     forward_.scale(id), nullptr, input_scratch_.data(), nullptr,
+                                     stream);
     return Fp8Cast{nullptr, input_scratch_.data(), forward_.scale_inv(id)};
   }
   /// The gradient g [n, width] of layer l cast (E5M2) into scratch pair `pair` at byte `offset`.
@@ -215,7 +214,7 @@ class Fp8Linears {
     const int id = weight_id(l, w);
     if (kept_) return Fp8Cast{nullptr, weights_[l].cols[w].data(), forward_.scale_inv(id)};
     backend::Gpu::fp8_cast_transpose(params_->w(lp.projection(w)), weight_shape_[w].first,
-                                     weight_shape_[w].second, Format::e4m3, forward_.scale(id),
+                                     weight_shape_[w].second, forward_.format(), forward_.scale(id),
                                      nullptr, recast_weight_.data(), nullptr, stream);
     return Fp8Cast{nullptr, recast_weight_.data(), forward_.scale_inv(id)};
   }
@@ -224,7 +223,7 @@ class Fp8Linears {
     const int id = weight_id(l, w);
     if (kept_) return Fp8Cast{weights_[l].rows[w].data(), nullptr, forward_.scale_inv(id)};
     backend::Gpu::fp8_cast(params_->w(lp.projection(w)),
-                           weight_shape_[w].first * weight_shape_[w].second, Format::e4m3,
+                           weight_shape_[w].first * weight_shape_[w].second, forward_.format(),
                            forward_.scale(id), recast_weight_.data(), nullptr, stream);
     return Fp8Cast{recast_weight_.data(), nullptr, forward_.scale_inv(id)};
   }
@@ -235,23 +234,23 @@ class Fp8Linears {
   void forward(const Gemms& gemm, const Fp8Cast& x, const Fp8Cast& w, std::int64_t in,
                std::int64_t out, Out* y, const Out* residual = nullptr,
                const bf16* bias = nullptr) const {
-    gemm.fp8<Out>(plan_->n, out, in, {x.rows, Format::e4m3, x.scale_inv, in},
-                  {w.cols, Format::e4m3, w.scale_inv, in}, residual ? 1.f : 0.f, y,
+    gemm.fp8<Out>(plan_->n, out, in, {x.rows, forward_.format(), x.scale_inv, in},
+                  {w.cols, forward_.format(), w.scale_inv, in}, residual ? 1.f : 0.f, y,
                   backend::Fp8Accumulation::fast, residual, bias);
   }
   /// dx (+)= g W^T: E5M2 x E4M3, split accumulation.
   template <class Out>
   void input_grad(const Gemms& gemm, const Fp8Cast& g, const Fp8Cast& w, std::int64_t in,
                   std::int64_t out, float beta, Out* dx) const {
-    gemm.fp8<Out>(plan_->n, in, out, {g.rows, Format::e5m2, g.scale_inv, out},
-                  {w.rows, Format::e4m3, w.scale_inv, out}, beta, dx,
+    gemm.fp8<Out>(plan_->n, in, out, {g.rows, backward_.format(), g.scale_inv, out},
+                  {w.rows, forward_.format(), w.scale_inv, out}, beta, dx,
                   backend::Fp8Accumulation::split);
   }
   /// dW[in, out] (+)= x^T g: E4M3 x E5M2, split accumulation, fp32.
   void weight_grad(const Gemms& gemm, const Fp8Cast& x, const Fp8Cast& g, std::int64_t in,
                    std::int64_t out, float acc, float* dw) const {
-    gemm.fp8<float>(in, out, plan_->n, {x.cols, Format::e4m3, x.scale_inv, plan_->n},
-                    {g.cols, Format::e5m2, g.scale_inv, plan_->n}, acc, dw,
+    gemm.fp8<float>(in, out, plan_->n, {x.cols, forward_.format(), x.scale_inv, plan_->n},
+                    {g.cols, backward_.format(), g.scale_inv, plan_->n}, acc, dw,
                     backend::Fp8Accumulation::split);
   }
 

@@ -41,21 +41,20 @@ struct Gemms {
   }
 
   /// Row-major D[M, N] = A[M, K] B[N, K]^T, both FP8 K-major with their scales (backend::fp8_gemm),
-  /// + beta (c or D) (+ bias). cuBLASLt's; the HIP build has no FP8 GEMM yet (hipBLASLt's comes
-  /// with the ROCm work) and refuses.
+  /// + beta (c or D) (+ bias). cuBLASLt's, or hipBLASLt's; a HIP build without hipBLASLt has
+  /// none (Fp8Linears refuses FP8 there before any GEMM).
   template <class Out>
   void fp8(std::int64_t M, std::int64_t N, std::int64_t K, const backend::Fp8Matrix& a,
            const backend::Fp8Matrix& b, float beta, Out* d, backend::Fp8Accumulation accumulation,
            const Out* c = nullptr, const bf16* bias = nullptr) const {
     const profile::Range range("fp8 gemm", profile::Flops{2.0 * double(M) * double(N) * double(K)});
     timer->mark("gemm");
-#if !TPRIMAT_GPU_HIP
+#if !TPRIMAT_GPU_HIP || defined(TPRIMAT_HAVE_HIPBLASLT)  // backend::has_fp8_gemm
     backend::fp8_gemm<Out>(M, N, K, a, b, 1.0f, beta, d, N, accumulation, stream, c, bias);
 #else
     (void)M, (void)N, (void)K, (void)a, (void)b, (void)beta, (void)d, (void)accumulation, (void)c,
         (void)bias;
-    throw core::InputError("--precision fp8 has no GEMM on the HIP backend yet",
-                           "use --precision bf16 on AMD GPUs");
+    (void)backend::fp8_gemm_formats();  // no FP8 GEMM in this build: throws the reason and fix
 #endif
     timer->mark("elementwise");
   }
