@@ -8,10 +8,19 @@
 # compiles and links them) and TPRIMAT_HIP_CODEGEN_ARCHS (only clang's device code generation:
 # no device libraries for them, so no link).
 set(TPRIMAT_HAVE_HIP OFF)
+# The ROCm installation to build against: its bin/hipcc first, and its prefix searched by
+# find_package (hip, hipblaslt, rccl configs). /opt/rocm for AMD's packages, /usr for Debian's
+# (scripts/rocm-sysroot.sh builds inside a Debian sid root with -DTPRIMAT_ROCM_ROOT=/usr).
+set(TPRIMAT_ROCM_ROOT "" CACHE PATH
+    "ROCm root (bin/hipcc, include/hip, lib): empty = $ROCM_PATH, /opt/rocm, then PATH")
 if(NOT TPRIMAT_HIP STREQUAL "OFF")
   set(_hints /opt/rocm/bin)
   if(DEFINED ENV{ROCM_PATH})
     list(PREPEND _hints $ENV{ROCM_PATH}/bin)
+  endif()
+  if(TPRIMAT_ROCM_ROOT)
+    list(PREPEND _hints ${TPRIMAT_ROCM_ROOT}/bin)
+    list(PREPEND CMAKE_PREFIX_PATH ${TPRIMAT_ROCM_ROOT})
   endif()
   find_program(TPRIMAT_HIPCC hipcc HINTS ${_hints} DOC "hipcc that compiles and links the HIP checks")
   if(TPRIMAT_HIPCC)
@@ -91,6 +100,33 @@ foreach(dir IN LISTS _eigen _json)
     list(APPEND TPRIMAT_HIP_INCLUDE_FLAGS -isystem ${dir})
   endif()
 endforeach()
+
+# ROCm 7's HIP headers are clang's alone (hip_bf16.h's __hip_bfloat16 is built on clang's __bf16
+# vector types and builtins): the host code that includes them (the CLI, tests/headers) must then
+# be compiled by clang, not GCC. Checked here so the build does not stop in amd_hip_bf16.h.
+if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  include(CheckCXXSourceCompiles)
+  set(CMAKE_REQUIRED_DEFINITIONS -D__HIP_PLATFORM_AMD__=1)
+  if(NOT TPRIMAT_ROCM_PATH STREQUAL "/usr")  # never -I/usr/include (libstdc++'s #include_next)
+    set(CMAKE_REQUIRED_INCLUDES ${TPRIMAT_ROCM_PATH}/include)
+  endif()
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_cxx_source_compiles("#include <hip/hip_runtime.h>
+#if __has_include(<hip/hip_bf16.h>)
+#include <hip/hip_bf16.h>
+#endif
+int main() { return 0; }" TPRIMAT_HIP_HEADERS_WITH_CXX)
+  unset(CMAKE_REQUIRED_DEFINITIONS)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  if(NOT TPRIMAT_HIP_HEADERS_WITH_CXX)
+    message(FATAL_ERROR "tprimat: the HIP headers of ${TPRIMAT_ROCM_PATH} (ROCm 7: hip_bf16.h) do "
+                        "not compile with ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER}, and the "
+                        "CLI's host code includes them; configure a fresh build directory with "
+                        "ROCm's clang as the C++ compiler: -DCMAKE_CXX_COMPILER="
+                        "/opt/rocm/llvm/bin/clang++ (AMD's packages) or clang++-22 (Debian's "
+                        "ROCm 7), or with -DTPRIMAT_HIP=OFF")
+  endif()
+endif()
 
 # A build has one GPU platform: backend::Gpu is Cuda or Hip. Without the CUDA backend, and with
 # an architecture hipcc can link, backend::Hip is built (src/hip) and the CLI gets --backend hip.

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # What tprimat::hip links: the HIP runtime (libamdhip64 and its headers) as the target
-# tprimat::hip_runtime, found under ROCM_PATH, /opt/rocm or the system (Debian's HIP). Included by
+# tprimat::hip_runtime, found under TPRIMAT_ROCM_ROOT, ROCM_PATH, /opt/rocm or the system (Debian's HIP). Included by
 # cmake/hip.cmake and by the installed package's config.
 if(NOT TARGET tprimat::hip_runtime)
   set(_tprimat_rocm_hints)
+  if(TPRIMAT_ROCM_ROOT)
+    list(APPEND _tprimat_rocm_hints ${TPRIMAT_ROCM_ROOT})
+  endif()
   if(DEFINED ENV{ROCM_PATH})
     list(APPEND _tprimat_rocm_hints $ENV{ROCM_PATH})
   endif()

@@ -5,8 +5,10 @@
 # (MPI tests included); extra arguments go to this ctest. asan: the CPU tests again, built with
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks fail too) in ./build-asan; skip it with
 # TPRIMAT_SKIP_ASAN=1. hip: the README's ROCm build of the CLI (no CUDA, backend::Hip by hipcc) in
-# ./build-hip, run without an AMD GPU; skipped without hipcc or with TPRIMAT_SKIP_HIP=1. Fails if
-# any stage fails; prints each stage's timings.
+# ./build-hip, run without an AMD GPU; skipped without hipcc or with TPRIMAT_SKIP_HIP=1. rocm7: the
+# HIP backend built against ROCm 7 in a Debian sid root (scripts/rocm-sysroot.sh) in ./build-rocm7;
+# skipped, loudly, when apt cannot install it, or with TPRIMAT_SKIP_ROCM7=1. Fails if any stage
+# fails; prints each stage's timings.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/configure.sh"
 
@@ -109,7 +111,37 @@ else
   echo "test.sh: hip stage: ${hip_time} s, exit ${hip_status}"
 fi
 
+# ---- rocm7 stage --------------------------------------------------------------------------------
+# backend::Hip built against ROCm 7.2 (hipcc/clang 22, libamdhip64 7) from Debian sid +
+# experimental, in the root scripts/rocm-sysroot.sh makes (once per machine: ~1.1 GB download, ~3.3
+# GB on disk, under TPRIMAT_ROCM_SYSROOT, default ./build/rocm-sysroot): the CLI and tprimat_hip_ops
+# for gfx942, gfx90a and gfx950, the HIP checks (-Werror compiles, links, step check) in
+# ./build-rocm7. The archive moves: when apt cannot install the set (the script's exit 75) the
+# stage is skipped, loudly, with apt's error above; a compile error is a failure. Needs root
+# (chroot); skip it with TPRIMAT_SKIP_ROCM7=1.
+rocm7_status=0
+rocm7_time=0
+rocm7_result="skipped"
+if [[ "${TPRIMAT_SKIP_ROCM7:-0}" == 1 || " ${TPRIMAT_CMAKE_ARGS:-} " == *" -DTPRIMAT_HIP=OFF "* ]]; then
+  rocm7_result="skipped (-DTPRIMAT_HIP=OFF or TPRIMAT_SKIP_ROCM7=1)"
+elif [[ "$(id -u)" != 0 ]]; then
+  rocm7_result="skipped (not root: the ROCm 7 root needs mmdebstrap and chroot)"
+else
+  t=$(date +%s)
+  TPRIMAT_BUILD_DIR="${TPRIMAT_BUILD_DIR}" "${TPRIMAT_ROOT}/scripts/rocm-sysroot.sh" build \
+    "${TPRIMAT_ROCM7_BUILD_DIR:-${TPRIMAT_ROOT}/build-rocm7}" || rocm7_status=$?
+  rocm7_time=$(since "$t")
+  if ((rocm7_status == 75)); then
+    rocm7_result="SKIPPED: apt could not install the ROCm 7 packages (archive change or network;"
+    rocm7_result+=" apt's error is above)"
+    rocm7_status=0
+  else
+    rocm7_result="exit ${rocm7_status}"
+  fi
+fi
+echo "test.sh: rocm7 stage: ${rocm7_time} s, ${rocm7_result}"
+
 echo "test.sh: total $(since "$start") s; main: build ${main_build} s + ctest ${main_ctest} s," \
      "exit ${main_status}; asan: build ${asan_build} s + ctest ${asan_ctest} s, exit ${asan_status};" \
-     "hip: ${hip_time} s, exit ${hip_status}"
-((main_status == 0 && asan_status == 0 && hip_status == 0))
+     "hip: ${hip_time} s, exit ${hip_status}; rocm7: ${rocm7_time} s, ${rocm7_result}"
+((main_status == 0 && asan_status == 0 && hip_status == 0 && rocm7_status == 0))

@@ -19,8 +19,9 @@ function(fail text)
   message(FATAL_ERROR "tprimat HIP check FAILED: ${text}")
 endfunction()
 
-# Remark names, as LLVM prints them, and the keys of the figures files.
-set(fields "VGPRs=vgprs" "AGPRs=agprs" "SGPRs=sgprs" "ScratchSize [bytes/lane]=scratch"
+# Remark names, as LLVM prints them, and the keys of the figures files. LLVM 15 (HIP 5.2) says
+# "SGPRs", LLVM 22 (ROCm 7.2's hipcc) "TotalSGPRs".
+set(fields "VGPRs=vgprs" "AGPRs=agprs" "SGPRs=sgprs" "TotalSGPRs=sgprs" "ScratchSize [bytes/lane]=scratch"
     "LDS Size [bytes/block]=lds" "VGPRs Spill=vgpr_spill" "SGPRs Spill=sgpr_spill"
     "Occupancy [waves/SIMD]=occupancy")
 
