@@ -74,27 +74,8 @@ inline void set_scales(hipblasLtMatmulDesc_t op, const Fp8Matrix& a, const Fp8Ma
 
 inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
                                            const Fp8Matrix& b, hipblasLtHandle_t handle) {
-  auto plan = std::make_unique<Plan>();
-  check(hipblasLtMatmulDescCreate(&plan->op, HIPBLAS_COMPUTE_32F, HIP_R_32F),
-        "hipblasLtMatmulDescCreate", key);
-  const blaslt::LibraryOperands o = blaslt::library_operands(key);
-  set(plan->op, HIPBLASLT_MATMUL_DESC_TRANSA, o.trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, key);
-  set(plan->op, HIPBLASLT_MATMUL_DESC_TRANSB, o.trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N, key);
+  auto plan = describe_plan(key, fp8_type(key.format_a), fp8_type(key.format_b));
   set_scales(plan->op, a, b, key);
-  if (blaslt::epilogue(key.bias) == blaslt::Epilogue::bias) {
-    set(plan->op, HIPBLASLT_MATMUL_DESC_EPILOGUE, HIPBLASLT_EPILOGUE_BIAS, key);
-    set(plan->op, HIPBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(HIP_R_16BF), key);
-  }
-  check(hipblasLtMatrixLayoutCreate(&plan->layout_a, fp8_type(key.format_b),
-                                    std::uint64_t(o.a.rows), std::uint64_t(o.a.cols), o.a.ld),
-        "hipblasLtMatrixLayoutCreate(B)", key);
-  check(hipblasLtMatrixLayoutCreate(&plan->layout_b, fp8_type(key.format_a),
-                                    std::uint64_t(o.b.rows), std::uint64_t(o.b.cols), o.b.ld),
-        "hipblasLtMatrixLayoutCreate(A)", key);
-  check(hipblasLtMatrixLayoutCreate(&plan->layout_c, data_type(key.out), std::uint64_t(o.c.rows),
-                                    std::uint64_t(o.c.cols), o.c.ld),
-        "hipblasLtMatrixLayoutCreate(D)", key);
-
   if (const auto algo = best_algorithm(*plan, handle, key)) {
     plan->algo = *algo;
     return plan;

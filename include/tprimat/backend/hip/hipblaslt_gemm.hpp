@@ -180,7 +180,11 @@ std::optional<hipblasLtMatmulAlgo_t> best_algorithm(const Plan& plan, hipblasLtH
   return std::nullopt;
 }
 
-inline std::unique_ptr<Plan> make_plan(const Key& key, hipblasLtHandle_t handle) {
+/// A plan's operation and layouts for `key` before its algorithm, shared by the bf16 and FP8
+/// plans: fp32 compute, the operand swap's transposes, the bf16 bias epilogue, our A and B (of
+/// types a_type and b_type) in hipBLASLt's swapped order, and C/D.
+template <class AnyKey>
+std::unique_ptr<Plan> describe_plan(const AnyKey& key, hipDataType a_type, hipDataType b_type) {
   auto plan = std::make_unique<Plan>();
   check(hipblasLtMatmulDescCreate(&plan->op, HIPBLAS_COMPUTE_32F, HIP_R_32F),
         "hipblasLtMatmulDescCreate", key);
@@ -191,16 +195,20 @@ inline std::unique_ptr<Plan> make_plan(const Key& key, hipblasLtHandle_t handle)
     set(plan->op, HIPBLASLT_MATMUL_DESC_EPILOGUE, HIPBLASLT_EPILOGUE_BIAS, key);
     set(plan->op, HIPBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(HIP_R_16BF), key);
   }
-  check(hipblasLtMatrixLayoutCreate(&plan->layout_a, HIP_R_16BF, std::uint64_t(o.a.rows),
+  check(hipblasLtMatrixLayoutCreate(&plan->layout_a, b_type, std::uint64_t(o.a.rows),
                                     std::uint64_t(o.a.cols), o.a.ld),
         "hipblasLtMatrixLayoutCreate(B)", key);
-  check(hipblasLtMatrixLayoutCreate(&plan->layout_b, HIP_R_16BF, std::uint64_t(o.b.rows),
+  check(hipblasLtMatrixLayoutCreate(&plan->layout_b, a_type, std::uint64_t(o.b.rows),
                                     std::uint64_t(o.b.cols), o.b.ld),
         "hipblasLtMatrixLayoutCreate(A)", key);
   check(hipblasLtMatrixLayoutCreate(&plan->layout_c, data_type(key.out), std::uint64_t(o.c.rows),
                                     std::uint64_t(o.c.cols), o.c.ld),
         "hipblasLtMatrixLayoutCreate(C)", key);
+  return plan;
+}
 
+inline std::unique_ptr<Plan> make_plan(const Key& key, hipblasLtHandle_t handle) {
+  auto plan = describe_plan(key, HIP_R_16BF, HIP_R_16BF);
   if (const auto algo = best_algorithm(*plan, handle, key)) {
     plan->algo = *algo;
     return plan;
