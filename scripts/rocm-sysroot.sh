@@ -45,17 +45,24 @@ TPRIMAT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_tree="${TPRIMAT_BUILD_DIR:-${TPRIMAT_ROOT}/build}"
 sysroot="${TPRIMAT_ROCM_SYSROOT:-${build_tree}/rocm-sysroot}"
 readonly apt_failed=75
+# The CLI, the HIP ops library, and the GPU test binaries an MI300X user runs (tests/gpu: the
+# portable suites, and those under mpirun over RCCL); here they load and skip, naming the reason.
+default_targets="tprimat_cli tprimat_hip_ops tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests"
+default_targets+=" tprimat_gpu_step_tests tprimat_gpu_fp8_step_tests tprimat_gpu_init_checkpoint_tests"
+default_targets+=" tprimat_gpu_fp8_cast_tests tprimat_gpu_nccl_tests tprimat_gpu_data_parallel_tests"
+default_targets+=" tprimat_gpu_model_parallel_tests"
 
 # The ROCm packages of the issue and the build's own dependencies (cmake, Ninja, g++ for the
 # toolchain CMake's checks expect: the host code itself is compiled by hipcc's clang++-22 with
-# g++'s libstdc++; the libraries of CMakeLists.txt and examples/cli; no MPI or Google Benchmark:
-# the ROCm build has no MPI tests or benchmarks).
+# g++'s libstdc++; the libraries of CMakeLists.txt and examples/cli; OpenMPI for the CLI's
+# multi-rank path and the GPU tests under mpirun; no Google Benchmark: the ROCm build has no
+# benchmarks).
 # libhipblas-common-dev: hipblaslt.h and hipblaslt's CMake config need it, and Debian's
 # libhipblaslt-dev 7.2.4 does not depend on it.
 rocm_packages=(hipcc libamdhip64-dev libhipblaslt-dev libhipblas-common-dev librocblas-dev
                librccl-dev)
 build_packages=(cmake ninja-build g++ libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-                libgtest-dev libgmock-dev)
+                libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
 # Source packages whose binaries come from experimental (the coherent ROCm 7.2 set there; sid
 # mixes 6.4 and 7.x), all else from sid.
 experimental_sources=(rocm-llvm rocm-hipamd rocr-runtime roctracer rocm-smi-lib hipblaslt
@@ -241,7 +248,7 @@ case "${1:-}" in
     mkdir -p "${ROCM_BUILD_DIR}"
     started=$(date +%s)
     run_inside env TPRIMAT_JOBS="${TPRIMAT_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
-      TPRIMAT_ROCM_TARGETS="${TPRIMAT_ROCM_TARGETS:-tprimat_cli tprimat_hip_ops}" \
+      TPRIMAT_ROCM_TARGETS="${TPRIMAT_ROCM_TARGETS:-${default_targets}}" \
       TPRIMAT_ROCM_ARCHS="${TPRIMAT_ROCM_ARCHS:-gfx942;gfx90a;gfx950}" \
       TPRIMAT_ROCM_CTEST="${TPRIMAT_ROCM_CTEST:-.}" \
       bash "${TPRIMAT_ROOT}/scripts/rocm-sysroot.sh" inside-build "${ROCM_BUILD_DIR}" "$@"
@@ -272,9 +279,18 @@ case "${1:-}" in
       echo "rocm-sysroot: NOTE: only the resource budgets failed under ROCm 7 (above):" \
            "reported, not required"
     fi
-    # The CLI links the root's HIP runtime; without an AMD GPU it refuses --backend hip with the
-    # reason (exit 2) and runs the CPU backend.
-    ldd "${cli}" | grep -E 'libamdhip64'
+    # The GPU test binaries (label gpu) were built: without an AMD GPU each test skips with the
+    # reason; the mpirun ones (np 2, RCCL and host-staged) start their ranks and skip too.
+    if [[ " ${TPRIMAT_ROCM_TARGETS} " == *" tprimat_gpu_step_tests "* ]]; then
+      ctest --test-dir "${dir}" --output-on-failure --no-tests=error \
+        --parallel "${TPRIMAT_JOBS}" -L '^gpu$' -E '_np4$'
+      "${dir}/tests/gpu/tprimat_gpu_step_tests" --gtest_filter='GpuStep.TinyMatchesCpuWithFlashAttention' |
+        grep -q 'no AMD GPU'
+      ldd "${dir}/tests/gpu/tprimat_gpu_model_parallel_tests" | grep -E 'librccl|libmpi'
+    fi
+    # The CLI links the root's HIP runtime (and RCCL, MPI); without an AMD GPU it refuses
+    # --backend hip with the reason (exit 2) and runs the CPU backend.
+    ldd "${cli}" | grep -E 'libamdhip64|librccl|libmpi'
     if out=$("${cli}" bench --backend hip 2>&1) || [[ "${out}" != *"no AMD GPU is visible"* ]]; then
       echo "rocm-sysroot: --backend hip without an AMD GPU said: ${out}" >&2
       exit 1

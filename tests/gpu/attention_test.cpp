@@ -20,7 +20,9 @@ namespace tprimat::testing {
 namespace {
 
 using backend::AttentionShape;
+#if !TPRIMAT_GPU_HIP
 using backend::CudnnAttention;
+#endif
 using backend::FlashAttention;
 
 // Bounds, as testing::relative_error (max abs error over max |reference|):
@@ -94,7 +96,7 @@ Reference reference(const AttentionShape& s, const Inputs& in) {
 
 /// cuDNN builds its plans in prepare(); FlashAttention has nothing to prepare.
 template <class Policy>
-void prepare(const AttentionShape& s, cudaStream_t stream) {
+void prepare(const AttentionShape& s, gpuStream_t stream) {
   if constexpr (requires { Policy::prepare(s, stream); }) Policy::prepare(s, stream);
 }
 
@@ -105,7 +107,7 @@ struct DeviceAttention {
   DeviceBuffer<std::byte> workspace;
 
   DeviceAttention(const AttentionShape& s, const Inputs& in, std::size_t workspace_bytes,
-                  cudaStream_t stream)
+                  gpuStream_t stream)
       : q(upload<bf16>(to_bf16(in.q), stream)),
         k(upload<bf16>(to_bf16(in.k), stream)),
         v(upload<bf16>(to_bf16(in.v), stream)),
@@ -123,15 +125,15 @@ struct DeviceAttention {
     lse.fill_bytes(0xFF);
   }
   template <class Policy>
-  void forward(const AttentionShape& s, cudaStream_t stream) {
+  void forward(const AttentionShape& s, gpuStream_t stream) {
     Policy::forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s, stream);
-    backend::gpu_check(cudaStreamSynchronize(stream), "attention forward");
+    backend::gpu_check(gpuStreamSynchronize(stream), "attention forward");
   }
   template <class Policy>
-  void backward(const AttentionShape& s, cudaStream_t stream) {
+  void backward(const AttentionShape& s, gpuStream_t stream) {
     Policy::backward(q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(), dq.data(),
                      dk.data(), dv.data(), s, workspace.data(), stream);
-    backend::gpu_check(cudaStreamSynchronize(stream), "attention backward");
+    backend::gpu_check(gpuStreamSynchronize(stream), "attention backward");
   }
 };
 
@@ -180,7 +182,11 @@ struct PolicyName {
 
 template <class Policy>
 class AttentionPolicyTest : public ::testing::Test {};
+#if TPRIMAT_GPU_HIP
+using Policies = ::testing::Types<FlashAttention>;  // cuDNN is NVIDIA's
+#else
 using Policies = ::testing::Types<FlashAttention, CudnnAttention>;
+#endif
 TYPED_TEST_SUITE(AttentionPolicyTest, Policies, PolicyName);
 
 /// Skips, with the reason, a shape the policy under test does not take (cuDNN without a

@@ -19,7 +19,7 @@
 namespace {
 
 using namespace tprimat;
-using backend::Cuda;
+using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::compare_with_one_gpu;
 using tprimat::testing::LlamaNarrow;
@@ -44,8 +44,8 @@ void compare_zero_with_all_reduce(World world, train::StepShape shape, int steps
   train::OptimizerConfig sharded = opt;
   sharded.distributed_optimizer = true;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
-  train::TrainingStep<Cuda, M, One, World> plain(shape, opt, seed, world, eager);
-  train::TrainingStep<Cuda, M, One, World> zero(shape, sharded, seed, world, eager);
+  train::TrainingStep<Gpu, M, One, World> plain(shape, opt, seed, world, eager);
+  train::TrainingStep<Gpu, M, One, World> zero(shape, sharded, seed, world, eager);
   const std::size_t per_rank = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
   for (int s = 0; s < steps; ++s) {
     const auto tokens = random_tokens(per_rank * dp, M::vocab, seed + 1000 + s);
@@ -103,8 +103,8 @@ TEST(DataParallelHostStaged, Zero1HoldsOneSliceOfTheOptimizerState) {
   train::OptimizerConfig opt, sharded;
   sharded.distributed_optimizer = true;
   const train::StepShape shape{1, 128, 1, 0};
-  train::TrainingStep<Cuda, LlamaNarrow, One, parallel::comm::Mpi> plain(shape, opt, 7, world);
-  train::TrainingStep<Cuda, LlamaNarrow, One, parallel::comm::Mpi> zero(shape, sharded, 7, world);
+  train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> plain(shape, opt, 7, world);
+  train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> zero(shape, sharded, 7, world);
   const double saved = double(plain.engine().held_bytes()) - double(zero.engine().held_bytes());
   bench::MemoryPlanInput in;
   in.dims = model::dims<LlamaNarrow>();

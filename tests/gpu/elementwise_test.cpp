@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Every element-wise CUDA op against backend::Cpu on the same (bf16-rounded where read as bf16)
+// Every element-wise GPU op against backend::Cpu on the same (bf16-rounded where read as bf16)
 // inputs, plus the host-side embedding grouping (which runs without a GPU).
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ namespace tprimat::testing {
 namespace {
 
 using backend::Cpu;
-using backend::Cuda;
+using backend::Gpu;
 using backend::DeviceBuffer;
 
 /// Output bounds, named once: a bf16 output carries one rounding (2^-9 relative) on top of fp32
@@ -38,13 +38,13 @@ constexpr double fp32_bound = 1e-4;
 std::string seed_trace(std::uint64_t seed) { return "seed " + std::to_string(seed); }
 
 template <class T>
-DeviceBuffer<T> device(const std::vector<T>& host, cudaStream_t s) {
+DeviceBuffer<T> device(const std::vector<T>& host, gpuStream_t s) {
   return testing::upload<T>(host, s);
 }
 /// A device buffer every byte of which is 0xFF (NaN in fp32 and bf16): an output the op should
 /// write but does not then fails relative_error.
 template <class T>
-DeviceBuffer<T> poisoned(std::size_t n, cudaStream_t s) {
+DeviceBuffer<T> poisoned(std::size_t n, gpuStream_t s) {
   DeviceBuffer<T> d(n, s);
   d.fill_bytes(0xFF);
   return d;
@@ -57,7 +57,7 @@ struct SplitWeights {
   DeviceBuffer<bf16> hi;
   DeviceBuffer<std::uint16_t> lo;
 };
-SplitWeights device_split(const std::vector<float>& w, cudaStream_t s) {
+SplitWeights device_split(const std::vector<float>& w, gpuStream_t s) {
   std::vector<bf16> hi(w.size());
   std::vector<std::uint16_t> lo(w.size());
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -172,7 +172,7 @@ TEST(EmbeddingGroups, IntoSpansMatchesAMapAndRejectsShortSpans) {
 
 // ---- embedding ---------------------------------------------------------------------------
 
-TEST(CudaElementwise, EmbeddingForwardGathersRows) {
+TEST(GpuElementwise, EmbeddingForwardGathersRows) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -186,21 +186,21 @@ TEST(CudaElementwise, EmbeddingForwardGathersRows) {
     auto d_ids = device(ids, s);
     auto d_table = device_split(table, s);
     auto d_out = poisoned<float>(n * hidden, s);
-    Cuda::embedding_forward(d_ids.data(), n, d_table.hi.data(), d_table.lo.data(), hidden,
+    Gpu::embedding_forward(d_ids.data(), n, d_table.hi.data(), d_table.lo.data(), hidden,
                             d_out.data(), s);
     std::vector<float> want(n * hidden);
     Cpu::embedding_forward(ids.data(), n, table.data(), hidden, want.data());
     EXPECT_EQ(relative_error(d_out.download(), want), 0.0)
         << "a gather of joined split weights: exact";
     // Without the remainders (as the engine reads it): the bf16 halves, exactly.
-    Cuda::embedding_forward(d_ids.data(), n, d_table.hi.data(), nullptr, hidden, d_out.data(), s);
+    Gpu::embedding_forward(d_ids.data(), n, d_table.hi.data(), nullptr, hidden, d_out.data(), s);
     Cpu::embedding_forward(ids.data(), n, high_halves(table).data(), hidden, want.data());
     EXPECT_EQ(relative_error(d_out.download(), want), 0.0) << "a gather of the bf16 halves";
     // A vocabulary slice (TP): ids outside it are negative and give rows of zeros.
     std::vector<std::int32_t> sliced(ids);
     for (std::size_t t = 0; t < sliced.size(); t += 3) sliced[t] = -1;
     auto d_sliced = device(sliced, s);
-    Cuda::embedding_forward(d_sliced.data(), n, d_table.hi.data(), d_table.lo.data(), hidden,
+    Gpu::embedding_forward(d_sliced.data(), n, d_table.hi.data(), d_table.lo.data(), hidden,
                             d_out.data(), s);
     Cpu::embedding_forward(ids.data(), n, table.data(), hidden, want.data());
     for (std::size_t t = 0; t < sliced.size(); t += 3)
@@ -209,7 +209,7 @@ TEST(CudaElementwise, EmbeddingForwardGathersRows) {
   }
 }
 
-TEST(CudaElementwise, EmbeddingBackwardIsDeterministicWithRepeatedIds) {
+TEST(GpuElementwise, EmbeddingBackwardIsDeterministicWithRepeatedIds) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -232,7 +232,7 @@ TEST(CudaElementwise, EmbeddingBackwardIsDeterministicWithRepeatedIds) {
 
     auto run = [&] {
       auto d_dtable = device(dtable0, s);
-      Cuda::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(),
+      Gpu::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(),
                                d_count.data(), n, d_dout.data(), hidden, d_dtable.data(), s);
       return d_dtable.download();
     };
@@ -248,7 +248,7 @@ TEST(CudaElementwise, EmbeddingBackwardIsDeterministicWithRepeatedIds) {
 
 /// The grid is sized by max_groups, never by the data: one captured graph serves batches with
 /// different group counts once the host refreshes the group buffers in place.
-TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
+TEST(GpuElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -259,13 +259,13 @@ TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
       d_count(1, s);
   DeviceBuffer<float> d_dout(n * hidden, s), d_dtable(std::size_t(vocab) * hidden, s);
 
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  backend::gpu_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capture");
-  Cuda::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(), d_count.data(),
+  gpuGraph_t graph = nullptr;
+  gpuGraphExec_t exec = nullptr;
+  backend::gpu_check(gpuStreamBeginCapture(s, gpuStreamCaptureModeThreadLocal), "capture");
+  Gpu::embedding_backward(d_group_ids.data(), d_offsets.data(), d_positions.data(), d_count.data(),
                            n, d_dout.data(), hidden, d_dtable.data(), s);
-  backend::gpu_check(cudaStreamEndCapture(s, &graph), "end capture");
-  backend::gpu_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  backend::gpu_check(gpuStreamEndCapture(s, &graph), "end capture");
+  backend::gpu_check(gpuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
 
   for (int ids_in_use : {vocab, 7}) {  // ~290 groups, then 7
     SCOPED_TRACE("ids in use " + std::to_string(ids_in_use));
@@ -279,13 +279,13 @@ TEST(CudaElementwise, EmbeddingBackwardReplaysFromACapturedGraph) {
     d_count.upload(std::vector<std::int32_t>{groups.count});
     d_dout.upload(dout);
     d_dtable.upload(dtable0);
-    backend::gpu_check(cudaGraphLaunch(exec, s), "graph launch");
+    backend::gpu_check(gpuGraphLaunch(exec, s), "graph launch");
     auto want = dtable0;
     Cpu::embedding_backward(ids.data(), n, dout.data(), hidden, want.data());
     EXPECT_LE(relative_error(d_dtable.download(), want), fp32_bound) << "fp32 sums of fp32 rows";
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  (void)gpuGraphExecDestroy(exec);
+  (void)gpuGraphDestroy(graph);
 }
 
 // ---- RMSNorm -----------------------------------------------------------------------------
@@ -300,7 +300,7 @@ struct NormCase {
 const NormCase norm_cases[] = {{300, 4096}, {64, 3584}, {1500, 128}, {33, 130}, {40, 5120},
                                {20, 16384}};
 
-TEST(CudaElementwise, RmsnormForward) {
+TEST(GpuElementwise, RmsnormForward) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -315,7 +315,7 @@ TEST(CudaElementwise, RmsnormForward) {
     auto d_g = device_split(g, s);
     auto d_y = poisoned<bf16>(n * h, s);
     auto d_rstd = poisoned<float>(n, s);
-    Cuda::rmsnorm_forward(d_x.data(), d_g.hi.data(), d_g.lo.data(), n, h, eps, d_y.data(),
+    Gpu::rmsnorm_forward(d_x.data(), d_g.hi.data(), d_g.lo.data(), n, h, eps, d_y.data(),
                           d_rstd.data(), s);
 
     std::vector<double> y(n * h), rstd(n);
@@ -324,7 +324,7 @@ TEST(CudaElementwise, RmsnormForward) {
     EXPECT_LE(relative_error(as_float(d_y), narrow(y)), bf16_bound) << "bf16 y";
     EXPECT_LE(relative_error(d_rstd.download(), narrow(rstd)), fp32_bound) << "fp32 rstd";
     // Without the remainders (as the engine reads it): the bf16 gain, same bound.
-    Cuda::rmsnorm_forward(d_x.data(), d_g.hi.data(), nullptr, n, h, eps, d_y.data(),
+    Gpu::rmsnorm_forward(d_x.data(), d_g.hi.data(), nullptr, n, h, eps, d_y.data(),
                           d_rstd.data(), s);
     Cpu::rmsnorm_forward(widen(x).data(), widen(high_halves(g)).data(), n, h, double{eps},
                          y.data(), rstd.data());
@@ -332,7 +332,7 @@ TEST(CudaElementwise, RmsnormForward) {
   }
 }
 
-TEST(CudaElementwise, RmsnormBackwardAccumulatesDxAndDg) {
+TEST(GpuElementwise, RmsnormBackwardAccumulatesDxAndDg) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -355,8 +355,8 @@ TEST(CudaElementwise, RmsnormBackwardAccumulatesDxAndDg) {
     auto d_dx = device(dx0, s);
     auto d_dg = device(dg0, s);
     auto d_dx_bf16 = poisoned<bf16>(n * h, s);
-    auto d_partials = poisoned<float>(Cuda::rmsnorm_partials(n, h), s);
-    Cuda::rmsnorm_backward(d_x.data(), d_g.hi.data(), d_g.lo.data(), d_rstd.data(), d_dy.data(),
+    auto d_partials = poisoned<float>(Gpu::rmsnorm_partials(n, h), s);
+    Gpu::rmsnorm_backward(d_x.data(), d_g.hi.data(), d_g.lo.data(), d_rstd.data(), d_dy.data(),
                            n, h, d_dx.data(), d_dx_bf16.data(), d_dg.data(), d_partials.data(), s);
 
     // Reference in fp64 on the same inputs: both sums (u . x per row, dg over n rows) then have
@@ -373,7 +373,7 @@ TEST(CudaElementwise, RmsnormBackwardAccumulatesDxAndDg) {
 
 // ---- RoPE --------------------------------------------------------------------------------
 
-TEST(CudaElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
+TEST(GpuElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -399,10 +399,10 @@ TEST(CudaElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
       auto d_x = device(testing::to_bf16(x), s);
       auto want = x;
       if (backward) {
-        Cuda::rope_backward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
+        Gpu::rope_backward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
         Cpu::rope_backward(want.data(), rows, seq, heads, head_dim, cos_t.data(), sin_t.data());
       } else {
-        Cuda::rope_forward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
+        Gpu::rope_forward(d_x.data(), rows, seq, heads, head_dim, d_cos.data(), d_sin.data(), s);
         Cpu::rope_forward(want.data(), rows, seq, heads, head_dim, cos_t.data(), sin_t.data());
       }
       EXPECT_LE(relative_error(as_float(d_x), want), bf16_bound) << "bf16 in place";
@@ -412,7 +412,7 @@ TEST(CudaElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
 
 // ---- SwiGLU ------------------------------------------------------------------------------
 
-TEST(CudaElementwise, SwigluForwardAndBackward) {
+TEST(GpuElementwise, SwigluForwardAndBackward) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -441,11 +441,11 @@ TEST(CudaElementwise, SwigluForwardAndBackward) {
     auto d_h_again = poisoned<bf16>(n + offset, s);
     auto d_dgate_again = poisoned<bf16>(n + offset, s);
     auto d_dup_again = poisoned<bf16>(n + offset, s);
-    Cuda::swiglu_forward(d_gate.data() + offset, d_up.data() + offset, d_h.data() + offset, n, s);
-    Cuda::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
+    Gpu::swiglu_forward(d_gate.data() + offset, d_up.data() + offset, d_h.data() + offset, n, s);
+    Gpu::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
                           d_dgate.data() + offset, d_dup.data() + offset, nullptr, n, s);
     // The engine's call: the backward also recomputes h, which must be the forward's exactly.
-    Cuda::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
+    Gpu::swiglu_backward(d_gate.data() + offset, d_up.data() + offset, d_dh.data() + offset,
                           d_dgate_again.data() + offset, d_dup_again.data() + offset,
                           d_h_again.data() + offset, n, s);
     auto tail = [&](const DeviceBuffer<bf16>& d) {
@@ -463,7 +463,7 @@ TEST(CudaElementwise, SwigluForwardAndBackward) {
 
 // ---- bias --------------------------------------------------------------------------------
 
-TEST(CudaElementwise, BiasBackwardAccumulatesColumnSums) {
+TEST(GpuElementwise, BiasBackwardAccumulatesColumnSums) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -478,8 +478,8 @@ TEST(CudaElementwise, BiasBackwardAccumulatesColumnSums) {
     const auto dbias0 = testing::random_normal(cols, seed + 1);
     auto d_dy = device(testing::to_bf16(dy), s);
     auto d_dbias = device(dbias0, s);
-    auto d_partials = poisoned<float>(Cuda::bias_partials(rows, cols), s);
-    Cuda::bias_backward(d_dy.data(), rows, cols, d_dbias.data(), d_partials.data(), s);
+    auto d_partials = poisoned<float>(Gpu::bias_partials(rows, cols), s);
+    Gpu::bias_backward(d_dy.data(), rows, cols, d_dbias.data(), d_partials.data(), s);
     auto want = widen(dbias0);
     Cpu::bias_backward(widen(dy).data(), rows, cols, want.data());
     EXPECT_LE(relative_error(d_dbias.download(), narrow(want)), fp32_bound)
@@ -511,7 +511,7 @@ CrossEntropyCase cross_entropy_case(std::int64_t n, int vocab, std::uint64_t see
   return c;
 }
 
-TEST(CudaElementwise, CrossEntropyLossAndGradient) {
+TEST(GpuElementwise, CrossEntropyLossAndGradient) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -532,7 +532,7 @@ TEST(CudaElementwise, CrossEntropyLossAndGradient) {
       const auto logits_bf16 = testing::to_bf16(logits);
       auto d_logits = device(logits_bf16, s);
       auto d_loss = poisoned<float>(n, s);
-      Cuda::cross_entropy(d_logits.data(), d_targets.data(), n, vocab, grad_scale, with_grad,
+      Gpu::cross_entropy(d_logits.data(), d_targets.data(), n, vocab, grad_scale, with_grad,
                           d_loss.data(), s);
       const auto got_loss = d_loss.download();
       EXPECT_LE(relative_error(got_loss, narrow(loss)), fp32_bound)
@@ -561,12 +561,12 @@ TEST(CudaElementwise, CrossEntropyLossAndGradient) {
 /// (each combines the same statistics in the same order), each against fp64 like the fused
 /// kernel (fp32_bound), the gradient slices together against fp64 (bf16_bound); one slice is the
 /// fused kernel exactly.
-TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
+TEST(GpuElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   TestStream s;
-  constexpr int per_row = Cuda::cross_entropy_stats_per_row;
+  constexpr int per_row = Gpu::cross_entropy_stats_per_row;
   struct Case {
     std::int64_t n;
     int vocab, ranks;
@@ -588,14 +588,14 @@ TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
       for (std::int64_t t = 0; t < n; ++t)
         std::copy_n(logits.begin() + t * vocab + r * slice, slice, part.begin() + t * slice);
       d_slices.push_back(device(testing::to_bf16(part), s));
-      Cuda::cross_entropy_stats(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
+      Gpu::cross_entropy_stats(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
                                 d_stats.data() + std::int64_t{r} * n * per_row, s);
     }
     std::vector<float> first_loss;
     std::vector<float> got_grad(n * vocab);
     for (int r = 0; r < ranks; ++r) {
       auto d_loss = poisoned<float>(n, s);
-      Cuda::cross_entropy_combine(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
+      Gpu::cross_entropy_combine(d_slices[r].data(), d_targets.data(), n, slice, r * slice,
                                   d_stats.data(), ranks, grad_scale, true, d_loss.data(), s);
       const auto got_loss = d_loss.download();
       if (r == 0) first_loss = got_loss;
@@ -609,7 +609,7 @@ TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
     if (ranks == 1) {  // one slice is the fused kernel, bit for bit
       auto d_whole = device(testing::to_bf16(logits), s);
       auto d_loss = poisoned<float>(n, s);
-      Cuda::cross_entropy(d_whole.data(), d_targets.data(), n, vocab, grad_scale, true,
+      Gpu::cross_entropy(d_whole.data(), d_targets.data(), n, vocab, grad_scale, true,
                           d_loss.data(), s);
       EXPECT_TRUE(bit_identical(d_loss.download(), first_loss));
       EXPECT_TRUE(bit_identical(d_whole.download(), d_slices[0].download()));
@@ -619,7 +619,7 @@ TEST(CudaElementwise, VocabParallelCrossEntropyMatchesTheWholeVocabulary) {
 
 // ---- reduce_sum --------------------------------------------------------------------------
 
-TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
+TEST(GpuElementwise, ReduceSumPlainAndSquaresDeterministic) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -627,7 +627,7 @@ TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
   const std::int64_t n = 1'000'003;
   const auto x = testing::random_normal(n + 1, seed);
   auto d_x = device(x, s);
-  auto d_partials = poisoned<double>(Cuda::reduce_partials, s);
+  auto d_partials = poisoned<double>(Gpu::reduce_partials, s);
 
   for (int offset : {0, 1}) {  // 1: not 16-byte aligned, the scalar loads
     for (bool squares : {false, true}) {
@@ -646,7 +646,7 @@ TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
 
       auto run = [&](bool accumulate, double start) {
         auto d_out = device(std::vector<double>{start}, s);
-        Cuda::reduce_sum(d_x.data() + offset, n, squares, accumulate, d_out.data(),
+        Gpu::reduce_sum(d_x.data() + offset, n, squares, accumulate, d_out.data(),
                          d_partials.data(), s);
         return d_out.download()[0];
       };
@@ -664,7 +664,7 @@ TEST(CudaElementwise, ReduceSumPlainAndSquaresDeterministic) {
   }
 }
 
-TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
+TEST(GpuElementwise, SegmentedSumOfSquaresOverTwoStreams) {
   // The gradient norm's form: segments of uneven length (one empty, one unaligned) reduced into
   // their own partials on a second stream, then summed in order on the first.
   TPRIMAT_REQUIRE_GPU();
@@ -676,7 +676,7 @@ TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
   const auto x = testing::random_normal(n, seed);
   auto d_x = device(x, s);
   const int segments = static_cast<int>(bounds.size()) - 1;
-  auto d_partials = poisoned<double>(std::int64_t{segments} * Cuda::reduce_partials, s);
+  auto d_partials = poisoned<double>(std::int64_t{segments} * Gpu::reduce_partials, s);
   double want = 0, magnitude = 0;
   for (const float v : x) {
     want += double{v} * v;
@@ -684,12 +684,12 @@ TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
   }
   auto run = [&] {
     auto d_out = device(std::vector<double>{NAN}, s);
-    backend::gpu_check(cudaStreamSynchronize(s), "sync");  // inputs on `s`, read on `side`
+    backend::gpu_check(gpuStreamSynchronize(s), "sync");  // inputs on `s`, read on `side`
     for (int k = segments - 1; k >= 0; --k)  // last first, as the backward pass finishes them
-      Cuda::reduce_sum_partials(d_x.data() + bounds[k], bounds[k + 1] - bounds[k], true,
-                                d_partials.data() + std::int64_t{k} * Cuda::reduce_partials, side);
-    backend::gpu_check(cudaStreamSynchronize(side), "sync");
-    Cuda::sum_partials(d_partials.data(), segments * Cuda::reduce_partials, d_out.data(), s);
+      Gpu::reduce_sum_partials(d_x.data() + bounds[k], bounds[k + 1] - bounds[k], true,
+                                d_partials.data() + std::int64_t{k} * Gpu::reduce_partials, side);
+    backend::gpu_check(gpuStreamSynchronize(side), "sync");
+    Gpu::sum_partials(d_partials.data(), segments * Gpu::reduce_partials, d_out.data(), s);
     return d_out.download()[0];
   };
   const double got = run();
@@ -701,7 +701,7 @@ TEST(CudaElementwise, SegmentedSumOfSquaresOverTwoStreams) {
 
 // ---- to_bf16 -----------------------------------------------------------------------------
 
-TEST(CudaElementwise, ToBf16RoundsToNearestEven) {
+TEST(GpuElementwise, ToBf16RoundsToNearestEven) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -712,7 +712,7 @@ TEST(CudaElementwise, ToBf16RoundsToNearestEven) {
   for (int offset : {0, 1}) {
     SCOPED_TRACE("offset " + std::to_string(offset));
     auto d_dst = poisoned<bf16>(n, s);
-    Cuda::to_bf16(d_src.data() + offset, d_dst.data(), n, s);
+    Gpu::to_bf16(d_src.data() + offset, d_dst.data(), n, s);
     const auto want =
         testing::to_bf16(std::span<const float>(src).subspan(offset, static_cast<std::size_t>(n)));
     EXPECT_TRUE(bit_identical(d_dst.download(), want))
@@ -723,14 +723,14 @@ TEST(CudaElementwise, ToBf16RoundsToNearestEven) {
 // ---- init ----------------------------------------------------------------------------------
 
 // A tensor-parallel shard draws its block of a tensor by the element's place in the whole one.
-TEST(CudaElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
+TEST(GpuElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   TestStream s;
   const std::int64_t rows = 300, cols = 1000, first = 12345;
   auto d_whole = poisoned<float>(rows * cols, s);
-  Cuda::init_normal(d_whole.data(), rows * cols, 0.02f, seed, first, s);
+  Gpu::init_normal(d_whole.data(), rows * cols, 0.02f, seed, first, s);
   const auto whole = d_whole.download();
   double sum = 0, squares = 0;
   for (float x : whole) {
@@ -744,7 +744,7 @@ TEST(CudaElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
   // Columns [400, 650): a column-parallel shard; rows [100, 200): a row-parallel one.
   const std::int64_t c0 = 400, block_cols = 250, r0 = 100, block_rows = 100;
   auto d_block = poisoned<float>(rows * block_cols, s);
-  Cuda::init_normal_block(d_block.data(), rows, block_cols, cols, 0.02f, seed, first + c0, s);
+  Gpu::init_normal_block(d_block.data(), rows, block_cols, cols, 0.02f, seed, first + c0, s);
   const auto block = d_block.download();
   std::int64_t differ = 0;
   for (std::int64_t r = 0; r < rows; ++r)
@@ -752,7 +752,7 @@ TEST(CudaElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
       differ += block[r * block_cols + c] != whole[r * cols + c0 + c];
   EXPECT_EQ(differ, 0) << "the block of columns is the whole tensor's, exactly";
   auto d_rows = poisoned<float>(block_rows * cols, s);
-  Cuda::init_normal_block(d_rows.data(), block_rows, cols, cols, 0.02f, seed,
+  Gpu::init_normal_block(d_rows.data(), block_rows, cols, cols, 0.02f, seed,
                           first + r0 * cols, s);
   const auto some_rows = d_rows.download();
   EXPECT_TRUE(std::equal(some_rows.begin(), some_rows.end(), whole.begin() + r0 * cols))
@@ -761,7 +761,7 @@ TEST(CudaElementwise, InitNormalBlockIsTheWholeTensorsBlock) {
 
 // ---- split master --------------------------------------------------------------------------
 
-TEST(CudaElementwise, SplitMasterMatchesTheHostSplitAndJoinsBackExactly) {
+TEST(GpuElementwise, SplitMasterMatchesTheHostSplitAndJoinsBackExactly) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -776,7 +776,7 @@ TEST(CudaElementwise, SplitMasterMatchesTheHostSplitAndJoinsBackExactly) {
   auto d_src = device(src, s);
   auto d_hi = poisoned<bf16>(n, s);
   auto d_lo = poisoned<std::uint16_t>(n, s);
-  Cuda::split_master(d_src.data(), d_hi.data(), d_lo.data(), n, s);
+  Gpu::split_master(d_src.data(), d_hi.data(), d_lo.data(), n, s);
   const auto want = device_split(src, s);
   EXPECT_TRUE(bit_identical(d_hi.download(), want.hi.download())) << "bf16 halves";
   EXPECT_TRUE(bit_identical(d_lo.download(), want.lo.download())) << "remainders";
@@ -785,7 +785,7 @@ TEST(CudaElementwise, SplitMasterMatchesTheHostSplitAndJoinsBackExactly) {
 
 // ---- AdamW -------------------------------------------------------------------------------
 
-TEST(CudaElementwise, AdamwMatchesCpuWithClippingAndMixedDecay) {
+TEST(GpuElementwise, AdamwMatchesCpuWithClippingAndMixedDecay) {
   TPRIMAT_REQUIRE_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -824,7 +824,7 @@ TEST(CudaElementwise, AdamwMatchesCpuWithClippingAndMixedDecay) {
     auto d_master = device_split(master0, s);
     auto d_m = device(m0, s);
     auto d_v = device(v0, s);
-    Cuda::adamw(d_master.hi.data(), d_master.lo.data(), d_grads.data(), d_m.data(), d_v.data(), n,
+    Gpu::adamw(d_master.hi.data(), d_master.lo.data(), d_grads.data(), d_m.data(), d_v.data(), n,
                 d_ends.data(), d_decay.data(), static_cast<int>(sizes.size()), d_scalars.data(),
                 d_sum_squares.data(), s);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Cuda's FP8 ops bit for bit against the CPU reference (kernels/fp8_cast_reference.hpp):
+// backend::Gpu's FP8 ops bit for bit against the CPU reference (kernels/fp8_cast_reference.hpp):
 // every bf16 pattern at several scales, fp32 classes, cast_transpose on odd shapes with its amax,
 // and the delayed/current scale updates against a CPU model of the history.
 #include <gtest/gtest.h>
@@ -78,7 +78,7 @@ TEST(GpuFp8Cast, EveryBf16PatternAtSeveralScales) {
       d_scale.upload(std::vector<float>{scale});
       d_amax.fill_bytes(0);
       d_out.fill_bytes(poison);
-      Cuda::fp8_cast(d_x.data(), 65536, f, d_scale.data(), d_out.data(), d_amax.data(), s);
+      Gpu::fp8_cast(d_x.data(), 65536, f, d_scale.data(), d_out.data(), d_amax.data(), s);
       EXPECT_EQ(expect_bytes(d_out.download(), x, scale, f, "bf16"), 0);
       EXPECT_EQ(d_amax.download()[0], inf) << "the patterns include +-inf; NaNs are left out";
     }
@@ -120,7 +120,7 @@ TEST(GpuFp8Cast, Fp32Classes) {
       d_scale.upload(std::vector<float>{scale});
       d_amax.fill_bytes(0);
       d_out.fill_bytes(poison);
-      Cuda::fp8_cast(d_x.data(), static_cast<std::int64_t>(x.size()), f, d_scale.data(),
+      Gpu::fp8_cast(d_x.data(), static_cast<std::int64_t>(x.size()), f, d_scale.data(),
                      d_out.data(), d_amax.data(), s);
       EXPECT_EQ(expect_bytes(d_out.download(), x, scale, f, "fp32"), 0);
       EXPECT_EQ(d_amax.download()[0], amax_of(x));
@@ -142,14 +142,14 @@ TEST(GpuFp8Cast, OddLengthsAndAmaxOnly) {
     const std::vector<float> part(x.begin() + offset, x.end());
     d_amax.fill_bytes(0);
     d_out.fill_bytes(poison);
-    Cuda::fp8_cast(d_x.data() + offset, static_cast<std::int64_t>(part.size()), Fp8Format::e4m3,
+    Gpu::fp8_cast(d_x.data() + offset, static_cast<std::int64_t>(part.size()), Fp8Format::e4m3,
                    d_scale.data(), d_out.data() + offset, d_amax.data(), s);
     std::vector<std::uint8_t> got = d_out.download();
     got.erase(got.begin(), got.begin() + offset);
     EXPECT_EQ(expect_bytes(got, part, 3.3f, Fp8Format::e4m3, "offset"), 0) << offset;
     EXPECT_EQ(d_amax.download()[0], amax_of(part));
     d_amax.fill_bytes(0);
-    Cuda::fp8_amax(d_x.data() + offset, static_cast<std::int64_t>(part.size()), d_amax.data(), s);
+    Gpu::fp8_amax(d_x.data() + offset, static_cast<std::int64_t>(part.size()), d_amax.data(), s);
     EXPECT_EQ(d_amax.download()[0], amax_of(part));
   }
 }
@@ -180,7 +180,7 @@ TEST(GpuFp8Cast, CastTransposeOddShapes) {
       d_amax.fill_bytes(0);
       d_out.fill_bytes(poison);
       d_out_t.fill_bytes(poison);
-      Cuda::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), d_out.data(),
+      Gpu::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), d_out.data(),
                                d_out_t.data(), d_amax.data(), s);
       EXPECT_EQ(expect_bytes(d_out.download(), x, scale, f, "out"), 0);
       std::vector<float> xt(n);
@@ -190,7 +190,7 @@ TEST(GpuFp8Cast, CastTransposeOddShapes) {
       EXPECT_EQ(d_amax.download()[0], amax_of(x));
       // No `out`: the transpose alone (recast FP8 copies), the same bytes, no amax.
       d_out_t.fill_bytes(poison);
-      Cuda::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), nullptr,
+      Gpu::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), nullptr,
                                d_out_t.data(), nullptr, s);
       EXPECT_EQ(expect_bytes(d_out_t.download(), xt, scale, f, "out_t alone"), 0);
     }
@@ -238,7 +238,7 @@ TEST(GpuFp8Cast, DelayedScaleUpdateFollowsTheHistory) {
           if (step == 2) amax[1] = inf;
           if (step == 3) amax[2] = 1e-44f;
           d_amax.upload(amax);
-          Cuda::fp8_delayed_scale_update(d_hist.data(), h, d_amax.data(), count, f, margin,
+          Gpu::fp8_delayed_scale_update(d_hist.data(), h, d_amax.data(), count, f, margin,
                                          d_scale.data(), d_scale_inv.data(), s);
           for (int t = 0; t < count; ++t) model[t].step(amax[t], f, margin);
           const std::vector<float> hist = d_hist.download(), scale = d_scale.download(),
@@ -266,7 +266,7 @@ TEST(GpuFp8Cast, CurrentScaleUpdate) {
       DeviceBuffer<float> d_amax = upload<float>(amax, s);
       DeviceBuffer<float> d_scale = upload<float>(previous, s);
       DeviceBuffer<float> d_scale_inv = upload<float>(std::vector<float>(count * stride, -1.0f), s);
-      Cuda::fp8_current_scale_update(d_amax.data(), count, f, 1, d_scale.data(),
+      Gpu::fp8_current_scale_update(d_amax.data(), count, f, 1, d_scale.data(),
                                      d_scale_inv.data(), s, stride);
       const std::vector<float> scale = d_scale.download(), scale_inv = d_scale_inv.download(),
                                after = d_amax.download();

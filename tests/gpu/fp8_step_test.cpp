@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Whole FP8 training steps (docs/fp8.md) on the CUDA backend: against the fp32 CPU reference and
+// Whole FP8 training steps (docs/fp8.md) on the GPU backend: against the fp32 CPU reference and
 // the bf16 device step from the same weights, graph replay against eager launches, recast FP8
 // copies against kept ones.
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include "../support/test_models.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/cuda_fp8_gemm.hpp"  // fp8_gemm_formats(), CUDA or HIP
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/parallel/communicator.hpp"
 #include "tprimat/parallel/layout.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 using namespace tprimat;
 using backend::Cpu;
-using backend::Cuda;
+using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 
 /// Four layers, so the current recipe (first and last decoder layers in bf16) has FP8 layers.
@@ -55,9 +56,9 @@ void compare_fp8(train::StepShape shape, int steps, train::Fp8Recipe recipe) {
   train::DeviceOptions bf16_options, graph_on, graph_off;
   graph_on.precision = graph_off.precision = fp8(recipe);
   graph_off.graph = false;
-  train::TrainingStep<Cuda, M, One> bf16(shape, opt, seed, {}, bf16_options);
-  train::TrainingStep<Cuda, M, One> gpu(shape, opt, seed, {}, graph_on);
-  train::TrainingStep<Cuda, M, One> eager(shape, opt, seed, {}, graph_off);
+  train::TrainingStep<Gpu, M, One> bf16(shape, opt, seed, {}, bf16_options);
+  train::TrainingStep<Gpu, M, One> gpu(shape, opt, seed, {}, graph_on);
+  train::TrainingStep<Gpu, M, One> eager(shape, opt, seed, {}, graph_off);
   for (auto* t : {&bf16, &gpu, &eager}) t->engine().load_parameters(initial);
 
   const std::size_t per_step = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
@@ -109,6 +110,15 @@ float device_scale(const std::pair<std::vector<float>, std::vector<float>>& s, i
   return s.second.at(std::size_t(l * 7 + at(grads)));
 }
 
+/// The CPU emulation of `recipe` in this device's FP8 formats (gfx942: the fnuz pair).
+train::PrecisionConfig emulation_of(train::Fp8Recipe recipe) {
+  train::PrecisionConfig p = fp8(recipe);
+  const backend::Fp8GemmFormats device = backend::fp8_gemm_formats();
+  p.fp8.forward_format = device.forward;
+  p.fp8.gradient_format = device.gradient;
+  return p;
+}
+
 /// The GPU FP8 step against the CPU's emulation of the same recipe (the same casts at the same
 /// points with the same scale rules, on fp32 activations where the device's are bf16).
 template <class M>
@@ -117,11 +127,12 @@ void compare_with_emulation(train::StepShape shape, int steps, train::Fp8Recipe 
   SCOPED_TRACE("seed " + std::to_string(seed) + " recipe " + train::recipe_name(recipe));
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;
-  train::TrainingStep<Cpu, M, One> cpu(shape, opt, seed, parallel::comm::Single{}, fp8(recipe));
+  train::TrainingStep<Cpu, M, One> cpu(shape, opt, seed, parallel::comm::Single{},
+                                        emulation_of(recipe));
   const std::vector<float> initial(cpu.model().params().begin(), cpu.model().params().end());
   train::DeviceOptions options;
   options.precision = fp8(recipe);
-  train::TrainingStep<Cuda, M, One> gpu(shape, opt, seed, {}, options);
+  train::TrainingStep<Gpu, M, One> gpu(shape, opt, seed, {}, options);
   gpu.engine().load_parameters(initial);
   const std::size_t per_step = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
   const int layers = M::layers;
@@ -176,8 +187,8 @@ void compare_recast_with_kept(train::StepShape shape, int steps, train::Fp8Recip
   train::DeviceOptions kept, recast;
   kept.precision = recast.precision = fp8(recipe);
   recast.precision.fp8.copies = train::Fp8Copies::recast;
-  train::TrainingStep<Cuda, M, One> a(shape, opt, seed, {}, kept);
-  train::TrainingStep<Cuda, M, One> b(shape, opt, seed, {}, recast);
+  train::TrainingStep<Gpu, M, One> a(shape, opt, seed, {}, kept);
+  train::TrainingStep<Gpu, M, One> b(shape, opt, seed, {}, recast);
   b.engine().load_parameters(a.engine().parameters());
   const std::size_t per_step = std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1);
   for (int s = 0; s < steps; ++s) {
@@ -195,52 +206,52 @@ void compare_recast_with_kept(train::StepShape shape, int steps, train::Fp8Recip
               b.engine().held_bytes());
 }
 
-TEST(CudaFp8Step, DelayedRecastCopiesAreTheKeptOnesBitForBit) {
+TEST(GpuFp8Step, DelayedRecastCopiesAreTheKeptOnesBitForBit) {
   TPRIMAT_REQUIRE_GPU();
   compare_recast_with_kept<Llama4>({2, 64, 3, 0}, 3, train::Fp8Recipe::delayed);
 }
 
-TEST(CudaFp8Step, CurrentRecastCopiesAreTheKeptOnesBitForBit) {
+TEST(GpuFp8Step, CurrentRecastCopiesAreTheKeptOnesBitForBit) {
   TPRIMAT_REQUIRE_GPU();
   compare_recast_with_kept<Qwen4>({1, 128, 2, 0}, 3, train::Fp8Recipe::current);
 }
 
-TEST(CudaFp8Step, DelayedLlamaMatchesTheCpuEmulation) {
+TEST(GpuFp8Step, DelayedLlamaMatchesTheCpuEmulation) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_emulation<Llama4>({2, 64, 2, 0}, 3, train::Fp8Recipe::delayed);
 }
 
-TEST(CudaFp8Step, CurrentLlamaMatchesTheCpuEmulation) {
+TEST(GpuFp8Step, CurrentLlamaMatchesTheCpuEmulation) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_emulation<Llama4>({2, 64, 2, 0}, 3, train::Fp8Recipe::current);
 }
 
-TEST(CudaFp8Step, DelayedQwenWithBiasMatchesTheCpuEmulation) {
+TEST(GpuFp8Step, DelayedQwenWithBiasMatchesTheCpuEmulation) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_emulation<Qwen4>({1, 128, 2, 0}, 3, train::Fp8Recipe::delayed);
 }
 
-TEST(CudaFp8Step, DelayedLlamaTracksTheReference) {
+TEST(GpuFp8Step, DelayedLlamaTracksTheReference) {
   TPRIMAT_REQUIRE_GPU();
   compare_fp8<Llama4>({2, 64, 2, 0}, 4, train::Fp8Recipe::delayed);
 }
 
-TEST(CudaFp8Step, CurrentLlamaTracksTheReference) {
+TEST(GpuFp8Step, CurrentLlamaTracksTheReference) {
   TPRIMAT_REQUIRE_GPU();
   compare_fp8<Llama4>({2, 64, 2, 0}, 4, train::Fp8Recipe::current);
 }
 
-TEST(CudaFp8Step, DelayedQwenWithBiasTracksTheReference) {
+TEST(GpuFp8Step, DelayedQwenWithBiasTracksTheReference) {
   TPRIMAT_REQUIRE_GPU();
   compare_fp8<Qwen4>({1, 128, 3, 0}, 4, train::Fp8Recipe::delayed);
 }
 
-TEST(CudaFp8Step, ShapesOffTheFp8GemmGridAreRefused) {
+TEST(GpuFp8Step, ShapesOffTheFp8GemmGridAreRefused) {
   TPRIMAT_REQUIRE_GPU();
   train::DeviceOptions options;
   options.precision = fp8(train::Fp8Recipe::delayed);
   // 1 x 100 tokens a micro-batch: not a multiple of 16.
-  EXPECT_THROW((train::TrainingStep<Cuda, Llama4, One>({1, 100, 1, 0}, {}, 1, {}, options)),
+  EXPECT_THROW((train::TrainingStep<Gpu, Llama4, One>({1, 100, 1, 0}, {}, 1, {}, options)),
                core::InputError);
 }
 

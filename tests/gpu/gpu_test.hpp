@@ -16,29 +16,32 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu_buffer.hpp"
 
-/// Skips the test, with the reason, where no CUDA device can run it (CI, a laptop).
-#define TPRIMAT_REQUIRE_GPU()                                                          \
-  do {                                                                                 \
-    if (::tprimat::backend::Cuda::device_count() == 0)                                 \
-      GTEST_SKIP() << "no CUDA device (driver or GPU missing): GPU tests run on a GPU " \
-                      "machine, e.g. the device tool's nvidia-h100-x1";                \
+/// Skips the test, with the reason, where no GPU of the build's platform can run it (CI, a
+/// laptop). The same sources build for CUDA and for HIP (backend::Gpu).
+#define TPRIMAT_REQUIRE_GPU()                                                               \
+  do {                                                                                      \
+    if (::tprimat::backend::Gpu::device_count() == 0)                                       \
+      GTEST_SKIP() << (TPRIMAT_GPU_HIP ? "no AMD GPU (ROCm driver or GPU missing)"          \
+                                       : "no CUDA device (driver or GPU missing)")          \
+                   << ": GPU tests run on a GPU machine, e.g. the device tool's "           \
+                      "nvidia-h100-x1, or an MI300X node";                                  \
   } while (0)
 
 namespace tprimat::testing {
 
-using backend::Cuda;
+using backend::Gpu;
 using backend::DeviceBuffer;
-using bf16 = Cuda::bf16;
+using bf16 = Gpu::bf16;
 
 /// A stream for one test, destroyed (after a synchronize) at the end.
 struct TestStream {
-  cudaStream_t s = nullptr;
-  TestStream() { backend::gpu_check(cudaStreamCreate(&s), "cudaStreamCreate"); }
+  gpuStream_t s = nullptr;
+  TestStream() { backend::gpu_check(gpuStreamCreateWithFlags(&s, 0), "gpuStreamCreate"); }
   ~TestStream() {
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
+    (void)gpuStreamSynchronize(s);
+    (void)gpuStreamDestroy(s);
   }
-  operator cudaStream_t() const { return s; }
+  operator gpuStream_t() const { return s; }
 };
 
 /// A fresh seed per run (inputs are never the same twice); tests print it on failure.
@@ -66,7 +69,7 @@ inline std::vector<float> to_float(std::span<const bf16> x) {
 inline std::vector<float> round_bf16(std::span<const float> x) { return to_float(to_bf16(x)); }
 
 template <class T>
-DeviceBuffer<T> upload(std::span<const T> host, cudaStream_t s) {
+DeviceBuffer<T> upload(std::span<const T> host, gpuStream_t s) {
   DeviceBuffer<T> d(host.size(), s);
   d.upload(host);
   return d;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// One safetensors checkpoint loaded by the CPU and the CUDA TrainingStep: the same first-step loss.
+// One safetensors checkpoint loaded by the CPU and the GPU TrainingStep: the same first-step loss.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ namespace {
 
 using namespace tprimat;
 using backend::Cpu;
-using backend::Cuda;
+using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::QwenNarrow;
 using tprimat::testing::random_tokens;
@@ -37,7 +37,7 @@ using tprimat::testing::TinyTied;
 
 
 /// Writes a BF16 checkpoint of M's seeded init (norm gains and biases moved off 1 and 0, so a
-/// mix-up shows), loads it into a CPU and a CUDA step built from two other seeds, and compares
+/// mix-up shows), loads it into a CPU and a GPU step built from two other seeds, and compares
 /// their first-step losses on the same tokens.
 template <class M>
 void same_first_loss(train::StepShape shape) {
@@ -65,7 +65,7 @@ void same_first_loss(train::StepShape shape) {
     (void)data::load_hf_weights<float>(ckpt, train::make_parameter_table(m.dims(), m.shard()),
                                        M::name, m.params());
   }
-  train::TrainingStep<Cuda, M, One> gpu(shape, opt, seed + 3);
+  train::TrainingStep<Gpu, M, One> gpu(shape, opt, seed + 3);
   std::vector<float> host(static_cast<std::size_t>(gpu.engine().parameter_count()));
   (void)data::load_hf_weights<float>(ckpt, gpu.engine().table(), M::name, host);
   gpu.engine().load_parameters(host);
@@ -85,17 +85,17 @@ void same_first_loss(train::StepShape shape) {
   EXPECT_LE(std::abs(g - c) / std::abs(c), 2e-2) << "gpu " << g << " cpu " << c;
 }
 
-TEST(CudaInitCheckpoint, TinySameFirstLossOnCpuAndGpu) {
+TEST(GpuInitCheckpoint, TinySameFirstLossOnCpuAndGpu) {
   TPRIMAT_REQUIRE_GPU();
   same_first_loss<model::Tiny>({2, 256, 1, 0});
 }
 
-TEST(CudaInitCheckpoint, TiedEmbeddingsSameFirstLossOnCpuAndGpu) {
+TEST(GpuInitCheckpoint, TiedEmbeddingsSameFirstLossOnCpuAndGpu) {
   TPRIMAT_REQUIRE_GPU();
   same_first_loss<TinyTied>({2, 128, 2, 0});
 }
 
-TEST(CudaInitCheckpoint, NarrowQwenWithBiasSameFirstLossOnCpuAndGpu) {
+TEST(GpuInitCheckpoint, NarrowQwenWithBiasSameFirstLossOnCpuAndGpu) {
   TPRIMAT_REQUIRE_GPU();
   same_first_loss<QwenNarrow>({1, 64, 1, 0});
 }

@@ -22,7 +22,7 @@
 namespace {
 
 using namespace tprimat;
-using backend::Cuda;
+using backend::Gpu;
 using Tp2 = parallel::Layout<2, 1>;
 using Pp2 = parallel::Layout<1, 2>;
 using Tp2Pp2 = parallel::Layout<2, 2>;
@@ -50,7 +50,7 @@ void plan_predicts_the_peak(bool zero) {
   train::OptimizerConfig opt;
   opt.distributed_optimizer = zero;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
-  train::TrainingStep<Cuda, M, L, parallel::comm::Mpi> step(shape, opt, 7, world, eager);
+  train::TrainingStep<Gpu, M, L, parallel::comm::Mpi> step(shape, opt, 7, world, eager);
   const int dp = step.groups().shape.dp;
   const auto tokens =
       random_tokens(std::size_t(shape.grad_accum) * shape.mbs * (shape.seq + 1), M::vocab,

@@ -40,7 +40,7 @@ inline parallel::comm::Mpi mpi_world() { return parallel::comm::Mpi{}; }
 /// One GPU per rank (its node-local one), NCCL over the MPI world.
 using NcclWorld = parallel::comm::WithNccl<parallel::comm::Mpi>;
 inline NcclWorld nccl_world() {
-  backend::Cuda::use_device(parallel::detect_launch().local_rank);
+  backend::Gpu::use_device(parallel::detect_launch().local_rank);
   return NcclWorld(parallel::comm::Mpi{});
 }
 
@@ -51,8 +51,8 @@ inline NcclWorld nccl_world() {
 #define TPRIMAT_REQUIRE_GPU_PER_RANK()                                                        \
   do {                                                                                        \
     TPRIMAT_REQUIRE_GPU();                                                                    \
-    if (::tprimat::backend::Cuda::device_count() < ::tprimat::testing::world_size())          \
+    if (::tprimat::backend::Gpu::device_count() < ::tprimat::testing::world_size())          \
       GTEST_SKIP() << ::tprimat::testing::world_size()                                        \
                    << " ranks need as many GPUs for NCCL; this machine has "                  \
-                   << ::tprimat::backend::Cuda::device_count();                               \
+                   << ::tprimat::backend::Gpu::device_count();                               \
   } while (0)

@@ -21,7 +21,7 @@ using tprimat::testing::world_rank;
 using tprimat::testing::world_size;
 
 Nccl make_world() {
-  tprimat::backend::gpu_check(cudaSetDevice(world_rank()), "cudaSetDevice");
+  tprimat::backend::gpu_check(gpuSetDevice(world_rank()), "gpuSetDevice");
   return Nccl(world_rank(), world_size(), [](void* data, std::size_t bytes) {
     MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
   });

@@ -131,14 +131,14 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
   opt.distributed_optimizer = zero;
   train::DeviceOptions options{train::AttentionChoice::automatic, graph, false, overlap};
   options.precision = precision;
-  train::TrainingStep<backend::Cuda, M, L, World> ranks(shape, opt, seed, std::move(world),
+  train::TrainingStep<backend::Gpu, M, L, World> ranks(shape, opt, seed, std::move(world),
                                                         options);
   const int dp = ranks.groups().shape.dp, dp_rank = ranks.groups().at.dp;
   const OneGpuBounds bound =
       OneGpuBounds::of(L::tp, L::pp, dp, shape, M::tied_embeddings, M::vocab, precision);
   train::StepShape whole = shape;
   whole.grad_accum = shape.grad_accum * dp;
-  train::TrainingStep<backend::Cuda, M, One> one(whole, opt, seed, {}, options);
+  train::TrainingStep<backend::Gpu, M, One> one(whole, opt, seed, {}, options);
   const train::ParameterTable& shard_table = ranks.engine().table();
   const train::ParameterTable& one_table = one.engine().table();
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Whole training steps on the CUDA backend against the CPU backend from the same weights.
+// Whole training steps on the GPU backend (CUDA or HIP) against the CPU backend from the same weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@ namespace {
 
 using namespace tprimat;
 using backend::Cpu;
-using backend::Cuda;
+using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::QwenNarrow;
@@ -39,7 +39,7 @@ struct Trace {
 };
 
 /// Runs `steps` steps of M on the CPU backend, and on the GPU from the CPU's initial weights
-/// with and without the CUDA graph; fresh tokens each step.
+/// with and without the CUDA/HIP graph; fresh tokens each step.
 template <class M>
 void compare_with_cpu(train::StepShape shape, int steps, train::AttentionChoice attention) {
   const std::uint64_t seed = tprimat::testing::fresh_seed();
@@ -50,8 +50,8 @@ void compare_with_cpu(train::StepShape shape, int steps, train::AttentionChoice 
   const std::vector<float> initial(cpu.model().params().begin(), cpu.model().params().end());
 
   train::DeviceOptions graph_on{attention, true}, graph_off{attention, false};
-  train::TrainingStep<Cuda, M, One> gpu(shape, opt, seed, {}, graph_on);
-  train::TrainingStep<Cuda, M, One> eager(shape, opt, seed, {}, graph_off);
+  train::TrainingStep<Gpu, M, One> gpu(shape, opt, seed, {}, graph_on);
+  train::TrainingStep<Gpu, M, One> eager(shape, opt, seed, {}, graph_off);
   gpu.engine().load_parameters(initial);
   eager.engine().load_parameters(initial);
 
@@ -65,7 +65,7 @@ void compare_with_cpu(train::StepShape shape, int steps, train::AttentionChoice 
       trace->grad_norm.push_back(stats.grad_norm);
     }
   }
-  EXPECT_TRUE(gpu.engine().graph_captured()) << "steps after the first replay a CUDA graph";
+  EXPECT_TRUE(gpu.engine().graph_captured()) << "steps after the first replay a graph";
   EXPECT_FALSE(eager.engine().graph_captured());
   // Bound 2e-2 relative on every step's loss: bf16 GEMM operands and activations against the
   // fp32 CPU reference, compounded over `steps` AdamW updates.
@@ -94,27 +94,27 @@ void compare_with_cpu(train::StepShape shape, int steps, train::AttentionChoice 
   EXPECT_GT(moved, 0.0);
 }
 
-TEST(CudaStep, TinyMatchesCpuWithFlashAttention) {
+TEST(GpuStep, TinyMatchesCpuWithFlashAttention) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<model::Tiny>({2, 256, 2, 0}, 5, train::AttentionChoice::flash);
 }
 
-TEST(CudaStep, TinyMatchesCpuWithAutomaticAttention) {
+TEST(GpuStep, TinyMatchesCpuWithAutomaticAttention) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<model::Tiny>({2, 256, 1, 0}, 5, train::AttentionChoice::automatic);
 }
 
-TEST(CudaStep, TiedEmbeddingsMatchCpuWithAccumulation) {
+TEST(GpuStep, TiedEmbeddingsMatchCpuWithAccumulation) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<TinyTied>({2, 128, 3, 0}, 5, train::AttentionChoice::flash);
 }
 
-TEST(CudaStep, PhaseTimingCoversTheStep) {
+TEST(GpuStep, PhaseTimingCoversTheStep) {
   TPRIMAT_REQUIRE_GPU();
   train::DeviceOptions options;
   options.graph = false;
   options.phase_timing = true;
-  train::TrainingStep<Cuda, model::Tiny, One> gpu({2, 256, 2, 0}, {}, 5, {}, options);
+  train::TrainingStep<Gpu, model::Tiny, One> gpu({2, 256, 2, 0}, {}, 5, {}, options);
   const auto tokens = random_tokens(2 * 2 * 257, model::Tiny::vocab, 9);
   gpu.run(tokens);
   const auto stats = gpu.run(tokens);
@@ -134,24 +134,24 @@ TEST(CudaStep, PhaseTimingCoversTheStep) {
   EXPECT_FALSE(gpu.engine().graph_captured());
 }
 
-TEST(CudaStep, NarrowLlamaMatchesCpu) {
+TEST(GpuStep, NarrowLlamaMatchesCpu) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<LlamaNarrow>({1, 128, 1, 0}, 5, train::AttentionChoice::automatic);
 }
 
-TEST(CudaStep, NarrowLlamaMatchesCpuWithFlashAttention) {
+TEST(GpuStep, NarrowLlamaMatchesCpuWithFlashAttention) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<LlamaNarrow>({1, 128, 1, 0}, 5, train::AttentionChoice::flash);
 }
 
-TEST(CudaStep, NarrowQwenWithBiasMatchesCpu) {
+TEST(GpuStep, NarrowQwenWithBiasMatchesCpu) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_cpu<QwenNarrow>({1, 64, 1, 0}, 5, train::AttentionChoice::automatic);
 }
 
-TEST(CudaStep, DeviceInitialisationHasTheConfiguredStatistics) {
+TEST(GpuStep, DeviceInitialisationHasTheConfiguredStatistics) {
   TPRIMAT_REQUIRE_GPU();
-  train::TrainingStep<Cuda, model::Tiny, One> gpu({1, 64, 1, 0}, {}, 7);
+  train::TrainingStep<Gpu, model::Tiny, One> gpu({1, 64, 1, 0}, {}, 7);
   const auto p = gpu.engine().parameters();
   const auto& tensors = gpu.engine().table().tensors;
   double sum = 0, sq = 0, count = 0;
@@ -173,13 +173,13 @@ TEST(CudaStep, DeviceInitialisationHasTheConfiguredStatistics) {
   EXPECT_LE(std::abs(mean), 5 * 0.02 / std::sqrt(count));
   EXPECT_NEAR(stddev, 0.02, 0.02 * 0.01);
   // Same seed, same weights.
-  train::TrainingStep<Cuda, model::Tiny, One> again({1, 64, 1, 0}, {}, 7);
+  train::TrainingStep<Gpu, model::Tiny, One> again({1, 64, 1, 0}, {}, 7);
   EXPECT_EQ(again.engine().parameters(), p);
 }
 
-TEST(CudaStep, PeakMemoryCoversTheHeldBuffers) {
+TEST(GpuStep, PeakMemoryCoversTheHeldBuffers) {
   TPRIMAT_REQUIRE_GPU();
-  train::TrainingStep<Cuda, model::Tiny, One> gpu({1, 128, 1, 0}, {}, 1);
+  train::TrainingStep<Gpu, model::Tiny, One> gpu({1, 128, 1, 0}, {}, 1);
   const auto tokens = random_tokens(129, model::Tiny::vocab, 3);
   gpu.run(tokens);
   EXPECT_GE(gpu.peak_bytes(), gpu.engine().held_bytes());
@@ -189,9 +189,9 @@ TEST(CudaStep, PeakMemoryCoversTheHeldBuffers) {
   EXPECT_GE(gpu.engine().held_bytes(), std::size_t(gpu.parameter_count()) * 16);
 }
 
-TEST(CudaStep, BadTokensAreRefusedBeforeTheDeviceRuns) {
+TEST(GpuStep, BadTokensAreRefusedBeforeTheDeviceRuns) {
   TPRIMAT_REQUIRE_GPU();
-  train::TrainingStep<Cuda, model::Tiny, One> gpu({1, 16, 1, 0}, {}, 1);
+  train::TrainingStep<Gpu, model::Tiny, One> gpu({1, 16, 1, 0}, {}, 1);
   std::vector<std::int32_t> tokens(17, 1);
   tokens[5] = model::Tiny::vocab;
   EXPECT_THROW(gpu.run(tokens), core::InputError);
@@ -200,7 +200,7 @@ TEST(CudaStep, BadTokensAreRefusedBeforeTheDeviceRuns) {
 }
 
 // Runs everywhere: the layout check comes before any device call.
-TEST(CudaStep, ModelParallelLayoutsNeedTheirRanks) {
+TEST(GpuStep, ModelParallelLayoutsNeedTheirRanks) {
   auto refused = [](auto make, const char* layout) {
     try {
       make();
@@ -210,9 +210,9 @@ TEST(CudaStep, ModelParallelLayoutsNeedTheirRanks) {
           << e.what();
     }
   };
-  refused([] { train::TrainingStep<Cuda, model::Tiny, parallel::Layout<2, 1>> s({1, 16, 1, 0}, {}, 1); },
+  refused([] { train::TrainingStep<Gpu, model::Tiny, parallel::Layout<2, 1>> s({1, 16, 1, 0}, {}, 1); },
           "TP=2");
-  refused([] { train::TrainingStep<Cuda, model::Tiny, parallel::Layout<1, 2>> s({1, 16, 1, 0}, {}, 1); },
+  refused([] { train::TrainingStep<Gpu, model::Tiny, parallel::Layout<1, 2>> s({1, 16, 1, 0}, {}, 1); },
           "PP=2");
 }
 

@@ -137,19 +137,7 @@ inline Epilogue epilogue(bool bias) { return bias ? Epilogue::bias : Epilogue::n
 
 // ---- FP8 --------------------------------------------------------------------------------------
 
-inline const char* fp8_name(kernels::Fp8Format f) {
-  switch (f) {
-    case kernels::Fp8Format::e4m3:
-      return "e4m3";
-    case kernels::Fp8Format::e5m2:
-      return "e5m2";
-    case kernels::Fp8Format::e4m3_fnuz:
-      return "e4m3_fnuz";
-    case kernels::Fp8Format::e5m2_fnuz:
-      return "e5m2_fnuz";
-  }
-  return "?";
-}
+inline const char* fp8_name(kernels::Fp8Format f) { return kernels::fp8_format_name(f); }
 
 /// Everything that selects an FP8 plan; alpha and beta's values and the scale pointers are
 /// passed per call, only beta != 0 is fixed (the library then reads C).

@@ -28,6 +28,10 @@ struct DeviceInfo {
   std::string gemm;
   std::string dnn_version;      ///< fused-attention library, e.g. "cuDNN 9.19.0"; empty where none
   std::string collectives_version;  ///< e.g. "NCCL 2.27.3", "RCCL 2.27.7"; empty where none
+  /// The FP8 formats the device's FP8 GEMM takes, forward operands and gradients: "e4m3" and
+  /// "e5m2" (OCP: NVIDIA, gfx950), "e4m3_fnuz" and "e5m2_fnuz" (gfx942); empty where it has
+  /// none. An FP8 run's training_config.fp8 records them.
+  std::string fp8_forward, fp8_backward;
 };
 
 }  // namespace tprimat::backend

@@ -240,8 +240,18 @@ inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
     return;
   }
   r.one_of(f + "/format", {"hybrid"});
-  r.one_of(f + "/forward", {"e4m3"});
-  r.one_of(f + "/backward", {"e5m2"});
+  // OCP on NVIDIA and gfx950, fnuz on gfx942: one pair, never one of each.
+  r.one_of(f + "/forward", {"e4m3", "e4m3_fnuz"});
+  r.one_of(f + "/backward", {"e5m2", "e5m2_fnuz"});
+  if (!r.error()) {
+    const auto* fw = r.expect(f + "/forward", R::string);
+    const auto* bw = r.expect(f + "/backward", R::string);
+    if (fw != nullptr && bw != nullptr &&
+        fw->get<std::string>().ends_with("_fnuz") != bw->get<std::string>().ends_with("_fnuz"))
+      r.fail(f + "/backward", bw,
+             "must be of forward's family (" + fw->get<std::string>() +
+                 "): e4m3 with e5m2, or e4m3_fnuz with e5m2_fnuz");
+  }
   r.one_of(f + "/recipe", {"delayed", "current"});
   const std::string recipe = precision.substr(fp8_prefix.size());
   if (const auto* v = r.expect(f + "/recipe", R::string); v != nullptr && *v != recipe)

@@ -61,9 +61,10 @@ inline const char* fp8_tensor_name(Fp8Tensor t) {
 }
 inline bool fp8_is_weight(Fp8Tensor t) { return t <= Fp8Tensor::w_down; }
 inline bool fp8_is_gradient(Fp8Tensor t) { return t >= Fp8Tensor::g_down; }
-/// The hybrid recipe's formats: E4M3 for what the forward pass multiplies, E5M2 for gradients.
-inline kernels::Fp8Format fp8_format_of(Fp8Tensor t) {
-  return fp8_is_gradient(t) ? kernels::Fp8Format::e5m2 : kernels::Fp8Format::e4m3;
+/// The hybrid recipe's formats: E4M3 for what the forward pass multiplies, E5M2 for gradients
+/// (the settings' pair: OCP, or gfx942's fnuz).
+inline kernels::Fp8Format fp8_format_of(Fp8Tensor t, const Fp8Settings& s = {}) {
+  return fp8_is_gradient(t) ? s.gradient_format : s.forward_format;
 }
 /// Whether tensor parallelism splits the tensor over its group (its amax is then the max over
 /// the group); the norm outputs and the residual stream's gradients are replicated.
@@ -191,9 +192,9 @@ class Fp8Emulation {
         const float amax = static_cast<float>(reduce_[l * fp8_weights_per_layer + w]);
         record(i, amax);
         if (scale_from_now())
-          scale_[i] = kernels::fp8_reference_scale(amax, scale_[i], fp8_format_of(t), margin());
+          scale_[i] = kernels::fp8_reference_scale(amax, scale_[i], format(t), margin());
         quantize(params + fp8_weight_offset(layers[l], t), weights_.data() + weight_at(l, t),
-                 weight_size(w), scale_[i], fp8_format_of(t));
+                 weight_size(w), scale_[i], format(t));
       }
     }
     step_open_ = true;
@@ -224,7 +225,7 @@ class Fp8Emulation {
           float* hist = history_.data() + std::size_t(i) * h;
           hist[newest] = step_amax_[i];
           scale_[i] = kernels::fp8_reference_scale(nan_max(hist, h), scale_[i],
-                                                   fp8_format_of(Fp8Tensor(k)), margin());
+                                                   format(Fp8Tensor(k)), margin());
         }
       }
     }
@@ -242,17 +243,17 @@ class Fp8Emulation {
   void cast_activation(int layer, Fp8Tensor t, int slot, const T* x, T* out, std::int64_t n) {
     const float s = cast_scale(layer, t, x, n);
     slot_scale_[slot_index(layer, t, slot)] = s;
-    quantize(x, out, n, s, fp8_format_of(t));
+    quantize(x, out, n, s, format(t));
   }
   /// Backward: the same Q(x) again from the unquantised activation, with the scale its forward
   /// cast used (the device keeps the FP8 bytes instead; the values are the same).
   void recast_activation(int layer, Fp8Tensor t, int slot, const T* x, T* out,
                          std::int64_t n) const {
-    quantize(x, out, n, slot_scale_[slot_index(layer, t, slot)], fp8_format_of(t));
+    quantize(x, out, n, slot_scale_[slot_index(layer, t, slot)], format(t));
   }
   /// Backward: writes Q(g) of gradient `t` (g_down ... g_v) to `out` (may be g).
   void cast_gradient(int layer, Fp8Tensor t, const T* g, T* out, std::int64_t n) {
-    quantize(g, out, n, cast_scale(layer, t, g, n), fp8_format_of(t));
+    quantize(g, out, n, cast_scale(layer, t, g, n), format(t));
   }
 
   // ---- inspection (the GPU step's tests compare these) -------------------------------------
@@ -284,6 +285,7 @@ class Fp8Emulation {
 
  private:
   int margin() const { return precision_.fp8.margin; }
+  kernels::Fp8Format format(Fp8Tensor t) const { return fp8_format_of(t, precision_.fp8); }
   /// Whether a cast takes its scale from its tensor's amax now: always under current scaling,
   /// and in the delayed recipe's first step, which has no history yet.
   bool scale_from_now() const { return precision_.fp8.recipe == Fp8Recipe::current || steps_ == 0; }
@@ -327,7 +329,7 @@ class Fp8Emulation {
     }
     record(i, amax);
     if (scale_from_now())
-      scale_[i] = kernels::fp8_reference_scale(amax, scale_[i], fp8_format_of(t), margin());
+      scale_[i] = kernels::fp8_reference_scale(amax, scale_[i], format(t), margin());
     return scale_[i];
   }
   static void quantize(const T* x, T* out, std::int64_t n, float scale, kernels::Fp8Format f) {

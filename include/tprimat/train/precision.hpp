@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tprimat/kernels/fp8_format.hpp"
+
 namespace tprimat::train {
 
 enum class Precision : std::uint8_t { bf16, fp8 };
@@ -35,6 +37,11 @@ struct Fp8Settings {
   int margin = 0;           ///< scale = max_finite / amax / 2^margin
   /// Not a numerical setting: the memory plan picks `recast` when the kept copies do not fit.
   Fp8Copies copies = Fp8Copies::kept;
+  /// The formats the CPU emulation casts to: OCP E4M3/E5M2, or gfx942's fnuz pair when it is
+  /// the reference of an MI300X run. The device engine takes its device's formats
+  /// (backend::fp8_gemm_formats()); a test compared with it sets these to the same.
+  kernels::Fp8Format forward_format = kernels::Fp8Format::e4m3;
+  kernels::Fp8Format gradient_format = kernels::Fp8Format::e5m2;
   /// Decoder layers kept in bf16 at each end of the model (NeMo's current-scaling recipe: 1).
   constexpr int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
 };

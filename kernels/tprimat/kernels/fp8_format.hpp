@@ -40,6 +40,17 @@ TPRIMAT_HOST_DEVICE constexpr Fp8Spec fp8_spec(Fp8Format f) {
   return {4, 3, 7, 448.0f, false, false};
 }
 
+/// The format's name as results and messages spell it: "e4m3", "e5m2", "e4m3_fnuz", "e5m2_fnuz".
+constexpr const char* fp8_format_name(Fp8Format f) {
+  switch (f) {
+    case Fp8Format::e4m3: return "e4m3";
+    case Fp8Format::e5m2: return "e5m2";
+    case Fp8Format::e4m3_fnuz: return "e4m3_fnuz";
+    case Fp8Format::e5m2_fnuz: return "e5m2_fnuz";
+  }
+  return "?";
+}
+
 /// Whether byte `b` is a NaN of format `f`.
 TPRIMAT_HOST_DEVICE constexpr bool fp8_is_nan(std::uint8_t b, Fp8Format f) {
   const Fp8Spec s = fp8_spec(f);

@@ -291,6 +291,21 @@ TEST(ResultCheck, PrecisionAndFp8BlockMustAgree) {
   EXPECT_EQ(error_of(doc).rfind("training_config.fp8.bf16_layers.1 is 4, and must be below", 0),
             0u)
       << error_of(doc);
+  doc = delayed;  // gfx942's fnuz pair is a result; a pair of two families is not
+  doc["training_config"]["fp8"] = bench::fp8_record(train::PrecisionConfig::fp8_hybrid(
+                                                        train::Fp8Recipe::delayed),
+                                                    4, "e4m3_fnuz", "e5m2_fnuz");
+  EXPECT_EQ(doc["training_config"]["fp8"]["forward"], "e4m3_fnuz");
+  EXPECT_EQ(error_of(doc), "none");
+  doc["training_config"]["fp8"]["backward"] = "e5m2";
+  EXPECT_EQ(error_of(doc).rfind("training_config.fp8.backward is \"e5m2\", and must be of "
+                                "forward's family (e4m3_fnuz)",
+                                0),
+            0u)
+      << error_of(doc);
+  doc["training_config"]["fp8"]["forward"] = "e4m3fn";
+  EXPECT_NE(error_of(doc).find("must be one of e4m3, e4m3_fnuz"), std::string::npos)
+      << error_of(doc);
   doc = delayed;  // a precision no result names
   for (const char* unknown : {"fp8", "fp8-e4m3", "fp16", "fp8-hybrid-mxfp8"}) {
     doc["training_config"]["precision"] = unknown;

@@ -258,6 +258,31 @@ TEST(Fp8Step, CurrentScalesWeightsByTheirAmaxNow) {
   }
 }
 
+// The reference of an MI300X run casts to gfx942's fnuz formats when the settings say so: the
+// weights' scale from E4M3 fnuz's 240, the gradients' from E5M2 fnuz's 57344, the copies its
+// bytes' values.
+TEST(Fp8Step, FnuzSettingsCastToGfx942Formats) {
+  auto p = fp8(train::Fp8Recipe::current);
+  p.fp8.forward_format = Fp8Format::e4m3_fnuz;
+  p.fp8.gradient_format = Fp8Format::e5m2_fnuz;
+  EXPECT_EQ(train::fp8_format_of(Fp8Tensor::x_qkv, p.fp8), Fp8Format::e4m3_fnuz);
+  EXPECT_EQ(train::fp8_format_of(Fp8Tensor::g_q, p.fp8), Fp8Format::e5m2_fnuz);
+  TinyStep step(shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{}, p);
+  const auto w = weight_of(step.model(), 1, "mlp.w_up");
+  step.run(batch(0, 1, 16));
+  const float want = 240.0f / amax(w);
+  const auto& f = step.model().fp8();
+  EXPECT_EQ(f.scale(1, Fp8Tensor::w_up), want);
+  const float* q = f.weight(1, Fp8Tensor::w_up);
+  bool differs_from_ocp = false;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    ASSERT_EQ(q[i], train::fp8_quantize(w[i], want, Fp8Format::e4m3_fnuz)) << "element " << i;
+    differs_from_ocp |= q[i] != train::fp8_quantize(w[i], 448.0f / amax(w), Fp8Format::e4m3);
+  }
+  EXPECT_TRUE(differs_from_ocp) << "the fnuz copy must not be the OCP one";
+  EXPECT_EQ(f.scale(1, Fp8Tensor::g_down), 57344.0f / f.step_amax(1, Fp8Tensor::g_down));
+}
+
 // (d) Delayed: the first step scales as current does and records the amaxes; every later step
 // casts with max_finite / (max of the recorded history), not with its tensors' amax now.
 TEST(Fp8Step, DelayedScalesComeFromTheHistory) {

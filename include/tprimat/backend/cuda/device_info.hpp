@@ -9,6 +9,7 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/kernels/fp8_format.hpp"
 #include "tprimat/report/peaks.hpp"
 
 #if defined(TPRIMAT_HAVE_CUDNN)
@@ -65,6 +66,8 @@ TPRIMAT_GPU_INLINE DeviceInfo Gpu::device_info() {
   // The loaded libraries' versions (may differ from the headers this was compiled with).
   info.blas_version = "cuBLASLt " + library_version(cublasLtGetVersion());
   info.gemm = std::string(gemm_library());
+  info.fp8_forward = kernels::fp8_format_name(kernels::Fp8Format::e4m3);  // cuBLASLt: OCP
+  info.fp8_backward = kernels::fp8_format_name(kernels::Fp8Format::e5m2);
 #if defined(TPRIMAT_HAVE_CUDNN)
   {
     const std::size_t v = cudnnGetVersion();

@@ -12,6 +12,8 @@
 
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
 #include <hipblaslt/hipblaslt-version.h>
+
+#include "tprimat/backend/blaslt_plan.hpp"
 #endif
 
 namespace tprimat::backend {
@@ -61,6 +63,12 @@ TPRIMAT_GPU_INLINE DeviceInfo Gpu::device_info() {
   info.blas_version = "hipBLASLt " + std::to_string(HIPBLASLT_VERSION_MAJOR) + "." +
                       std::to_string(HIPBLASLT_VERSION_MINOR) + "." +
                       std::to_string(HIPBLASLT_VERSION_PATCH);
+  try {  // gfx942: fnuz; gfx950: OCP; others have no FP8 matrix cores (left empty)
+    const detail::blaslt::Fp8Formats f = detail::blaslt::hipblaslt_fp8_formats(prop.gcnArchName);
+    info.fp8_forward = kernels::fp8_format_name(f.e4m3);
+    info.fp8_backward = kernels::fp8_format_name(f.e5m2);
+  } catch (const core::InputError&) {
+  }
 #endif
   return info;
 }
