@@ -5,7 +5,7 @@
 
 #include "tprimat/backend/cuda/gemm.hpp"
 
-#include "tprimat/backend/cuda/fp8_gemm.hpp"
+#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 
 TPRIMAT_GPU_INSTANTIATE_GEMMS(tprimat::backend::Cuda);
 TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS();

@@ -9,7 +9,7 @@
 TPRIMAT_GPU_INSTANTIATE_GEMMS(tprimat::backend::Hip);
 
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
-#include "tprimat/backend/hip/fp8_gemm.hpp"
+#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 
 TPRIMAT_CUDA_INSTANTIATE_FP8_GEMMS();
 #endif

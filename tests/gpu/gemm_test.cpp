@@ -18,6 +18,8 @@
 namespace tprimat::testing {
 namespace {
 
+using backend::Cuda;  // cuBLASLt's suite: NVIDIA only
+
 using backend::Cpu;
 using backend::gpu_check;
 using model::Llama31_8B;

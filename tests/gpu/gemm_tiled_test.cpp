@@ -17,6 +17,8 @@
 namespace tprimat::testing {
 namespace {
 
+using backend::Cuda;  // cuBLASLt's suite: NVIDIA only
+
 using backend::Cpu;
 using backend::gpu_check;
 using backend::TiledGemm;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The FP8 GEMM of backend::Cuda (cuBLASLt, definitions in backend/cuda/fp8_gemm.hpp): declarations.
+// The FP8 GEMM of backend::Cuda (cuBLASLt or hipBLASLt; definitions in backend/blaslt/fp8_gemm.hpp): declarations.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +55,7 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
               const gpu::bf16* bias = nullptr);
 
 /// Whether this build has an FP8 GEMM: cuBLASLt's on CUDA, hipBLASLt's on HIP where the build
-/// found hipBLASLt (TPRIMAT_HAVE_HIPBLASLT, backend/hip/fp8_gemm.hpp); a HIP build without it has
+/// found hipBLASLt (TPRIMAT_HAVE_HIPBLASLT, backend/blaslt/fp8_gemm.hpp); a HIP build without it has
 /// no fp8_gemm definition.
 #if !TPRIMAT_GPU_HIP || defined(TPRIMAT_HAVE_HIPBLASLT)
 inline constexpr bool has_fp8_gemm = true;

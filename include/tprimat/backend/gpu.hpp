@@ -55,7 +55,7 @@ struct Gpu {
   /// anything else touches the GPU. Throws core::InputError when the node has fewer GPUs.
   static void use_device(int local_rank);
 
-  // ---- GEMM (backend/cuda/gemm.hpp: cuBLASLt; backend/hip/gemm.hpp: hipBLASLt, or the tiled
+  // ---- GEMM (backend/blaslt/gemm.hpp: cuBLASLt or hipBLASLt; backend/hip/gemm.hpp picks it, or the tiled
   // fallback where the build has no hipBLASLt) ----------------------------------------------------
   /// The GEMM implementation this build uses: "cublaslt", "hipblaslt" or "fallback" (the portable
   /// tiled kernel: correct, slow), as gpu_info.gemm records it.

@@ -22,6 +22,8 @@
 #define gpuStream_t TPRIMAT_GPU_API(Stream_t)
 #define gpuStreamNonBlocking TPRIMAT_GPU_API(StreamNonBlocking)
 #define gpuStreamCaptureModeThreadLocal TPRIMAT_GPU_API(StreamCaptureModeThreadLocal)
+#define gpuStreamCaptureStatus TPRIMAT_GPU_API(StreamCaptureStatus)
+#define gpuStreamCaptureStatusNone TPRIMAT_GPU_API(StreamCaptureStatusNone)
 #define gpuEvent_t TPRIMAT_GPU_API(Event_t)
 #define gpuEventDisableTiming TPRIMAT_GPU_API(EventDisableTiming)
 #define gpuGraph_t TPRIMAT_GPU_API(Graph_t)
@@ -41,6 +43,7 @@
 #define gpuGetErrorString TPRIMAT_GPU_API(GetErrorString)
 #define gpuGetDevice TPRIMAT_GPU_API(GetDevice)
 #define gpuGetDeviceCount TPRIMAT_GPU_API(GetDeviceCount)
+#define gpuGetDeviceProperties TPRIMAT_GPU_API(GetDeviceProperties)
 #define gpuSetDevice TPRIMAT_GPU_API(SetDevice)
 #define gpuMemGetInfo TPRIMAT_GPU_API(MemGetInfo)
 
@@ -51,6 +54,7 @@
 #define gpuStreamWaitEvent TPRIMAT_GPU_API(StreamWaitEvent)
 #define gpuStreamBeginCapture TPRIMAT_GPU_API(StreamBeginCapture)
 #define gpuStreamEndCapture TPRIMAT_GPU_API(StreamEndCapture)
+#define gpuStreamIsCapturing TPRIMAT_GPU_API(StreamIsCapturing)
 #define gpuEventCreate TPRIMAT_GPU_API(EventCreate)
 #define gpuEventCreateWithFlags TPRIMAT_GPU_API(EventCreateWithFlags)
 #define gpuEventDestroy TPRIMAT_GPU_API(EventDestroy)
@@ -75,7 +79,9 @@
 #if TPRIMAT_GPU_HIP
 #define gpuMallocHost(ptr, bytes) hipHostMalloc(ptr, bytes, 0)
 #define gpuFreeHost hipHostFree
+#define gpuDeviceProp_t hipDeviceProp_t
 #else
 #define gpuMallocHost cudaMallocHost
 #define gpuFreeHost cudaFreeHost
+#define gpuDeviceProp_t cudaDeviceProp
 #endif

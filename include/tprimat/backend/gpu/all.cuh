@@ -16,12 +16,12 @@
 #include "tprimat/backend/hip/device_info.hpp"
 #include "tprimat/backend/hip/gemm.hpp"
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
-#include "tprimat/backend/hip/fp8_gemm.hpp"
+#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 #endif
 #else
 #include "tprimat/backend/cuda/cudnn_attention.hpp"
 #include "tprimat/backend/cuda/cupti_collector.hpp"
 #include "tprimat/backend/cuda/device_info.hpp"
-#include "tprimat/backend/cuda/fp8_gemm.hpp"
+#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 #include "tprimat/backend/cuda/gemm.hpp"
 #endif

@@ -3,8 +3,8 @@
 // backend::Hip's GEMM: hipBLASLt where the build found it, else the portable tiled kernel.
 //
 // TPRIMAT_HAVE_HIPBLASLT (set by tprimat::hip when CMake finds hipBLASLt, cmake/hip.cmake) picks
-// hipBLASLt (hip/hipblaslt_gemm.hpp: cached plans, the heuristic's algorithm, as cuBLASLt on
-// CUDA). Without it every HIP GEMM runs the tiled kernel (kernels/tprimat/kernels/gemm_tiled.cuh,
+// hipBLASLt (blaslt/gemm.hpp: cached plans, the heuristic's algorithm: one source with cuBLASLt's
+// wrapper). Without it every HIP GEMM runs the tiled kernel (kernels/tprimat/kernels/gemm_tiled.cuh,
 // checked against cuBLASLt on NVIDIA): correct and slow, named as such in the result JSON
 // (gpu_info.gemm "fallback") and by the configure step's notice.
 #pragma once
@@ -14,7 +14,7 @@
 #include "tprimat/backend/gpu.hpp"
 
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
-#include "tprimat/backend/hip/hipblaslt_gemm.hpp"
+#include "tprimat/backend/blaslt/gemm.hpp"
 #else
 #include "tprimat/backend/cuda_fp8_gemm.hpp"
 #include "tprimat/backend/gpu/gemm_tiled.cuh"
