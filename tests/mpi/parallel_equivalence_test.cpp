@@ -298,8 +298,7 @@ TEST(ParallelEquivalence, PipelineParallel2UnevenSplit) {
   for (const std::vector<int> split : {std::vector<int>{3, 1}, std::vector<int>{1, 3}}) {
     const std::string what = "PP=2 split " + parallel::stage_layers_text(split);
     check_layout<model::Tiny, 1, 2>(what.c_str(), false, 2, AdamEps::smooth, split);
-    check_layout<TinyQkvBias, 1, 2>((what + " accum 4").c_str(), false, 4, AdamEps::smooth,
-                                    split);
+    check_layout<TinyQkvBias, 1, 2>((what + " accum 4").c_str(), false, 4, AdamEps::smooth, split);
   }
 }
 
@@ -376,8 +375,7 @@ TEST(ParallelEquivalence, TensorParallel2PipelineParallel2UnevenSplit) {
 
 TEST(ParallelEquivalence, PipelineParallel2DataParallel2UnevenSplitDistributedOptimizer) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
-  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", true, 2, AdamEps::smooth,
-                                  {1, 3});
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", true, 2, AdamEps::smooth, {1, 3});
 }
 
 TEST(ParallelEquivalence, TensorParallel2DataParallel2) {

@@ -344,10 +344,11 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   const parallel::PipelineSplitRequest split_request =
       pipeline_split_request(o, name, file_first, file_last, file_split);
   if (split_request.given() && tp_pp.pp == 1 && !(o.parallel == "all" && !env.fixed))
-    throw core::InputError("--decoder-first/last-pipeline-num-layers and --pipeline-split auto "
-                           "split the layers over pipeline stages, and strategy " + name +
-                               " has PP=1 (one stage)",
-                           "drop them, or pass a layout with --pp 2 or more");
+    throw core::InputError(
+        "--decoder-first/last-pipeline-num-layers and --pipeline-split auto "
+        "split the layers over pipeline stages, and strategy " +
+            name + " has PP=1 (one stage)",
+        "drop them, or pass a layout with --pp 2 or more");
   const bool uneven = split_request.given() && tp_pp.pp > 1;
   const auto split_rule = uneven ? parallel::PipelineSplit::given : parallel::PipelineSplit::even;
   // Layout rules first: they explain more than a rank-count mismatch would.

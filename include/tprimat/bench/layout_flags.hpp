@@ -69,11 +69,11 @@ inline parallel::PipelineSplitRequest pipeline_split_request(const BenchOptions&
                                                              int file_first, int file_last,
                                                              const std::string& file_split) {
   check_pipeline_split_flag(o);
-  const auto refuse = [&](const std::string& flag, const std::string& given,
-                          const std::string& key, const std::string& is) {
-    throw core::InputError(flag + " " + given + " contradicts strategy " + strategy + "'s " + key +
-                               " " + is,
-                           "drop " + flag + ", or change " + key + " in the config");
+  const auto refuse = [&](const std::string& flag, const std::string& given, const std::string& key,
+                          const std::string& is) {
+    throw core::InputError(
+        flag + " " + given + " contradicts strategy " + strategy + "'s " + key + " " + is,
+        "drop " + flag + ", or change " + key + " in the config");
   };
   if (o.first_stage_layers > 0 && file_first > 0 && o.first_stage_layers != file_first)
     refuse("--decoder-first-pipeline-num-layers", std::to_string(o.first_stage_layers),

@@ -22,7 +22,7 @@ struct MemoryPlanInput {
   int pp = 1;
   /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty: the even
   /// split, layers / PP each.
-  std::vector<int> stage_layers;
+  std::vector<int> stage_layers = {};
   int dp = 1;
   int mbs = 1;
   int seq = 2048;

@@ -286,7 +286,8 @@ inline void check_pipeline_layers(ResultRules& r, const nlohmann::json& doc) {
   if (r.error() || !stages || !doc.contains(pp_at) || !doc.contains(layers_at)) return;
   const nlohmann::json& split = doc.at(nlohmann::json::json_pointer(key));
   if (static_cast<double>(*stages) != doc.at(pp_at).get<double>())
-    return r.fail(key, &split, "must hold one count per pipeline stage (pipeline_model_parallel_size)");
+    return r.fail(key, &split,
+                  "must hold one count per pipeline stage (pipeline_model_parallel_size)");
   double sum = 0;
   for (const auto& n : split) sum += n.get<double>();
   if (sum != doc.at(layers_at).get<double>())

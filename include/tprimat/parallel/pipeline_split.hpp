@@ -40,10 +40,10 @@ inline std::vector<int> stage_layers_from_ends(const model::Dims& d, int pp, int
   const std::string flags_first = "--decoder-first-pipeline-num-layers " + std::to_string(first),
                     flags_last = "--decoder-last-pipeline-num-layers " + std::to_string(last);
   const std::string given = first > 0 && last > 0 ? flags_first + " and " + flags_last
-                            : first > 0            ? flags_first
-                                                   : flags_last;
+                            : first > 0           ? flags_first
+                                                  : flags_last;
   const int ends = (first > 0) + (last > 0);
-  const int others = pp - ends;                          // stages that split the rest evenly
+  const int others = pp - ends;  // stages that split the rest evenly
   const int rest = d.layers - std::max(first, 0) - std::max(last, 0);  // their layers
   const std::string of = " of " + std::string(d.name) + "'s " + std::to_string(d.layers) +
                          " layers over PP=" + std::to_string(pp);
@@ -52,25 +52,25 @@ inline std::vector<int> stage_layers_from_ends(const model::Dims& d, int pp, int
                                std::to_string(pp),
                            "drop the split, or pass --pp 2 or more");
   if (others == 0 && rest != 0)
-    throw core::InputError(given + " = " + std::to_string(d.layers - rest) + " layers" + of +
-                               ", which has no other stage to take the " + std::to_string(rest) +
-                               " left",
-                           "make the two sum to " + std::to_string(d.layers) +
-                               ", or pass only one of them");
+    throw core::InputError(
+        given + " = " + std::to_string(d.layers - rest) + " layers" + of +
+            ", which has no other stage to take the " + std::to_string(rest) + " left",
+        "make the two sum to " + std::to_string(d.layers) + ", or pass only one of them");
   if (others > 0 && rest < others)
-    throw core::InputError(given + " leave " + std::to_string(rest) + " layer(s)" + of + " for " +
-                               std::to_string(others) + " other stage(s), each needing one",
-                           "pass smaller counts: together at most " +
-                               std::to_string(d.layers - others));
+    throw core::InputError(
+        given + " leave " + std::to_string(rest) + " layer(s)" + of + " for " +
+            std::to_string(others) + " other stage(s), each needing one",
+        "pass smaller counts: together at most " + std::to_string(d.layers - others));
   if (others > 0 && rest % others != 0) {
     // The nearest first-stage count (or last, when only it is given) that divides the rest.
     const int fix = (first > 0 ? first : last) + rest % others;
-    throw core::InputError(
-        given + " leave " + std::to_string(rest) + " layers" + of + ", which do not split evenly over the " +
-            std::to_string(others) + " other stage(s) (Megatron's rule: the stages between the "
-            "given ends run equal counts)",
-        "make the layers left a multiple of " + std::to_string(others) + ", e.g. --decoder-" +
-            (first > 0 ? "first" : "last") + "-pipeline-num-layers " + std::to_string(fix));
+    throw core::InputError(given + " leave " + std::to_string(rest) + " layers" + of +
+                               ", which do not split evenly over the " + std::to_string(others) +
+                               " other stage(s) (Megatron's rule: the stages between the "
+                               "given ends run equal counts)",
+                           "make the layers left a multiple of " + std::to_string(others) +
+                               ", e.g. --decoder-" + (first > 0 ? "first" : "last") +
+                               "-pipeline-num-layers " + std::to_string(fix));
   }
   std::vector<int> out(static_cast<std::size_t>(pp), others > 0 ? rest / others : 0);
   if (first > 0) out.front() = first;
@@ -140,8 +140,8 @@ inline std::vector<int> balanced_stage_layers(const model::Dims& d, int pp, int 
   }
   if (best.empty())  // fewer layers than stages: the layout check names that
     throw core::InputError("tprimat: " TPRIMAT_RULE_SPLIT_LAYER ": " + std::string(d.name) +
-                               " runs " + std::to_string(d.layers) + " layers, fewer than PP=" +
-                               std::to_string(pp) + " stages",
+                               " runs " + std::to_string(d.layers) +
+                               " layers, fewer than PP=" + std::to_string(pp) + " stages",
                            "pass --layers " + std::to_string(pp) + " or more, or a smaller --pp");
   return best;
 }
@@ -170,8 +170,7 @@ struct StageRange {
   int begin = 0;
   int count = 0;
 };
-constexpr StageRange stage_range(int layers, int pp, std::span<const int> stage_layers,
-                                 int stage) {
+constexpr StageRange stage_range(int layers, int pp, std::span<const int> stage_layers, int stage) {
   if (stage_layers.empty()) return {stage * (layers / pp), layers / pp};
   StageRange r;
   for (int s = 0; s < stage; ++s) r.begin += stage_layers[static_cast<std::size_t>(s)];

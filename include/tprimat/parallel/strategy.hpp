@@ -75,7 +75,7 @@ struct Plan {
   int grad_accum = 1;  ///< micro-batches per replica per optimizer step
   /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty until the
   /// layers run are known (bench::make_job fills it).
-  std::vector<int> stage_layers;
+  std::vector<int> stage_layers = {};
   int world() const { return tp * pp * dp; }
 };
 
@@ -120,7 +120,7 @@ inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int wo
             " does not match gbs / (mbs x DP) = " + std::to_string(gbs) + " / (" +
             std::to_string(mbs) + " x " + std::to_string(dp) + ") = " + std::to_string(accum),
         "drop gradient_accumulation_steps to derive it, or change --gbs");
-  return Plan{std::move(name), tp_pp.tp, tp_pp.pp, dp, accum, {}};
+  return Plan{std::move(name), tp_pp.tp, tp_pp.pp, dp, accum};
 }
 
 }  // namespace tprimat::parallel

@@ -515,7 +515,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.full = full;
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
-                          static_cast<int>(dp), static_cast<int>(gbs.value / (mbs.value * dp)), {}};
+                          static_cast<int>(dp), static_cast<int>(gbs.value / (mbs.value * dp))};
   c.mbs = static_cast<int>(mbs.value);
   c.gbs = static_cast<int>(gbs.value);
   c.seq = static_cast<int>(seq.value);

@@ -35,7 +35,7 @@ struct StepShape {
   int layers = 0;      ///< transformer layers run; 0 means the model's full depth
   /// Layers of each pipeline stage (parallel/pipeline_split.hpp), summing to `layers`; empty:
   /// layers / PP each.
-  std::vector<int> stage_layers;
+  std::vector<int> stage_layers = {};
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

@@ -2,14 +2,13 @@
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The uneven pipeline split from flags and config files to the job, its memory plan per stage,
 // and the result document (bench/jobs.hpp, layout_flags.hpp, memory_plan.hpp, result*.hpp).
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/layout_flags.hpp"
@@ -60,16 +59,20 @@ class SplitJobs : public ::testing::Test {
   bench::BenchOptions opts_;
 };
 
-#define EXPECT_ERROR_HAS(o, text)                                             \
-  do {                                                                        \
-    const std::string e_ = error_of(o);                                       \
-    EXPECT_NE(e_.find(text), std::string::npos) << "error: '" << e_ << "'";   \
+#define EXPECT_ERROR_HAS(o, text)                                           \
+  do {                                                                      \
+    const std::string e_ = error_of(o);                                     \
+    EXPECT_NE(e_.find(text), std::string::npos) << "error: '" << e_ << "'"; \
   } while (0)
 
 TEST(SplitOptions, FlagsParseWithTheirRanges) {
   bench::BenchOptions o;
-  std::vector<std::string_view> args{"--pp", "2", "--decoder-first-pipeline-num-layers", "3",
-                                     "--decoder-last-pipeline-num-layers=1", "--pipeline-split",
+  std::vector<std::string_view> args{"--pp",
+                                     "2",
+                                     "--decoder-first-pipeline-num-layers",
+                                     "3",
+                                     "--decoder-last-pipeline-num-layers=1",
+                                     "--pipeline-split",
                                      "even"};
   ASSERT_TRUE(bench::parse_args(o, args, true));
   EXPECT_EQ(o.first_stage_layers, 3);
@@ -197,8 +200,9 @@ TEST_F(SplitJobs, ConfigFileKeysAndFlagsThatContradictThem) {
   o.last_stage_layers = 3;  // agreeing: fine
   EXPECT_EQ(job(o).ctx.plan.stage_layers, (V{1, 3}));
   o.last_stage_layers = 2;
-  EXPECT_ERROR_HAS(o, "--decoder-last-pipeline-num-layers 2 contradicts strategy split's "
-                      "decoder_last_pipeline_num_layers 3");
+  EXPECT_ERROR_HAS(o,
+                   "--decoder-last-pipeline-num-layers 2 contradicts strategy split's "
+                   "decoder_last_pipeline_num_layers 3");
   o = opts_;
   o.parallel = write("auto.json", R"({"tensor_model_parallel_size": 1,
       "pipeline_model_parallel_size": 2, "pipeline_split": "auto"})");
@@ -284,19 +288,22 @@ TEST(SplitResult, CheckedAndComparedWithResultsThatPredateIt) {
   auto doc = bench::make_result(c, {r});
   EXPECT_EQ(bench::result_error(doc), std::nullopt);
   doc["parallelism_config"]["pipeline_layers"] = {4};
-  EXPECT_EQ(bench::result_error(doc, false).value_or("").rfind(
-                "parallelism_config.pipeline_layers is [4], and must hold one count per pipeline "
-                "stage",
-                0),
-            0u)
+  EXPECT_EQ(
+      bench::result_error(doc, false)
+          .value_or("")
+          .rfind("parallelism_config.pipeline_layers is [4], and must hold one count per pipeline "
+                 "stage",
+                 0),
+      0u)
       << bench::result_error(doc, false).value_or("none");
   doc["parallelism_config"]["pipeline_layers"] = {3, 2};
   EXPECT_EQ(bench::result_error(doc, false).value_or(""),
             "parallelism_config.pipeline_layers is [3,2], and must sum to "
             "training_config.num_layers");
   doc["parallelism_config"]["pipeline_layers"] = {4, 0};
-  EXPECT_EQ(bench::result_error(doc, false).value_or("").rfind(
-                "parallelism_config.pipeline_layers.1 is 0", 0),
+  EXPECT_EQ(bench::result_error(doc, false)
+                .value_or("")
+                .rfind("parallelism_config.pipeline_layers.1 is 0", 0),
             0u);
   constexpr auto stages = bench::experiment_field("/parallelism_config/pipeline_layers");
   EXPECT_EQ(bench::experiment_label(stages, nlohmann::json({17, 15})), "stages 17+15");

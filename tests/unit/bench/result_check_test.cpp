@@ -32,7 +32,7 @@ json valid_result() {
   c.device.total_memory_gb = 8;
   c.full = model::dims<model::Tiny>();
   c.dims = c.full;
-  c.plan = parallel::Plan{"minimal_communication", 1, 1, 1, 2, {}};
+  c.plan = parallel::Plan{"minimal_communication", 1, 1, 1, 2};
   c.gbs = 2;
   c.seq = 32;
   c.steps = 2;

@@ -29,7 +29,7 @@ bench::ResultContext tiny_context() {
   c.device.total_memory_gb = 16;
   c.full = model::dims<model::Tiny>();
   c.dims = c.full.with_layers(2);
-  c.plan = parallel::Plan{"minimal_communication", 1, 1, 2, 4, {}};
+  c.plan = parallel::Plan{"minimal_communication", 1, 1, 2, 4};
   c.mbs = 1;
   c.gbs = 8;
   c.seq = 64;

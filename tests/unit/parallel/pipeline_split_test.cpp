@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The pipeline's per-stage layer counts: Megatron's first/last rule, the balanced split, the checks.
+// The pipeline's per-stage layer counts: Megatron's first/last rule, the balanced split, the
+// checks.
 #include "tprimat/parallel/pipeline_split.hpp"
 
 #include <gtest/gtest.h>
