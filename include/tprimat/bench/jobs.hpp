@@ -345,8 +345,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
       pipeline_split_request(o, name, file_first, file_last, file_split);
   if (split_request.given() && tp_pp.pp == 1 && !(o.parallel == "all" && !env.fixed))
     throw core::InputError(
-        "--decoder-first/last-pipeline-num-layers and --pipeline-split auto "
-        "split the layers over pipeline stages, and strategy " +
+        "--decoder-first/last-pipeline-num-layers and --pipeline-split auto (or their config "
+        "keys) split the layers over pipeline stages, and strategy " +
             name + " has PP=1 (one stage)",
         "drop them, or pass a layout with --pp 2 or more");
   const bool uneven = split_request.given() && tp_pp.pp > 1;
