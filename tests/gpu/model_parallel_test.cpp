@@ -40,13 +40,13 @@ using tprimat::testing::nccl_world;
 /// step; every rank of one GPU has its own pool), at Llama 3.1 8B's width with 4 layers and seq
 /// 1024 (so that 2-4 ranks fit on one GPU): within 10%, the bound for the full model.
 template <class L>
-void plan_predicts_the_peak(bool zero) {
+void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {}) {
   parallel::comm::Mpi world;
   const int size = world.size(), mp = L::tp * L::pp;
   if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
   if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
   using M = model::Llama31_8B;
-  const train::StepShape shape{1, 1024, 2 * L::pp, 4};
+  const train::StepShape shape{1, 1024, 2 * L::pp, 4, stage_layers};
   train::OptimizerConfig opt;
   opt.distributed_optimizer = zero;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
@@ -67,6 +67,7 @@ void plan_predicts_the_peak(bool zero) {
   in.seq = shape.seq;
   in.grad_accum = shape.grad_accum;
   in.distributed_optimizer = zero;
+  in.stage_layers = stage_layers;
   const double planned = bench::plan_memory(in).total;
   std::printf("[rank %d] tp %d pp %d dp %d%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f GB, "
               "plan / busiest %.3f\n",
@@ -83,6 +84,12 @@ TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {
 TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
   TPRIMAT_REQUIRE_GPU();
   plan_predicts_the_peak<Pp2>(false);
+}
+
+// An uneven split: the first stage's 3 layers and 2 micro-batches in flight are the peak.
+TEST(ModelParallelMemory, PipelineUnevenPlanPredictsThePeak) {
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Pp2>(false, {3, 1});
 }
 
 TEST(ModelParallelMemory, TensorParallelZero1PlanPredictsThePeak) {  // 4 ranks
@@ -131,6 +138,26 @@ TEST(PipelineHostStaged, QkvBiasTwoLayersAStageOneMicroBatch) {
   compare_with_one_gpu<TinyBias, Pp2>(mpi_world(), false, {2, 64, 1, 0}, 4, false);
 }
 
+// An uneven split (Megatron's --decoder-first/last-pipeline-num-layers) of LlamaNarrow4's 4
+// layers, 3+1 and 1+3: still one GPU's bit for bit, and each stage holds its own count of layers.
+TEST(PipelineHostStaged, LlamaNarrowUnevenFirstHeavy) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(mpi_world(), false,
+                                                            {1, 128, 4, 0, {3, 1}}, 4, true);
+}
+
+TEST(PipelineHostStaged, LlamaNarrowUnevenLastHeavy) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(mpi_world(), false,
+                                                            {1, 128, 4, 0, {1, 3}}, 4, true);
+}
+
+TEST(PipelineHostStaged, LlamaNarrowUnevenZero1) {  // PP 2 x DP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(mpi_world(), true,
+                                                            {1, 128, 3, 0, {3, 1}}, 4, true);
+}
+
 /// FP8 (docs/fp8.md) under PP is one GPU's bit for bit: each slot keeps the scales its forward
 /// used, and every cast sees the tensor one GPU's does.
 constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
@@ -145,6 +172,15 @@ TEST(PipelineHostStaged, Fp8CurrentIsOneGpusBitForBit) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
       mpi_world(), false, {1, 128, 4, 0}, 4, false, true, fp8(train::Fp8Recipe::current));
+}
+
+// The current recipe keeps the model's first and last layers in bf16 by their index, so an uneven
+// split tests that each stage knows where its layers start: 3+1 puts layers 0 (bf16), 1, 2 (FP8)
+// on the first stage and 3 (bf16) alone on the last.
+TEST(PipelineHostStaged, Fp8CurrentUnevenIsOneGpusBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
+      mpi_world(), false, {1, 128, 4, 0, {3, 1}}, 4, false, true, fp8(train::Fp8Recipe::current));
 }
 
 /// LlamaNarrowKv2 with 4 layers, so FP8's current recipe has FP8 layers under TP 2.
@@ -171,6 +207,18 @@ TEST(TensorParallelHostStaged, Fp8Current) {
 TEST(TensorAndPipelineHostStaged, LlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0}, 4, true);
+}
+
+TEST(TensorAndPipelineHostStaged, LlamaNarrowUneven) {  // TP 2 x PP 2 at 4 ranks, 3+1
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, {3, 1}}, 4,
+                                                 true);
+}
+
+TEST(PipelineNccl, LlamaNarrowUneven) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(nccl_world(), false,
+                                                            {1, 128, 4, 0, {1, 3}}, 4, true);
 }
 
 TEST(TensorParallelNccl, LlamaNarrow) {

@@ -110,7 +110,8 @@ struct OneGpuBounds {
 /// `steps` steps of M under layout L (DP over the rest of the ranks of `world`, each replica its
 /// share of the global batch) and on one GPU (the whole global batch as DP x grad_accum
 /// micro-batches), from the same seed and tokens, under OneGpuBounds:
-/// - Start: every rank's shard holds one GPU's weights exactly (draws keyed by place).
+/// - Start: every rank's shard holds one GPU's weights exactly (draws keyed by place), and under
+///   an uneven pipeline split (shape.stage_layers) its stage's own count of layers.
 /// - Each step: loss and gradient norm; without ZeRO-1 (where a rank holds only its slices'
 ///   reduced gradients) every tensor's gradient. A mismatch names the tensor.
 /// - End: every fp32 master weight within one bf16 rounding (2^-8 relative) + 2 x steps x lr_peak,
@@ -138,9 +139,14 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
       OneGpuBounds::of(L::tp, L::pp, dp, shape, M::tied_embeddings, M::vocab, precision);
   train::StepShape whole = shape;
   whole.grad_accum = shape.grad_accum * dp;
+  whole.stage_layers.clear();  // one GPU: one stage of every layer
   train::TrainingStep<backend::Gpu, M, One> one(whole, opt, seed, {}, options);
   const train::ParameterTable& shard_table = ranks.engine().table();
   const train::ParameterTable& one_table = one.engine().table();
+  // An uneven split (shape.stage_layers): this stage holds its own count of layers, not L / PP.
+  if (!shape.stage_layers.empty())
+    ASSERT_EQ(shard_table.layers.size(),
+              std::size_t(shape.stage_layers.at(std::size_t(ranks.groups().at.pp))));
 
   for_each_tensor(shard_table, ranks.engine().parameters(), one_table, one.engine().parameters(),
                   [&](const train::ParamTensor& t, auto got, auto want) {

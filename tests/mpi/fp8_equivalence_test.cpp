@@ -17,6 +17,7 @@
 #include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/train/fp8_emulation.hpp"
 #include "tprimat/train/training_step.hpp"
 
@@ -60,7 +61,8 @@ struct Bounds {
 /// same (global) layers. Adam eps 1e-4 keeps each update a smooth function of its gradient (see
 /// parallel_equivalence_test.cpp).
 template <int Tp, int Pp>
-Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& bound) {
+Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& bound,
+                                         const std::vector<int>& stage_layers) {
   Mpi world;
   const int dp = world.size() / (Tp * Pp);
   const int seq = 32, layers = 4, accum = 2, gbs = accum * dp;
@@ -72,7 +74,7 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
   train::PrecisionConfig precision = train::PrecisionConfig::fp8_hybrid(recipe);
   precision.fp8.amax_history = 2;  // the third step drops the first step's amaxes
   train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<Tp, Pp>, Mpi> par(
-      train::StepShape{1, seq, accum, layers}, opt, 42, world, precision);
+      train::StepShape{1, seq, accum, layers, stage_layers}, opt, 42, world, precision);
   train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>> one(
       train::StepShape{1, seq, gbs, layers}, opt, 42, parallel::comm::Single{}, precision);
   const int dp_rank = par.groups().at.dp;
@@ -161,16 +163,18 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
 }
 
 template <int Tp, int Pp>
-void check_fp8_layout(const Bounds& bound) {
+void check_fp8_layout(const Bounds& bound, const std::vector<int>& stage_layers = {}) {
   for (auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
-    const Fp8Observed o = compare_fp8_with_one_process<Tp, Pp>(recipe, bound);
+    const Fp8Observed o = compare_fp8_with_one_process<Tp, Pp>(recipe, bound, stage_layers);
     double worst[4] = {o.loss, o.norm, o.weight_in_lr, o.scale};
     MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (Mpi{}.rank() == 0)
       std::printf(
-          "FP8 %s TP=%d PP=%d (%d ranks) vs one process, 3 steps: max rel diff loss %.3g, grad "
-          "norm %.3g, weights %.3g x sum of lrs, scales %.3g\n",
-          train::recipe_name(recipe), Tp, Pp, Mpi{}.size(), worst[0], worst[1], worst[2], worst[3]);
+          "FP8 %s TP=%d PP=%d%s%s (%d ranks) vs one process, 3 steps: max rel diff loss %.3g, "
+          "grad norm %.3g, weights %.3g x sum of lrs, scales %.3g\n",
+          train::recipe_name(recipe), Tp, Pp, stage_layers.empty() ? "" : " split ",
+          parallel::stage_layers_text(stage_layers).c_str(), Mpi{}.size(), worst[0], worst[1],
+          worst[2], worst[3]);
   }
 }
 
@@ -180,6 +184,14 @@ constexpr Bounds tensor_parallel{2e-3, 5e-2, 2.5, 0.3};
 TEST(Fp8Equivalence, PipelineParallel2IsBitExact) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
   check_fp8_layout<1, 2>(exact);
+}
+
+// An uneven split: the current recipe keeps layers 0 and 3 in bf16 by their index in the model,
+// so 3+1 and 1+3 check that each stage knows where its layers start.
+TEST(Fp8Equivalence, PipelineParallel2UnevenSplitIsBitExact) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
+  check_fp8_layout<1, 2>(exact, {3, 1});
+  check_fp8_layout<1, 2>(exact, {1, 3});
 }
 
 TEST(Fp8Equivalence, TensorParallel2) {

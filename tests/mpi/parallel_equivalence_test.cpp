@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Run under mpirun -np 2 and -np 4: groups, collectives, and TP / DP / ZeRO-1 == one process.
+// Run under mpirun -np 2 and -np 4: groups, collectives, and TP / PP (even and uneven splits) /
+// DP / ZeRO-1 == one process.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -17,6 +18,7 @@
 #include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/train/training_step.hpp"
 
 namespace {
@@ -132,10 +134,15 @@ struct Observed {
 /// and gradient norms 1e-5 relative; weights 1e-5 of their tensor's scale with Adam eps 1e-4,
 /// with the default 1e-8 what a sign flip of a normalised update can cost.
 template <class M, int Tp, int Pp>
-Observed compare_with_one_process(bool zero, int accum, AdamEps eps) {
+Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
+                                  const std::vector<int>& stage_layers = {}) {
   Mpi world;
   const int dp = world.size() / (Tp * Pp);
-  const int seq = 32, layers = 2, gbs = accum * dp;
+  // 2 layers, or the uneven split's sum (each stage's counts; one process runs them all).
+  int layers = 0;
+  for (const int n : stage_layers) layers += n;
+  if (layers == 0) layers = 2;
+  const int seq = 32, gbs = accum * dp;
   train::OptimizerConfig opt;
   opt.lr_peak = 1e-3;
   opt.warmup_steps = 1;
@@ -148,7 +155,7 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps) {
   // machinery element by element (measured <= 3e-6 relative), not Adam's conditioning.
   opt.eps = eps == AdamEps::smooth ? 1e-4 : train::OptimizerConfig{}.eps;
   train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> par(
-      train::StepShape{1, seq, accum, layers}, opt, 42, world);
+      train::StepShape{1, seq, accum, layers, stage_layers}, opt, 42, world);
   train::TrainingStep<backend::Cpu, M, parallel::Layout<1, 1>> one(
       train::StepShape{1, seq, gbs, layers}, opt, 42);
   const int dp_rank = par.groups().at.dp;
@@ -251,9 +258,10 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps) {
 }
 
 template <class M, int Tp, int Pp = 1>
-void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = AdamEps::smooth) {
+void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = AdamEps::smooth,
+                  const std::vector<int>& stage_layers = {}) {
   Mpi world;
-  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum, eps);
+  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers);
   double worst[5] = {o.loss, o.norm, o.weight, o.weight_in_lr, o.off_tight};
   MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world.rank() == 0)
@@ -280,6 +288,43 @@ TEST(ParallelEquivalence, PipelineParallel2) {
   check_layout<TinyQkvBias, 1, 2>("PP=2", false);
   // 4 micro-batches: 1F1B's steady phase runs 3 times on stage 0 and reuses its 2 slots.
   check_layout<TinyQkvBias, 1, 2>("PP=2 accum 4", false, 4);
+}
+
+// An uneven split (Megatron's --decoder-first/last-pipeline-num-layers) of 4 layers: 3+1 and
+// 1+3 hold every tensor once between the stages and match one process as the even split does.
+// Each stage also checks that it holds exactly its own layers.
+TEST(ParallelEquivalence, PipelineParallel2UnevenSplit) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
+  for (const std::vector<int> split : {std::vector<int>{3, 1}, std::vector<int>{1, 3}}) {
+    const std::string what = "PP=2 split " + parallel::stage_layers_text(split);
+    check_layout<model::Tiny, 1, 2>(what.c_str(), false, 2, AdamEps::smooth, split);
+    check_layout<TinyQkvBias, 1, 2>((what + " accum 4").c_str(), false, 4, AdamEps::smooth, split);
+  }
+}
+
+TEST(ParallelEquivalence, PipelineStagesHoldTheirSplitsLayers) {
+  Mpi world;
+  if (world.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
+  train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 2>, Mpi> step(
+      train::StepShape{1, 16, 2, 4, {3, 1}}, {}, 42, world);
+  const int stage = step.groups().at.pp;
+  std::vector<std::string> layers;
+  for (const auto& t : step.model().tensors())
+    if (t.name.starts_with("layers.")) {  // "layers.<l>.attn.wq"
+      const std::string index = t.name.substr(7, t.name.find('.', 7) - 7);
+      if (std::find(layers.begin(), layers.end(), index) == layers.end()) layers.push_back(index);
+    }
+  EXPECT_EQ(layers, stage == 0 ? (std::vector<std::string>{"0", "1", "2"})
+                               : (std::vector<std::string>{"3"}));
+  // A split that does not sum to the layers run is refused before anything is built.
+  try {
+    train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 2>, Mpi> bad(
+        train::StepShape{1, 16, 2, 4, {3, 2}}, {}, 42, world);
+    FAIL() << "expected InputError";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("3+2 = 5 layers, Tiny runs 4"), std::string::npos)
+        << e.what();
+  }
 }
 
 // PP with tied embeddings does not compile (tests/compile_fail/pp_tied_fail.cpp); with run-time
@@ -321,6 +366,16 @@ TEST(ParallelEquivalence, TensorParallel2PipelineParallel2) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x PP=2 needs 4 ranks";
   check_layout<model::Tiny, 2, 2>("TP=2 x PP=2", false);
   check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2", false);
+}
+
+TEST(ParallelEquivalence, TensorParallel2PipelineParallel2UnevenSplit) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x PP=2 needs 4 ranks";
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 split 3+1", false, 2, AdamEps::smooth, {3, 1});
+}
+
+TEST(ParallelEquivalence, PipelineParallel2DataParallel2UnevenSplitDistributedOptimizer) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", true, 2, AdamEps::smooth, {1, 3});
 }
 
 TEST(ParallelEquivalence, TensorParallel2DataParallel2) {

@@ -20,6 +20,7 @@
 #include "tprimat/bench/result.hpp"
 #include "tprimat/bench/runner.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 
 namespace tprimat::bench {
 
@@ -67,6 +68,26 @@ inline std::string describe_layers(const Job& job) {
                                                         " with a 10% margin)"
                                                   : "") +
          "; per-layer figures, not whole-model ones";
+}
+
+/// PP > 1: each stage's layers, its work in decoder layers (the last stage's head included,
+/// parallel::stage_costs) and its predicted memory; "" without a pipeline.
+inline std::string describe_pipeline(const Job& job) {
+  const auto& c = job.ctx;
+  if (c.plan.pp <= 1 || c.plan.stage_layers.empty()) return "";
+  char buf[32];
+  std::string work, memory;
+  for (const double w : parallel::stage_costs(c.dims, c.seq, c.plan.stage_layers)) {
+    std::snprintf(buf, sizeof buf, "%.2f", w);
+    work += (work.empty() ? "" : ", ") + std::string(buf);
+  }
+  for (const auto& m : job.predicted_stages) {
+    std::snprintf(buf, sizeof buf, "%.2f", m.total / gib);
+    memory += (memory.empty() ? "" : ", ") + std::string(buf);
+  }
+  return "tprimat: pipeline stages run " + parallel::stage_layers_text(c.plan.stage_layers) +
+         " layers; work in layers' FLOPs (the last stage's head included): " + work +
+         "; predicted memory per stage: " + memory + " GiB";
 }
 
 /// --profile and its flags over the `profiling` block of a --parallel config file, checked
@@ -165,6 +186,7 @@ inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
     job.ctx.timestamp = utc_timestamp();
     rep.line(describe_job(job));
     rep.line(describe_layers(job));
+    if (const std::string stages = describe_pipeline(job); !stages.empty()) rep.line(stages);
     if (const std::string copies = describe_fp8_copies(job); !copies.empty()) rep.line(copies);
     rep.line("tprimat: predicted memory " + detail::gib_text(job.ctx.predicted.total) +
              " per GPU of " + detail::gib_text(job.ctx.device.total_memory_gb * gib));
@@ -259,6 +281,8 @@ inline int run_plan(BenchOptions opts, Environment env) {
           continue;
         }
         std::printf("%s\n%s\n", describe_job(job).c_str(), describe_layers(job).c_str());
+        if (const std::string stages = describe_pipeline(job); !stages.empty())
+          std::printf("%s\n", stages.c_str());
         std::printf("predicted memory per GPU (busiest pipeline stage):\n%s",
                     format_plan(job.ctx.predicted, env.device.total_memory_gb * gib).c_str());
         if (const std::string copies = describe_fp8_copies(job); !copies.empty())

@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tprimat::bench {
 
@@ -30,6 +32,7 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/gpu_info/device_count", "GPUs"},
     {"/parallelism_config/tensor_model_parallel_size", "TP"},
     {"/parallelism_config/pipeline_model_parallel_size", "PP"},
+    {"/parallelism_config/pipeline_layers", "stages"},
     {"/parallelism_config/data_parallel_size", "DP"},
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
@@ -65,10 +68,30 @@ inline constexpr auto experiment_keys = [] {
 
 }  // namespace detail
 
+/// The value at experiment field `pointer` in `doc`, or what its absence means: a result without
+/// pipeline_layers ran the even split (every tprimat before the key did), so it reads as
+/// num_layers / PP each. nullopt where the document lacks the field (the seeds' files).
+inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::json& doc,
+                                                               std::string_view pointer) {
+  using J = nlohmann::json;
+  if (!doc.is_object()) return std::nullopt;
+  const J::json_pointer p{std::string(pointer)};
+  if (doc.contains(p)) return doc.at(p);
+  if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
+  const J::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},
+      layers_at{"/training_config/num_layers"};
+  if (!doc.contains(pp_at) || !doc.contains(layers_at) || !doc.at(pp_at).is_number_integer() ||
+      !doc.at(layers_at).is_number_integer())
+    return std::nullopt;
+  const auto pp = doc.at(pp_at).get<long long>(), layers = doc.at(layers_at).get<long long>();
+  if (pp < 1 || pp > 1 << 20 || layers % pp != 0) return std::nullopt;
+  return J(std::vector<long long>(static_cast<std::size_t>(pp), layers / pp));
+}
+
 /// The value of field `i` in `doc`; null where the document lacks it (the seeds' files).
 inline nlohmann::json experiment_value(const nlohmann::json& doc, std::size_t i) {
-  const nlohmann::json::json_pointer p{std::string(experiment_fields[i].pointer)};
-  return doc.is_object() && doc.contains(p) ? doc.at(p) : nlohmann::json(nullptr);
+  return recorded_experiment_value(doc, experiment_fields[i].pointer)
+      .value_or(nlohmann::json(nullptr));
 }
 
 /// "gbs 64", "ZeRO-1 on", "peak LR 0.0003", "TP n/a" (unknown): field `i` holding `value`.
@@ -80,6 +103,8 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
     v = value.get<bool>() ? "on" : "off";
   } else if (value.is_number_integer() || value.is_number_unsigned()) {
     v = value.dump();
+  } else if (value.is_array()) {  // a pipeline split: "stages 17+15"
+    for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();
   } else if (value.is_number() && std::isfinite(value.get<double>())) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", value.get<double>());

@@ -34,6 +34,7 @@
 #include "tprimat/data/safetensors.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/config_file.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/profile/config.hpp"
@@ -48,6 +49,8 @@ struct Job {
   std::filesystem::path output_dir;
   data::DataSpec data;  ///< what the runner feeds the step; ctx.data is its text
   profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
+  /// Each pipeline stage's predicted memory, first to last (ctx.predicted is the busiest).
+  std::vector<MemoryPlan> predicted_stages;
 };
 
 /// Every file a job writes into its output directory. The result and the log are locked for the
@@ -317,6 +320,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   parallel::TpPp tp_pp = choice.fixed;
   int want_dp = 0, want_accum = 0;
   train::PrecisionConfig file_precision;  // a config file's fp8 keys; flags override them
+  int file_first = 0, file_last = 0;      // a config file's pipeline split
+  std::string file_split;
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
@@ -326,18 +331,33 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     want_dp = c.dp;
     want_accum = c.grad_accum;
     if (c.precision) file_precision = *c.precision;
+    file_first = c.first_stage_layers;
+    file_last = c.last_stage_layers;
+    file_split = c.pipeline_split;
   }
   const train::PrecisionConfig precision =
       precision_from_flags(o.precision, o.fp8_recipe, file_precision);
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
+  // An uneven pipeline split: asked of one layout with PP 1, it is refused; --parallel all
+  // applies it to its strategies with PP > 1 and runs the others' one stage.
+  const parallel::PipelineSplitRequest split_request =
+      pipeline_split_request(o, name, file_first, file_last, file_split);
+  if (split_request.given() && tp_pp.pp == 1 && !(o.parallel == "all" && !env.fixed))
+    throw core::InputError(
+        "--decoder-first/last-pipeline-num-layers and --pipeline-split auto (or their config "
+        "keys) split the layers over pipeline stages, and strategy " +
+            name + " has PP=1 (one stage)",
+        "drop them, or pass a layout with --pp 2 or more");
+  const bool uneven = split_request.given() && tp_pp.pp > 1;
+  const auto split_rule = uneven ? parallel::PipelineSplit::given : parallel::PipelineSplit::even;
   // Layout rules first: they explain more than a rank-count mismatch would.
-  if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp))
+  if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp, split_rule))
     throw core::InputError(*err + " [strategy " + name + "]");
   const int mp = tp_pp.tp * tp_pp.pp;
   const int gbs = global_batch(o, cli_model, env.world / mp);
-  const parallel::Plan plan =
-      parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp, want_accum);
+  parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
+                                            want_accum, split_rule);
   if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
   if (!env.compiled(plan.tp, plan.pp))
     throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
@@ -366,7 +386,15 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (layers_auto) {
     // FP8 at the depth its least memory allows; the copies are chosen for that depth below.
     if (mem.precision.is_fp8()) mem.precision.fp8.copies = train::Fp8Copies::recast;
-    layers = max_layers_that_fit(mem, capacity);
+    layers = !uneven ? max_layers_that_fit(mem, capacity)
+                     : max_layers_that_fit(mem, capacity, [&](int n) {
+                         try {
+                           return std::optional<std::vector<int>>(parallel::resolve_stage_layers(
+                               full.with_layers(n), plan.pp, o.seq, split_request));
+                         } catch (const core::InputError&) {
+                           return std::optional<std::vector<int>>();
+                         }
+                       });
     if (layers == 0) {
       mem.dims = full.with_layers(plan.pp);
       throw core::InputError(
@@ -384,11 +412,15 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
                            "pass --layers " + std::to_string(full.layers) + " or fewer");
   }
   const model::Dims dims = full.with_layers(layers);
-  if (auto err = parallel::layout_error(dims, plan.tp, plan.pp))
+  if (auto err = parallel::layout_error(dims, plan.tp, plan.pp, split_rule))
     throw core::InputError(*err + "; pass --layers as a multiple of PP=" +
                            std::to_string(plan.pp));
+  // Every stage's layers, recorded in the result: the even split unless one was asked for.
+  plan.stage_layers = parallel::resolve_stage_layers(
+      dims, plan.pp, o.seq, uneven ? split_request : parallel::PipelineSplitRequest{});
   check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
   mem.dims = dims;
+  mem.stage_layers = plan.stage_layers;
   // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
   // at each use: the same numbers in less memory and a little more time (docs/fp8.md).
   train::PrecisionConfig run_precision = precision;
@@ -436,6 +468,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.collective_settings = env.collective_settings;
   c.overwrite = o.overwrite;
   c.save = o.save;
+  job.predicted_stages = plan_stages(mem);
   job.runs = o.runs;
   job.output_dir = job_output_dir(o, choice);
   return job;
@@ -456,6 +489,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   if (!parallel::is_config_path(o.parallel) || env.fixed)
     check_precision_backend(precision_from_flags(o.precision, o.fp8_recipe),
                             env.device.platform);
+  check_pipeline_split_flag(o);  // before --parallel all could skip every strategy for it
   check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
   check_totals(o);
   (void)detail::parse_layers(o.layers);

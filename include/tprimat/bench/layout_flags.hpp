@@ -11,6 +11,7 @@
 
 #include "tprimat/bench/options.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/strategy.hpp"
 
 namespace tprimat::bench {
@@ -50,6 +51,49 @@ inline void check_layout_flags(const BenchOptions& o, const std::string& strateg
   if (o.pp > 0 && o.pp != layout.pp) refuse("--pp", o.pp, "PP", layout.pp);
   if (o.grad_accum > 0 && accum > 0 && o.grad_accum != accum)
     refuse("--gradient-accumulation-steps", o.grad_accum, "gradient_accumulation_steps", accum);
+}
+
+/// --pipeline-split takes even or auto; checked before any strategy reads it.
+inline void check_pipeline_split_flag(const BenchOptions& o) {
+  if (!o.pipeline_split.empty() && o.pipeline_split != "even" && o.pipeline_split != "auto")
+    throw core::InputError("unknown --pipeline-split '" + o.pipeline_split + "'",
+                           "pass --pipeline-split even (layers / PP each) or auto (balanced)");
+}
+
+/// The pipeline split a job asks for: Megatron's first/last-stage flags and --pipeline-split,
+/// over a config file's decoder_first/last_pipeline_num_layers and pipeline_split (`file_*`, 0 or
+/// "": not stated). As with --tp, a flag beside the file may only agree with it; and "even"
+/// beside a stage count asks for two splits.
+inline parallel::PipelineSplitRequest pipeline_split_request(const BenchOptions& o,
+                                                             const std::string& strategy,
+                                                             int file_first, int file_last,
+                                                             const std::string& file_split) {
+  check_pipeline_split_flag(o);
+  const auto refuse = [&](const std::string& flag, const std::string& given, const std::string& key,
+                          const std::string& is) {
+    throw core::InputError(
+        flag + " " + given + " contradicts strategy " + strategy + "'s " + key + " " + is,
+        "drop " + flag + ", or change " + key + " in the config");
+  };
+  if (o.first_stage_layers > 0 && file_first > 0 && o.first_stage_layers != file_first)
+    refuse("--decoder-first-pipeline-num-layers", std::to_string(o.first_stage_layers),
+           "decoder_first_pipeline_num_layers", std::to_string(file_first));
+  if (o.last_stage_layers > 0 && file_last > 0 && o.last_stage_layers != file_last)
+    refuse("--decoder-last-pipeline-num-layers", std::to_string(o.last_stage_layers),
+           "decoder_last_pipeline_num_layers", std::to_string(file_last));
+  if (!o.pipeline_split.empty() && !file_split.empty() && o.pipeline_split != file_split)
+    refuse("--pipeline-split", o.pipeline_split, "pipeline_split", file_split);
+  parallel::PipelineSplitRequest r;
+  r.first = o.first_stage_layers > 0 ? o.first_stage_layers : file_first;
+  r.last = o.last_stage_layers > 0 ? o.last_stage_layers : file_last;
+  const std::string mode = o.pipeline_split.empty() ? file_split : o.pipeline_split;
+  r.balanced = mode == "auto";
+  if (mode == "even" && (r.first > 0 || r.last > 0))
+    throw core::InputError(
+        "--pipeline-split even gives every stage layers / PP, and "
+        "--decoder-first/last-pipeline-num-layers (or the config's keys) give other counts",
+        "pass one of the two");
+  return r;
 }
 
 /// The global batch of a job with data-parallel size `dp`: --gbs; else mbs x DP x

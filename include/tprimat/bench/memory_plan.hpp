@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "tprimat/model/counts.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::bench {
@@ -17,6 +20,9 @@ struct MemoryPlanInput {
   model::Dims dims;
   int tp = 1;
   int pp = 1;
+  /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty: the even
+  /// split, layers / PP each.
+  std::vector<int> stage_layers = {};
   int dp = 1;
   int mbs = 1;
   int seq = 2048;
@@ -28,8 +34,8 @@ struct MemoryPlanInput {
   train::PrecisionConfig precision;
 };
 
-/// Bytes per GPU, for the busiest pipeline stage (the first holds the embedding and the most
-/// in-flight micro-batches, the last the LM head and the logits).
+/// Bytes per GPU, for one pipeline stage or the busiest (the first holds the embedding and the
+/// most in-flight micro-batches, the last the LM head and the logits).
 struct MemoryPlan {
   double weights = 0;       ///< compute copy of this rank's parameters
   double gradients = 0;     ///< fp32 gradient accumulators
@@ -91,9 +97,11 @@ constexpr int fp8_layers_of(const MemoryPlanInput& in, int begin, int count) {
   return n;
 }
 
-constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last) {
+constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const auto& d = in.dims;
-  const int layers_here = d.layers / in.pp;
+  const bool first = stage == 0, last = stage == in.pp - 1;
+  const auto range = parallel::stage_range(d.layers, in.pp, in.stage_layers, stage);
+  const int layers_here = range.count;
   std::int64_t p = layers_here * model::layer_params(d) / in.tp;
   if (first) p += model::embedding_params(d) / in.tp;
   if (last) p += model::head_params(d) / in.tp + d.hidden;
@@ -105,10 +113,9 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last
   m.master = double(p) * (4 - in.compute_bytes) / shard;
   m.adam_moments = double(p) * 8 / shard;
   // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
-  const int in_flight = first ? std::min(in.pp, std::max(in.grad_accum, 1)) : 1;
+  const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.grad_accum, 1)));
   const double tokens = double(in.mbs) * in.seq;
-  const int begin = first ? 0 : d.layers - layers_here;
-  const int fp8_layers = fp8_layers_of(in, begin, layers_here);
+  const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
   m.activations = tokens * in_flight *
                   ((layers_here - fp8_layers) * layer_activation_bytes_per_token(in) +
                    fp8_layers * layer_activation_bytes_per_token(in, true) + d.hidden * 4.0);
@@ -122,11 +129,22 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, bool first, bool last
 
 }  // namespace detail
 
+/// Each pipeline stage's plan, first to last (one for PP 1).
+inline std::vector<MemoryPlan> plan_stages(const MemoryPlanInput& in) {
+  std::vector<MemoryPlan> out;
+  for (int stage = 0; stage < std::max(in.pp, 1); ++stage)
+    out.push_back(detail::plan_stage(in, stage));
+  return out;
+}
+
+/// The busiest stage's plan: what every GPU must hold room for. Of equal totals, the earlier.
 constexpr MemoryPlan plan_memory(const MemoryPlanInput& in) {
-  if (in.pp <= 1) return detail::plan_stage(in, true, true);
-  const MemoryPlan first = detail::plan_stage(in, true, false);
-  const MemoryPlan last = detail::plan_stage(in, false, true);
-  return first.total >= last.total ? first : last;
+  MemoryPlan busiest = detail::plan_stage(in, 0);
+  for (int stage = 1; stage < in.pp; ++stage) {
+    const MemoryPlan m = detail::plan_stage(in, stage);
+    if (m.total > busiest.total) busiest = m;
+  }
+  return busiest;
 }
 
 /// An FP8 run's copies (docs/fp8.md): kept when the plan with them, times `margin`, fits
@@ -148,8 +166,23 @@ inline constexpr double fit_margin = 1.10;
 /// plan, with a 10% margin, fits `capacity_bytes`; 0 when not even `pp` layers fit.
 constexpr int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes) {
   const int full = in.dims.layers;
+  in.stage_layers.clear();  // the even split of each count
   for (int n = full - full % in.pp; n >= in.pp; n -= in.pp) {
     in.dims = in.dims.with_layers(n);
+    if (plan_memory(in).total * fit_margin <= capacity_bytes) return n;
+  }
+  return 0;
+}
+
+/// The same under an uneven split: `split_of(n)` gives the stages' layer counts for n layers, or
+/// nullopt where n cannot be split so (std::optional<std::vector<int>>).
+template <class SplitOf>
+int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes, SplitOf&& split_of) {
+  for (int n = in.dims.layers; n >= std::max(in.pp, 1); --n) {
+    const std::optional<std::vector<int>> split = split_of(n);
+    if (!split) continue;
+    in.dims = in.dims.with_layers(n);
+    in.stage_layers = *split;
     if (plan_memory(in).total * fit_margin <= capacity_bytes) return n;
   }
   return 0;

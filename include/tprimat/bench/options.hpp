@@ -55,6 +55,8 @@ inline constexpr auto runs_range = core::between(1, runs);
 inline constexpr auto batch_range = core::between(1, batch);
 inline constexpr auto seq_range = core::between(1, seq);
 inline constexpr auto model_parallel_range = core::between(1, model_parallel);
+/// Layers of a pipeline stage: no model has more layers than a config file's sizes allow (2^20).
+inline constexpr auto stage_layers_range = core::between(1, 1 << 20);
 inline constexpr auto gpus_range = core::between(1, gpus);
 inline constexpr auto peak_tflops_range = core::above(0.0, peak_tflops);
 inline constexpr auto device_memory_range = core::above(0.0, device_memory_gib);
@@ -78,6 +80,9 @@ struct BenchOptions {
   std::string parallel;
   int tp = 0;  ///< --tp: the strategy's TP, which it must match when both are given; 0: unset
   int pp = 0;  ///< --pp: likewise for PP
+  /// --decoder-first/last-pipeline-num-layers: Megatron's uneven split; 0: unset
+  int first_stage_layers = 0, last_stage_layers = 0;
+  std::string pipeline_split;  ///< --pipeline-split: even or auto; "": unset (even)
   int grad_accum = 0;  ///< --gradient-accumulation-steps: gbs is then mbs x DP x it; 0: unset
   bool distributed_optimizer = false;  ///< ZeRO-1: AdamW state and update sharded over DP ranks
   std::string output_dir = "./output";
@@ -127,6 +132,18 @@ void for_each_selection_flag(BenchOptions& o, F&& f) {
   f("--pp,--pipeline-model-parallel-size", o.pp,
     "pipeline-parallel size (Megatron's flag); with --parallel it must match the strategy's", "",
     limits::model_parallel_range);
+  f("--decoder-first-pipeline-num-layers", o.first_stage_layers,
+    "layers of the first pipeline stage (Megatron's flag); the stages between the first and last "
+    "split the rest evenly (default: layers / PP each)",
+    "", limits::stage_layers_range);
+  f("--decoder-last-pipeline-num-layers", o.last_stage_layers,
+    "layers of the last pipeline stage, which also runs the final norm, the head and the loss "
+    "(Megatron's flag)",
+    "", limits::stage_layers_range);
+  f("--pipeline-split", o.pipeline_split,
+    "even (layers / PP each) or auto: per-stage layers that balance the stages' FLOPs, the head's "
+    "counted on the last (docs/pipeline.md) (default: even)",
+    "");
 }
 
 template <class F>

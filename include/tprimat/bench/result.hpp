@@ -273,6 +273,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                                {"distributed_optimizer", c.optimizer.distributed_optimizer},
                                {"pipeline_bubble_fraction",
                                 train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
+  if (!c.plan.stage_layers.empty())  // an imported log does not say
+    doc["parallelism_config"]["pipeline_layers"] = c.plan.stage_layers;
   doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
                             {"measured_steps", c.steps},
                             {"warmup_steps", c.warmup_steps},
@@ -503,12 +505,12 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
   using nlohmann::json;
   std::vector<std::string> out;
   for (const auto key : detail::experiment_keys) {
-    const json::json_pointer p{std::string(key)};
-    const json is = now.is_object() && now.contains(p) ? now.at(p) : json(nullptr);
-    if (!old.is_object() || !old.contains(p))
+    const json is = recorded_experiment_value(now, key).value_or(json(nullptr));
+    const std::optional<json> was = recorded_experiment_value(old, key);
+    if (!was)
       out.push_back(detail::key_text(key) + ": absent -> " + is.dump());
-    else if (old.at(p) != is)
-      out.push_back(detail::key_text(key) + ": " + old.at(p).dump() + " -> " + is.dump());
+    else if (*was != is)
+      out.push_back(detail::key_text(key) + ": " + was->dump() + " -> " + is.dump());
   }
   return out;
 }

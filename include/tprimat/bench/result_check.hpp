@@ -285,6 +285,25 @@ inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
                ")");
 }
 
+/// parallelism_config.pipeline_layers (results before it lack it: they ran the even split): one
+/// count of at least 1 per pipeline stage, summing to training_config.num_layers.
+inline void check_pipeline_layers(ResultRules& r, const nlohmann::json& doc) {
+  using R = ResultRules;
+  const std::string key = "/parallelism_config/pipeline_layers";
+  const auto stages = r.array_of(key, R::integer, {R::Bound::at_least, 1}, false);
+  const nlohmann::json::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},
+      layers_at{"/training_config/num_layers"};
+  if (r.error() || !stages || !doc.contains(pp_at) || !doc.contains(layers_at)) return;
+  const nlohmann::json& split = doc.at(nlohmann::json::json_pointer(key));
+  if (static_cast<double>(*stages) != doc.at(pp_at).get<double>())
+    return r.fail(key, &split,
+                  "must hold one count per pipeline stage (pipeline_model_parallel_size)");
+  double sum = 0;
+  for (const auto& n : split) sum += n.get<double>();
+  if (sum != doc.at(layers_at).get<double>())
+    r.fail(key, &split, "must sum to training_config.num_layers");
+}
+
 }  // namespace detail
 
 /// Why `doc` would fail schema/result.schema.json, as "key is value, and rule" naming the first
@@ -362,6 +381,7 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
   r.expect(t + "cuda_graph", R::boolean, {}, false);
   r.expect(t + "overlap", R::boolean, {}, false);
   detail::check_fp8(r, doc);
+  detail::check_pipeline_layers(r, doc);
 
   if (const auto* v = r.expect("/optimizer/name", R::string); v != nullptr && *v != "adamw")
     r.fail("/optimizer/name", v, "must be adamw");

@@ -27,6 +27,10 @@ struct ConfigStrategy {
   int pp = 1;
   int dp = 0;
   int grad_accum = 0;
+  /// Megatron's decoder_first/last_pipeline_num_layers (0: not given) and `pipeline_split`
+  /// ("even" or "auto"; "": not given): the stages' layer counts (pipeline_split.hpp).
+  int first_stage_layers = 0, last_stage_layers = 0;
+  std::string pipeline_split;
   std::string file;         ///< the config file, for messages
   nlohmann::json profiling;  ///< the file's top-level `profiling` block (profile/config.hpp reads it)
   /// NeMo's `fp8` / `fp8_recipe` where the file states them (config_precision); nullopt where
@@ -46,6 +50,9 @@ inline constexpr std::string_view tp_key = "tensor_model_parallel_size";
 inline constexpr std::string_view pp_key = "pipeline_model_parallel_size";
 inline constexpr std::string_view dp_key = "data_parallel_size";
 inline constexpr std::string_view accum_key = "gradient_accumulation_steps";
+inline constexpr std::string_view first_layers_key = "decoder_first_pipeline_num_layers";
+inline constexpr std::string_view last_layers_key = "decoder_last_pipeline_num_layers";
+inline constexpr std::string_view split_key = "pipeline_split";
 
 inline bool is_flat(const nlohmann::json& j) {
   return j.is_object() && (j.contains(tp_key) || j.contains(pp_key) || j.contains(dp_key));
@@ -148,6 +155,16 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
   s.pp = read_size(block, pp_key, file, where, false, 1);
   s.dp = read_size(block, dp_key, file, where, false, 0);
   s.grad_accum = read_size(block, accum_key, file, where, false, 0);
+  s.first_stage_layers = read_size(block, first_layers_key, file, where, false, 0);
+  s.last_stage_layers = read_size(block, last_layers_key, file, where, false, 0);
+  if (auto it = block.find(split_key); it != block.end()) {
+    if (!it->is_string() || (*it != "even" && *it != "auto"))
+      throw core::InputError("config " + file + ": " + (where.empty() ? "" : where + ".") +
+                                 std::string(split_key) + " must be \"even\" or \"auto\", got " +
+                                 it->dump(),
+                             "write \"pipeline_split\": \"auto\" (balanced) or \"even\"");
+    s.pipeline_split = it->get<std::string>();
+  }
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
@@ -72,15 +73,20 @@ struct Plan {
   int pp = 1;
   int dp = 1;
   int grad_accum = 1;  ///< micro-batches per replica per optimizer step
+  /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty until the
+  /// layers run are known (bench::make_job fills it).
+  std::vector<int> stage_layers = {};
   int world() const { return tp * pp * dp; }
 };
 
 /// Checks (model, TP, PP, DP, batch) against `world` ranks and fills DP and accumulation.
-/// `requested_dp` 0 derives DP from the world; `requested_accum` 0 derives it from the batch.
+/// `requested_dp` 0 derives DP from the world; `requested_accum` 0 derives it from the batch;
+/// `split` given: the stages' layer counts are checked once known (stage_layers_error).
 /// Throws InputError naming the problem and the fix.
 inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int world, int mbs,
-                      int gbs, int requested_dp = 0, int requested_accum = 0) {
-  if (auto err = layout_error(d, tp_pp.tp, tp_pp.pp))
+                      int gbs, int requested_dp = 0, int requested_accum = 0,
+                      PipelineSplit split = PipelineSplit::even) {
+  if (auto err = layout_error(d, tp_pp.tp, tp_pp.pp, split))
     throw core::InputError(*err + " [strategy " + name + "]");
   const int mp = tp_pp.tp * tp_pp.pp;
   const std::string layout = "TP=" + std::to_string(tp_pp.tp) + " x PP=" + std::to_string(tp_pp.pp);

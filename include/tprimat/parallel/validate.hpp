@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -22,6 +23,9 @@
 #define TPRIMAT_RULE_TP_VOCAB "TP must divide the vocabulary"
 #define TPRIMAT_RULE_PP_LAYERS "PP must divide the layers"
 #define TPRIMAT_RULE_PP_TIED "PP must be 1 for a model with tied embeddings"
+#define TPRIMAT_RULE_SPLIT_STAGES "an uneven pipeline split gives every stage its layer count"
+#define TPRIMAT_RULE_SPLIT_LAYER "every pipeline stage runs at least one layer"
+#define TPRIMAT_RULE_SPLIT_SUM "a pipeline split's layer counts sum to the layers run"
 
 namespace tprimat::parallel {
 
@@ -113,9 +117,16 @@ inline std::string divisor_list(int limit) {
   return out;
 }
 
+/// How a layout's pipeline splits its layers: `even` gives each stage layers / PP (the rule that
+/// PP divides the layers holds); `given` takes per-stage counts that stage_layers_error checks.
+enum class PipelineSplit { even, given };
+
 /// The first rule that (model, TP, PP) breaks, as the one-line message the CLI prints;
-/// nullopt when the layout fits. `d.layers` is the number of layers that will run.
-inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int pp) {
+/// nullopt when the layout fits. `d.layers` is the number of layers that will run. With
+/// `PipelineSplit::given` the layers need not divide by PP (the split's own rules are
+/// stage_layers_error's).
+inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int pp,
+                                               PipelineSplit split = PipelineSplit::even) {
   const std::string model(d.name);
   const std::string valid_tp = " (valid TP for " + model + ": " + divisor_list(tp_limit(d)) + ")";
   const std::string valid_pp =
@@ -136,7 +147,7 @@ inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int
     return "tprimat: " TPRIMAT_RULE_TP_VOCAB ": " + model + " has a vocabulary of " +
            std::to_string(d.vocab) + ", TP=" + std::to_string(tp) + " does not divide it" +
            valid_tp;
-  if (!divides(pp, d.layers))
+  if (split == PipelineSplit::even && !divides(pp, d.layers))
     return "tprimat: " TPRIMAT_RULE_PP_LAYERS ": " + model + " runs " + std::to_string(d.layers) +
            " layers, PP=" + std::to_string(pp) + " does not divide them" + valid_pp;
   if (!pp_keeps_tied_whole(d.tied_embeddings, pp))
@@ -147,9 +158,45 @@ inline std::optional<std::string> layout_error(const model::Dims& d, int tp, int
   return std::nullopt;
 }
 
+/// "17+15": a split's per-stage layer counts, as messages and reports show it.
+inline std::string stage_layers_text(std::span<const int> stage_layers) {
+  std::string out;
+  for (const int n : stage_layers) out += (out.empty() ? "" : "+") + std::to_string(n);
+  return out;
+}
+
+/// The first rule that per-stage layer counts `stage_layers` break for `d.layers` layers over
+/// `pp` stages, nullopt when they hold. Every stage runs at least one layer: both engines hand
+/// each stage's output to the next through its last layer's buffers.
+inline std::optional<std::string> stage_layers_error(const model::Dims& d, int pp,
+                                                     std::span<const int> stage_layers) {
+  const std::string split = "pipeline split " + stage_layers_text(stage_layers);
+  if (static_cast<int>(stage_layers.size()) != pp)
+    return "tprimat: " TPRIMAT_RULE_SPLIT_STAGES ": " + split + " has " +
+           std::to_string(stage_layers.size()) + " stage(s), PP=" + std::to_string(pp);
+  long long sum = 0;
+  for (std::size_t s = 0; s < stage_layers.size(); ++s) {
+    if (stage_layers[s] < 1)
+      return "tprimat: " TPRIMAT_RULE_SPLIT_LAYER ": " + split + " gives stage " +
+             std::to_string(s) + " " + std::to_string(stage_layers[s]) + " layers";
+    sum += stage_layers[s];
+  }
+  if (sum != d.layers)
+    return "tprimat: " TPRIMAT_RULE_SPLIT_SUM ": " + split + " = " + std::to_string(sum) +
+           " layers, " + std::string(d.name) + " runs " + std::to_string(d.layers);
+  return std::nullopt;
+}
+
 /// layout_error as the exception every engine and run-time path throws (core::InputError).
 inline void check_layout(const model::Dims& d, int tp, int pp) {
   if (auto err = layout_error(d, tp, pp)) throw core::InputError(*err);
+}
+
+/// The same for a layout whose stages run `stage_layers` layers each (empty: the even split).
+inline void check_layout(const model::Dims& d, int tp, int pp, std::span<const int> stage_layers) {
+  if (stage_layers.empty()) return check_layout(d, tp, pp);
+  if (auto err = layout_error(d, tp, pp, PipelineSplit::given)) throw core::InputError(*err);
+  if (auto err = stage_layers_error(d, pp, stage_layers)) throw core::InputError(*err);
 }
 
 }  // namespace tprimat::parallel

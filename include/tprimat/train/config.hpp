@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "tprimat/train/precision.hpp"
 
@@ -32,6 +33,9 @@ struct StepShape {
   int seq = 2048;      ///< tokens per sequence
   int grad_accum = 1;  ///< micro-batches per optimizer step on this DP rank
   int layers = 0;      ///< transformer layers run; 0 means the model's full depth
+  /// Layers of each pipeline stage (parallel/pipeline_split.hpp), summing to `layers`; empty:
+  /// layers / PP each.
+  std::vector<int> stage_layers = {};
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

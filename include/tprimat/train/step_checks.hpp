@@ -45,8 +45,10 @@ StepShape check_step_shape(StepShape shape) {
             std::to_string(shape.layers),
         "pass --layers between 1 and " + std::to_string(M::layers) + " (0 = all)");
   if (shape.layers == 0) shape.layers = M::layers;
-  // The layers run, not the model's: a proxy's layer count must split over the stages too.
-  parallel::check_layout(model::dims<M>().with_layers(shape.layers), L::tp, L::pp);
+  // The layers run, not the model's: a proxy's layer count must split over the stages too
+  // (evenly, unless the shape gives each stage's count).
+  parallel::check_layout(model::dims<M>().with_layers(shape.layers), L::tp, L::pp,
+                         shape.stage_layers);
   if (shape.mbs < 1 || shape.seq < 1 || shape.grad_accum < 1)
     throw core::InputError("mbs, seq and gradient accumulation must be at least 1 (got mbs " +
                            std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +

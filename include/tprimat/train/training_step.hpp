@@ -18,6 +18,7 @@
 #include "tprimat/parallel/communicator.hpp"
 #include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/layout.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/optimizer.hpp"
 #include "tprimat/train/pipeline.hpp"
@@ -37,7 +38,8 @@ namespace tprimat::train {
 ///
 /// Parallelism: the world is split into TP x PP x DP groups in Megatron's order
 /// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard); PP gives each stage
-/// layers / PP consecutive layers (embedding on the first, norm + head + loss on the last) and
+/// layers / PP consecutive layers, or StepShape::stage_layers' counts (embedding on the first,
+/// norm + head + loss on the last) and
 /// runs 1F1B over the micro-batches (train/pipeline.hpp); DP all-reduces gradients,
 /// or with OptimizerConfig::distributed_optimizer (ZeRO-1) reduce-scatters them, updates one
 /// shard of the fp32 master weights and AdamW state per DP rank and all-gathers the weights.
@@ -179,13 +181,13 @@ class TrainingStep {
     return parallel::make_groups(std::move(world), L::tp, L::pp);
   }
   static Shard shard_of(const StepShape& shape, const parallel::Groups<C>& g) {
-    const int per_stage = shape.layers / L::pp;
+    const auto stage = parallel::stage_range(shape.layers, L::pp, shape.stage_layers, g.at.pp);
     Shard s;
     s.tp_rank = g.at.tp;
     s.tp_size = L::tp;
     s.stages = L::pp;
-    s.layer_begin = g.at.pp * per_stage;
-    s.layer_count = per_stage;
+    s.layer_begin = stage.begin;
+    s.layer_count = stage.count;
     s.first_stage = g.first_stage();
     s.last_stage = g.last_stage();
     s.slots = pipeline_slots(L::pp, g.at.pp, shape.grad_accum);

@@ -190,7 +190,10 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                            " has inconsistent dimensions (heads must be a multiple of KV heads, "
                            "head_dim even, all sizes positive)");
   const int tp = shard.tp_size;
-  parallel::check_layout(d, tp, shard.stages);
+  // Whether the stages split the layers evenly is their owner's rule (TrainingStep, plan_rank):
+  // a stage checks its own range below.
+  if (auto err = parallel::layout_error(d, tp, shard.stages, parallel::PipelineSplit::given))
+    throw core::InputError(*err);
   if (shard.tp_rank < 0 || shard.tp_rank >= tp)
     throw core::InputError("TP rank " + std::to_string(shard.tp_rank) + " is outside TP=" +
                            std::to_string(tp));

@@ -73,8 +73,8 @@ class Fp8Linears {
                 "multiples of 16 (cuBLASLt's FP8 GEMM)",
             "pick --mbs/--seq (and model dims) that are multiples of 16, or --precision bf16");
     on_.assign(static_cast<std::size_t>(layers_), false);
-    const int first = p.stage * p.local_layers;
-    for (int l = 0; l < layers_; ++l) on_[l] = precision.layer_in_fp8(first + l, p.full.layers);
+    for (int l = 0; l < layers_; ++l)
+      on_[l] = precision.layer_in_fp8(p.layer_begin + l, p.full.layers);
     // Weight w of layer l: [in, out] as the bf16 weight, and its transpose.
     const std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> shapes = {
         {{h, qd}, {h, kvd}, {h, kvd}, {qd, h}, {h, f}, {h, f}, {f, h}}};

@@ -8,6 +8,7 @@
 
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/parameters.hpp"
@@ -27,6 +28,7 @@ struct RankPlan {
   int dp = 1, dp_rank = 0;
   bool first_stage = true, last_stage = true;
   int local_layers = 0;          ///< this stage's layers
+  int layer_begin = 0;           ///< the model's index of this stage's first layer
   int slots = 1;                 ///< micro-batches in flight under 1F1B, each with its activations
   std::int64_t vocab_begin = 0;  ///< first token id of this TP rank's vocabulary slice
   bool zero = false;             ///< ZeRO-1: the optimizer state sharded over DP
@@ -49,10 +51,10 @@ inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& g
 }
 
 /// The plan of a rank at places tp, pp, dp of its groups. Throws core::InputError when the
-/// layout breaks a rule of parallel/validate.hpp for these dims.
+/// layout breaks a rule of parallel/validate.hpp for these dims (and shape.stage_layers' split).
 inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
                           const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp, GroupPlace dp) {
-  parallel::check_layout(dims, tp.size, pp.size);
+  parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
   RankPlan p;
   p.full = dims;
   p.d = dims;
@@ -67,7 +69,9 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   p.zero = dp.size > 1 && opt.distributed_optimizer;
   p.first_stage = p.stage == 0;
   p.last_stage = p.stage == p.stages - 1;
-  p.local_layers = dims.layers / p.stages;
+  const auto stage = parallel::stage_range(dims.layers, p.stages, shape.stage_layers, p.stage);
+  p.local_layers = stage.count;
+  p.layer_begin = stage.begin;
   p.slots = pipeline_slots(p.stages, p.stage, shape.grad_accum);
   p.d.heads /= p.tp;
   p.d.kv_heads /= p.tp;
@@ -79,7 +83,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   shard.tp_rank = p.tp_rank;
   shard.tp_size = p.tp;
   shard.stages = p.stages;
-  shard.layer_begin = p.stage * p.local_layers;
+  shard.layer_begin = p.layer_begin;
   shard.layer_count = p.local_layers;
   shard.first_stage = p.first_stage;
   shard.last_stage = p.last_stage;
