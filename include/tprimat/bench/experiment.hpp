@@ -34,6 +34,7 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
     {"/parallelism_config/distributed_optimizer", "ZeRO-1"},
+    {"/parallelism_config/sequence_parallel", "SP"},
     {"/training_config/micro_batch_size", "mbs"},
     {"/training_config/global_batch_size", "gbs"},
     {"/training_config/sequence_length", "seq"},

@@ -81,6 +81,8 @@ struct ResultContext {
   /// training_config.precision: "fp32" (the CPU backend), or device_options.precision's name
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
+  /// Megatron's sequence parallelism as run: asked for and TP > 1
+  bool sequence_parallel = false;
   /// GPU backends: attention policy, CUDA graph, overlap; the precision (bf16 or FP8, whose
   /// settings training_config.fp8 records) on any backend
   train::DeviceOptions device_options;
@@ -265,14 +267,15 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"peak_tflops_fp8_dense", c.device.peak_tflops_fp8_dense > 0
                                                    ? json(c.device.peak_tflops_fp8_dense)
                                                    : json(nullptr)}};
-  doc["parallelism_config"] = {{"tensor_model_parallel_size", c.plan.tp},
-                               {"pipeline_model_parallel_size", c.plan.pp},
-                               {"data_parallel_size", c.plan.dp},
-                               {"gradient_accumulation_steps", c.plan.grad_accum},
-                               {"strategy_name", c.plan.strategy_name},
-                               {"distributed_optimizer", c.optimizer.distributed_optimizer},
-                               {"pipeline_bubble_fraction",
-                                train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
+  doc["parallelism_config"] = {
+      {"tensor_model_parallel_size", c.plan.tp},
+      {"pipeline_model_parallel_size", c.plan.pp},
+      {"data_parallel_size", c.plan.dp},
+      {"gradient_accumulation_steps", c.plan.grad_accum},
+      {"strategy_name", c.plan.strategy_name},
+      {"distributed_optimizer", c.optimizer.distributed_optimizer},
+      {"sequence_parallel", c.sequence_parallel},
+      {"pipeline_bubble_fraction", train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
                             {"measured_steps", c.steps},
                             {"warmup_steps", c.warmup_steps},

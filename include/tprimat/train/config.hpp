@@ -32,6 +32,11 @@ struct StepShape {
   int seq = 2048;      ///< tokens per sequence
   int grad_accum = 1;  ///< micro-batches per optimizer step on this DP rank
   int layers = 0;      ///< transformer layers run; 0 means the model's full depth
+  /// Megatron's sequence parallelism (`--sequence-parallel`): under TP > 1 the residual stream
+  /// and the norms hold this TP rank's mbs x seq / TP token rows, gathered before each
+  /// column-parallel GEMM and reduce-scattered after each row-parallel one. Without TP it
+  /// means nothing: check_step_shape turns it off.
+  bool sequence_parallel = false;
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

@@ -72,6 +72,11 @@ TEST(Result, SeedsKeysAndWarmupExcluded) {
   zero.optimizer.distributed_optimizer = true;
   EXPECT_EQ(bench::make_result(zero, {record(0.5)})["parallelism_config"]["distributed_optimizer"],
             true);
+  EXPECT_EQ(p["sequence_parallel"], false);
+  auto sp = tiny_context();
+  sp.plan.tp = 2;
+  sp.sequence_parallel = true;
+  EXPECT_EQ(bench::make_result(sp, {record(0.5)})["parallelism_config"]["sequence_parallel"], true);
   const auto& t = doc["training_config"];
   EXPECT_EQ(t["global_batch_size"], 8);
   EXPECT_EQ(t["num_layers"], 2);
