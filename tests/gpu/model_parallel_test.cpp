@@ -40,13 +40,13 @@ using tprimat::testing::nccl_world;
 /// step; every rank of one GPU has its own pool), at Llama 3.1 8B's width with 4 layers and seq
 /// 1024 (so that 2-4 ranks fit on one GPU): within 10%, the bound for the full model.
 template <class L>
-void plan_predicts_the_peak(bool zero) {
+void plan_predicts_the_peak(bool zero, bool sequence_parallel = false) {
   parallel::comm::Mpi world;
   const int size = world.size(), mp = L::tp * L::pp;
   if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
   if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
   using M = model::Llama31_8B;
-  const train::StepShape shape{1, 1024, 2 * L::pp, 4};
+  const train::StepShape shape{1, 1024, 2 * L::pp, 4, sequence_parallel};
   train::OptimizerConfig opt;
   opt.distributed_optimizer = zero;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
@@ -67,17 +67,26 @@ void plan_predicts_the_peak(bool zero) {
   in.seq = shape.seq;
   in.grad_accum = shape.grad_accum;
   in.distributed_optimizer = zero;
+  in.sequence_parallel = step.shape().sequence_parallel;
   const double planned = bench::plan_memory(in).total;
-  std::printf("[rank %d] tp %d pp %d dp %d%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f GB, "
-              "plan / busiest %.3f\n",
-              world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", peak / 1e9, busiest / 1e9,
-              planned / 1e9, planned / busiest);
+  std::printf(
+      "[rank %d] tp %d pp %d dp %d%s%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f "
+      "GB, plan / busiest %.3f\n",
+      world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", in.sequence_parallel ? " SP" : "",
+      peak / 1e9, busiest / 1e9, planned / 1e9, planned / busiest);
   EXPECT_NEAR(planned, busiest, 0.10 * busiest);
 }
 
 TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {
   TPRIMAT_REQUIRE_GPU();
   plan_predicts_the_peak<Tp2>(false);
+}
+
+// Sequence parallelism: the residual stream, its gradient and the norms' statistics on n / TP rows
+// (the plan's split activations); the gathered norm outputs and the bf16 partial products whole.
+TEST(ModelParallelMemory, SequenceParallelTensorParallelPlanPredictsThePeak) {
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(false, true);
 }
 
 TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
@@ -173,9 +182,55 @@ TEST(TensorAndPipelineHostStaged, LlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
   compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0}, 4, true);
 }
 
+// Sequence parallelism (the shapes' last field): the residual stream and the norms on each TP
+// rank's half of the token rows, bf16 all-gathers before the column-parallel GEMMs and bf16
+// reduce-scatters after the row-parallel ones, fp32 reduce-scatters of the input gradients; the
+// bounds are OneGpuBounds' for SP. -np 2 unless said.
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrow) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 1, 0, true}, 5, true);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowInLine) {  // --no-overlap
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 2, 0, true}, 3, true,
+                                            false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelQkvBias) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<TinyBias, Tp2>(mpi_world(), false, {2, 64, 2, 0, true}, 5, false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelTiedEmbeddings) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<TinyTied, Tp2>(mpi_world(), false, {2, 64, 2, 0, true}, 5, false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelFp8Delayed) {  // the FP8 bounds
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(mpi_world(), false, {1, 128, 2, 0, true}, 4, false,
+                                              true, fp8(train::Fp8Recipe::delayed));
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowZero1) {  // TP 2 x DP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), true, {1, 128, 1, 0, true}, 5, true);
+}
+
+TEST(TensorAndPipelineHostStaged, SequenceParallelLlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, true}, 4, true);
+}
+
 TEST(TensorParallelNccl, LlamaNarrow) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(nccl_world(), false, {1, 128, 1, 0}, 5, true);
+}
+
+TEST(TensorParallelNccl, SequenceParallelLlamaNarrow) {  // NCCL's bf16 reduce-scatter, captured
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(nccl_world(), false, {1, 128, 1, 0, true}, 5, true);
 }
 
 TEST(TensorParallelNccl, TiedEmbeddings) {
