@@ -17,6 +17,9 @@ namespace tprimat::bench {
 struct ExperimentField {
   std::string_view pointer;  ///< JSON pointer into a result document
   std::string_view name;     ///< how a report label names it: "gbs" in "gbs 64"
+  /// What a document without the field ran with, as JSON text, where that is known (results
+  /// written before the field existed); "": unknown, read as null.
+  std::string_view absent = "";
 };
 
 /// What ran, on what, split and fed how. Run length (steps, warm-up, runs, and the LR schedule
@@ -34,7 +37,7 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
     {"/parallelism_config/distributed_optimizer", "ZeRO-1"},
-    {"/parallelism_config/sequence_parallel", "SP"},
+    {"/parallelism_config/sequence_parallel", "SP", "false"},  // recorded since issue 26
     {"/training_config/micro_batch_size", "mbs"},
     {"/training_config/global_batch_size", "gbs"},
     {"/training_config/sequence_length", "seq"},
@@ -66,10 +69,20 @@ inline constexpr auto experiment_keys = [] {
 
 }  // namespace detail
 
-/// The value of field `i` in `doc`; null where the document lacks it (the seeds' files).
+/// Whether `doc` says what field `i` was: it holds the field, or the field's `absent` value
+/// applies to documents without it.
+inline bool experiment_value_known(const nlohmann::json& doc, std::size_t i) {
+  const nlohmann::json::json_pointer p{std::string(experiment_fields[i].pointer)};
+  return (doc.is_object() && doc.contains(p)) || !experiment_fields[i].absent.empty();
+}
+
+/// The value of field `i` in `doc`; where the document lacks it, the field's `absent` value, or
+/// null (the seeds' files).
 inline nlohmann::json experiment_value(const nlohmann::json& doc, std::size_t i) {
   const nlohmann::json::json_pointer p{std::string(experiment_fields[i].pointer)};
-  return doc.is_object() && doc.contains(p) ? doc.at(p) : nlohmann::json(nullptr);
+  if (doc.is_object() && doc.contains(p)) return doc.at(p);
+  const std::string_view absent = experiment_fields[i].absent;
+  return absent.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(absent);
 }
 
 /// "gbs 64", "ZeRO-1 on", "peak LR 0.0003", "TP n/a" (unknown): field `i` holding `value`.

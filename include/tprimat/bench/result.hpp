@@ -498,19 +498,20 @@ inline std::string key_text(std::string_view pointer) {
 }  // namespace detail
 
 /// How the result document `old` differs from the result document `now` in the keys that define
-/// an experiment, one "key: old -> new" each (a key `old` lacks reads "absent"); empty when both
-/// are of the same configuration. (`tprimat import` compares the result it would write.)
+/// an experiment, one "key: old -> new" each (a key `old` lacks, and whose value without it is
+/// unknown, reads "absent"); empty when both are of the same configuration. (`tprimat import`
+/// compares the result it would write.)
 inline std::vector<std::string> configuration_differences(const nlohmann::json& old,
                                                           const nlohmann::json& now) {
   using nlohmann::json;
   std::vector<std::string> out;
-  for (const auto key : detail::experiment_keys) {
-    const json::json_pointer p{std::string(key)};
-    const json is = now.is_object() && now.contains(p) ? now.at(p) : json(nullptr);
-    if (!old.is_object() || !old.contains(p))
+  for (std::size_t i = 0; i < experiment_field_count; ++i) {
+    const auto key = experiment_fields[i].pointer;
+    const json is = experiment_value(now, i);
+    if (!experiment_value_known(old, i))
       out.push_back(detail::key_text(key) + ": absent -> " + is.dump());
-    else if (old.at(p) != is)
-      out.push_back(detail::key_text(key) + ": " + old.at(p).dump() + " -> " + is.dump());
+    else if (const json was = experiment_value(old, i); was != is)
+      out.push_back(detail::key_text(key) + ": " + was.dump() + " -> " + is.dump());
   }
   return out;
 }

@@ -180,6 +180,26 @@ TEST(Result, MfuOverOneIsFlagged) {
   EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind("MFU ", 0), 0u) << doc["warnings"];
 }
 
+TEST(ExperimentFields, AResultFromBeforeSequenceParallelismRanWithout) {
+  auto c = tiny_context();
+  c.plan.tp = 2;
+  auto old = bench::make_result(c, {record(0.5)});
+  old["parallelism_config"].erase("sequence_parallel");  // written before the field existed
+  constexpr auto sp = bench::experiment_field("/parallelism_config/sequence_parallel");
+  EXPECT_EQ(bench::experiment_value(old, sp), false);
+  EXPECT_EQ(bench::experiment_label(sp, bench::experiment_value(old, sp)), "SP off");
+  EXPECT_TRUE(bench::configuration_differences(old, c).empty());
+  c.sequence_parallel = true;
+  EXPECT_EQ(bench::configuration_differences(old, c),
+            std::vector<std::string>{"parallelism_config.sequence_parallel: false -> true"});
+  // A field without a known value when absent still reads "absent".
+  c.sequence_parallel = false;
+  old["training_config"].erase("sequence_length");
+  EXPECT_EQ(bench::configuration_differences(old, c),
+            std::vector<std::string>{"training_config.sequence_length: absent -> " +
+                                     std::to_string(c.seq)});
+}
+
 TEST(ExperimentFields, OneListForOverwriteAndReports) {
   // The overwrite rule compares exactly the pointers the reports group by.
   ASSERT_EQ(bench::detail::experiment_keys.size(), bench::experiment_field_count);
