@@ -182,6 +182,52 @@ TEST(TensorAndPipelineHostStaged, LlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
   compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0}, 4, true);
 }
 
+/// Sequence parallelism's collectives on `world`'s device collectives: a bf16 reduce-scatter in
+/// place (rank r's chunk of rows gets the sum over ranks, rounded once to bf16: exact here, as
+/// every term is a small integer) and an all-gather of each rank's bf16 rows in place.
+template <class World>
+void sequence_parallel_collectives(World world) {
+  using bf16 = backend::Gpu::bf16;
+  const auto group = train::device_collectives_of(world);
+  if (!group) GTEST_SKIP() << "one rank: no collectives";
+  const int ranks = group->size(), me = group->rank();
+  const std::size_t chunk = 1000;  // not a multiple of 8: NCCL's unaligned path too
+  const auto value = [](int rank, std::size_t i) { return float(int(i % 97) - 48 + rank); };
+  std::vector<float> mine(chunk * ranks);
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(me, i);
+  backend::DeviceBuffer<bf16> x(mine.size(), nullptr);
+  x.upload(tprimat::testing::to_bf16(mine));
+  group->reduce_scatter_sum_bf16(x.data(), chunk, nullptr);
+  backend::gpu_check(cudaDeviceSynchronize(), "sync");
+  const auto summed = tprimat::testing::to_float(x.download());
+  for (std::size_t i = 0; i < chunk; ++i) {
+    const std::size_t at = chunk * me + i;
+    float want = 0;
+    for (int r = 0; r < ranks; ++r) want += value(r, at);
+    ASSERT_EQ(summed[at], want) << "rank " << me << " element " << at;
+  }
+  // Each rank's chunk of rows goes to every rank.
+  std::vector<float> rows(chunk * ranks, -1.0f);
+  for (std::size_t i = 0; i < chunk; ++i) rows[chunk * me + i] = value(me, i) * 2;
+  x.upload(tprimat::testing::to_bf16(rows));
+  group->all_gather_bytes(x.data(), chunk * sizeof(bf16), nullptr);
+  backend::gpu_check(cudaDeviceSynchronize(), "sync");
+  const auto gathered = tprimat::testing::to_float(x.download());
+  for (int r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < chunk; ++i)
+      ASSERT_EQ(gathered[chunk * r + i], value(r, i) * 2) << "rank " << r << "'s element " << i;
+}
+
+TEST(SequenceParallelCollectives, HostStagedBf16ReduceScatterAndAllGather) {
+  TPRIMAT_REQUIRE_GPU();
+  sequence_parallel_collectives(mpi_world());
+}
+
+TEST(SequenceParallelCollectives, NcclBf16ReduceScatterAndAllGather) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  sequence_parallel_collectives(nccl_world());
+}
+
 // Sequence parallelism (the shapes' last field): the residual stream and the norms on each TP
 // rank's half of the token rows, bf16 all-gathers before the column-parallel GEMMs and bf16
 // reduce-scatters after the row-parallel ones, fp32 reduce-scatters of the input gradients; the
@@ -229,7 +275,7 @@ TEST(TensorParallelNccl, LlamaNarrow) {
 }
 
 TEST(TensorParallelNccl, SequenceParallelLlamaNarrow) {  // NCCL's bf16 reduce-scatter, captured
-  TPRIMAT_REQUIRE_GPU();
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(nccl_world(), false, {1, 128, 1, 0, true}, 5, true);
 }
 
