@@ -249,8 +249,8 @@ int main(int argc, char** argv) {
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   bench::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
   for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
-                  "--backend", "--peak-tflops", "--distributed-optimizer", "--precision",
-                  "--fp8-recipe"}) {
+                  "--backend", "--peak-tflops", "--distributed-optimizer", "--sequence-parallel",
+                  "--precision", "--fp8-recipe"}) {
     bench::for_each_run_flag(plan_opts,
                              [&](std::string_view flag, auto& field, std::string_view help,
                                  std::string_view env, const auto&... range) {

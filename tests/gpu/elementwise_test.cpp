@@ -720,6 +720,34 @@ TEST(GpuElementwise, ToBf16RoundsToNearestEven) {
   }
 }
 
+// ---- add_bf16 (sequence parallelism's residual add) -----------------------------------------
+
+TEST(GpuElementwise, AddBf16AddsTheWidenedSumToTheResidualInPlaceOrNot) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t n = 100'003;  // odd: the vector path's tail
+  const auto residual = testing::random_normal(n + 1, seed, 1.0f);
+  const auto y = testing::to_bf16(testing::random_normal(n + 1, seed + 1, 0.1f));
+  auto d_y = device(y, s);
+  for (int offset : {0, 1}) {  // 1: misaligned, the scalar kernel
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    auto d_res = device(residual, s);
+    auto d_out = poisoned<float>(n, s);
+    Gpu::add_bf16(d_res.data() + offset, d_y.data() + offset, d_out.data(), n, s);
+    Gpu::add_bf16(d_res.data() + offset, d_y.data() + offset, d_res.data() + offset, n, s);
+    const auto out = d_out.download(), in_place = d_res.download();
+    const auto widened = testing::to_float(std::span<const bf16>(y));
+    for (std::int64_t i = 0; i < n; ++i) {
+      // One fp32 addition of the exact widening of a bf16: bit for bit the host's.
+      const float want = residual[offset + i] + widened[offset + i];
+      ASSERT_EQ(out[i], want) << "element " << i;
+      ASSERT_EQ(in_place[offset + i], want) << "element " << i << " in place";
+    }
+  }
+}
+
 // ---- init ----------------------------------------------------------------------------------
 
 // A tensor-parallel shard draws its block of a tensor by the element's place in the whole one.

@@ -40,13 +40,14 @@ using tprimat::testing::nccl_world;
 /// step; every rank of one GPU has its own pool), at Llama 3.1 8B's width with 4 layers and seq
 /// 1024 (so that 2-4 ranks fit on one GPU): within 10%, the bound for the full model.
 template <class L>
-void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {}) {
+void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {},
+                            bool sequence_parallel = false) {
   parallel::comm::Mpi world;
   const int size = world.size(), mp = L::tp * L::pp;
   if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
   if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
   using M = model::Llama31_8B;
-  const train::StepShape shape{1, 1024, 2 * L::pp, 4, stage_layers};
+  const train::StepShape shape{1, 1024, 2 * L::pp, 4, stage_layers, sequence_parallel};
   train::OptimizerConfig opt;
   opt.distributed_optimizer = zero;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
@@ -68,17 +69,26 @@ void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {}) {
   in.grad_accum = shape.grad_accum;
   in.distributed_optimizer = zero;
   in.stage_layers = stage_layers;
+  in.sequence_parallel = step.shape().sequence_parallel;
   const double planned = bench::plan_memory(in).total;
-  std::printf("[rank %d] tp %d pp %d dp %d%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f GB, "
-              "plan / busiest %.3f\n",
-              world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", peak / 1e9, busiest / 1e9,
-              planned / 1e9, planned / busiest);
+  std::printf(
+      "[rank %d] tp %d pp %d dp %d%s%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f "
+      "GB, plan / busiest %.3f\n",
+      world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", in.sequence_parallel ? " SP" : "",
+      peak / 1e9, busiest / 1e9, planned / 1e9, planned / busiest);
   EXPECT_NEAR(planned, busiest, 0.10 * busiest);
 }
 
 TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {
   TPRIMAT_REQUIRE_GPU();
   plan_predicts_the_peak<Tp2>(false);
+}
+
+// Sequence parallelism: the residual stream, its gradient and the norms' statistics on n / TP rows
+// (the plan's split activations); the gathered norm outputs and the bf16 partial products whole.
+TEST(ModelParallelMemory, SequenceParallelTensorParallelPlanPredictsThePeak) {
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(false, true);
 }
 
 TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
@@ -221,9 +231,101 @@ TEST(PipelineNccl, LlamaNarrowUneven) {
                                                             {1, 128, 4, 0, {1, 3}}, 4, true);
 }
 
+/// Sequence parallelism's collectives on `world`'s device collectives: a bf16 reduce-scatter in
+/// place (rank r's chunk of rows gets the sum over ranks, rounded once to bf16: exact here, as
+/// every term is a small integer) and an all-gather of each rank's bf16 rows in place.
+template <class World>
+void sequence_parallel_collectives(World world) {
+  using bf16 = backend::Gpu::bf16;
+  const auto group = train::device_collectives_of(world);
+  if (!group) GTEST_SKIP() << "one rank: no collectives";
+  const int ranks = group->size(), me = group->rank();
+  const std::size_t chunk = 1000;  // not a multiple of 8: NCCL's unaligned path too
+  const auto value = [](int rank, std::size_t i) { return float(int(i % 97) - 48 + rank); };
+  std::vector<float> mine(chunk * ranks);
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(me, i);
+  backend::DeviceBuffer<bf16> x(mine.size(), nullptr);
+  x.upload(tprimat::testing::to_bf16(mine));
+  group->reduce_scatter_sum_bf16(x.data(), chunk, nullptr);
+  backend::gpu_check(gpuDeviceSynchronize(), "sync");
+  const auto summed = tprimat::testing::to_float(x.download());
+  for (std::size_t i = 0; i < chunk; ++i) {
+    const std::size_t at = chunk * me + i;
+    float want = 0;
+    for (int r = 0; r < ranks; ++r) want += value(r, at);
+    ASSERT_EQ(summed[at], want) << "rank " << me << " element " << at;
+  }
+  // Each rank's chunk of rows goes to every rank.
+  std::vector<float> rows(chunk * ranks, -1.0f);
+  for (std::size_t i = 0; i < chunk; ++i) rows[chunk * me + i] = value(me, i) * 2;
+  x.upload(tprimat::testing::to_bf16(rows));
+  group->all_gather_bytes(x.data(), chunk * sizeof(bf16), nullptr);
+  backend::gpu_check(gpuDeviceSynchronize(), "sync");
+  const auto gathered = tprimat::testing::to_float(x.download());
+  for (int r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < chunk; ++i)
+      ASSERT_EQ(gathered[chunk * r + i], value(r, i) * 2) << "rank " << r << "'s element " << i;
+}
+
+TEST(SequenceParallelCollectives, HostStagedBf16ReduceScatterAndAllGather) {
+  TPRIMAT_REQUIRE_GPU();
+  sequence_parallel_collectives(mpi_world());
+}
+
+TEST(SequenceParallelCollectives, NcclBf16ReduceScatterAndAllGather) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  sequence_parallel_collectives(nccl_world());
+}
+
+// Sequence parallelism (the shapes' last field): the residual stream and the norms on each TP
+// rank's half of the token rows, bf16 all-gathers before the column-parallel GEMMs and bf16
+// reduce-scatters after the row-parallel ones, fp32 reduce-scatters of the input gradients; the
+// bounds are OneGpuBounds' for SP. -np 2 unless said.
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrow) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 1, 0, {}, true}, 5, true);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowInLine) {  // --no-overlap
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, {1, 128, 2, 0, {}, true}, 3, true,
+                                            false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelQkvBias) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<TinyBias, Tp2>(mpi_world(), false, {2, 64, 2, 0, {}, true}, 5, false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelTiedEmbeddings) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<TinyTied, Tp2>(mpi_world(), false, {2, 64, 2, 0, {}, true}, 5, false);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelFp8Delayed) {  // the FP8 bounds
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(mpi_world(), false, {1, 128, 2, 0, {}, true}, 4, false,
+                                              true, fp8(train::Fp8Recipe::delayed));
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowZero1) {  // TP 2 x DP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), true, {1, 128, 1, 0, {}, true}, 5, true);
+}
+
+TEST(TensorAndPipelineHostStaged, SequenceParallelLlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, {}, true}, 4, true);
+}
+
 TEST(TensorParallelNccl, LlamaNarrow) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(nccl_world(), false, {1, 128, 1, 0}, 5, true);
+}
+
+TEST(TensorParallelNccl, SequenceParallelLlamaNarrow) {  // NCCL's bf16 reduce-scatter, captured
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(nccl_world(), false, {1, 128, 1, 0, {}, true}, 5, true);
 }
 
 TEST(TensorParallelNccl, TiedEmbeddings) {

@@ -55,7 +55,9 @@ inline double l2(std::span<const float> a) {
 /// roundings of some activations. DP changes only the order of the fp32 sums across micro-batches
 /// (each replica's accumulation, then the reduction). PP changes nothing a gradient sees (the fp32
 /// activations travel exactly, micro-batches accumulate in the same order); only the norm's partial
-/// sums are grouped by stage.
+/// sums are grouped by stage. Sequence parallelism (shape.sequence_parallel under TP) also
+/// rounds each row-parallel sublayer's output to bf16 twice (the partial product, then its
+/// reduce-scatter's sum) where one GPU adds it to the fp32 residual unrounded.
 struct OneGpuBounds {
   bool exact = false;       ///< PP alone: losses, gradients, weights bit for bit
   bool same_sums = false;   ///< weights identical: every gradient sum the same on both sides
@@ -92,12 +94,22 @@ struct OneGpuBounds {
     const bool drift = tp > 1 || shape.grad_accum > 1;
     b.loss = tp > 1 ? 2e-3 : 1e-3;  // the issue asks 2e-2
     b.norm = tp > 1 ? 2e-2 : 1e-3;
+    // Sequence parallelism: two more bf16 roundings (2^-9 relative each) of every O and down
+    // output, the same size as the roundings TP already moves (q, k, v, gate, up and the
+    // gradients' bf16 copies are rounded on both sides, from inputs that differ by ulps), so the
+    // drift about doubles: TP's bounds times 1.5 for loss and norm, and 8e-2 a tensor's gradient
+    // (TP measured 4.3e-2 at most). Not yet measured on a GPU.
+    const bool sp = tp > 1 && shape.sequence_parallel;
+    if (sp) {
+      b.loss = 3e-3;
+      b.norm = 3e-2;
+    }
     // Per tensor, L2, relative (with a floor of 1e-3 of the whole gradient's norm, for tensors
     // whose gradient is ~0, such as the key bias): the step tests' bound for bf16 pipelines
     // against fp32 (measured, H100 and H200: at most 4.3e-2 on the key bias and 1.4e-2 on the
     // matrices under TP, 1.2e-2 under PP x DP at 4 micro-batches); a missing or misplaced term
     // would be off by O(1).
-    b.gradient = drift ? 5e-2 : 1e-2;
+    b.gradient = sp ? 8e-2 : drift ? 5e-2 : 1e-2;
     // An element whose gradient is near zero may take a different AdamW step (its first steps are
     // nearly lr x sign(g)). A wrong slice, bucket or shard would move far more than these
     // fractions (measured with drift: at most 3.2% of the model, under TP).
@@ -218,12 +230,14 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
       });
   EXPECT_LE(beyond, std::max<std::int64_t>(1, std::int64_t(bound.model_beyond * total)))
       << beyond << " of " << total << " weights differ by more than one bf16 rounding";
-  std::printf("[rank %d] %s tp %d pp %d dp %d%s: worst relative loss %.2e, norm %.2e, tensor gradient "
-              "%.2e (%s); worst weight error %.2e, %lld of %lld weights beyond one bf16 "
-              "rounding\n",
-              rank, precision.name().c_str(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", worst_loss, worst_norm, worst_grad,
-              worst_grad_tensor.c_str(), worst_weight, static_cast<long long>(beyond),
-              static_cast<long long>(total));
+  std::printf(
+      "[rank %d] %s tp %d pp %d dp %d%s%s: worst relative loss %.2e, norm %.2e, tensor "
+      "gradient %.2e (%s); worst weight error %.2e, %lld of %lld weights beyond one bf16 "
+      "rounding\n",
+      rank, precision.name().c_str(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "",
+      ranks.shape().sequence_parallel ? " SP" : "", worst_loss, worst_norm, worst_grad,
+      worst_grad_tensor.c_str(), worst_weight, static_cast<long long>(beyond),
+      static_cast<long long>(total));
 }
 
 }  // namespace tprimat::testing

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tprimat/backend/cpu.hpp"
+#include "tprimat/core/error.hpp"
 #include "tprimat/data/synthetic.hpp"
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/parallel/groups.hpp"
@@ -120,6 +121,8 @@ TEST(MpiComm, ReduceScatterAllGatherMaxSendRecv) {
 /// gradient, so every weight is held to 1e-5; `standard` is the 1e-8 that real runs use, whose
 /// weights are held to what a sign flip of a normalised update can cost (see the checks below).
 enum class AdamEps { smooth, standard };
+/// Megatron's sequence parallelism under TP (StepShape::sequence_parallel), or plain TP.
+enum class SeqPar { off, on };
 
 struct Observed {
   double loss = 0, norm = 0, weight = 0;  // largest relative differences seen
@@ -135,7 +138,8 @@ struct Observed {
 /// with the default 1e-8 what a sign flip of a normalised update can cost.
 template <class M, int Tp, int Pp>
 Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
-                                  const std::vector<int>& stage_layers = {}) {
+                                  const std::vector<int>& stage_layers = {},
+                                  SeqPar sp = SeqPar::off) {
   Mpi world;
   const int dp = world.size() / (Tp * Pp);
   // 2 layers, or the uneven split's sum (each stage's counts; one process runs them all).
@@ -155,7 +159,10 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
   // machinery element by element (measured <= 3e-6 relative), not Adam's conditioning.
   opt.eps = eps == AdamEps::smooth ? 1e-4 : train::OptimizerConfig{}.eps;
   train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> par(
-      train::StepShape{1, seq, accum, layers, stage_layers}, opt, 42, world);
+      train::StepShape{1, seq, accum, layers, stage_layers, sp == SeqPar::on}, opt, 42, world);
+  EXPECT_EQ(par.shape().sequence_parallel, sp == SeqPar::on && Tp > 1);
+  // Under SP each TP rank keeps seq / TP rows of the residual stream: the stage's output.
+  EXPECT_EQ(par.model().residual_rows(), sp == SeqPar::on ? seq / Tp : seq);
   train::TrainingStep<backend::Cpu, M, parallel::Layout<1, 1>> one(
       train::StepShape{1, seq, gbs, layers}, opt, 42);
   const int dp_rank = par.groups().at.dp;
@@ -259,9 +266,9 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
 
 template <class M, int Tp, int Pp = 1>
 void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = AdamEps::smooth,
-                  const std::vector<int>& stage_layers = {}) {
+                  const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off) {
   Mpi world;
-  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers);
+  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers, sp);
   double worst[5] = {o.loss, o.norm, o.weight, o.weight_in_lr, o.off_tight};
   MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world.rank() == 0)
@@ -280,6 +287,36 @@ TEST(ParallelEquivalence, TensorParallel2) {
   check_layout<model::Tiny, 2>("TP=2", false);
   check_layout<TinyQkvBias, 2>("TP=2", false);
   check_layout<TinyTied, 2>("TP=2", false);
+}
+
+// Sequence parallelism changes which rank sums which rows (reduce-scatter, all-gather instead
+// of all-reduces, norm gains' gradients summed over TP once per step), not what is computed:
+// the same fp32 tolerances as plain TP hold (1e-5 relative loss and norm, weights 1e-5 of their
+// tensor's scale with Adam eps 1e-4).
+TEST(ParallelEquivalence, SequenceParallelTensorParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
+  const auto sp = SeqPar::on;
+  check_layout<model::Tiny, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyTied, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2>("TP=2 SP", false, 2, AdamEps::standard, {}, sp);
+  // At TP=1 the flag means nothing: the step turns it off and runs plain DP.
+  check_layout<model::Tiny, 1>("DP=2 SP asked", false, 2, AdamEps::smooth, {}, sp);
+}
+
+TEST(ParallelEquivalence, SequenceParallelRowsMustSplitOverTp) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
+  Mpi world;
+  // mbs 1 x seq 33 token rows do not split over TP=2: refused before anything is allocated.
+  try {
+    train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<2, 1>, Mpi> step(
+        train::StepShape{1, 33, 1, 2, {}, true}, {}, 42, world);
+    ADD_FAILURE() << "seq 33 under TP=2 with sequence parallelism was accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mbs x seq = 1 x 33 = 33"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("drop --sequence-parallel"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ParallelEquivalence, PipelineParallel2) {
@@ -376,6 +413,16 @@ TEST(ParallelEquivalence, TensorParallel2PipelineParallel2UnevenSplit) {
 TEST(ParallelEquivalence, PipelineParallel2DataParallel2UnevenSplitDistributedOptimizer) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
   check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", true, 2, AdamEps::smooth, {1, 3});
+}
+
+TEST(ParallelEquivalence, SequenceParallelTensorParallel4AndTensorParallel2PipelineParallel2) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=4 and TP=2 x PP=2 need 4 ranks";
+  const auto sp = SeqPar::on;
+  check_layout<TinyTiedKv4, 4>("TP=4 SP", false, 2, AdamEps::smooth, {}, sp);
+  // The stage boundary carries each TP rank's seq / TP rows; 4 micro-batches reuse the slots.
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP accum 4", false, 4, AdamEps::smooth, {}, sp);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2 SP ZeRO-1", true, 2, AdamEps::smooth, {}, sp);
 }
 
 TEST(ParallelEquivalence, TensorParallel2DataParallel2) {

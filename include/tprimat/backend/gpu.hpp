@@ -166,6 +166,10 @@ struct Gpu {
 
   /// dst = bf16(src).
   static void to_bf16(const float* src, bf16* dst, std::int64_t n, Stream stream);
+  /// out = residual + float(y) (out may be residual): sequence parallelism's row-parallel sums,
+  /// reduce-scattered in bf16, onto the fp32 residual stream.
+  static void add_bf16(const float* residual, const bf16* y, float* out, std::int64_t n,
+                       Stream stream);
 
   /// The engine's fp32 master weights live split (kernels/tprimat/kernels/split_float.hpp):
   /// `weights`, the bf16 every GEMM reads (rounded to nearest, ties away from zero), and

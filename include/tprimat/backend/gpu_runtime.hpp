@@ -45,6 +45,7 @@
 #define gpuGetDeviceCount TPRIMAT_GPU_API(GetDeviceCount)
 #define gpuGetDeviceProperties TPRIMAT_GPU_API(GetDeviceProperties)
 #define gpuSetDevice TPRIMAT_GPU_API(SetDevice)
+#define gpuDeviceSynchronize TPRIMAT_GPU_API(DeviceSynchronize)
 #define gpuMemGetInfo TPRIMAT_GPU_API(MemGetInfo)
 
 // Streams, events, graphs.

@@ -226,6 +226,12 @@ class NcclCollectives final : public DeviceCollectives {
                                               comm_.native(), cast(stream)),
                             "ncclReduceScatter");
   }
+  void reduce_scatter_sum_bf16(void* x, std::size_t chunk, void* stream) override {
+    auto* bytes = static_cast<std::uint8_t*>(x);  // 2-byte elements
+    nccl_detail::nccl_check(ncclReduceScatter(bytes, bytes + 2 * chunk * rank(), chunk,
+                                              ncclBfloat16, ncclSum, comm_.native(), cast(stream)),
+                            "ncclReduceScatter");
+  }
   void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) override {
     auto* bytes = static_cast<std::uint8_t*>(x);
     nccl_detail::nccl_check(ncclAllGather(bytes + chunk_bytes * rank(), bytes, chunk_bytes,

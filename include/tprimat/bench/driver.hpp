@@ -51,9 +51,10 @@ inline std::string describe_job(const Job& job) {
                   "), strategy " + c.plan.strategy_name + ": TP=" + std::to_string(c.plan.tp) +
                   " PP=" + std::to_string(c.plan.pp) + " DP=" + std::to_string(c.plan.dp) +
                   " GradAccum=" + std::to_string(c.plan.grad_accum) +
-                  (c.optimizer.distributed_optimizer ? " ZeRO-1" : "") + ", mbs " +
-                  std::to_string(c.mbs) + " gbs " + std::to_string(c.gbs) + " seq " +
-                  std::to_string(c.seq) + ", " + c.precision + " on " + c.device.device_name;
+                  (c.optimizer.distributed_optimizer ? " ZeRO-1" : "") +
+                  (c.sequence_parallel ? " SP" : "") + ", mbs " + std::to_string(c.mbs) + " gbs " +
+                  std::to_string(c.gbs) + " seq " + std::to_string(c.seq) + ", " + c.precision +
+                  " on " + c.device.device_name;
   return s;
 }
 

@@ -19,6 +19,9 @@ namespace tprimat::bench {
 struct ExperimentField {
   std::string_view pointer;  ///< JSON pointer into a result document
   std::string_view name;     ///< how a report label names it: "gbs" in "gbs 64"
+  /// What a document without the field ran with, as JSON text, where that is known (results
+  /// written before the field existed); "": unknown, read as null.
+  std::string_view absent = "";
 };
 
 /// What ran, on what, split and fed how. Run length (steps, warm-up, runs, and the LR schedule
@@ -37,6 +40,7 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
     {"/parallelism_config/distributed_optimizer", "ZeRO-1"},
+    {"/parallelism_config/sequence_parallel", "SP", "false"},  // recorded since issue 26
     {"/training_config/micro_batch_size", "mbs"},
     {"/training_config/global_batch_size", "gbs"},
     {"/training_config/sequence_length", "seq"},
@@ -68,15 +72,18 @@ inline constexpr auto experiment_keys = [] {
 
 }  // namespace detail
 
-/// The value at experiment field `pointer` in `doc`, or what its absence means: a result without
-/// pipeline_layers ran the even split (every tprimat before the key did), so it reads as
-/// num_layers / PP each. nullopt where the document lacks the field (the seeds' files).
+/// The value of field `i` in `doc`, or what its absence means where that is known: a result
+/// without pipeline_layers ran the even split (every tprimat before the key did), so it reads as
+/// num_layers / PP each; other fields take their `absent` value. nullopt where the document does
+/// not say (the seeds' files).
 inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::json& doc,
-                                                               std::string_view pointer) {
+                                                               std::size_t i) {
   using J = nlohmann::json;
   if (!doc.is_object()) return std::nullopt;
+  const std::string_view pointer = experiment_fields[i].pointer;
   const J::json_pointer p{std::string(pointer)};
   if (doc.contains(p)) return doc.at(p);
+  if (!experiment_fields[i].absent.empty()) return J::parse(experiment_fields[i].absent);
   if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
   const J::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},
       layers_at{"/training_config/num_layers"};
@@ -88,10 +95,9 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
   return J(std::vector<long long>(static_cast<std::size_t>(pp), layers / pp));
 }
 
-/// The value of field `i` in `doc`; null where the document lacks it (the seeds' files).
+/// The value of field `i` in `doc`; null where the document does not say (the seeds' files).
 inline nlohmann::json experiment_value(const nlohmann::json& doc, std::size_t i) {
-  return recorded_experiment_value(doc, experiment_fields[i].pointer)
-      .value_or(nlohmann::json(nullptr));
+  return recorded_experiment_value(doc, i).value_or(nlohmann::json(nullptr));
 }
 
 /// "gbs 64", "ZeRO-1 on", "peak LR 0.0003", "TP n/a" (unknown): field `i` holding `value`.

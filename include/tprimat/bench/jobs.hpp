@@ -322,6 +322,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   train::PrecisionConfig file_precision;  // a config file's fp8 keys; flags override them
   int file_first = 0, file_last = 0;      // a config file's pipeline split
   std::string file_split;
+  bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
@@ -334,6 +335,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     file_first = c.first_stage_layers;
     file_last = c.last_stage_layers;
     file_split = c.pipeline_split;
+    if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
   }
   const train::PrecisionConfig precision =
       precision_from_flags(o.precision, o.fp8_recipe, file_precision);
@@ -359,6 +361,14 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
                                             want_accum, split_rule);
   if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
+  // Sequence parallelism where TP > 1 only: a --parallel all run's TP=1 strategies run without.
+  const bool sequence_parallel = want_sp && plan.tp > 1;
+  if (sequence_parallel) {
+    if (auto err = parallel::sequence_parallel_error(o.mbs, o.seq, plan.tp))
+      throw core::InputError(*err + " [strategy " + name + "]",
+                             "pass a --seq (or --mbs) that TP=" + std::to_string(plan.tp) +
+                                 " divides, or drop --sequence-parallel");
+  }
   if (!env.compiled(plan.tp, plan.pp))
     throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
                                std::to_string(plan.pp) + " is not compiled into this binary",
@@ -373,6 +383,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.seq = o.seq;
   mem.grad_accum = plan.grad_accum;
   mem.distributed_optimizer = o.distributed_optimizer;
+  mem.sequence_parallel = sequence_parallel;
   const bool cpu = platform == "cpu";
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
@@ -462,6 +473,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
                                : o.attention == "cudnn" ? train::AttentionChoice::cudnn
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
+  c.sequence_parallel = sequence_parallel;
   c.predicted = predicted;
   c.command_line = env.command_line;
   c.nodes = env.nodes;

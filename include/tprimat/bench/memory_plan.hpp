@@ -28,6 +28,9 @@ struct MemoryPlanInput {
   int seq = 2048;
   int grad_accum = 1;               ///< bounds the micro-batches 1F1B keeps in flight
   bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
+  /// Megatron's sequence parallelism (TP > 1): the residual stream, its gradient and the norms'
+  /// statistics split over TP along the tokens; the norms' gathered outputs stay whole
+  bool sequence_parallel = false;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
@@ -59,15 +62,24 @@ struct MemoryPlan {
 
 namespace detail {
 
+/// The TP ranks the residual stream's token rows split over: TP under sequence parallelism,
+/// else 1.
+constexpr double residual_split(const MemoryPlanInput& in) {
+  return in.sequence_parallel && in.tp > 1 ? in.tp : 1;
+}
+
 /// Activation bytes one layer saves per token (no recomputation), this rank's TP share; an FP8
-/// layer (`fp8`) keeps its two norm outputs as FP8 transposes (fp8_bytes) instead.
+/// layer (`fp8`) keeps its two norm outputs as FP8 transposes (fp8_bytes) instead. Sequence
+/// parallelism splits the norms' inputs (the residual stream) and statistics over TP; their
+/// outputs, gathered for the column-parallel GEMMs, stay whole.
 constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in, bool fp8 = false) {
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
-               f = double(d.ffn) / in.tp, b = in.compute_bytes;
+               f = double(d.ffn) / in.tp, b = in.compute_bytes, split = residual_split(in);
   // inputs and outputs of both norms + residual, q k v, attention output, gate/up/SwiGLU out.
-  const double saved = b * ((fp8 ? 2 : 4) * h + 2 * q + 2 * kv + 3 * f);
-  const double stats = 4.0 * (double(d.heads) / in.tp + 2);  // fp32 logsumexp and norm rstd
+  const double saved = b * (2 * h / split + (fp8 ? 0 : 2) * h + 2 * q + 2 * kv + 3 * f);
+  // fp32 logsumexp and norm rstd
+  const double stats = 4.0 * (double(d.heads) / in.tp + 2 / split);
   return saved + stats;
 }
 
@@ -118,7 +130,8 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
   m.activations = tokens * in_flight *
                   ((layers_here - fp8_layers) * layer_activation_bytes_per_token(in) +
-                   fp8_layers * layer_activation_bytes_per_token(in, true) + d.hidden * 4.0);
+                   fp8_layers * layer_activation_bytes_per_token(in, true) +
+                   d.hidden * 4.0 / residual_split(in));  // the stage's fp32 output
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
   m.workspace = in.workspace_bytes;

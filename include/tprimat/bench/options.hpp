@@ -85,6 +85,9 @@ struct BenchOptions {
   std::string pipeline_split;  ///< --pipeline-split: even or auto; "": unset (even)
   int grad_accum = 0;  ///< --gradient-accumulation-steps: gbs is then mbs x DP x it; 0: unset
   bool distributed_optimizer = false;  ///< ZeRO-1: AdamW state and update sharded over DP ranks
+  /// Megatron's sequence parallelism under TP (or a config file's sequence_parallel); no effect
+  /// at TP 1
+  bool sequence_parallel = false;
   std::string output_dir = "./output";
   bool overwrite = false;  ///< replace a result file of another configuration instead of refusing
   int runs = 1;
@@ -167,6 +170,11 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "", limits::batch_range);
   f("--distributed-optimizer", o.distributed_optimizer,
     "ZeRO-1: shard the fp32 master weights and AdamW moments over the DP ranks (no effect at DP 1)",
+    "");
+  f("--sequence-parallel", o.sequence_parallel,
+    "Megatron's sequence parallelism under TP: residual stream and norms split over the TP ranks "
+    "along the tokens, all-gather / reduce-scatter instead of all-reduce (no effect at TP 1; "
+    "default: off, or the --parallel config's sequence_parallel)",
     "");
   f("--seq", o.seq, "sequence length (default: 2048)", "", limits::seq_range);
   f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");

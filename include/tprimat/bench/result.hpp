@@ -81,6 +81,8 @@ struct ResultContext {
   /// training_config.precision: "fp32" (the CPU backend), or device_options.precision's name
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
+  /// Megatron's sequence parallelism as run: asked for and TP > 1
+  bool sequence_parallel = false;
   /// GPU backends: attention policy, CUDA graph, overlap; the precision (bf16 or FP8, whose
   /// settings training_config.fp8 records) on any backend
   train::DeviceOptions device_options;
@@ -265,14 +267,15 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                      {"peak_tflops_fp8_dense", c.device.peak_tflops_fp8_dense > 0
                                                    ? json(c.device.peak_tflops_fp8_dense)
                                                    : json(nullptr)}};
-  doc["parallelism_config"] = {{"tensor_model_parallel_size", c.plan.tp},
-                               {"pipeline_model_parallel_size", c.plan.pp},
-                               {"data_parallel_size", c.plan.dp},
-                               {"gradient_accumulation_steps", c.plan.grad_accum},
-                               {"strategy_name", c.plan.strategy_name},
-                               {"distributed_optimizer", c.optimizer.distributed_optimizer},
-                               {"pipeline_bubble_fraction",
-                                train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
+  doc["parallelism_config"] = {
+      {"tensor_model_parallel_size", c.plan.tp},
+      {"pipeline_model_parallel_size", c.plan.pp},
+      {"data_parallel_size", c.plan.dp},
+      {"gradient_accumulation_steps", c.plan.grad_accum},
+      {"strategy_name", c.plan.strategy_name},
+      {"distributed_optimizer", c.optimizer.distributed_optimizer},
+      {"sequence_parallel", c.sequence_parallel},
+      {"pipeline_bubble_fraction", train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   if (!c.plan.stage_layers.empty())  // an imported log does not say
     doc["parallelism_config"]["pipeline_layers"] = c.plan.stage_layers;
   doc["training_config"] = {{"max_steps", c.warmup_steps + c.steps},
@@ -498,15 +501,17 @@ inline std::string key_text(std::string_view pointer) {
 }  // namespace detail
 
 /// How the result document `old` differs from the result document `now` in the keys that define
-/// an experiment, one "key: old -> new" each (a key `old` lacks reads "absent"); empty when both
-/// are of the same configuration. (`tprimat import` compares the result it would write.)
+/// an experiment, one "key: old -> new" each (a key `old` lacks, and whose value without it is
+/// unknown, reads "absent"); empty when both are of the same configuration. (`tprimat import`
+/// compares the result it would write.)
 inline std::vector<std::string> configuration_differences(const nlohmann::json& old,
                                                           const nlohmann::json& now) {
   using nlohmann::json;
   std::vector<std::string> out;
-  for (const auto key : detail::experiment_keys) {
-    const json is = recorded_experiment_value(now, key).value_or(json(nullptr));
-    const std::optional<json> was = recorded_experiment_value(old, key);
+  for (std::size_t i = 0; i < experiment_field_count; ++i) {
+    const auto key = experiment_fields[i].pointer;
+    const json is = experiment_value(now, i);
+    const std::optional<json> was = recorded_experiment_value(old, i);
     if (!was)
       out.push_back(detail::key_text(key) + ": absent -> " + is.dump());
     else if (*was != is)

@@ -359,6 +359,14 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
     r.expect(std::string("/parallelism_config/") + k, R::integer, one);
   r.text("/parallelism_config/strategy_name");
   r.expect("/parallelism_config/distributed_optimizer", R::boolean, {}, false);
+  // Sequence parallelism splits the residual stream over TP ranks: there are none at TP 1.
+  if (const auto* sp = r.expect("/parallelism_config/sequence_parallel", R::boolean, {}, false);
+      sp != nullptr && sp->get<bool>()) {
+    const auto* tp = r.expect("/parallelism_config/tensor_model_parallel_size", R::integer, one);
+    if (tp != nullptr && tp->is_number_integer() && tp->get<long long>() <= 1)
+      r.fail("/parallelism_config/sequence_parallel", sp,
+             "must be false where tensor_model_parallel_size is 1");
+  }
   if (const auto* b =
           r.expect("/parallelism_config/pipeline_bubble_fraction", R::number, zero, false);
       b != nullptr && b->get<double>() > 1)

@@ -304,6 +304,7 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
   shape.grad_accum = c.plan.grad_accum;
   shape.layers = c.dims.layers;
   shape.stage_layers = c.plan.stage_layers;
+  shape.sequence_parallel = c.sequence_parallel;
   if constexpr (backend::DeviceBackend<Backend>) {
     train::TrainingStep<Backend, M, L, Comm> step(
         shape, c.optimizer, static_cast<std::uint64_t>(c.seed), comm, c.device_options);

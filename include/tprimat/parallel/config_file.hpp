@@ -36,6 +36,9 @@ struct ConfigStrategy {
   /// NeMo's `fp8` / `fp8_recipe` where the file states them (config_precision); nullopt where
   /// it is silent. `--precision` and `--fp8-recipe` override it.
   std::optional<train::PrecisionConfig> precision;
+  /// Megatron's `sequence_parallel` beside the sizes, where the block states it (a boolean);
+  /// `--sequence-parallel` turns it on too.
+  std::optional<bool> sequence_parallel;
 };
 
 /// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
@@ -164,6 +167,13 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
                                  it->dump(),
                              "write \"pipeline_split\": \"auto\" (balanced) or \"even\"");
     s.pipeline_split = it->get<std::string>();
+  }
+  if (auto it = block.find("sequence_parallel"); it != block.end() && !it->is_null()) {
+    if (!it->is_boolean())
+      throw core::InputError("config " + file + ": " + (where.empty() ? "" : where + ".") +
+                                 "sequence_parallel must be true or false, got " + it->dump(),
+                             "write \"sequence_parallel\": true (or false, without quotes)");
+    s.sequence_parallel = it->get<bool>();
   }
   return s;
 }

@@ -17,6 +17,8 @@ namespace tprimat::parallel {
 /// - all_reduce_sum, all_reduce_max: in place (max: FP8's amaxes over a TP group).
 /// - reduce_scatter_sum(x, chunk): x holds size() chunks; rank r's chunk (x + r * chunk) gets the
 ///   sum over ranks of chunk r; the other chunks are left undefined.
+/// - reduce_scatter_sum_bf16(x, chunk): the same over bf16 elements (x: the backend's bf16, 2
+///   bytes each), summed in bf16 as NCCL does (sequence parallelism's row-parallel sums).
 /// - all_gather_bytes(x, chunk_bytes): in place; rank r's chunk at x + r * chunk_bytes goes to
 ///   every rank.
 /// - send / recv / send_recv: n floats to / from one rank of the group (pipeline activations and
@@ -36,6 +38,7 @@ class DeviceCollectives {
   virtual void all_reduce_sum(double* x, std::size_t n, void* stream) = 0;
   virtual void all_reduce_max(float* x, std::size_t n, void* stream) = 0;
   virtual void reduce_scatter_sum(float* x, std::size_t chunk, void* stream) = 0;
+  virtual void reduce_scatter_sum_bf16(void* x, std::size_t chunk, void* stream) = 0;
   virtual void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) = 0;
   virtual void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
                          void* stream) = 0;

@@ -199,4 +199,21 @@ inline void check_layout(const model::Dims& d, int tp, int pp, std::span<const i
   if (auto err = stage_layers_error(d, pp, stage_layers)) throw core::InputError(*err);
 }
 
+/// Sequence parallelism splits a micro-batch's mbs x seq token rows over the TP ranks: TP must
+/// divide them. nullopt when it does (or TP = 1, where sequence parallelism is off).
+inline std::optional<std::string> sequence_parallel_error(int mbs, int seq, int tp) {
+  const long long rows = static_cast<long long>(mbs) * seq;
+  if (tp <= 1 || rows % tp == 0) return std::nullopt;
+  return "sequence parallelism splits a micro-batch's mbs x seq = " + std::to_string(mbs) + " x " +
+         std::to_string(seq) + " = " + std::to_string(rows) +
+         " token rows over the TP ranks, and TP=" + std::to_string(tp) + " does not divide them";
+}
+
+/// sequence_parallel_error as the InputError every engine and the CLI throw, with its fix.
+inline void check_sequence_parallel_rows(int mbs, int seq, int tp) {
+  if (auto err = sequence_parallel_error(mbs, seq, tp))
+    throw core::InputError(*err, "pass a --seq (or --mbs) that TP=" + std::to_string(tp) +
+                                     " divides, or drop --sequence-parallel");
+}
+
 }  // namespace tprimat::parallel

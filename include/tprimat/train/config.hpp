@@ -36,6 +36,11 @@ struct StepShape {
   /// Layers of each pipeline stage (parallel/pipeline_split.hpp), summing to `layers`; empty:
   /// layers / PP each.
   std::vector<int> stage_layers = {};
+  /// Megatron's sequence parallelism (`--sequence-parallel`): under TP > 1 the residual stream
+  /// and the norms hold this TP rank's mbs x seq / TP token rows, gathered before each
+  /// column-parallel GEMM and reduce-scattered after each row-parallel one. Without TP it
+  /// means nothing: check_step_shape turns it off.
+  bool sequence_parallel = false;
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

@@ -44,7 +44,7 @@ struct ParamTensor {
 /// pipeline stage's layers [layer_begin, layer_begin + layer_count) (-1: all) of `stages` with
 /// the embedding on the first stage and final norm + head + loss on the last. `slots`
 /// micro-batches can be in flight at once (1F1B keeps up to PP - stage of them), each with its
-/// activations.
+/// activations (split by sequence_parallel).
 struct Shard {
   int tp_rank = 0;
   int tp_size = 1;
@@ -54,6 +54,9 @@ struct Shard {
   bool last_stage = true;
   int slots = 1;
   int stages = 1;
+  /// Megatron's sequence parallelism (TP > 1 only): the residual stream, the norms and the
+  /// stage's input and output hold token rows [tp_rank n / TP, +n / TP) of the micro-batch's n.
+  bool sequence_parallel = false;
 };
 
 /// Offsets of one layer's tensors in the flat buffers; bias offsets -1 without qkv_bias.

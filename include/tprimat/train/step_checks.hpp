@@ -36,7 +36,8 @@ inline void check_step_tokens(std::span<const std::int32_t> tokens, const StepSh
                              "use token ids below the model's vocab_size");
 }
 
-/// Checks a step shape against model M and layout L; layers 0 becomes the full depth.
+/// Checks a step shape against model M and layout L; layers 0 becomes the full depth, and
+/// sequence parallelism is off where TP = 1 (the value the step runs with).
 template <model::ModelSpec M, parallel::LayoutSpec L>
 StepShape check_step_shape(StepShape shape) {
   if (shape.layers < 0 || shape.layers > M::layers)
@@ -53,6 +54,8 @@ StepShape check_step_shape(StepShape shape) {
     throw core::InputError("mbs, seq and gradient accumulation must be at least 1 (got mbs " +
                            std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +
                            ", grad_accum " + std::to_string(shape.grad_accum) + ")");
+  shape.sequence_parallel = shape.sequence_parallel && L::tp > 1;
+  if (shape.sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, L::tp);
   return shape;
 }
 

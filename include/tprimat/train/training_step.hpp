@@ -37,7 +37,8 @@ namespace tprimat::train {
 /// the decoder layers' projections (Transformer, docs/fp8.md), the reference of the GPU's FP8.
 ///
 /// Parallelism: the world is split into TP x PP x DP groups in Megatron's order
-/// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard); PP gives each stage
+/// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard), with its sequence
+/// parallelism where StepShape::sequence_parallel asks for it; PP gives each stage
 /// layers / PP consecutive layers, or StepShape::stage_layers' counts (embedding on the first,
 /// norm + head + loss on the last) and
 /// runs 1F1B over the micro-batches (train/pipeline.hpp); DP all-reduces gradients,
@@ -108,6 +109,7 @@ class TrainingStep {
             scale * model_.forward_backward(tokens.subspan(micro * per_micro, per_micro), scale);
     }
     model_.end_step();  // FP8 delayed: the next step's scales
+    model_.sum_sequence_parallel_grads();  // the norm gains' partial gradients, summed over TP
 
     // Gradient reduction over DP: the elements this rank updates end up in `owned`.
     std::span<Element> grads = model_.grads();
@@ -191,6 +193,7 @@ class TrainingStep {
     s.first_stage = g.first_stage();
     s.last_stage = g.last_stage();
     s.slots = pipeline_slots(L::pp, g.at.pp, shape.grad_accum);
+    s.sequence_parallel = shape.sequence_parallel;
     return s;
   }
   static parallel::Groups<C> checked_groups(parallel::Groups<C> g) {
@@ -205,7 +208,11 @@ class TrainingStep {
   static TensorParallelOps<Element> tp_ops(const std::shared_ptr<C>& tp) {
     if (tp->size() <= 1) return {};
     return {[tp](std::span<Element> x) { tp->all_reduce_sum(x); },
-            [tp](std::span<Element> x) { tp->all_reduce_max(x); }};
+            [tp](std::span<Element> x) { tp->all_reduce_max(x); },
+            [tp](std::span<const Element> in, std::span<Element> out) {
+              tp->reduce_scatter_sum(in, out);
+            },
+            [tp](std::span<const Element> in, std::span<Element> out) { tp->all_gather(in, out); }};
   }
   /// Sum of squares of the owned gradient elements (flat range [owned_begin_, +owned.size())),
   /// skipping TP-replicated tensors on TP ranks other than 0.

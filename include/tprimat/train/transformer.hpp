@@ -23,10 +23,15 @@ namespace tprimat::train {
 /// The tensor-parallel collectives the model calls inside forward and backward. Type-erased
 /// (std::function) so the engine compiles once per element type whatever the communicator; one
 /// call per block half is nothing next to the GEMMs it follows. Unset means TP = 1.
+/// Sequence parallelism also needs the last two: reduce_scatter_sum(in, out), `in` holding TP
+/// chunks of out.size() of which rank r gets chunk r summed over TP, and all_gather(in, out),
+/// `out` holding TP chunks of in.size() of which chunk r is rank r's `in` (Communicator's).
 template <class T>
 struct TensorParallelOps {
   std::function<void(std::span<T>)> all_reduce_sum;
   std::function<void(std::span<T>)> all_reduce_max;
+  std::function<void(std::span<const T>, std::span<T>)> reduce_scatter_sum;
+  std::function<void(std::span<const T>, std::span<T>)> all_gather;
 };
 
 /// Llama-style decoder: embedding -> L x [RMSNorm, QKV (+bias), RoPE, GQA causal attention, O,
@@ -78,6 +83,14 @@ class Transformer {
   double forward_backward(std::span<const std::int32_t> tokens, double grad_scale);
   /// Bytes held by parameters, gradients and activation/workspace buffers.
   std::size_t bytes() const;
+  /// Sequence parallelism: each TP rank's norm gains got the gradient of its own token rows
+  /// only. Sums them over TP, as Megatron all-reduces its sequence-parallel parameters'
+  /// gradients, so that every TP rank holds the whole gradient before the norm and the clip.
+  /// Once per optimizer step after its last backward, on every TP rank; nothing without it.
+  void sum_sequence_parallel_grads();
+  /// Token rows of the residual stream on this rank: mbs x seq, or that / TP under sequence
+  /// parallelism (the rows of the stage's input and output activations).
+  std::int64_t residual_rows() const { return rows_; }
 
   // ---- FP8 (docs/fp8.md); no-ops without it ----------------------------------------------
   /// Before an optimizer step's first micro-batch: casts the weights as they are now.
@@ -104,19 +117,20 @@ class Transformer {
   std::span<const T> input_grad() const { return dx_; }
 
  private:
-
-  struct LayerActs {         // what backward needs of one layer, for one micro-batch of n tokens
-    AlignedVector<T> x;      // [n, hidden]  layer input (residual stream)
-    AlignedVector<T> xn1;    // [n, hidden]  attention RMSNorm output
-    AlignedVector<T> rstd1;  // [n]
+  // What backward needs of one layer, for one micro-batch of n tokens; `rows` is n, or n / TP
+  // under sequence parallelism (this rank's token rows of the residual stream and the norms).
+  struct LayerActs {
+    AlignedVector<T> x;      // [rows, hidden]  layer input (residual stream)
+    AlignedVector<T> xn1;    // [n, hidden]  attention RMSNorm output (gathered over TP under SP)
+    AlignedVector<T> rstd1;  // [rows]
     AlignedVector<T> q;      // [n, q_dim]   after RoPE
     AlignedVector<T> k;      // [n, kv_dim]  after RoPE
     AlignedVector<T> v;      // [n, kv_dim]
     AlignedVector<T> attn;   // [n, q_dim]   attention output before O
     AlignedVector<T> lse;    // [mbs, heads, seq] softmax log-sum-exp per query row
-    AlignedVector<T> x_mid;  // [n, hidden]  after the attention residual
-    AlignedVector<T> xn2;    // [n, hidden]  MLP RMSNorm output
-    AlignedVector<T> rstd2;  // [n]
+    AlignedVector<T> x_mid;  // [rows, hidden]  after the attention residual
+    AlignedVector<T> xn2;    // [n, hidden]  MLP RMSNorm output (gathered over TP under SP)
+    AlignedVector<T> rstd2;  // [rows]
     AlignedVector<T> gate;   // [n, ffn]
     AlignedVector<T> up;     // [n, ffn]
   };
@@ -124,6 +138,21 @@ class Transformer {
   void tp_sum(T* x, std::int64_t n) {
     if (shard_.tp_size > 1) ops_.all_reduce_sum(std::span<T>(x, n));
   }
+  /// RMSNorm of this rank's residual rows `x` into `xn` [n, hidden]: under sequence
+  /// parallelism the norm runs on the slice and its output is all-gathered over TP (the
+  /// column-parallel GEMMs read every row).
+  void norm_forward(const T* x, const T* weight, T* xn, T* rstd);
+  /// The row-parallel GEMM's partial product `partial` [n, hidden], summed over TP, plus the
+  /// residual `residual` (nullptr: none) into `out` [rows, hidden]: an all-reduce in place
+  /// (out == partial), or under sequence parallelism a reduce-scatter to this rank's rows.
+  void row_parallel_sum(T* partial, const T* residual, T* out);
+  /// Backward of norm_forward: dxn_ [n, hidden] holds this rank's partial input gradient of the
+  /// column-parallel GEMMs; summed over TP (all-reduce, or reduce-scatter to this rank's rows)
+  /// and taken through the norm, ADDING to `dx` [rows, hidden] and to the gain's gradient.
+  void norm_backward(const T* x, const T* weight, const T* rstd, T* dx, T* dweight);
+  /// The residual gradient dx_ [rows, hidden] as the row-parallel GEMMs' backward reads it,
+  /// [n, hidden]: dx_ itself, or under sequence parallelism its all-gather over TP.
+  const T* full_residual_grad();
   double vocab_parallel_cross_entropy(T grad_scale, bool with_grad);
   void load_tokens(std::span<const std::int32_t> tokens, int slot = 0);
   double run_forward(bool with_grad, double grad_scale);
@@ -139,7 +168,9 @@ class Transformer {
 
   model::Dims dims_;
   int mbs_, seq_;
-  std::int64_t n_;  // tokens per micro-batch
+  std::int64_t n_;     // tokens per micro-batch
+  std::int64_t rows_;  // of them, the residual stream's rows on this rank (n_ / TP under SP)
+  bool sp_ = false;    // sequence parallelism (TP > 1)
   Shard shard_;
   TensorParallelOps<T> ops_;
   // This rank's share of the split dimensions (the full sizes when TP = 1).
@@ -152,7 +183,7 @@ class Transformer {
   /// What backward needs of one micro-batch in flight.
   struct MicroActs {
     std::vector<LayerActs> layers;                           // this stage's layers
-    AlignedVector<T> x_final, xn_final, rstd_final, logits;  // [n,h] [n,h] [n] [n,vocab/TP]
+    AlignedVector<T> x_final, xn_final, rstd_final, logits;  // [rows,h] [n,h] [rows] [n,v/TP]
     std::vector<std::int32_t> inputs, targets;               // [n]
   };
   std::vector<MicroActs> slots_;
@@ -160,8 +191,12 @@ class Transformer {
   int local_layers_ = 0;
   AlignedVector<T> rope_cos_, rope_sin_;  // [seq, head_dim/2]
   AlignedVector<T> attn_workspace_;
-  // Backward scratch, shared by all layers.
+  // Backward scratch, shared by all layers. dx_: [rows, h] the residual stream's gradient.
   AlignedVector<T> dx_, dxn_, dq_, dk_, dv_, dattn_, h_, dh_, dgate_, dup_;
+  // Sequence parallelism only: [n, h] a row-parallel GEMM's partial product, the embedding's
+  // rows, the gathered residual gradient; [rows, h] a norm's output or input gradient on this
+  // rank's rows; the norm gains' gradients packed for their sum over TP.
+  AlignedVector<T> sp_full_, sp_rows_, sp_norm_grads_;
   AlignedVector<T> ce_max_, ce_sums_;  // [n], [2n]: vocab-parallel cross-entropy row statistics
   Fp8Emulation<T> fp8_;
   // FP8 only: Q(attention output) for O (it stays unquantised for attention's backward), and
@@ -179,6 +214,7 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
       mbs_(mbs),
       seq_(seq),
       n_(std::int64_t{mbs} * seq),
+      rows_(n_),
       shard_(shard),
       ops_(std::move(ops)) {
   if (mbs < 1 || seq < 1)
@@ -199,6 +235,13 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                            std::to_string(tp));
   if (tp > 1 && !(ops_.all_reduce_sum && ops_.all_reduce_max))
     throw core::InputError("a TP shard needs its tensor-parallel collectives");
+  sp_ = shard.sequence_parallel && tp > 1;
+  if (sp_) {
+    parallel::check_sequence_parallel_rows(mbs, seq, tp);
+    if (!(ops_.reduce_scatter_sum && ops_.all_gather))
+      throw core::InputError("a sequence-parallel TP shard needs reduce-scatter and all-gather");
+    rows_ = n_ / tp;
+  }
   heads_l_ = d.heads / tp;
   kv_heads_l_ = d.kv_heads / tp;
   qd_l_ = std::int64_t{heads_l_} * d.head_dim;
@@ -225,10 +268,10 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     slots_.resize(shard.slots);
     for (auto& slot : slots_) {
       slot.layers.resize(local_layers_);
-      slot.x_final.resize(n_ * h);
+      slot.x_final.resize(rows_ * h);
       if (shard.last_stage) {
         slot.xn_final.resize(n_ * h);
-        slot.rstd_final.resize(n_);
+        slot.rstd_final.resize(rows_);
         slot.logits.resize(n_ * vocab_l_);
       }
       slot.inputs.resize(n_);
@@ -237,24 +280,32 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     cur_ = &slots_[0];
     for (auto& slot : slots_)
       for (auto& a : slot.layers) {
-        a.x.resize(n_ * h);
+        a.x.resize(rows_ * h);
         a.xn1.resize(n_ * h);
-        a.rstd1.resize(n_);
+        a.rstd1.resize(rows_);
         a.q.resize(n_ * qd_l_);
         a.k.resize(n_ * kvd_l_);
         a.v.resize(n_ * kvd_l_);
         a.attn.resize(n_ * qd_l_);
         a.lse.resize(std::int64_t{mbs} * heads_l_ * seq);
-        a.x_mid.resize(n_ * h);
+        a.x_mid.resize(rows_ * h);
         a.xn2.resize(n_ * h);
-        a.rstd2.resize(n_);
+        a.rstd2.resize(rows_);
         a.gate.resize(n_ * ffn_l_);
         a.up.resize(n_ * ffn_l_);
       }
     rope_cos_.resize(std::int64_t{seq} * (d.head_dim / 2));
     rope_sin_.resize(rope_cos_.size());
     attn_workspace_.resize(Backend::attention_workspace(seq));
-    for (auto* buf : {&dx_, &dxn_}) buf->resize(n_ * h);
+    dx_.resize(rows_ * h);
+    dxn_.resize(n_ * h);
+    if (sp_) {
+      sp_full_.resize(n_ * h);
+      sp_rows_.resize(rows_ * h);
+      std::int64_t norm_elems = 0;
+      for (const auto& t : table_.tensors) norm_elems += t.split == Split::none ? t.size() : 0;
+      sp_norm_grads_.resize(norm_elems);
+    }
     for (auto* buf : {&dq_, &dattn_}) buf->resize(n_ * qd_l_);
     for (auto* buf : {&dk_, &dv_}) buf->resize(n_ * kvd_l_);
     for (auto* buf : {&h_, &dh_, &dgate_, &dup_}) buf->resize(n_ * ffn_l_);
@@ -299,10 +350,67 @@ std::size_t Transformer<Backend, T>::bytes() const {
                a.attn.size() + a.lse.size() + a.x_mid.size() + a.xn2.size() + a.rstd2.size() +
                a.gate.size() + a.up.size();
   }
-  for (const auto* buf : {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_,
-                          &ce_max_, &ce_sums_, &fp8_attn_, &fp8_grad_})
+  for (const auto* buf :
+       {&dx_, &dxn_, &dq_, &dk_, &dv_, &dattn_, &h_, &dh_, &dgate_, &dup_, &ce_max_, &ce_sums_,
+        &fp8_attn_, &fp8_grad_, &sp_full_, &sp_rows_, &sp_norm_grads_})
     elems += buf->size();
   return elems * sizeof(T) + ids * sizeof(std::int32_t) + fp8_.bytes();
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::sum_sequence_parallel_grads() {
+  if (!sp_) return;
+  T* packed = sp_norm_grads_.data();
+  for (const auto& t : table_.tensors)
+    if (t.split == Split::none) packed = std::copy_n(g(t.offset), t.size(), packed);
+  ops_.all_reduce_sum(std::span<T>(sp_norm_grads_));
+  const T* summed = sp_norm_grads_.data();
+  for (const auto& t : table_.tensors)
+    if (t.split == Split::none) {
+      std::copy_n(summed, t.size(), g(t.offset));
+      summed += t.size();
+    }
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::norm_forward(const T* x, const T* weight, T* xn, T* rstd) {
+  const std::int64_t h = dims_.hidden;
+  if (!sp_) {
+    Backend::rmsnorm_forward(x, weight, n_, h, dims_.norm_eps, xn, rstd);
+    return;
+  }
+  Backend::rmsnorm_forward(x, weight, rows_, h, dims_.norm_eps, sp_rows_.data(), rstd);
+  ops_.all_gather(std::span<const T>(sp_rows_), std::span<T>(xn, n_ * h));
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::row_parallel_sum(T* partial, const T* residual, T* out) {
+  const std::int64_t h = dims_.hidden;
+  if (sp_)
+    ops_.reduce_scatter_sum(std::span<const T>(partial, n_ * h), std::span<T>(out, rows_ * h));
+  else
+    tp_sum(partial, n_ * h);  // out == partial
+  if (residual != nullptr) Backend::add(out, residual, rows_ * h);
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::norm_backward(const T* x, const T* weight, const T* rstd, T* dx,
+                                            T* dweight) {
+  const std::int64_t h = dims_.hidden;
+  if (!sp_) {
+    tp_sum(dxn_.data(), n_ * h);
+    Backend::rmsnorm_backward(x, weight, rstd, dxn_.data(), n_, h, dx, dweight);
+    return;
+  }
+  ops_.reduce_scatter_sum(std::span<const T>(dxn_), std::span<T>(sp_rows_));
+  Backend::rmsnorm_backward(x, weight, rstd, sp_rows_.data(), rows_, h, dx, dweight);
+}
+
+template <class Backend, class T>
+const T* Transformer<Backend, T>::full_residual_grad() {
+  if (!sp_) return dx_.data();
+  ops_.all_gather(std::span<const T>(dx_), std::span<T>(sp_full_));
+  return sp_full_.data();
 }
 
 template <class Backend, class T>
@@ -382,14 +490,15 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
   } else if (!tp) {
     B::embedding_forward(m.inputs.data(), n, p(embedding_), d.hidden, x);
   } else {  // vocab-parallel: the rank owning a token's row contributes it, the others zeros
+    T* rows = sp_ ? sp_full_.data() : x;  // all n rows, summed to this rank's
     for (std::int64_t t = 0; t < n; ++t) {
       const std::int64_t row = m.inputs[t] - vocab_begin_;
       if (row >= 0 && row < vocab_l_)
-        std::copy_n(p(embedding_) + row * h, h, x + t * h);
+        std::copy_n(p(embedding_) + row * h, h, rows + t * h);
       else
-        std::fill_n(x + t * h, h, T(0));
+        std::fill_n(rows + t * h, h, T(0));
     }
-    tp_sum(x, n * h);
+    row_parallel_sum(rows, nullptr, x);
   }
   for (int l = 0; l < layers; ++l) {
     const LayerParams& lp = layer_params_[l];
@@ -399,8 +508,7 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
     // is quantised into a copy, since attention's backward reads it as it is.
     const bool q8 = fp8_.layer_in_fp8(l);
     using F = Fp8Tensor;
-    B::rmsnorm_forward(a.x.data(), p(lp.attn_norm), n, d.hidden, d.norm_eps, a.xn1.data(),
-                       a.rstd1.data());
+    norm_forward(a.x.data(), p(lp.attn_norm), a.xn1.data(), a.rstd1.data());
     if (q8) fp8_.cast_activation(l, F::x_qkv, slot, a.xn1.data(), a.xn1.data(), n * h);
     B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, gemm_weight(l, lp.wq, F::w_q), qd, T(0),
             a.q.data(), qd);
@@ -428,12 +536,11 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
       std::copy(a.x.begin(), a.x.end(), a.x_mid.begin());  // residual
       B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(1), a.x_mid.data(), h);
     } else {  // row-parallel O: partial products summed over TP, then the residual
-      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(0), a.x_mid.data(), h);
-      tp_sum(a.x_mid.data(), n * h);
-      B::add(a.x_mid.data(), a.x.data(), n * h);
+      T* partial = sp_ ? sp_full_.data() : a.x_mid.data();
+      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(0), partial, h);
+      row_parallel_sum(partial, a.x.data(), a.x_mid.data());
     }
-    B::rmsnorm_forward(a.x_mid.data(), p(lp.mlp_norm), n, d.hidden, d.norm_eps, a.xn2.data(),
-                       a.rstd2.data());
+    norm_forward(a.x_mid.data(), p(lp.mlp_norm), a.xn2.data(), a.rstd2.data());
     if (q8) fp8_.cast_activation(l, F::x_mlp, slot, a.xn2.data(), a.xn2.data(), n * h);
     B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, gemm_weight(l, lp.w_gate, F::w_gate), f,
             T(0), a.gate.data(), f);
@@ -447,14 +554,13 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
       std::copy(a.x_mid.begin(), a.x_mid.end(), next);  // residual
       B::gemm(false, false, n, h, f, T(1), h_.data(), f, w_down, h, T(1), next, h);
     } else {  // row-parallel down: as O
-      B::gemm(false, false, n, h, f, T(1), h_.data(), f, w_down, h, T(0), next, h);
-      tp_sum(next, n * h);
-      B::add(next, a.x_mid.data(), n * h);
+      T* partial = sp_ ? sp_full_.data() : next;
+      B::gemm(false, false, n, h, f, T(1), h_.data(), f, w_down, h, T(0), partial, h);
+      row_parallel_sum(partial, a.x_mid.data(), next);
     }
   }
   if (!shard_.last_stage) return 0.0;  // the caller sends output_activation() on
-  B::rmsnorm_forward(m.x_final.data(), p(final_norm_), n, d.hidden, d.norm_eps, m.xn_final.data(),
-                     m.rstd_final.data());
+  norm_forward(m.x_final.data(), p(final_norm_), m.xn_final.data(), m.rstd_final.data());
   const std::int64_t v = vocab_l_;  // column-parallel head: this rank's vocabulary slice
   if (d.tied_embeddings)            // logits = xn E^T, E [vocab, hidden]
     B::gemm(false, true, n, v, h, T(1), m.xn_final.data(), h, p(embedding_), h, T(0),
@@ -523,10 +629,9 @@ void Transformer<Backend, T>::run_backward() {
       B::gemm(false, true, n, h, v, T(1), dlogits, v, p(head_), v, T(0), dxn_.data(), h);
     }
     // Conjugate of each column-parallel layer: its input gradient is a partial sum over TP.
-    tp_sum(dxn_.data(), n * h);
     std::fill(dx_.begin(), dx_.end(), T(0));
-    B::rmsnorm_backward(m.x_final.data(), p(final_norm_), m.rstd_final.data(), dxn_.data(), n,
-                        d.hidden, dx_.data(), g(final_norm_));
+    norm_backward(m.x_final.data(), p(final_norm_), m.rstd_final.data(), dx_.data(),
+                  g(final_norm_));
   }  // else: the caller received the gradient of this stage's output into output_grad() (dx_)
   for (int l = local_layers_ - 1; l >= 0; --l) {
     const LayerParams& lp = layer_params_[l];
@@ -538,10 +643,10 @@ void Transformer<Backend, T>::run_backward() {
     using F = Fp8Tensor;
     // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dx_ holds d x_next.
     B::swiglu_forward(a.gate.data(), a.up.data(), h_.data(), n * f);  // recompute, not stored
-    const T* d_next = dx_.data();
+    const T* d_next = full_residual_grad();
     if (q8) {
       fp8_.recast_activation(l, F::x_down, slot, h_.data(), h_.data(), n * f);
-      fp8_.cast_gradient(l, F::g_down, dx_.data(), fp8_grad_.data(), n * h);
+      fp8_.cast_gradient(l, F::g_down, d_next, fp8_grad_.data(), n * h);
       d_next = fp8_grad_.data();
     }
     B::gemm(true, false, f, h, n, T(1), h_.data(), f, d_next, h, T(1), g(lp.w_down), h);
@@ -558,15 +663,13 @@ void Transformer<Backend, T>::run_backward() {
             T(0), dxn_.data(), h);
     B::gemm(false, true, n, h, f, T(1), dup_.data(), f, gemm_weight(l, lp.w_up, F::w_up), f, T(1),
             dxn_.data(), h);
-    tp_sum(dxn_.data(), n * h);
-    B::rmsnorm_backward(a.x_mid.data(), p(lp.mlp_norm), a.rstd2.data(), dxn_.data(), n, d.hidden,
-                        dx_.data(), g(lp.mlp_norm));
+    norm_backward(a.x_mid.data(), p(lp.mlp_norm), a.rstd2.data(), dx_.data(), g(lp.mlp_norm));
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv) Wo.
     const T* attn = a.attn.data();
-    const T* d_mid = dx_.data();
+    const T* d_mid = full_residual_grad();
     if (q8) {
       fp8_.recast_activation(l, F::x_o, slot, a.attn.data(), fp8_attn_.data(), n * qd);
-      fp8_.cast_gradient(l, F::g_o, dx_.data(), fp8_grad_.data(), n * h);
+      fp8_.cast_gradient(l, F::g_o, d_mid, fp8_grad_.data(), n * h);
       attn = fp8_attn_.data();
       d_mid = fp8_grad_.data();
     }
@@ -598,18 +701,17 @@ void Transformer<Backend, T>::run_backward() {
             dxn_.data(), h);
     B::gemm(false, true, n, h, kvd, T(1), dv_.data(), kvd, gemm_weight(l, lp.wv, F::w_v), kvd, T(1),
             dxn_.data(), h);
-    tp_sum(dxn_.data(), n * h);
-    B::rmsnorm_backward(a.x.data(), p(lp.attn_norm), a.rstd1.data(), dxn_.data(), n, d.hidden,
-                        dx_.data(), g(lp.attn_norm));
+    norm_backward(a.x.data(), p(lp.attn_norm), a.rstd1.data(), dx_.data(), g(lp.attn_norm));
   }
   if (!shard_.first_stage) {
     // dx_ holds the gradient of this stage's input: the caller sends input_grad() back
   } else if (!tp) {
     B::embedding_backward(m.inputs.data(), n, dx_.data(), d.hidden, g(embedding_));
-  } else {  // vocab-parallel: only the rows this rank owns
+  } else {  // vocab-parallel: only the rows this rank owns, of every token (gathered under SP)
+    const T* dx = full_residual_grad();
     for (std::int64_t t = 0; t < n; ++t) {
       const std::int64_t row = m.inputs[t] - vocab_begin_;
-      if (row >= 0 && row < vocab_l_) B::add(g(embedding_) + row * h, dx_.data() + t * h, h);
+      if (row >= 0 && row < vocab_l_) B::add(g(embedding_) + row * h, dx + t * h, h);
     }
   }
 }

@@ -77,6 +77,25 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void to_bf16_kernel(const float* __restric
   }
 }
 
+/// out = residual + float(y): a reduce-scattered bf16 row-parallel sum onto the fp32 residual
+/// stream (sequence parallelism). out may be residual.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void add_bf16_kernel(const float* residual,
+                                                           const gpu::bf16* __restrict__ y,
+                                                           float* out, std::int64_t n) {
+  const std::int64_t i = global_thread() * V;
+  if (i + V <= n) {
+    const Pack<float, V> r = load_pack<V>(residual + i);
+    const Pack<gpu::bf16, V> b = load_pack<V>(y + i);
+    Pack<float, V> o;
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = r.v[k] + gpu::to_float(b.v[k]);
+    store_pack<V>(out + i, o);
+  } else {
+    for (std::int64_t j = i; j < n; ++j) out[j] = residual[j] + gpu::to_float(y[j]);
+  }
+}
+
 // maybe_unused: TUs that include this header for its helpers (fp8_cast.cuh) launch no split.
 [[maybe_unused]] static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(
     const float* __restrict__ src, std::uint16_t* __restrict__ hi, std::uint16_t* __restrict__ lo,

@@ -283,6 +283,61 @@ TEST_F(Jobs, DistributedOptimizerReachesTheStepAndThePlan) {
   EXPECT_DOUBLE_EQ(one.predicted.total, one_plain.predicted.total);
 }
 
+TEST_F(Jobs, SequenceParallelReachesTheStepAndThePlanWhereTpIsAboveOne) {
+  auto o = opts_;
+  o.seq = 64;
+  env_.world = 2;
+  o.tp = 2;
+  const auto plain = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  o.sequence_parallel = true;
+  const auto sp = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  EXPECT_FALSE(plain.sequence_parallel);
+  EXPECT_TRUE(sp.sequence_parallel);
+  EXPECT_LT(sp.predicted.activations, plain.predicted.activations);
+  // TP=1: nothing to split; the job runs (and records) without it.
+  o.tp = 0;
+  o.gbs = 2;
+  const auto dp = bench::resolve_jobs(o, env_).jobs.at(0).ctx;
+  EXPECT_EQ(dp.plan.tp, 1);
+  EXPECT_FALSE(dp.sequence_parallel);
+  // --parallel all: every strategy runs, SP where it has TP > 1.
+  o.parallel = "all";
+  env_.world = 8;
+  o.gbs = 8;
+  const auto list = bench::resolve_jobs(o, env_);
+  ASSERT_EQ(list.jobs.size(), 5u);
+  for (const auto& j : list.jobs)
+    EXPECT_EQ(j.ctx.sequence_parallel, j.ctx.plan.tp > 1) << j.ctx.plan.strategy_name;
+  // mbs x seq rows that TP does not divide: refused, naming the numbers and the fix.
+  o.parallel = "";
+  o.tp = 2;
+  o.gbs = 0;
+  env_.world = 2;
+  o.seq = 63;
+  EXPECT_EQ(error_of(o),
+            "tprimat: sequence parallelism splits a micro-batch's mbs x seq = 1 x 63 = 63 token "
+            "rows over the TP ranks, and TP=2 does not divide them [strategy tp2_pp1]; pass a "
+            "--seq (or --mbs) that TP=2 divides, or drop --sequence-parallel");
+}
+
+TEST_F(Jobs, ConfigFileSequenceParallelKey) {
+  auto o = opts_;
+  o.seq = 64;
+  env_.world = 2;
+  o.parallel = write("sp.json", R"({"tensor_model_parallel_size": 2, "sequence_parallel": true})");
+  EXPECT_TRUE(bench::resolve_jobs(o, env_).jobs.at(0).ctx.sequence_parallel);
+  o.parallel =
+      write("nosp.json", R"({"tensor_model_parallel_size": 2, "sequence_parallel": false})");
+  EXPECT_FALSE(bench::resolve_jobs(o, env_).jobs.at(0).ctx.sequence_parallel);
+  o.sequence_parallel = true;  // the flag turns it on over the file's false
+  EXPECT_TRUE(bench::resolve_jobs(o, env_).jobs.at(0).ctx.sequence_parallel);
+  o.parallel =
+      write("bad.json", R"({"tensor_model_parallel_size": 2, "sequence_parallel": "yes"})");
+  EXPECT_NE(error_of(o).find("sequence_parallel must be true or false, got \"yes\""),
+            std::string::npos)
+      << error_of(o);
+}
+
 TEST(Options, HandParserSharesTheFlagTable) {
   bench::BenchOptions o;
   ::setenv("OUTPUT_DIR", "/tmp/from-env", 1);

@@ -49,6 +49,36 @@ TEST(MemoryPlan, ActivationsPerTokenByHand) {
   EXPECT_DOUBLE_EQ(plan.activations, 2048.0 * (per_token + 4096 * 4.0));
 }
 
+TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
+  auto in = llama_input();
+  in.dims = in.dims.with_layers(1);
+  in.tp = 2;
+  const auto plain = bench::plan_memory(in);
+  in.sequence_parallel = true;
+  const auto sp = bench::plan_memory(in);
+  // TP=2 splits q, kv and f (2048, 512, 7168); SP also splits the residual stream (x and x_mid,
+  // 2 of the 4 hidden vectors) and the two norms' rstd, not the norms' gathered outputs; the
+  // stage's fp32 output (the embedding's, here) is split too.
+  const double plain_token = 2.0 * (4 * 4096 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 2);
+  const double sp_token =
+      2.0 * (2 * 4096 / 2 + 2 * 4096 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 2.0 / 2);
+  EXPECT_DOUBLE_EQ(plain.activations, 2048.0 * (plain_token + 4096 * 4.0));
+  EXPECT_DOUBLE_EQ(sp.activations, 2048.0 * (sp_token + 4096 * 4.0 / 2));
+  // Nothing else moves: weights, state, logits, workspace.
+  EXPECT_DOUBLE_EQ(sp.total - sp.activations, plain.total - plain.activations);
+  // At TP=1 there is nothing to split: the plan is the one without the switch.
+  in.tp = 1;
+  const auto one_sp = bench::plan_memory(in);
+  in.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(one_sp.total, bench::plan_memory(in).total);
+  // FP8 layers keep their norm outputs as FP8 transposes: only the split residual stays here.
+  in.tp = 2;
+  in.sequence_parallel = true;
+  in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);  // every layer
+  const double fp8_token = 2.0 * (2 * 4096 / 2 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 1);
+  EXPECT_DOUBLE_EQ(bench::plan_memory(in).activations, 2048.0 * (fp8_token + 4096 * 4.0 / 2));
+}
+
 TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
   auto in = llama_input();
   in.dims = in.dims.with_layers(4);

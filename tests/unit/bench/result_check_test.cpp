@@ -92,6 +92,22 @@ TEST(ResultCheck, NamesTheKeyTheValueAndTheRule) {
   EXPECT_EQ(error_of(doc), "runs.1.raw_step_times.0 is \"fast\", and must be a number");
 }
 
+TEST(ResultCheck, SequenceParallelIsOptionalAndNeedsTp) {
+  json doc = valid_result();
+  ASSERT_EQ(doc["parallelism_config"]["sequence_parallel"], false);
+  doc["parallelism_config"].erase("sequence_parallel");  // older results lack it
+  EXPECT_EQ(error_of(doc), "none");
+  doc["parallelism_config"]["sequence_parallel"] = "on";
+  EXPECT_EQ(error_of(doc),
+            "parallelism_config.sequence_parallel is \"on\", and must be true or false");
+  doc["parallelism_config"]["sequence_parallel"] = true;  // at TP 1
+  EXPECT_EQ(error_of(doc),
+            "parallelism_config.sequence_parallel is true, and must be false where "
+            "tensor_model_parallel_size is 1");
+  doc["parallelism_config"]["tensor_model_parallel_size"] = 2;
+  EXPECT_EQ(error_of(doc), "none");
+}
+
 TEST(ResultCheck, NonFiniteNumbersCountAsTheNullTheyAreWrittenAs) {
   json doc = valid_result();
   doc["performance_metrics"]["mfu"] = std::nan("");  // null is allowed there

@@ -72,6 +72,11 @@ TEST(Result, SeedsKeysAndWarmupExcluded) {
   zero.optimizer.distributed_optimizer = true;
   EXPECT_EQ(bench::make_result(zero, {record(0.5)})["parallelism_config"]["distributed_optimizer"],
             true);
+  EXPECT_EQ(p["sequence_parallel"], false);
+  auto sp = tiny_context();
+  sp.plan.tp = 2;
+  sp.sequence_parallel = true;
+  EXPECT_EQ(bench::make_result(sp, {record(0.5)})["parallelism_config"]["sequence_parallel"], true);
   const auto& t = doc["training_config"];
   EXPECT_EQ(t["global_batch_size"], 8);
   EXPECT_EQ(t["num_layers"], 2);
@@ -173,6 +178,26 @@ TEST(Result, MfuOverOneIsFlagged) {
   const auto doc = bench::make_result(c, {record(0.5)});
   ASSERT_EQ(doc["warnings"].size(), 1u);
   EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind("MFU ", 0), 0u) << doc["warnings"];
+}
+
+TEST(ExperimentFields, AResultFromBeforeSequenceParallelismRanWithout) {
+  auto c = tiny_context();
+  c.plan.tp = 2;
+  auto old = bench::make_result(c, {record(0.5)});
+  old["parallelism_config"].erase("sequence_parallel");  // written before the field existed
+  constexpr auto sp = bench::experiment_field("/parallelism_config/sequence_parallel");
+  EXPECT_EQ(bench::experiment_value(old, sp), false);
+  EXPECT_EQ(bench::experiment_label(sp, bench::experiment_value(old, sp)), "SP off");
+  EXPECT_TRUE(bench::configuration_differences(old, c).empty());
+  c.sequence_parallel = true;
+  EXPECT_EQ(bench::configuration_differences(old, c),
+            std::vector<std::string>{"parallelism_config.sequence_parallel: false -> true"});
+  // A field without a known value when absent still reads "absent".
+  c.sequence_parallel = false;
+  old["training_config"].erase("sequence_length");
+  EXPECT_EQ(bench::configuration_differences(old, c),
+            std::vector<std::string>{"training_config.sequence_length: absent -> " +
+                                     std::to_string(c.seq)});
 }
 
 TEST(ExperimentFields, OneListForOverwriteAndReports) {

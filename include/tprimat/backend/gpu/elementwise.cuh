@@ -311,6 +311,20 @@ TPRIMAT_GPU_INLINE void Gpu::to_bf16(const float* src, bf16* dst, std::int64_t n
   gpu_check(gpuGetLastError(), "to_bf16");
 }
 
+TPRIMAT_GPU_INLINE void Gpu::add_bf16(const float* residual, const bf16* y, float* out,
+                                      std::int64_t n, Stream stream) {
+  using kernels::aligned_to;
+  if (n <= 0) return;
+  constexpr int threads = 256;
+  if (aligned_to(residual, 16) && aligned_to(y, 8) && aligned_to(out, 16))
+    kernels::add_bf16_kernel<4>
+        <<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(residual, y, out, n);
+  else
+    kernels::add_bf16_kernel<1>
+        <<<gpu::blocks_for(n, threads), threads, 0, stream>>>(residual, y, out, n);
+  gpu_check(gpuGetLastError(), "add_bf16");
+}
+
 TPRIMAT_GPU_INLINE void Gpu::split_master(const float* src, bf16* weights, std::uint16_t* master_lo,
                                           std::int64_t n, Stream stream) {
   if (n <= 0) return;

@@ -4,6 +4,8 @@
 // (MPI).
 #pragma once
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,6 +57,22 @@ class HostStaged final : public DeviceCollectives {
     host_.all_reduce_sum_float(h);
     to_device(x + chunk * rank(), h.data() + chunk * rank(), chunk * sizeof(float), stream);
   }
+  /// Each rank's bf16 widened to float on the host, summed through the host all-reduce (as
+  /// reduce_scatter_sum) and this rank's chunk rounded back to bf16 (to nearest even): one
+  /// rounding of the fp32 sum, where NCCL rounds after each addition (equal at TP = 2).
+  void reduce_scatter_sum_bf16(void* x, std::size_t chunk, void* stream) override {
+    const std::size_t n = chunk * size();
+    auto* bytes = static_cast<std::uint8_t*>(x);
+    bits_.resize(n);
+    copy(bits_.data(), bytes, n * sizeof(std::uint16_t), gpuMemcpyDeviceToHost, stream);
+    in_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) in_[i] = bf16_bits_to_float(bits_[i]);
+    host_.all_reduce_sum_float(in_);
+    const std::size_t first = chunk * rank();
+    for (std::size_t i = 0; i < chunk; ++i) bits_[i] = float_to_bf16_bits(in_[first + i]);
+    to_device(bytes + first * sizeof(std::uint16_t), bits_.data(), chunk * sizeof(std::uint16_t),
+              stream);
+  }
   /// Bytes travel as floats (the host communicators move floats; MPI copies their bits), each
   /// rank's chunk padded to whole floats.
   void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) override {
@@ -84,6 +102,15 @@ class HostStaged final : public DeviceCollectives {
 
  private:
   static gpuStream_t as_stream(void* s) { return static_cast<gpuStream_t>(s); }
+  // bf16 <-> float by their bits on the host (round to nearest even; a NaN stays a NaN).
+  static float bf16_bits_to_float(std::uint16_t h) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
+  }
+  static std::uint16_t float_to_bf16_bits(float f) {
+    const auto x = std::bit_cast<std::uint32_t>(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+    return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  }
   static void copy(void* dst, const void* src, std::size_t bytes, gpuMemcpyKind kind,
                    void* stream) {
     gpu_check(gpuMemcpyAsync(dst, src, bytes, kind, as_stream(stream)), "host-staged copy");
@@ -101,6 +128,7 @@ class HostStaged final : public DeviceCollectives {
   HostCollectives host_;
   std::vector<float> in_, out_;
   std::vector<std::uint8_t> packed_;
+  std::vector<std::uint16_t> bits_;
 };
 
 }  // namespace detail::host_staged

@@ -18,12 +18,14 @@ namespace tprimat::train::device {
 using backend::DeviceBuffer;
 using bf16 = backend::Gpu::bf16;
 
-/// One layer's forward of one micro-batch of n tokens, as its backward reads it.
+/// One layer's forward of one micro-batch of n tokens, as its backward reads it. `rows`: n, or
+/// n / TP under sequence parallelism (RankPlan::rows).
 struct LayerActivations {
-  DeviceBuffer<float> x, x_mid;      // [n, h] residual stream in, after attention
+  DeviceBuffer<float> x, x_mid;      // [rows, h] residual stream in, after attention
   DeviceBuffer<bf16> xn1, xn2;       // [n, h] the two norms' outputs (bf16 layers; an FP8
-                                     // layer's weight gradients read their FP8 transposes)
-  DeviceBuffer<float> rstd1, rstd2;  // [n]
+                                     // layer's weight gradients read their FP8 transposes),
+                                     // all-gathered over TP under sequence parallelism
+  DeviceBuffer<float> rstd1, rstd2;  // [rows]
   DeviceBuffer<bf16> q, k, v, attn;  // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
   DeviceBuffer<float> lse;           // [mbs, heads, seq]
   DeviceBuffer<bf16> gate, up;       // [n, ffn]
@@ -34,30 +36,30 @@ struct LayerActivations {
 struct Activations {
   std::vector<LayerActivations> layers;  // [slot][local layer]
   int local_layers = 0;
-  std::int64_t slot_stride = 0;  // n * h: one slot's stage output
-  DeviceBuffer<float> x_final;   // [slot][n, h]: the stage's output (last: the final norm's input)
-  DeviceBuffer<bf16> xn_final;   // [n, h] last stage: the final norm's output
-  DeviceBuffer<float> rstd_final;  // [n]
+  std::int64_t slot_stride = 0;    // rows * h: one slot's stage output
+  DeviceBuffer<float> x_final;     // [slot][rows, h]: the stage's output (last: final norm's input)
+  DeviceBuffer<bf16> xn_final;     // [n, h] last stage: the final norm's output (gathered)
+  DeviceBuffer<float> rstd_final;  // [rows]
   DeviceBuffer<bf16> logits;       // [n, vocab / TP]; the loss's gradient overwrites it
   DeviceBuffer<float> row_loss;    // [n]
 
   /// `fp8_layer[l]`: local layer l runs its projections in FP8 (empty: none does).
   void allocate(BufferAllocator& a, const RankPlan& p, const std::vector<bool>& fp8_layer) {
-    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
+    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
     local_layers = p.local_layers;
-    slot_stride = n * h;
+    slot_stride = rows * h;
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
     for (std::size_t i = 0; i < layers.size(); ++i) {
       LayerActivations& l = layers[i];
       const std::size_t local = i % static_cast<std::size_t>(p.local_layers);
-      l.x = a.alloc<float>(n * h);
-      l.x_mid = a.alloc<float>(n * h);
+      l.x = a.alloc<float>(rows * h);
+      l.x_mid = a.alloc<float>(rows * h);
       if (local >= fp8_layer.size() || !fp8_layer[local]) {
         l.xn1 = a.alloc<bf16>(n * h);
         l.xn2 = a.alloc<bf16>(n * h);
       }
-      l.rstd1 = a.alloc<float>(n);
-      l.rstd2 = a.alloc<float>(n);
+      l.rstd1 = a.alloc<float>(rows);
+      l.rstd2 = a.alloc<float>(rows);
       l.q = a.alloc<bf16>(n * qd);
       l.k = a.alloc<bf16>(n * kvd);
       l.v = a.alloc<bf16>(n * kvd);
@@ -66,10 +68,10 @@ struct Activations {
       l.gate = a.alloc<bf16>(n * p.d.ffn);
       l.up = a.alloc<bf16>(n * p.d.ffn);
     }
-    x_final = a.alloc<float>(p.slots * n * h);
+    x_final = a.alloc<float>(p.slots * rows * h);
     if (p.last_stage) {
       xn_final = a.alloc<bf16>(n * h);
-      rstd_final = a.alloc<float>(n);
+      rstd_final = a.alloc<float>(rows);
       logits = a.alloc<bf16>(n * p.d.vocab);
       row_loss = a.alloc<float>(n);
     }
@@ -91,9 +93,9 @@ struct Activations {
 struct Scratch {
   DeviceBuffer<bf16> hidden, dhidden, dgate, dup;  // [n, ffn]
   DeviceBuffer<bf16> xn;       // [n, h] an FP8 layer's norm output, until its cast (FP8 runs only)
-  DeviceBuffer<float> dres;    // [n, h] gradient of the residual stream
+  DeviceBuffer<float> dres;    // [rows, h] gradient of the residual stream
   DeviceBuffer<float> dxn;     // [n, h] gradient of a norm's output, summed over its GEMMs
-  DeviceBuffer<bf16> dres_bf;  // [n, h] dres in bf16, the GEMMs' operand
+  DeviceBuffer<bf16> dres_bf;  // [n, h] dres in bf16, the GEMMs' operand (gathered under SP)
   DeviceBuffer<bf16> dattn, dq, dk, dv;  // [n, qd] [n, qd] [n, kvd] [n, kvd]
   DeviceBuffer<float> norm_partials, bias_partials;
   DeviceBuffer<std::uint8_t> attn_workspace;
@@ -102,7 +104,7 @@ struct Scratch {
     const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
     for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = a.alloc<bf16>(n * p.d.ffn);
     if (fp8) xn = a.alloc<bf16>(n * h);
-    dres = a.alloc<float>(n * h);
+    dres = a.alloc<float>(p.rows * h);
     dxn = a.alloc<float>(n * h);
     dres_bf = a.alloc<bf16>(n * h);
     dattn = a.alloc<bf16>(n * qd);

@@ -230,11 +230,14 @@ class Engine {
     const profile::Range range("forward");
     if (plan.first_stage) {
       float* x0 = acts_.stage_input(slot);
-      // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows).
+      // Under TP the ids are this rank's vocabulary slice's (-1 elsewhere: zero rows). Under
+      // sequence parallelism x0 holds this rank's rows: every row goes through the scratch dxn
+      // (free in the forward) to be reduce-scattered.
+      float* rows = plan.sequence_parallel ? scratch_.dxn.data() : x0;
       backend::Gpu::embedding_forward(io_.inputs.data() + micro * plan.n, plan.n,
-                                      params_.w(plan.table.embedding), nullptr, plan.d.hidden, x0,
+                                      params_.w(plan.table.embedding), nullptr, plan.d.hidden, rows,
                                       stream_);
-      tp_.all_reduce(x0, plan.n * plan.d.hidden, stream_, timer_);
+      tp_.sum_rows(rows, x0, stream_, timer_);
     }
     DecoderLayer layers = layer();
     for (int l = 0; l < plan.local_layers; ++l) {
@@ -259,24 +262,37 @@ class Engine {
     const float acc = micro == 0 ? 0.f : 1.f;
     const bool last = micro == plan.shape.grad_accum - 1;
     float* grads = params_.grads.data();
+    const std::int64_t h = plan.d.hidden;
     if (plan.last_stage) {
       head().backward(slot, acc);
-      if (last) sync_.reduce_segment(sync_.plan.segments.size() - 1, grads, stream_);
-    } else {  // dres holds the received gradient of the stage's output
-      backend::Gpu::to_bf16(scratch_.dres.data(), scratch_.dres_bf.data(), plan.n * plan.d.hidden,
-                            stream_);
+      if (last) {
+        tp_.sum_norm_grad(params_.g(plan.table.final_norm), h, stream_, timer_);
+        sync_.reduce_segment(sync_.plan.segments.size() - 1, grads, stream_);
+      }
+    } else {  // dres holds the received gradient of the stage's output (this rank's rows)
+      backend::Gpu::to_bf16(scratch_.dres.data(), plan.own_rows(scratch_.dres_bf.data()),
+                            plan.rows * h, stream_);
     }
     DecoderLayer layers = layer();
     for (int l = plan.local_layers - 1; l >= 0; --l) {
       const profile::Range layer_range("backward layer", l);
-      layers.backward(plan.table.layers[l], acts_.at(slot, l), acc, l, slot);
-      if (last) sync_.reduce_segment(plan.layer_segment(l), grads, stream_);
+      const LayerParams& lp = plan.table.layers[l];
+      layers.backward(lp, acts_.at(slot, l), acc, l, slot);
+      if (last) {
+        tp_.sum_norm_grad(params_.g(lp.attn_norm), h, stream_, timer_);
+        tp_.sum_norm_grad(params_.g(lp.mlp_norm), h, stream_, timer_);
+        sync_.reduce_segment(plan.layer_segment(l), grads, stream_);
+      }
     }
     if (!plan.first_stage) return;  // the pipeline sends dres, the stage input's gradient, back
+    // Every token's row of the gradient (gathered over TP under sequence parallelism, through
+    // the scratch dxn, free again).
+    const float* dx0 =
+        tp_.gather_residual_grad(scratch_.dres.data(), scratch_.dxn.data(), stream_, timer_);
     backend::Gpu::embedding_backward(
         io_.group_ids.data() + micro * plan.n, io_.offsets.data() + micro * (plan.n + 1),
-        io_.positions.data() + micro * plan.n, io_.group_count.data() + micro, plan.n,
-        scratch_.dres.data(), plan.d.hidden, params_.g(plan.table.embedding), stream_);
+        io_.positions.data() + micro * plan.n, io_.group_count.data() + micro, plan.n, dx0,
+        plan.d.hidden, params_.g(plan.table.embedding), stream_);
     if (last) sync_.reduce_segment(0, grads, stream_);  // a tied head's gradient is in it too
   }
 

@@ -36,9 +36,10 @@ struct Head {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, V = d.vocab;
     const gpuStream_t stream = gemm.stream;
-    Gpu::rmsnorm_forward(acts.stage_output(slot), params.w(plan.table.final_norm), nullptr, n,
-                         d.hidden, static_cast<float>(d.norm_eps), acts.xn_final.data(),
-                         acts.rstd_final.data(), stream);
+    Gpu::rmsnorm_forward(acts.stage_output(slot), params.w(plan.table.final_norm), nullptr,
+                         plan.rows, d.hidden, static_cast<float>(d.norm_eps),
+                         plan.own_rows(acts.xn_final.data()), acts.rstd_final.data(), stream);
+    tp.gather_rows(acts.xn_final.data(), stream, timer);  // the vocab-parallel head reads all rows
     if (d.tied_embeddings)  // logits = xn E^T, E [vocab, hidden]
       gemm(false, true, n, V, h, acts.xn_final.data(), h, params.w(plan.table.embedding), h, 0.f,
            acts.logits.data(), V);
@@ -51,8 +52,9 @@ struct Head {
     timer.mark("elementwise");
   }
 
-  /// scratch.dres (and dres_bf) = d loss / d stage output of slot `slot`; the head's and the
-  /// final norm's weight gradients written (acc 0) or added (acc 1).
+  /// scratch.dres (and dres_bf) = d loss / d stage output of slot `slot` (this rank's rows under
+  /// sequence parallelism); the head's and the final norm's weight gradients written (acc 0) or
+  /// added (acc 1).
   void backward(int slot, float acc) {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, V = d.vocab;
@@ -62,21 +64,21 @@ struct Head {
     if (d.tied_embeddings) {
       gemm(false, false, n, h, V, dlogits, V, params.w(plan.table.embedding), h, 0.f, s.dxn.data(),
            h);
-      tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+      tp.begin_all_reduce(s.dxn.data(), stream, timer);
       gemm(true, false, V, h, n, dlogits, V, acts.xn_final.data(), h, acc,
            params.g(plan.table.embedding), h);
     } else {
       gemm(false, true, n, h, V, dlogits, V, params.w(plan.table.head), V, 0.f, s.dxn.data(), h);
-      tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+      tp.begin_all_reduce(s.dxn.data(), stream, timer);
       gemm(true, false, h, V, n, acts.xn_final.data(), h, dlogits, V, acc,
            params.g(plan.table.head), V);
     }
     tp.end_all_reduce(stream);
     backend::gpu_check(gpuMemsetAsync(s.dres.data(), 0, s.dres.bytes(), stream), "memset");
     Gpu::rmsnorm_backward(acts.stage_output(slot), params.w(plan.table.final_norm), nullptr,
-                          acts.rstd_final.data(), s.dxn.data(), n, d.hidden, s.dres.data(),
-                          s.dres_bf.data(), params.g(plan.table.final_norm), s.norm_partials.data(),
-                          stream);
+                          acts.rstd_final.data(), plan.own_rows(s.dxn.data()), plan.rows, d.hidden,
+                          s.dres.data(), plan.own_rows(s.dres_bf.data()),
+                          params.g(plan.table.final_norm), s.norm_partials.data(), stream);
   }
 };
 

@@ -43,8 +43,9 @@ struct RopeTables {
 /// A layer's passes over what the engine owns: its weights and gradients (DeviceParameters at
 /// the layer's LayerParams offsets), its activations, the shared scratch. Under TP the O and
 /// down projections are row-parallel (their sums all-reduced) and the input gradients are
-/// all-reduced before each RMSNorm backward. In a layer Fp8Linears::on(), the projections run in
-/// FP8 (docs/fp8.md); everything else is the same.
+/// all-reduced before each RMSNorm backward; under sequence parallelism the norms run on this
+/// rank's RankPlan::rows, with TensorParallel's gathers and scatters around the GEMMs. In a
+/// layer Fp8Linears::on(), the projections run in FP8 (docs/fp8.md); everything else is the same.
 struct DecoderLayer {
   using Gpu = backend::Gpu;
   const RankPlan& plan;
@@ -69,8 +70,9 @@ struct DecoderLayer {
     // An FP8 layer keeps its norms' outputs only as FP8 transposes (Fp8Linears).
     bf16* xn1 = f8 ? scratch.xn.data() : a.xn1.data();
     bf16* xn2 = f8 ? scratch.xn.data() : a.xn2.data();
-    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, n, d.hidden, eps, xn1,
-                         a.rstd1.data(), stream);
+    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, plan.rows, d.hidden, eps,
+                         plan.own_rows(xn1), a.rstd1.data(), stream);
+    tp.gather_rows(xn1, stream, timer);
     if (f8) {
       const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_q, stream), h, qd, a.q.data(), nullptr,
@@ -100,8 +102,9 @@ struct DecoderLayer {
     else
       tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(),
                           a.x_mid.data(), timer);
-    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, n, d.hidden, eps, xn2,
-                         a.rstd2.data(), stream);
+    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, plan.rows, d.hidden, eps,
+                         plan.own_rows(xn2), a.rstd2.data(), stream);
+    tp.gather_rows(xn2, stream, timer);
     if (f8) {
       const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, xn2, stream);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_gate, stream), h, f, a.gate.data());
@@ -120,8 +123,11 @@ struct DecoderLayer {
   }
 
   /// scratch.dres (and dres_bf) hold d next on entry, d a.x on return; the weight gradients are
-  /// written (acc 0: the step's first micro-batch) or added (acc 1).
+  /// written (acc 0: the step's first micro-batch) or added (acc 1). Under sequence parallelism
+  /// dres and dres_bf hold this rank's rows: dres_bf's are gathered first, for the row-parallel
+  /// down projection's GEMMs.
   void backward(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
+    tp.gather_rows(scratch.dres_bf.data(), gemm.stream, timer);
     if (fp8.on(l)) return backward_fp8(lp, a, acc, l, slot);
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
@@ -137,15 +143,17 @@ struct DecoderLayer {
     // The input gradient before the weight gradients: its TP all-reduce runs beside them.
     gemm(false, true, n, h, f, s.dgate.data(), f, params.w(lp.w_gate), f, 0.f, s.dxn.data(), h);
     gemm(false, true, n, h, f, s.dup.data(), f, params.w(lp.w_up), f, 1.f, s.dxn.data(), h);
-    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    tp.begin_all_reduce(s.dxn.data(), stream, timer);
     gemm(true, false, f, h, n, s.hidden.data(), f, s.dres_bf.data(), h, acc, params.g(lp.w_down),
          h);
     gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp.w_gate), f);
     gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp.w_up), f);
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
-                          s.dxn.data(), n, d.hidden, s.dres.data(), s.dres_bf.data(),
-                          params.g(lp.mlp_norm), s.norm_partials.data(), stream);
+                          plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
+                          plan.own_rows(s.dres_bf.data()), params.g(lp.mlp_norm),
+                          s.norm_partials.data(), stream);
+    tp.gather_rows(s.dres_bf.data(), stream, timer);  // the attention half's row-parallel O
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
     gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
     gemm(false, true, n, qd, h, s.dres_bf.data(), h, params.w(lp.wo), h, 0.f, s.dattn.data(), qd);
@@ -153,13 +161,14 @@ struct DecoderLayer {
     gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
     gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
     gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
-    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    tp.begin_all_reduce(s.dxn.data(), stream, timer);
     gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
     tp.end_all_reduce(stream);
-    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
-                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
+    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(),
+                          plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
+                          plan.own_rows(s.dres_bf.data()), params.g(lp.attn_norm),
                           s.norm_partials.data(), stream);
   }
 
@@ -187,9 +196,14 @@ struct DecoderLayer {
   }
 
   /// out[n, h] = residual + x w in FP8, w this rank's rows of a row-parallel weight (O, down):
-  /// as TensorParallel::row_parallel_add, the residual added by TP rank 0 alone.
+  /// as TensorParallel::row_parallel_add, the residual added by TP rank 0 alone; under sequence
+  /// parallelism the GEMM writes the bf16 partial product that TensorParallel::scatter_add sums.
   void fp8_row_parallel_add(const Fp8Cast& x, const Fp8Cast& w, std::int64_t in,
                             const float* residual, float* out) {
+    if (tp.sequence_parallel()) {
+      fp8.forward<bf16>(gemm, x, w, in, plan.d.hidden, tp.partial());
+      return tp.scatter_add(residual, out, gemm.stream, timer);
+    }
     fp8.forward<float>(gemm, x, w, in, plan.d.hidden, out, plan.tp_rank == 0 ? residual : nullptr);
     tp.all_reduce(out, plan.n * plan.d.hidden, gemm.stream, timer);
   }
@@ -217,14 +231,16 @@ struct DecoderLayer {
                           s.dxn.data());
     fp8.input_grad<float>(gemm, gu, fp8.backward_weight(lp, l, w_up, stream), h, f, 1.f,
                           s.dxn.data());
-    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    tp.begin_all_reduce(s.dxn.data(), stream, timer);
     const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp, nullptr, stream);
     fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp.w_gate));
     fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp.w_up));
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
-                          s.dxn.data(), n, d.hidden, s.dres.data(), s.dres_bf.data(),
-                          params.g(lp.mlp_norm), s.norm_partials.data(), stream);
+                          plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
+                          plan.own_rows(s.dres_bf.data()), params.g(lp.mlp_norm),
+                          s.norm_partials.data(), stream);
+    tp.gather_rows(s.dres_bf.data(), stream, timer);  // the attention half's row-parallel O
     // Attention half.
     const Fp8Cast go = fp8.cast_grad(l, g_o, s.dres_bf.data(), h, 0, 0, stream);
     fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o, a.attn.data(), stream), go, qd, h, acc,
@@ -241,14 +257,15 @@ struct DecoderLayer {
                           s.dxn.data());
     fp8.input_grad<float>(gemm, gv, fp8.backward_weight(lp, l, w_v, stream), h, kvd, 1.f,
                           s.dxn.data());
-    tp.begin_all_reduce(s.dxn.data(), n * h, stream, timer);
+    tp.begin_all_reduce(s.dxn.data(), stream, timer);
     const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv, nullptr, stream);
     fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp.wq));
     fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp.wk));
     fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp.wv));
     tp.end_all_reduce(stream);
-    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(), s.dxn.data(),
-                          n, d.hidden, s.dres.data(), s.dres_bf.data(), params.g(lp.attn_norm),
+    Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(),
+                          plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
+                          plan.own_rows(s.dres_bf.data()), params.g(lp.attn_norm),
                           s.norm_partials.data(), stream);
   }
 };

@@ -22,8 +22,8 @@ namespace tprimat::train::device {
 /// main stream, each exchange with one neighbour both ways in one grouped send_recv. Transfers
 /// are synchronous with the stream: the op after a receive needs what it receives, and
 /// steady-state sends ride with a receive, so a side stream could hide only the sends' wire time,
-/// 4 n h bytes each (32 MiB for Llama at seq 2048, ~0.1 ms on NVLink), beside a stage's forward
-/// or backward of tens of ms.
+/// 4 rows h bytes each (32 MiB for Llama at seq 2048, ~0.1 ms on NVLink; a TP rank's 1 / TP of
+/// it under sequence parallelism), beside a stage's forward or backward of tens of ms.
 class PipelineStage {
  public:
   explicit PipelineStage(std::shared_ptr<parallel::DeviceCollectives> group)
@@ -42,7 +42,7 @@ class PipelineStage {
     auto p2p = [&](const float* out, int dest, float* in, int source) {
       const profile::Range range("pp transfer");
       timer.mark("pp_comm");
-      group_->send_recv(out, dest, in, source, static_cast<std::size_t>(p.n) * p.d.hidden, main);
+      group_->send_recv(out, dest, in, source, static_cast<std::size_t>(p.rows) * p.d.hidden, main);
       timer.mark("elementwise");
     };
     for (const PipelineOp& op : one_f_one_b(p.stages, p.stage, p.shape.grad_accum)) {

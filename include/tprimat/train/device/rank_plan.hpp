@@ -23,6 +23,10 @@ struct RankPlan {
   model::Dims d;     ///< this TP rank's share: heads, KV heads, FFN and vocabulary / TP
   StepShape shape;
   std::int64_t n = 0;  ///< tokens of one micro-batch, mbs x seq
+  /// Megatron's sequence parallelism (TP > 1): the residual stream, its gradient and the norms
+  /// hold `rows` = n / TP token rows, this TP rank's [tp_rank rows, +rows) of the n.
+  bool sequence_parallel = false;
+  std::int64_t rows = 0;  ///< token rows of the residual stream on this rank: n, or n / TP
   int tp = 1, tp_rank = 0;
   int stages = 1, stage = 0;
   int dp = 1, dp_rank = 0;
@@ -37,6 +41,14 @@ struct RankPlan {
   bool sparse_embedding_zeroing = false;
   ParameterTable table;  ///< this rank's shard of the parameters
   std::int64_t params = 0;
+
+  /// The first of this rank's residual rows in a full [n, h] buffer's element `x` (x itself
+  /// without sequence parallelism): where a norm writes its slice before the all-gather, and
+  /// where a reduce-scatter leaves this rank's sum.
+  template <class T>
+  T* own_rows(T* x) const {
+    return sequence_parallel ? x + std::int64_t{tp_rank} * rows * d.hidden : x;
+  }
 
   /// The gradient segment of local layer l (segments: [embedding], layers..., [final norm, head]).
   std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + std::size_t(l); }
@@ -60,6 +72,9 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   p.d = dims;
   p.shape = shape;
   p.n = std::int64_t{shape.mbs} * shape.seq;
+  p.sequence_parallel = shape.sequence_parallel && tp.size > 1;
+  if (p.sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size);
+  p.rows = p.sequence_parallel ? p.n / tp.size : p.n;
   p.tp = tp.size;
   p.tp_rank = tp.rank;
   p.stages = pp.size;
@@ -88,6 +103,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   shard.first_stage = p.first_stage;
   shard.last_stage = p.last_stage;
   shard.slots = p.slots;
+  shard.sequence_parallel = p.sequence_parallel;
   p.table = make_parameter_table(dims, shard);
   p.params = p.table.total();
   return p;

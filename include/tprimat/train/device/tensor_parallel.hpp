@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // TensorParallel: Megatron's TP collectives of the device engine: the row-parallel GEMMs' sums,
-// the input gradients' all-reduces beside the weight-gradient GEMMs, the vocab-parallel loss.
+// the input gradients' all-reduces beside the weight-gradient GEMMs, the vocab-parallel loss, and
+// sequence parallelism's all-gathers and reduce-scatters.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,13 @@ namespace tprimat::train::device {
 /// (everything after them depends on them); the backward's input-gradient all-reduces run on
 /// the TP stream beside the layer's weight-gradient GEMMs (DeviceOptions::overlap), which do not
 /// read them.
+/// Sequence parallelism (RankPlan::sequence_parallel, Megatron's): the residual stream and the
+/// norms hold this rank's RankPlan::rows token rows. A norm's bf16 output is all-gathered before
+/// the column-parallel GEMMs (gather_rows); a row-parallel GEMM writes a bf16 partial product
+/// that is reduce-scattered in bf16 and added to the fp32 residual rows (row_parallel_add,
+/// scatter_add); backward mirrors it: the residual gradient's bf16 copy all-gathered before the
+/// row-parallel GEMMs' backward, the input gradients reduce-scattered instead of all-reduced,
+/// and the norm gains' partial gradients summed over TP once per step.
 class TensorParallel {
  public:
   using bf16 = backend::Gpu::bf16;
@@ -36,10 +44,75 @@ class TensorParallel {
     ready_ = OwnedEvent(false);
     done_ = OwnedEvent(false);
   }
-  /// The statistics every TP rank's vocabulary slice contributes to the loss: [tp][n][3].
+  /// The statistics every TP rank's vocabulary slice contributes to the loss: [tp][n][3]; under
+  /// sequence parallelism the row-parallel GEMMs' bf16 partial products [n, h].
   void allocate(BufferAllocator& a) {
     if (group_ && plan_->last_stage)
       ce_stats_ = a.alloc<float>(plan_->tp * plan_->n * backend::Gpu::cross_entropy_stats_per_row);
+    if (group_ && plan_->sequence_parallel) partial_ = a.alloc<bf16>(plan_->n * plan_->d.hidden);
+  }
+
+  bool sequence_parallel() const { return group_ && plan_->sequence_parallel; }
+  /// [n, h] bf16: where a row-parallel GEMM writes its partial product for scatter_add.
+  bf16* partial() { return partial_.data(); }
+
+  /// Sequence parallelism: every rank's own rows (RankPlan::own_rows) of x [n, h] all-gathered in
+  /// place over TP on `main` (a norm's bf16 output before the column-parallel GEMMs, the residual
+  /// gradient's before the row-parallel ones' backward). Nothing without it.
+  void gather_rows(bf16* x, gpuStream_t main, PhaseTimer& timer) {
+    if (!sequence_parallel()) return;
+    const profile::Range range("tp all-gather");
+    timer.mark("tp_comm");
+    group_->all_gather_bytes(x, row_elements() * sizeof(bf16), main);
+    timer.mark("elementwise");
+  }
+
+  /// Sequence parallelism: out [rows, h] = residual + this rank's rows of partial() summed over TP,
+  /// reduce-scattered in bf16 on `main`.
+  void scatter_add(const float* residual, float* out, gpuStream_t main, PhaseTimer& timer) {
+    {
+      const profile::Range range("tp reduce-scatter");
+      timer.mark("tp_comm");
+      group_->reduce_scatter_sum_bf16(partial_.data(), row_elements(), main);
+      timer.mark("elementwise");
+    }
+    backend::Gpu::add_bf16(residual, plan_->own_rows(partial_.data()), out, row_elements(), main);
+  }
+
+  /// x [n, h]: each rank's partial rows (the embedding's of its vocabulary slice) summed over TP
+  /// into out [rows, h] on `main`: all-reduced in place (out is x), or under sequence parallelism
+  /// reduce-scattered in fp32 and this rank's rows copied to out.
+  void sum_rows(float* x, float* out, gpuStream_t main, PhaseTimer& timer) {
+    if (!sequence_parallel()) return all_reduce(x, plan_->n * plan_->d.hidden, main, timer);
+    const profile::Range range("tp reduce-scatter");
+    timer.mark("tp_comm");
+    group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), main);
+    timer.mark("elementwise");
+    backend::gpu_check(gpuMemcpyAsync(out, plan_->own_rows(x), row_elements() * sizeof(float),
+                                      gpuMemcpyDeviceToDevice, main),
+                       "gpuMemcpyAsync");
+  }
+
+  /// The residual gradient dres [rows, h] as all n rows read it (the embedding's backward):
+  /// dres itself, or under sequence parallelism its all-gather into `full` [n, h].
+  const float* gather_residual_grad(const float* dres, float* full, gpuStream_t main,
+                                    PhaseTimer& timer) {
+    if (!sequence_parallel()) return dres;
+    backend::gpu_check(gpuMemcpyAsync(plan_->own_rows(full), dres, row_elements() * sizeof(float),
+                                      gpuMemcpyDeviceToDevice, main),
+                       "gpuMemcpyAsync");
+    const profile::Range range("tp all-gather");
+    timer.mark("tp_comm");
+    group_->all_gather_bytes(full, row_elements() * sizeof(float), main);
+    timer.mark("elementwise");
+    return full;
+  }
+
+  /// Sequence parallelism: a norm gain's gradient g [count], partial over this rank's rows,
+  /// summed over TP on `main` (as Megatron all-reduces its sequence-parallel parameters'
+  /// gradients), once per step before the gradient norm. Nothing without it.
+  void sum_norm_grad(float* g, std::int64_t count, gpuStream_t main, PhaseTimer& timer) {
+    if (sequence_parallel()) all_reduce(g, count, main, timer);
   }
 
   /// x summed over the TP ranks on `main`: the partial products of a row-parallel GEMM, or the
@@ -59,14 +132,28 @@ class TensorParallel {
     group_->all_reduce_max(x, static_cast<std::size_t>(count), main);
   }
 
-  /// The backward pass's all-reduce of an input gradient, started where it is complete: on the
-  /// TP stream (else in line); end() makes `main` wait for it before the RMSNorm backward.
-  void begin_all_reduce(float* x, std::int64_t count, gpuStream_t main, PhaseTimer& timer) {
+  /// The backward pass's sum of a column-parallel input gradient x [n, h] over TP, started where
+  /// it is complete: on the TP stream (else in line); end() makes `main` wait for it before the
+  /// RMSNorm backward, which reads RankPlan::own_rows(x): all-reduced, or under sequence
+  /// parallelism reduce-scattered (fp32) to each rank's rows.
+  void begin_all_reduce(float* x, gpuStream_t main, PhaseTimer& timer) {
     if (!group_) return;
-    if (!overlap_) return all_reduce(x, count, main, timer);
-    const profile::Range range("tp all-reduce");
+    const bool scatter = plan_->sequence_parallel;
+    const std::int64_t count = plan_->n * plan_->d.hidden;
+    if (!overlap_) {
+      if (!scatter) return all_reduce(x, count, main, timer);
+      const profile::Range range("tp reduce-scatter");
+      timer.mark("tp_comm");
+      group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), main);
+      timer.mark("elementwise");
+      return;
+    }
+    const profile::Range range(scatter ? "tp reduce-scatter" : "tp all-reduce");
     stream_wait(stream_, main, ready_);
-    group_->all_reduce_sum(x, static_cast<std::size_t>(count), gpuStream_t(stream_));
+    if (scatter)
+      group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), gpuStream_t(stream_));
+    else
+      group_->all_reduce_sum(x, static_cast<std::size_t>(count), gpuStream_t(stream_));
     backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
     pending_ = true;
   }
@@ -77,10 +164,16 @@ class TensorParallel {
   }
 
   /// out[M, N] = residual + a[M, K] w[K, N] with w this rank's rows of a row-parallel weight (O,
-  /// down): the partial products summed over TP, the residual added by TP rank 0 alone.
+  /// down): the partial products summed over TP, the residual added by TP rank 0 alone. Under
+  /// sequence parallelism out and residual are this rank's rows: the bf16 partial product is
+  /// reduce-scattered (scatter_add).
   void row_parallel_add(const Gemms& gemm, std::int64_t M, std::int64_t N, std::int64_t K,
                         const bf16* a, const bf16* w, const float* residual, float* out,
                         PhaseTimer& timer) {
+    if (sequence_parallel()) {
+      gemm(false, false, M, N, K, a, K, w, N, 0.f, partial_.data(), N);
+      return scatter_add(residual, out, gemm.stream, timer);
+    }
     if (plan_->tp_rank == 0)
       gemm.add(M, N, K, a, w, residual, out);
     else
@@ -129,6 +222,8 @@ class TensorParallel {
   }
 
  private:
+  std::int64_t row_elements() const { return plan_->rows * plan_->d.hidden; }
+
   std::shared_ptr<parallel::DeviceCollectives> group_;
   const RankPlan* plan_;
   bool overlap_ = true;
@@ -136,6 +231,7 @@ class TensorParallel {
   OwnedEvent ready_, done_;
   bool pending_ = false;
   backend::DeviceBuffer<float> ce_stats_;
+  backend::DeviceBuffer<bf16> partial_;  // [n, h] sequence parallelism only
 };
 
 }  // namespace tprimat::train::device
