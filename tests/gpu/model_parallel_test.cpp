@@ -315,7 +315,15 @@ TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowZero1) {  // TP 2 x DP
 
 TEST(TensorAndPipelineHostStaged, SequenceParallelLlamaNarrow) {  // TP 2 x PP 2 at 4 ranks
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, {}, true}, 4, true);
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, {}, true}, 4,
+                                               true);
+}
+
+// SP's slices over an uneven pipeline: TP 2 x PP 2 at 4 ranks, 3+1.
+TEST(TensorAndPipelineHostStaged, SequenceParallelLlamaNarrowUneven) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2Pp2>(mpi_world(), false, {1, 128, 4, 0, {3, 1}, true},
+                                                 4, true);
 }
 
 TEST(TensorParallelNccl, LlamaNarrow) {

@@ -422,6 +422,9 @@ TEST(ParallelEquivalence, SequenceParallelTensorParallel4AndTensorParallel2Pipel
   // The stage boundary carries each TP rank's seq / TP rows; 4 micro-batches reuse the slots.
   check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP", false, 2, AdamEps::smooth, {}, sp);
   check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP accum 4", false, 4, AdamEps::smooth, {}, sp);
+  // Both of issue 26's layouts at once: SP's slices over an uneven 3+1 pipeline.
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP split 3+1", false, 2, AdamEps::smooth, {3, 1},
+                                  sp);
   check_layout<model::Tiny, 2>("TP=2 x DP=2 SP ZeRO-1", true, 2, AdamEps::smooth, {}, sp);
 }
 
