@@ -12,8 +12,10 @@
 // - CUDA (sm_80+): tensor cores through mma.sync m16n8k16 (bf16 in, fp32 accumulate), operands
 //   staged in shared memory with cp.async and read with ldmatrix. FlashAttention-2's structure:
 //   each warp owns 16 rows, scores and softmax statistics never leave registers.
-// - HIP, or CUDA with TPRIMAT_FLASH_SCALAR defined (to check that path on an NVIDIA GPU): one
-//   thread per row with scalar FMAs, warp-size agnostic. Correct and slow.
+// - HIP, or CUDA with TPRIMAT_FLASH_SCALAR defined (to check that path on an NVIDIA GPU; CMake's
+//   -DTPRIMAT_FLASH_SCALAR=ON): one thread per row with scalar FMAs (in the backward at head dim
+//   128, two adjacent threads per row, each with half the columns), warp-size agnostic. Correct
+//   and slow.
 // The backward is deterministic in both: no atomics, every sum has a fixed order. It runs three
 // kernels: row dots D_i = dO_i . O_i; dK, dV per (batch, KV head, key block), looping over the
 // group's query heads and the query blocks at or after the key block; dQ per (batch, head, query
@@ -617,7 +619,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
 // ======================================= scalar path ========================================
 namespace flash_detail {
 
-/// Block shapes: one thread per row, or a group of split<D> adjacent threads per row in the
+/// Block shapes: one thread per row, or a group of split(D) adjacent threads per row in the
 /// backward, so nothing depends on the warp width (32 or 64): a group is at most 32 lanes.
 struct Tiles {
   static constexpr int threads = 64;            // forward threads, one per row
@@ -631,10 +633,9 @@ struct Tiles {
   /// 64 columns a thread is what D = 64 holds without spilling; one thread with dK[128] and
   /// dV[128] (or dQ[128] beside its Q and dO rows) spills under ROCm 7's clang on gfx90a, gfx942
   /// and gfx950.
+  static constexpr int split(int d) { return d > 64 ? d / 64 : 1; }
   template <int D>
-  static constexpr int split = D > 64 ? D / 64 : 1;
-  template <int D>
-  static constexpr int backward_threads = threads * split<D>;
+  static constexpr int backward_threads = split(D) * threads;
 };
 
 /// Copies rows [row0, row0 + rows) of a head's [seq, D] slice into a dense [rows, D] shared tile,
@@ -667,7 +668,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
   const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
   const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
-  stage_rows<D, Tiles::threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
+  stage_rows<D, Tiles::threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R,
+                                p.seq);
 
   const float scale_log2 = p.scale * log2e;
   float acc[D] = {};
@@ -704,12 +706,12 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
 }
 
 /// One block per (key block of 64, KV head, batch). Key k0 + i belongs to threads
-/// i * S .. i * S + S - 1 (S = split<D>), each holding dK and dV of its D / S columns; the group
+/// i * S .. i * S + S - 1 (S = split(D)), each holding dK and dV of its D / S columns; the group
 /// walks the query heads of the KV head and, for each, the query rows at or after its key.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dkdv_kernel(
     FlashParams p) {
-  constexpr int R = Tiles::key_rows, T = Tiles::backward_step, S = Tiles::split<D>, C = D / S;
+  constexpr int R = Tiles::key_rows, T = Tiles::backward_step, S = Tiles::split(D), C = D / S;
   constexpr int threads = Tiles::backward_threads<D>;
   __shared__ gpu::bf16 sk[R * D], sv[R * D], sq[T * D], sdo[T * D];
   __shared__ float slse[T], sdot[T];
@@ -717,17 +719,14 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
   const int local = threadIdx.x / S, c0 = threadIdx.x % S * C;  // the key's row, first column
   const int k0 = blockIdx.x * R, key = k0 + local;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  stage_rows<D, threads>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R,
-                         p.seq);
-  stage_rows<D, threads>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R,
-                         p.seq);
+  stage_rows<D, threads>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
+  stage_rows<D, threads>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
 
   float dk[C] = {}, dv[C] = {};
   for (int h = g * group; h < (g + 1) * group; ++h) {
     for (int t0 = k0; t0 < p.seq; t0 += T) {
       __syncthreads();
-      stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, t0, T,
-                             p.seq);
+      stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, t0, T, p.seq);
       stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, t0, T,
                              p.seq);
       if (threadIdx.x < T) {
@@ -769,12 +768,12 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
 }
 
 /// One block per (query block of 64, head, batch). Query row q0 + i belongs to threads
-/// i * S .. i * S + S - 1 (S = split<D>), each holding dQ of its D / S columns; the group walks
+/// i * S .. i * S + S - 1 (S = split(D)), each holding dQ of its D / S columns; the group walks
 /// the keys up to the row.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dq_kernel(
     FlashParams p) {
-  constexpr int R = Tiles::query_rows, T = Tiles::backward_step, S = Tiles::split<D>, C = D / S;
+  constexpr int R = Tiles::query_rows, T = Tiles::backward_step, S = Tiles::split(D), C = D / S;
   constexpr int threads = Tiles::backward_threads<D>;
   __shared__ gpu::bf16 sq[R * D], sdo[R * D], sk[T * D], sv[T * D];
   const int m_block = gridDim.x - 1 - blockIdx.x;
@@ -785,8 +784,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
   const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
   const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
   stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
-  stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, q0, R,
-                         p.seq);
+  stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
   const std::int64_t i = stat_index(b, p.heads, h, p.seq, row < p.seq ? row : 0);
   const float lse = row < p.seq ? p.lse[i] : 0.f, dot = row < p.seq ? p.row_dot[i] : 0.f;
 
