@@ -31,6 +31,9 @@ configure() {
   local args=(-DCMAKE_BUILD_TYPE=Release -DTPRIMAT_CUDA=ON)
   # Header-only dependencies carried in .devdeps/ where the machine lacks the packages.
   [ -d .devdeps ] && args+=("-DCMAKE_PREFIX_PATH=$PWD/.devdeps")
+  # TPRIMAT_GPU_CMAKE_ARGS: more cache entries (-DTPRIMAT_FLASH_SCALAR=ON checks HIP's flash path).
+  # shellcheck disable=SC2206  # a list of arguments
+  args+=(${TPRIMAT_GPU_CMAKE_ARGS:-})
   # cuDNN and NCCL from the system, else from the pip wheels.
   local lib var dir
   for lib in cudnn nccl; do

@@ -115,8 +115,8 @@ fi
 # backend::Hip built against ROCm 7.2 (hipcc/clang 22, libamdhip64 7) from Debian sid +
 # experimental, in the root scripts/rocm-sysroot.sh makes (once per machine: ~1.1 GB download, ~3.3
 # GB on disk, under TPRIMAT_ROCM_SYSROOT, default ./build/rocm-sysroot): the CLI and tprimat_hip_ops
-# for gfx942, gfx90a and gfx950, the HIP checks (-Werror compiles, links, step check) in
-# ./build-rocm7. The archive moves: when apt cannot install the set (the script's exit 75) the
+# for gfx942, gfx90a and gfx950, the HIP checks (-Werror compiles, links, step check, resource
+# budgets: no kernel spills) in ./build-rocm7. The archive moves: when apt cannot install the set (the script's exit 75) the
 # stage is skipped, loudly, with apt's error above; a compile error is a failure. Needs root
 # (chroot); skip it with TPRIMAT_SKIP_ROCM7=1.
 rocm7_status=0

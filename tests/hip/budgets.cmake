@@ -7,6 +7,8 @@
 #
 # Regenerate after a deliberate change (a new kernel, a bigger tile):
 #   TPRIMAT_UPDATE_HIP_BUDGETS=1 ctest --test-dir build -R 'hip[.]gfx90a[.]budgets'
+# (gfx942.txt and gfx950.txt are ROCm 7.2's, regenerated inside scripts/rocm-sysroot.sh's root:
+# README.md's ROCm 7 section gives the command)
 # writes the budgets as the current figures plus headroom: registers + max(4, 10%) (one more
 # allocation granule, so a compiler update's noise passes but a new live array does not), LDS and
 # scratch exactly (they follow from the source; scratch 0 means no private-memory stack).

@@ -12,8 +12,10 @@
 // - CUDA (sm_80+): tensor cores through mma.sync m16n8k16 (bf16 in, fp32 accumulate), operands
 //   staged in shared memory with cp.async and read with ldmatrix. FlashAttention-2's structure:
 //   each warp owns 16 rows, scores and softmax statistics never leave registers.
-// - HIP, or CUDA with TPRIMAT_FLASH_SCALAR defined (to check that path on an NVIDIA GPU): one
-//   thread per row with scalar FMAs, warp-size agnostic. Correct and slow.
+// - HIP, or CUDA with TPRIMAT_FLASH_SCALAR defined (to check that path on an NVIDIA GPU; CMake's
+//   -DTPRIMAT_FLASH_SCALAR=ON): one thread per row with scalar FMAs (in the backward at head dim
+//   128, two adjacent threads per row, each with half the columns), warp-size agnostic. Correct
+//   and slow.
 // The backward is deterministic in both: no atomics, every sum has a fixed order. It runs three
 // kernels: row dots D_i = dO_i . O_i; dK, dV per (batch, KV head, key block), looping over the
 // group's query heads and the query blocks at or after the key block; dQ per (batch, head, query
@@ -118,6 +120,9 @@ struct Tiles {
   /// score tiles plus the [16, D] accumulators within 255 registers and smem within 48 KiB.
   template <int D>
   static constexpr int inner = D >= 128 ? 32 : 64;
+  /// Backward block size, the launchers' name for it (the scalar path's grows with D).
+  template <int D>
+  static constexpr int backward_threads = threads;
 };
 
 // ---- PTX wrappers (sm_80+) -----------------------------------------------------------------
@@ -614,32 +619,42 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
 // ======================================= scalar path ========================================
 namespace flash_detail {
 
-/// Block shapes: one thread per row, so nothing depends on the warp width (32 or 64).
+/// Block shapes: one thread per row, or a group of split(D) adjacent threads per row in the
+/// backward, so nothing depends on the warp width (32 or 64): a group is at most 32 lanes.
 struct Tiles {
-  static constexpr int threads = 64;
+  static constexpr int threads = 64;            // forward threads, one per row
   static constexpr int forward_rows = threads;  // query rows per forward block
   static constexpr int key_rows = threads;      // keys per dK/dV block
   static constexpr int query_rows = threads;    // query rows per dQ block
   static constexpr int forward_step = 32;       // keys staged per forward step
   static constexpr int backward_step = 16;      // rows of the other side staged per backward step
+  /// Threads per row in the backward: each owns D / split columns of the row's accumulators (dK
+  /// and dV, or dQ) and of its staged rows; the row's dot products are summed over the group.
+  /// 64 columns a thread is what D = 64 holds without spilling; one thread with dK[128] and
+  /// dV[128] (or dQ[128] beside its Q and dO rows) spills under ROCm 7's clang on gfx90a, gfx942
+  /// and gfx950.
+  static constexpr int split(int d) { return d > 64 ? d / 64 : 1; }
+  template <int D>
+  static constexpr int backward_threads = split(D) * threads;
 };
 
 /// Copies rows [row0, row0 + rows) of a head's [seq, D] slice into a dense [rows, D] shared tile,
-/// zeros past seq; all Tiles::threads threads call it.
-template <int D>
+/// zeros past seq; all `Threads` threads of the block call it.
+template <int D, int Threads>
 __device__ __forceinline__ void stage_rows(gpu::bf16* tile, const gpu::bf16* head0,
                                            std::int64_t stride, int row0, int rows, int seq) {
-  for (int i = threadIdx.x; i < rows * D; i += Tiles::threads) {
+  for (int i = threadIdx.x; i < rows * D; i += Threads) {
     const int r = i / D, c = i % D;
     tile[i] = row0 + r < seq ? head0[(row0 + r) * stride + c] : gpu::to_bf16(0.f);
   }
 }
 
-template <int D>
+/// a[0, N) . b[0, N) in fp32, in column order.
+template <int N>
 __device__ __forceinline__ float dot_rows(const gpu::bf16* a, const gpu::bf16* b) {
   float s = 0;
 #pragma unroll
-  for (int c = 0; c < D; ++c) s += gpu::to_float(a[c]) * gpu::to_float(b[c]);
+  for (int c = 0; c < N; ++c) s += gpu::to_float(a[c]) * gpu::to_float(b[c]);
   return s;
 }
 
@@ -653,7 +668,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
   const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
   const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
-  stage_rows<D>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
+  stage_rows<D, Tiles::threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R,
+                                p.seq);
 
   const float scale_log2 = p.scale * log2e;
   float acc[D] = {};
@@ -661,8 +677,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   const int last_key = min(q0 + R, p.seq) - 1;
   for (int t0 = 0; t0 <= last_key; t0 += T) {
     __syncthreads();
-    stage_rows<D>(sk, k, kv_stride, t0, T, p.seq);
-    stage_rows<D>(sv, v, kv_stride, t0, T, p.seq);
+    stage_rows<D, Tiles::threads>(sk, k, kv_stride, t0, T, p.seq);
+    stage_rows<D, Tiles::threads>(sv, v, kv_stride, t0, T, p.seq);
     __syncthreads();
     if (row < p.seq) {
       for (int r = 0; r < T && t0 + r <= row; ++r) {
@@ -689,23 +705,30 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   }
 }
 
+/// One block per (key block of 64, KV head, batch). Key k0 + i belongs to threads
+/// i * S .. i * S + S - 1 (S = split(D)), each holding dK and dV of its D / S columns; the group
+/// walks the query heads of the KV head and, for each, the query rows at or after its key.
 template <int D>
-__global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel(FlashParams p) {
-  constexpr int R = Tiles::key_rows, T = Tiles::backward_step;
+__global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dkdv_kernel(
+    FlashParams p) {
+  constexpr int R = Tiles::key_rows, T = Tiles::backward_step, S = Tiles::split(D), C = D / S;
+  constexpr int threads = Tiles::backward_threads<D>;
   __shared__ gpu::bf16 sk[R * D], sv[R * D], sq[T * D], sdo[T * D];
   __shared__ float slse[T], sdot[T];
   const int g = blockIdx.y, b = blockIdx.z, group = p.heads / p.kv_heads;
-  const int k0 = blockIdx.x * R, key = k0 + threadIdx.x;
+  const int local = threadIdx.x / S, c0 = threadIdx.x % S * C;  // the key's row, first column
+  const int k0 = blockIdx.x * R, key = k0 + local;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  stage_rows<D>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
-  stage_rows<D>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
+  stage_rows<D, threads>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
+  stage_rows<D, threads>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
 
-  float dk[D] = {}, dv[D] = {};
+  float dk[C] = {}, dv[C] = {};
   for (int h = g * group; h < (g + 1) * group; ++h) {
     for (int t0 = k0; t0 < p.seq; t0 += T) {
       __syncthreads();
-      stage_rows<D>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, t0, T, p.seq);
-      stage_rows<D>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, t0, T, p.seq);
+      stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, t0, T, p.seq);
+      stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, t0, T,
+                             p.seq);
       if (threadIdx.x < T) {
         const int query = t0 + threadIdx.x;
         const std::int64_t i = stat_index(b, p.heads, h, p.seq, query < p.seq ? query : 0);
@@ -713,68 +736,82 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
         sdot[threadIdx.x] = query < p.seq ? p.row_dot[i] : 0.f;
       }
       __syncthreads();
+      // Every branch from here on depends on the key only: a group takes it together, as the
+      // group sums need.
       if (key >= p.seq) continue;
       for (int r = 0; r < T; ++r) {
         const int query = t0 + r;
         if (query < key || query >= p.seq) continue;
-        const float s = dot_rows<D>(sq + r * D, sk + threadIdx.x * D) * p.scale;
+        const float s =
+            gpu::lane_group_sum<S>(dot_rows<C>(sq + r * D + c0, sk + local * D + c0)) * p.scale;
         const float prob = expf(s - slse[r]);
-        const float dprob = dot_rows<D>(sdo + r * D, sv + threadIdx.x * D);
+        const float dprob =
+            gpu::lane_group_sum<S>(dot_rows<C>(sdo + r * D + c0, sv + local * D + c0));
         const float ds = prob * (dprob - sdot[r]);
 #pragma unroll
-        for (int c = 0; c < D; ++c) {
-          dv[c] += prob * gpu::to_float(sdo[r * D + c]);
-          dk[c] += ds * gpu::to_float(sq[r * D + c]);
+        for (int c = 0; c < C; ++c) {
+          dv[c] += prob * gpu::to_float(sdo[r * D + c0 + c]);
+          dk[c] += ds * gpu::to_float(sq[r * D + c0 + c]);
         }
       }
     }
   }
   if (key < p.seq) {
-    gpu::bf16* dk_row = head_row<D>(p.dk, b, p.seq, p.kv_heads, g, key);
-    gpu::bf16* dv_row = head_row<D>(p.dv, b, p.seq, p.kv_heads, g, key);
+    gpu::bf16* dk_row = head_row<D>(p.dk, b, p.seq, p.kv_heads, g, key) + c0;
+    gpu::bf16* dv_row = head_row<D>(p.dv, b, p.seq, p.kv_heads, g, key) + c0;
 #pragma unroll
-    for (int c = 0; c < D; ++c) {
+    for (int c = 0; c < C; ++c) {
       dk_row[c] = gpu::to_bf16(dk[c] * p.scale);
       dv_row[c] = gpu::to_bf16(dv[c]);
     }
   }
 }
 
+/// One block per (query block of 64, head, batch). Query row q0 + i belongs to threads
+/// i * S .. i * S + S - 1 (S = split(D)), each holding dQ of its D / S columns; the group walks
+/// the keys up to the row.
 template <int D>
-__global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(FlashParams p) {
-  constexpr int R = Tiles::query_rows, T = Tiles::backward_step;
+__global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dq_kernel(
+    FlashParams p) {
+  constexpr int R = Tiles::query_rows, T = Tiles::backward_step, S = Tiles::split(D), C = D / S;
+  constexpr int threads = Tiles::backward_threads<D>;
   __shared__ gpu::bf16 sq[R * D], sdo[R * D], sk[T * D], sv[T * D];
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z, g = h / (p.heads / p.kv_heads);
-  const int q0 = m_block * R, row = q0 + threadIdx.x;
+  const int local = threadIdx.x / S, c0 = threadIdx.x % S * C;  // the query's row, first column
+  const int q0 = m_block * R, row = q0 + local;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
   const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
   const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
-  stage_rows<D>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
-  stage_rows<D>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
+  stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
+  stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
   const std::int64_t i = stat_index(b, p.heads, h, p.seq, row < p.seq ? row : 0);
   const float lse = row < p.seq ? p.lse[i] : 0.f, dot = row < p.seq ? p.row_dot[i] : 0.f;
 
-  float dq[D] = {};
+  float dq[C] = {};
   const int last_key = min(q0 + R, p.seq) - 1;
   for (int t0 = 0; t0 <= last_key; t0 += T) {
     __syncthreads();
-    stage_rows<D>(sk, k, kv_stride, t0, T, p.seq);
-    stage_rows<D>(sv, v, kv_stride, t0, T, p.seq);
+    stage_rows<D, threads>(sk, k, kv_stride, t0, T, p.seq);
+    stage_rows<D, threads>(sv, v, kv_stride, t0, T, p.seq);
     __syncthreads();
+    // Every branch from here on depends on the row only: a group takes it together.
     if (row >= p.seq) continue;
     for (int r = 0; r < T && t0 + r <= row; ++r) {
-      const float s = dot_rows<D>(sq + threadIdx.x * D, sk + r * D) * p.scale;
+      const float s =
+          gpu::lane_group_sum<S>(dot_rows<C>(sq + local * D + c0, sk + r * D + c0)) * p.scale;
       const float prob = expf(s - lse);
-      const float ds = prob * (dot_rows<D>(sdo + threadIdx.x * D, sv + r * D) - dot);
+      const float dprob =
+          gpu::lane_group_sum<S>(dot_rows<C>(sdo + local * D + c0, sv + r * D + c0));
+      const float ds = prob * (dprob - dot);
 #pragma unroll
-      for (int c = 0; c < D; ++c) dq[c] += ds * gpu::to_float(sk[r * D + c]);
+      for (int c = 0; c < C; ++c) dq[c] += ds * gpu::to_float(sk[r * D + c0 + c]);
     }
   }
   if (row < p.seq) {
-    gpu::bf16* dq_row = head_row<D>(p.dq, b, p.seq, p.heads, h, row);
+    gpu::bf16* dq_row = head_row<D>(p.dq, b, p.seq, p.heads, h, row) + c0;
 #pragma unroll
-    for (int c = 0; c < D; ++c) dq_row[c] = gpu::to_bf16(dq[c] * p.scale);
+    for (int c = 0; c < C; ++c) dq_row[c] = gpu::to_bf16(dq[c] * p.scale);
   }
 }
 
@@ -805,9 +842,10 @@ void flash_attention_backward(const FlashParams& p, gpu::Stream stream) {
   flash_detail::flash_row_dot_kernel<D>
       <<<gpu::blocks_for(rows, rows_per_block), flash_detail::row_dot_threads, 0, stream>>>(p);
   const dim3 key_grid((p.seq + Tiles::key_rows - 1) / Tiles::key_rows, p.kv_heads, p.batch);
-  flash_detail::flash_backward_dkdv_kernel<D><<<key_grid, Tiles::threads, 0, stream>>>(p);
+  constexpr int threads = Tiles::backward_threads<D>;
+  flash_detail::flash_backward_dkdv_kernel<D><<<key_grid, threads, 0, stream>>>(p);
   const dim3 query_grid((p.seq + Tiles::query_rows - 1) / Tiles::query_rows, p.heads, p.batch);
-  flash_detail::flash_backward_dq_kernel<D><<<query_grid, Tiles::threads, 0, stream>>>(p);
+  flash_detail::flash_backward_dq_kernel<D><<<query_grid, threads, 0, stream>>>(p);
 }
 
 }  // namespace tprimat::kernels

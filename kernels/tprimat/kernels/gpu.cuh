@@ -51,6 +51,30 @@ __device__ __forceinline__ T warp_max(T v) {
   return v;
 }
 
+/// Sum of `v` over each aligned group of `width` adjacent lanes (every lane of the group gets the
+/// same bits: each step adds two values, and addition commutes). width is a power of two up to
+/// 32, so a group never straddles a warp of either vendor. Only the group's lanes need to be
+/// active, and all of them must call it; the block must be one-dimensional (lanes from
+/// threadIdx.x, which names the group for CUDA's mask).
+template <int width, class T>
+__device__ __forceinline__ T lane_group_sum(T v) {
+  static_assert(width >= 1 && width <= 32 && (width & (width - 1)) == 0,
+                "tprimat: a lane group is a power of two of at most 32 lanes");
+#if !TPRIMAT_GPU_HIP
+  constexpr unsigned group_bits = width == 32 ? 0xffffffffu : (1u << width) - 1;
+  const unsigned mask = group_bits << (threadIdx.x % warp_size / width * width);
+#endif
+#pragma unroll
+  for (int off = width / 2; off > 0; off /= 2) {
+#if TPRIMAT_GPU_HIP
+    v += __shfl_xor(v, off, width);
+#else
+    v += __shfl_xor_sync(mask, v, off, width);
+#endif
+  }
+  return v;
+}
+
 /// bf16 <-> float through one set of helpers (the three bf16 types spell these differently).
 __device__ __host__ __forceinline__ float to_float(bf16 x) {
 #if TPRIMAT_GPU_HIP && !defined(TPRIMAT_HIP_BF16)
