@@ -88,7 +88,7 @@ TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {
 // (the plan's split activations); the gathered norm outputs and the bf16 partial products whole.
 TEST(ModelParallelMemory, SequenceParallelTensorParallelPlanPredictsThePeak) {
   TPRIMAT_REQUIRE_GPU();
-  plan_predicts_the_peak<Tp2>(false, true);
+  plan_predicts_the_peak<Tp2>(false, {}, true);
 }
 
 TEST(ModelParallelMemory, PipelinePlanPredictsThePeak) {
