@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tprimat::bench {
@@ -82,8 +83,11 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
   if (!doc.is_object()) return std::nullopt;
   const std::string_view pointer = experiment_fields[i].pointer;
   const J::json_pointer p{std::string(pointer)};
-  if (doc.contains(p)) return doc.at(p);
-  if (!experiment_fields[i].absent.empty()) return J::parse(experiment_fields[i].absent);
+  // In place: a json converts to anything, std::optional<json> included (ambiguous for clang).
+  using Value = std::optional<J>;
+  if (doc.contains(p)) return Value(std::in_place, doc.at(p));
+  if (!experiment_fields[i].absent.empty())
+    return Value(std::in_place, J::parse(experiment_fields[i].absent));
   if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
   const J::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},
       layers_at{"/training_config/num_layers"};
@@ -92,7 +96,7 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
     return std::nullopt;
   const auto pp = doc.at(pp_at).get<long long>(), layers = doc.at(layers_at).get<long long>();
   if (pp < 1 || pp > 1 << 20 || layers % pp != 0) return std::nullopt;
-  return J(std::vector<long long>(static_cast<std::size_t>(pp), layers / pp));
+  return Value(std::in_place, std::vector<long long>(static_cast<std::size_t>(pp), layers / pp));
 }
 
 /// The value of field `i` in `doc`; null where the document does not say (the seeds' files).
