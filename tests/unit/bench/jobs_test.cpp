@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench_test_fixtures.hpp"
 #include "tprimat/bench/options.hpp"
 
 namespace {
@@ -21,40 +22,7 @@ namespace {
 using namespace tprimat;
 namespace fs = std::filesystem;
 
-class Jobs : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tprimat-jobs-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    env_.device.platform = "cpu";
-    env_.device.software_stack = "cpu";
-    env_.device.total_memory_gb = 24;
-    opts_.output_dir = (dir_ / "out").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  /// The InputError message of resolve_jobs, or "" when it succeeds.
-  std::string error_of(const bench::BenchOptions& o) {
-    try {
-      bench::resolve_jobs(o, env_);
-    } catch (const core::InputError& e) {
-      const std::string w = e.what();
-      EXPECT_EQ(w.rfind("tprimat: ", 0), 0u) << w;
-      EXPECT_EQ(w.find('\n'), std::string::npos) << w;
-      return w;
-    }
-    return "";
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-
-  fs::path dir_;
-  bench::Environment env_;
-  bench::BenchOptions opts_;
-};
+using Jobs = tprimat::testing::JobsTest;
 
 TEST_F(Jobs, DefaultIsTinyOnOneRank) {
   const auto list = bench::resolve_jobs(opts_, env_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_test_fixtures.hpp"
 #include "tprimat/bench/jobs.hpp"
 #include "tprimat/bench/layout_flags.hpp"
 #include "tprimat/bench/memory_plan.hpp"
@@ -24,39 +25,15 @@ using namespace tprimat;
 namespace fs = std::filesystem;
 using V = std::vector<int>;
 
-class SplitJobs : public ::testing::Test {
+/// Two CPU ranks with unknown memory (no out-of-memory check: the plans still print), gbs 2.
+class SplitJobs : public tprimat::testing::JobsTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tprimat-split-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    env_.device.platform = "cpu";
-    env_.device.software_stack = "cpu";
-    env_.device.total_memory_gb = 0;  // unknown: no out-of-memory check, the plans still print
+    JobsTest::SetUp();
+    env_.device.total_memory_gb = 0;
     env_.world = 2;
-    opts_.output_dir = (dir_ / "out").string();
     opts_.gbs = 2;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  bench::Job job(const bench::BenchOptions& o) { return bench::resolve_jobs(o, env_).jobs.at(0); }
-  /// The InputError message of resolve_jobs, or "" when it succeeds.
-  std::string error_of(const bench::BenchOptions& o) {
-    try {
-      bench::resolve_jobs(o, env_);
-    } catch (const core::InputError& e) {
-      return e.what();
-    }
-    return "";
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-
-  fs::path dir_;
-  bench::Environment env_;
-  bench::BenchOptions opts_;
 };
 
 #define EXPECT_ERROR_HAS(o, text)                                           \
@@ -252,30 +229,9 @@ TEST(SplitMemoryPlan, EachStageHoldsItsLayersAndTheBusiestIsPredicted) {
 }
 
 TEST(SplitResult, CheckedAndComparedWithResultsThatPredateIt) {
-  bench::ResultContext c;
-  c.device.platform = "cpu";
-  c.device.software_stack = "cpu";
-  c.device.device_name = "check cpu";
-  c.full = model::dims<model::Tiny>();
-  c.dims = c.full;
-  c.plan = parallel::Plan{"tp1_pp2", 1, 2, 1, 2, {2, 2}};
-  c.gbs = 2;
-  c.seq = 32;
-  c.steps = 2;
-  c.warmup_steps = 1;
-  c.precision = "fp32";
-  c.command_line = "tprimat bench --pp 2";
-  c.timestamp = "2026-02-03T04:05:06Z";
-  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
-  bench::RunRecord r;  // one complete run, as the bench records it
-  r.warmup_step_times = {0.3};
-  r.step_times = {0.1, 0.2};
-  r.losses = {5.0, 4.9};
-  r.learning_rates = {1e-4, 2e-4};
-  r.grad_norms = {1.0, 0.9};
-  r.memory_gb = {0.1, 0.1};
-  r.peak_bytes = 0.1 * bench::gib;
-  r.complete = true;
+  bench::ResultContext c = tprimat::testing::cpu_result_context(
+      parallel::Plan{"tp1_pp2", 1, 2, 1, 2, {2, 2}}, "tprimat bench --pp 2");
+  const bench::RunRecord r = tprimat::testing::complete_cpu_run();
   nlohmann::json old = bench::make_result(c, {r});
   EXPECT_EQ(bench::result_error(old), std::nullopt);
   old["parallelism_config"].erase("pipeline_layers");  // as results before the key read

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_test_fixtures.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/model/tiny.hpp"
 
@@ -25,31 +26,10 @@ namespace fs = std::filesystem;
 
 /// A result as a two-run bench writes it: the document every rule is tried on.
 json valid_result() {
-  bench::ResultContext c;
-  c.device.platform = "cpu";
-  c.device.software_stack = "cpu";
-  c.device.device_name = "check cpu";
+  bench::ResultContext c = tprimat::testing::cpu_result_context(
+      parallel::Plan{"minimal_communication", 1, 1, 1, 2}, "tprimat bench");
   c.device.total_memory_gb = 8;
-  c.full = model::dims<model::Tiny>();
-  c.dims = c.full;
-  c.plan = parallel::Plan{"minimal_communication", 1, 1, 1, 2};
-  c.gbs = 2;
-  c.seq = 32;
-  c.steps = 2;
-  c.warmup_steps = 1;
-  c.precision = "fp32";
-  c.command_line = "tprimat bench";
-  c.timestamp = "2026-02-03T04:05:06Z";
-  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
-  bench::RunRecord r;
-  r.warmup_step_times = {0.3};
-  r.step_times = {0.1, 0.2};
-  r.losses = {5.0, 4.9};
-  r.learning_rates = {1e-4, 2e-4};
-  r.grad_norms = {1.0, 0.9};
-  r.memory_gb = {0.1, 0.1};
-  r.peak_bytes = 0.1 * bench::gib;
-  r.complete = true;
+  const bench::RunRecord r = tprimat::testing::complete_cpu_run();
   json doc = bench::make_result(c, {r, r});
   doc["profiling"] = {{"enabled", true},
                       {"collector", "host"},
