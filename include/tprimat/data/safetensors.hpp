@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/core/bf16_bits.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
@@ -92,15 +93,8 @@ inline std::size_t safetensors_dtype_bytes(std::string_view dtype) {
 
 // ---- element conversions (round to nearest even, NaN stays NaN) ----------------------------
 
-inline float bf16_bits_to_float(std::uint16_t h) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-}
-
-inline std::uint16_t float_to_bf16_bits(float f) {
-  const auto x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
-  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
+using core::bf16_bits_to_float;
+using core::float_to_bf16_bits;
 
 inline float f16_bits_to_float(std::uint16_t h) {
   const float sign = (h & 0x8000u) ? -1.0f : 1.0f;

@@ -4,13 +4,13 @@
 // (MPI).
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/core/bf16_bits.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 
@@ -66,10 +66,10 @@ class HostStaged final : public DeviceCollectives {
     bits_.resize(n);
     copy(bits_.data(), bytes, n * sizeof(std::uint16_t), gpuMemcpyDeviceToHost, stream);
     in_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) in_[i] = bf16_bits_to_float(bits_[i]);
+    for (std::size_t i = 0; i < n; ++i) in_[i] = core::bf16_bits_to_float(bits_[i]);
     host_.all_reduce_sum_float(in_);
     const std::size_t first = chunk * rank();
-    for (std::size_t i = 0; i < chunk; ++i) bits_[i] = float_to_bf16_bits(in_[first + i]);
+    for (std::size_t i = 0; i < chunk; ++i) bits_[i] = core::float_to_bf16_bits(in_[first + i]);
     to_device(bytes + first * sizeof(std::uint16_t), bits_.data(), chunk * sizeof(std::uint16_t),
               stream);
   }
@@ -102,15 +102,6 @@ class HostStaged final : public DeviceCollectives {
 
  private:
   static gpuStream_t as_stream(void* s) { return static_cast<gpuStream_t>(s); }
-  // bf16 <-> float by their bits on the host (round to nearest even; a NaN stays a NaN).
-  static float bf16_bits_to_float(std::uint16_t h) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-  }
-  static std::uint16_t float_to_bf16_bits(float f) {
-    const auto x = std::bit_cast<std::uint32_t>(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
-    return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-  }
   static void copy(void* dst, const void* src, std::size_t bytes, gpuMemcpyKind kind,
                    void* stream) {
     gpu_check(gpuMemcpyAsync(dst, src, bytes, kind, as_stream(stream)), "host-staged copy");

@@ -84,10 +84,7 @@ class TensorParallel {
   /// reduce-scattered in fp32 and this rank's rows copied to out.
   void sum_rows(float* x, float* out, gpuStream_t main, PhaseTimer& timer) {
     if (!sequence_parallel()) return all_reduce(x, plan_->n * plan_->d.hidden, main, timer);
-    const profile::Range range("tp reduce-scatter");
-    timer.mark("tp_comm");
-    group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), main);
-    timer.mark("elementwise");
+    scatter_rows(x, main, timer);
     backend::gpu_check(gpuMemcpyAsync(out, plan_->own_rows(x), row_elements() * sizeof(float),
                                       gpuMemcpyDeviceToDevice, main),
                        "gpuMemcpyAsync");
@@ -140,14 +137,8 @@ class TensorParallel {
     if (!group_) return;
     const bool scatter = plan_->sequence_parallel;
     const std::int64_t count = plan_->n * plan_->d.hidden;
-    if (!overlap_) {
-      if (!scatter) return all_reduce(x, count, main, timer);
-      const profile::Range range("tp reduce-scatter");
-      timer.mark("tp_comm");
-      group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), main);
-      timer.mark("elementwise");
-      return;
-    }
+    if (!overlap_)
+      return scatter ? scatter_rows(x, main, timer) : all_reduce(x, count, main, timer);
     const profile::Range range(scatter ? "tp reduce-scatter" : "tp all-reduce");
     stream_wait(stream_, main, ready_);
     if (scatter)
@@ -223,6 +214,14 @@ class TensorParallel {
 
  private:
   std::int64_t row_elements() const { return plan_->rows * plan_->d.hidden; }
+
+  /// x [n, h] summed over TP into each rank's own rows, fp32, in line on `main`.
+  void scatter_rows(float* x, gpuStream_t main, PhaseTimer& timer) {
+    const profile::Range range("tp reduce-scatter");
+    timer.mark("tp_comm");
+    group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), main);
+    timer.mark("elementwise");
+  }
 
   std::shared_ptr<parallel::DeviceCollectives> group_;
   const RankPlan* plan_;
