@@ -7,6 +7,7 @@
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
+#                        [scaling-balanced] [scaling-balanced-full] [nvidia-recipe]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -136,7 +137,8 @@ scale_run() {
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
     "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
 }
-if has scaling || has scaling-full || has scaling-full-mbs2; then
+if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balanced ||
+  has scaling-balanced-full; then
   gpus=$(nvidia-smi -L | wc -l)
   mkdir -p "$out/scaling"
   echo '{"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": '"$gpus"'}' \
@@ -172,6 +174,42 @@ if has scaling || has scaling-full || has scaling-full-mbs2; then
     scale_run tp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/tp.json"
     scale_run pp_full_mbs2 "$gpus" --layers full --mbs 2 --gbs 64 --parallel "$out/scaling/pp.json"
   fi
+  # Issue 26: TP with sequence parallelism and PP with the balanced (auto) split against one GPU
+  # and the plain layouts, in one call: 8 layers at mbs 1 and 2 (scaling-balanced), the full
+  # model at mbs 1 and 2 (scaling-balanced-full).
+  if has scaling-balanced; then
+    for mbs in 1 2; do
+      scale_run one_gpu_l8_mbs${mbs}_per_gpu_share 1 --layers 8 --mbs $mbs --gbs $((64 / gpus))
+      scale_run tp_l8_mbs$mbs "$gpus" --layers 8 --mbs $mbs --gbs 64 --parallel "$out/scaling/tp.json"
+      scale_run tp_sp_l8_mbs$mbs "$gpus" --layers 8 --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/tp.json" --sequence-parallel
+      scale_run pp_l8_mbs$mbs "$gpus" --layers 8 --mbs $mbs --gbs 64 --parallel "$out/scaling/pp.json"
+      scale_run pp_auto_l8_mbs$mbs "$gpus" --layers 8 --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/pp.json" --pipeline-split auto
+    done
+  fi
+  if has scaling-balanced-full; then
+    for mbs in ${TPRIMAT_FULL_MBS:-1 2}; do
+      scale_run tp_sp_full_mbs$mbs "$gpus" --layers full --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/tp.json" --sequence-parallel
+      scale_run pp_auto_full_mbs$mbs "$gpus" --layers full --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/pp.json" --pipeline-split auto
+    done
+  fi
+fi
+# NVIDIA's published Llama 3.1 8B configuration (seq 8192, gbs 128, mbs 1, DP with the
+# distributed optimizer) over every GPU, in the precisions of TPRIMAT_RECIPE_PRECISIONS (default
+# fp8: the bf16 row is in RESULTS.md); results in $out/recipe/<precision>/.
+if has nvidia-recipe; then
+  gpus=$(nvidia-smi -L | wc -l)
+  mkdir -p "$out/recipe"
+  for p in ${TPRIMAT_RECIPE_PRECISIONS:-fp8}; do
+    gpu_mpirun "$gpus" "$build/examples/cli/tprimat" bench --model llama --layers full --seq 8192 \
+      --gbs 128 --mbs 1 --distributed-optimizer --precision $p --steps 2 --warmup-steps 2 \
+      --output-dir "$out/recipe/$p" >"$out/recipe/$p.log" 2>&1
+    echo "recipe $p: $(grep -E '^tokens/s [0-9.]+ \(' "$out/recipe/$p.log" || tail -3 \
+      "$out/recipe/$p.log")" | tee -a "$out/recipe.log"
+  done
 fi
 # FP8 against bf16 in one call (issue 24): `tprimat bench` at each precision, one line each in
 # fp8.log, results in $out/fp8/<name>/. fp8-proxy: the 8-layer proxies at seq 2048, mbs 2, gbs 64
