@@ -176,7 +176,8 @@ if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balan
   fi
   # Issue 26: TP with sequence parallelism and PP with the balanced (auto) split against one GPU
   # and the plain layouts, in one call: 8 layers at mbs 1 and 2 (scaling-balanced), the full
-  # model at mbs 1 and 2 (scaling-balanced-full).
+  # model at mbs 1 and 2 beside one GPU's share of it (scaling-balanced-full; TPRIMAT_FULL_MBS
+  # picks the mbs).
   if has scaling-balanced; then
     for mbs in 1 2; do
       scale_run one_gpu_l8_mbs${mbs}_per_gpu_share 1 --layers 8 --mbs $mbs --gbs $((64 / gpus))
@@ -190,6 +191,7 @@ if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balan
   fi
   if has scaling-balanced-full; then
     for mbs in ${TPRIMAT_FULL_MBS:-1 2}; do
+      scale_run one_gpu_full_mbs${mbs}_per_gpu_share 1 --layers full --mbs $mbs --gbs $((64 / gpus))
       scale_run tp_sp_full_mbs$mbs "$gpus" --layers full --mbs $mbs --gbs 64 \
         --parallel "$out/scaling/tp.json" --sequence-parallel
       scale_run pp_auto_full_mbs$mbs "$gpus" --layers full --mbs $mbs --gbs 64 \
