@@ -43,7 +43,7 @@ configure() {
       continue
     dir=$(pip_lib $lib)
     [ -n "$dir" ] && args+=("-DTPRIMAT_${var}_INCLUDE_DIR=$dir/include"
-                            "-DTPRIMAT_${var}_LIBRARY=$(ls "$dir"/lib/lib$lib.so* | head -1)")
+                            "-DTPRIMAT_${var}_LIBRARY=$(compgen -G "$dir/lib/lib$lib.so*" | sort | sed -n 1p)")
   done
   cmake -B "$build" -G Ninja "${args[@]}"
 }
