@@ -59,14 +59,21 @@ RunRecord dispatch_layout(const Job& job, int run, const Comm& comm, Reporter& r
 
 }  // namespace detail
 
+/// Runs one run of `job` with model M and the layout its plan selects: every layout of M in
+/// dispatched_sizes is compiled here. The in-tree build compiles it once per backend, model and
+/// communicator (src/bench; extern_dispatch.hpp declares those).
+template <class Backend, model::ModelSpec M, class Comm>
+RunRecord run_with_model(const Job& job, int run, const Comm& comm, Reporter& rep) {
+  constexpr std::size_t n = dispatched_sizes.size();
+  return detail::dispatch_layout<Backend, M>(job, run, comm, rep, std::make_index_sequence<n * n>{});
+}
+
 /// Runs one run of `job` with the model its name selects and the layout its plan selects.
 template <class Backend, class Comm>
 RunRecord run_dispatched(const Job& job, int run, const Comm& comm, Reporter& rep) {
   RunRecord out;
   const bool found = model::Models::visit(job.ctx.full.cli_name, [&]<class M>() {
-    constexpr std::size_t n = dispatched_sizes.size();
-    out = detail::dispatch_layout<Backend, M>(job, run, comm, rep,
-                                              std::make_index_sequence<n * n>{});
+    out = run_with_model<Backend, M>(job, run, comm, rep);
   });
   if (!found)
     throw core::InputError("unknown model '" + std::string(job.ctx.full.cli_name) + "'",
@@ -75,3 +82,5 @@ RunRecord run_dispatched(const Job& job, int run, const Comm& comm, Reporter& re
 }
 
 }  // namespace tprimat::bench
+
+#include "tprimat/bench/extern_dispatch.hpp"

@@ -19,6 +19,7 @@
 #include "tprimat/bench/progress.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/bench/runner.hpp"
+#include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 
@@ -164,7 +165,16 @@ inline void close_parallel_all(const BenchOptions& opts, const Runtime& rt,
 /// The bench: every check first (bad input: exit 2, nothing written), then each job in turn.
 /// A job whose backend rejects the layout at construction is bad input when it is the only one,
 /// and is skipped with its reason under --parallel all. Returns the process exit code.
-inline int run_bench(const BenchOptions& opts, const Runtime& rt) {
+TPRIMAT_BENCH_INLINE int run_bench(const BenchOptions& opts, const Runtime& rt);
+
+/// `tprimat plan`: the same checks as the bench (bar the output directory and the OOM check,
+/// which the plan reports instead), then the predicted memory per GPU of each job.
+TPRIMAT_BENCH_INLINE int run_plan(BenchOptions opts, Environment env);
+
+// The definitions: here for a header-only build; in the in-tree build only in src/bench/driver.cpp
+// (the most code of any function a binary calls, compiled once instead of in every binary).
+#if !defined(TPRIMAT_BENCH_COMPILED) || defined(TPRIMAT_BENCH_LIBRARY_TU)
+TPRIMAT_BENCH_INLINE int run_bench(const BenchOptions& opts, const Runtime& rt) {
   Reporter rep(rt.rank == 0);
   JobList list;
   std::vector<OutputLock> locks;  // every job's result and log, until the last job has written
@@ -247,9 +257,7 @@ inline std::string format_plan(const MemoryPlan& p, double capacity_bytes) {
   return out;
 }
 
-/// `tprimat plan`: the same checks as the bench (bar the output directory and the OOM check,
-/// which the plan reports instead), then the predicted memory per GPU of each job.
-inline int run_plan(BenchOptions opts, Environment env) {
+TPRIMAT_BENCH_INLINE int run_plan(BenchOptions opts, Environment env) {
   if (opts.num_gpus > 0) env.world = opts.num_gpus;
   try {
     detail::check_backend(opts.backend, env.device);
@@ -295,5 +303,6 @@ inline int run_plan(BenchOptions opts, Environment env) {
   }
   return 0;
 }
+#endif  // definitions
 
 }  // namespace tprimat::bench

@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tprimat/backend/cpu.hpp"
+#include "tprimat/bench/dispatch.hpp"
 #include "tprimat/bench/driver.hpp"
 #include "tprimat/bench/options.hpp"
 #include "tprimat/bench/runner.hpp"
@@ -48,7 +50,15 @@ int example_main(int argc, char** argv, std::string_view strategy_name) {
       rt.git_dir = TPRIMAT_SOURCE_DIR;
 #endif
       rt.run_once = [comm](const Job& job, int run, Reporter& rep) {
+#if defined(TPRIMAT_BENCH_COMPILED)
+        // In-tree: the CLI's compiled dispatch for M (src/bench), which runs this same
+        // run_once<Cpu, M, L> when the plan is L's, as every job of this binary is.
+        if (job.ctx.plan.tp != L::tp || job.ctx.plan.pp != L::pp)
+          throw std::logic_error("example_main: a job's layout is not the binary's");
+        return run_with_model<backend::Cpu, M>(job, run, comm, rep);
+#else
         return run_once<backend::Cpu, M, L>(job, run, comm, rep);
+#endif
       };
       return run_bench(opts, rt);
     });
