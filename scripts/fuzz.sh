@@ -34,9 +34,11 @@ configure_and_build() {
   if [[ ! -f "${build}/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
     generator=(-G Ninja)
   fi
-  # Release, as the parsers ship; CUDA and benchmarks are not what is fuzzed.
+  # Release, as the parsers ship; CUDA and benchmarks are not what is fuzzed. The harnesses at
+  # the sanitized build's -O1 too (not the -O0 CI's replays take): executions per second count.
   cmake -S "${root}" -B "${build}" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_COMPILER="${cxx}" -DTPRIMAT_SANITIZE=address,undefined \
+    -DTPRIMAT_SANITIZE_INPUT_OPTIMIZE=-O1 \
     -DTPRIMAT_FUZZ_LIBFUZZER=ON -DTPRIMAT_CUDA=OFF -DTPRIMAT_BUILD_BENCHMARKS=OFF >/dev/null
   local targets=()
   for h in "$@"; do targets+=("${h}_fuzz"); done

@@ -11,8 +11,9 @@
 #       nohup                        SIGHUP ignored from the start, as nohup does: the run goes on
 #                                    past a SIGHUP, and a SIGINT stops it then
 #       concurrent                   a second run (under LAUNCHER if given) into the same
-#                                    --output-dir: refused, exit 2, naming the first; the first
-#                                    completes with its result and its log
+#                                    --output-dir while the first is stopped (SIGSTOP): refused,
+#                                    exit 2, naming the first; the first, continued, completes
+#                                    with its result and its log
 #       stale_lock                   a run killed by SIGKILL leaves its lock file: the next run
 #                                    is not blocked by it
 # With a launcher and a signal (mpirun -np 2 ...), the signal goes to the launcher, which passes
@@ -171,13 +172,19 @@ def stopped_by(tprimat: str, schema: str, work: pathlib.Path, case: str,
 
 def concurrent(tprimat: str, work: pathlib.Path, launcher: list[str]) -> int:
     """A second run into the output directory of a running one is refused, and harms nothing."""
-    steps = 400  # long enough for the second run to start and be refused meanwhile
+    steps = 12
     first = Bench(tprimat, work, [], ["--steps", str(steps), "--seed", "1"])
     if not first.two_measured.wait(WAIT_S):
         first.kill()
         return fail(f"no 'step 2/{steps}' line within {WAIT_S} s", first.out())
-    second = Bench(tprimat, work, launcher, ["--steps", "3", "--seed", "2"])
-    rc2, out2, err2 = second.finish(WAIT_S)
+    # Stopped, the first run is alive and holds its output, but runs no step until SIGCONT: the
+    # second starts while it runs however fast either is, and the first need not be long.
+    first.proc.send_signal(signal.SIGSTOP)
+    try:
+        second = Bench(tprimat, work, launcher, ["--steps", "3", "--seed", "2"])
+        rc2, out2, err2 = second.finish(WAIT_S)
+    finally:
+        first.proc.send_signal(signal.SIGCONT)
     if first.proc.poll() is not None:
         return fail("the first run ended before the second was refused: make it longer",
                     first.out())
