@@ -7,7 +7,8 @@
 #                        [peer-compile] [peer-mbs2] [compare] [sanitize] [cli] [profile]
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
-#                        [scaling-balanced] [scaling-balanced-full] [nvidia-recipe]
+#                        [scaling-balanced] [scaling-balanced-full] [scaling-sp] [scaling-4gpu]
+#                        [scaling-4gpu-full] [nvidia-recipe]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -128,23 +129,37 @@ fi
 # layout over all the GPUs at 8 layers (the same per-GPU work: efficiency = tokens/s/GPU of the
 # layout / one GPU's), at mbs 1 and 2; scaling-full = the full model under each layout at mbs 1,
 # DP with and without overlap; scaling-full-mbs2 = the same at mbs 2 (each call under 10 minutes).
-# Results in $out/scaling/<name>/benchmark_cuda_llama.json, one line each in scaling.log.
+# Results in $out/scaling/<name>/benchmark_cuda_llama.json, one line each in scaling.log with
+# rank 0's measured peak beside the plan (the busiest stage's; rank 0 holds the first stage).
 scale_run() {
   local name=$1 np=$2
   shift 2
   gpu_mpirun "$np" "$build/examples/cli/tprimat" bench --model llama --seq 2048 --steps 5 \
     --warmup-steps 2 --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
-    "$out/scaling/$name.log")" | tee -a "$out/scaling.log"
+    "$out/scaling/$name.log")$(memory_of "$out/scaling/$name/benchmark_cuda_llama.json")" |
+    tee -a "$out/scaling.log"
+}
+# ", rank 0 peak P GiB, plan Q GiB" from a result JSON ("" without one).
+memory_of() {
+  [ -f "$1" ] || return 0
+  python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["memory_metrics"]
+print(", rank 0 peak %.2f GiB (reserved %.2f), plan %.2f GiB" % (m["peak_allocated_gib"],
+      m["peak_reserved_gib"], m["predicted_gib"]))' "$1" 2>/dev/null
 }
 if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balanced ||
-  has scaling-balanced-full; then
+  has scaling-balanced-full || has scaling-sp || has scaling-4gpu || has scaling-4gpu-full; then
   gpus=$(nvidia-smi -L | wc -l)
   mkdir -p "$out/scaling"
   echo '{"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": '"$gpus"'}' \
     >"$out/scaling/pp.json"
   echo '{"tensor_model_parallel_size": '"$gpus"', "pipeline_model_parallel_size": 1}' \
     >"$out/scaling/tp.json"
+  echo '{"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 1}' >"$out/scaling/tp2.json"
+  echo '{"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2}' >"$out/scaling/pp2.json"
+  echo '{"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 2}' \
+    >"$out/scaling/tp2pp2.json"
   if has scaling; then
     scale_run one_gpu_l8_per_gpu_share 1 --layers 8 --gbs $((64 / gpus))
     scale_run one_gpu_l8 1 --layers 8 --gbs 64
@@ -189,6 +204,46 @@ if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balan
         --parallel "$out/scaling/pp.json" --pipeline-split auto
     done
   fi
+  # Sequence parallelism's overlapped collectives (TensorParallel::gather_rows_then, the TP 2
+  # exchange) against the same TP=2 + SP in line (--no-overlap) and one GPU's share, on two of
+  # the machine's GPUs: 8 layers at mbs 1 and 2, the full model at mbs 2 (TPRIMAT_SP_FULL=0: not).
+  if has scaling-sp; then
+    for mbs in 1 2; do
+      scale_run one_gpu_l8_mbs${mbs}_gbs32 1 --layers 8 --mbs $mbs --gbs 32
+      scale_run tp2_sp_l8_mbs$mbs 2 --layers 8 --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/tp2.json" --sequence-parallel
+      scale_run tp2_sp_in_line_l8_mbs$mbs 2 --layers 8 --mbs $mbs --gbs 64 \
+        --parallel "$out/scaling/tp2.json" --sequence-parallel --no-overlap
+    done
+    if [ "${TPRIMAT_SP_FULL:-1}" = 1 ]; then
+      scale_run one_gpu_full_mbs2_gbs32 1 --layers full --mbs 2 --gbs 32
+      scale_run tp2_sp_full_mbs2 2 --layers full --mbs 2 --gbs 64 \
+        --parallel "$out/scaling/tp2.json" --sequence-parallel
+    fi
+  fi
+  # Four GPUs (issue 26 part 4): one GPU's share (gbs 16) beside DP=4, TP=2 + SP x DP=2,
+  # PP=2 balanced x DP=2 (ZeRO-1 where DP > 1) and TP=2 + SP x PP=2 balanced: 8 layers at mbs 1
+  # and 2 (scaling-4gpu), the full model at mbs 2 (scaling-4gpu-full).
+  four_gpu_rows() {
+    local tag=$1
+    shift
+    scale_run one_gpu_${tag}_gbs16 1 "$@" --gbs 16
+    scale_run dp4_zero_$tag 4 "$@" --gbs 64 --distributed-optimizer
+    scale_run tp2_sp_dp2_zero_$tag 4 "$@" --gbs 64 --parallel "$out/scaling/tp2.json" \
+      --sequence-parallel --distributed-optimizer
+    scale_run pp2_auto_dp2_zero_$tag 4 "$@" --gbs 64 --parallel "$out/scaling/pp2.json" \
+      --pipeline-split auto --distributed-optimizer
+    scale_run tp2_sp_pp2_auto_$tag 4 "$@" --gbs 64 --parallel "$out/scaling/tp2pp2.json" \
+      --sequence-parallel --pipeline-split auto
+  }
+  if has scaling-4gpu || has scaling-4gpu-full; then
+    [ "$gpus" -ge 4 ] || echo "scaling-4gpu: $gpus GPUs here, the rows need 4" | tee -a "$out/scaling.log"
+  fi
+  if has scaling-4gpu && [ "$gpus" -ge 4 ]; then
+    four_gpu_rows l8_mbs1 --layers 8 --mbs 1
+    four_gpu_rows l8_mbs2 --layers 8 --mbs 2
+  fi
+  has scaling-4gpu-full && [ "$gpus" -ge 4 ] && four_gpu_rows full_mbs2 --layers full --mbs 2
   if has scaling-balanced-full; then
     for mbs in ${TPRIMAT_FULL_MBS:-1 2}; do
       scale_run one_gpu_full_mbs${mbs}_per_gpu_share 1 --layers full --mbs $mbs --gbs $((64 / gpus))

@@ -346,4 +346,18 @@ TEST(PipelineNccl, LlamaNarrow) {
   compare_with_one_gpu<LlamaNarrow, Pp2>(nccl_world(), false, {1, 128, 4, 0}, 4, true);
 }
 
+// TP 2 x PP 2 over NCCL on four GPUs (skipped at np 2): the TP collectives and the stage
+// exchanges on their own communicators, captured; with sequence parallelism over the uneven
+// split, so the overlapped gathers and the TP 2 exchange run between stages.
+TEST(TensorAndPipelineNccl, LlamaNarrow) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2Pp2>(nccl_world(), false, {1, 128, 4, 0}, 4, true);
+}
+
+TEST(TensorAndPipelineNccl, SequenceParallelLlamaNarrowUneven) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2Pp2>(nccl_world(), false, {1, 128, 4, 0, {3, 1}, true},
+                                                 4, true);
+}
+
 }  // namespace

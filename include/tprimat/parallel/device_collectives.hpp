@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 namespace tprimat::parallel {
 
@@ -42,6 +44,16 @@ class DeviceCollectives {
   virtual void all_gather_bytes(void* x, std::size_t chunk_bytes, void* stream) = 0;
   virtual void send_recv(const float* out, int dest, float* in, int source, std::size_t n,
                          void* stream) = 0;
+  /// send_recv of raw bytes (bf16 rows: a multiple of 4 bytes). send_recv moves its floats bit
+  /// for bit, with no arithmetic, so any data rides as floats.
+  void send_recv_bytes(const void* out, int dest, void* in, int source, std::size_t bytes,
+                       void* stream) {
+    if (bytes % sizeof(float) != 0)
+      throw std::logic_error("send_recv_bytes: " + std::to_string(bytes) +
+                             " bytes is not a whole number of 4-byte words");
+    send_recv(static_cast<const float*>(out), dest, static_cast<float*>(in), source,
+              bytes / sizeof(float), stream);
+  }
   void send(const float* x, std::size_t n, int peer, void* stream) {
     send_recv(x, peer, nullptr, -1, n, stream);
   }

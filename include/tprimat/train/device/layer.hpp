@@ -72,8 +72,8 @@ struct DecoderLayer {
     bf16* xn2 = f8 ? scratch.xn.data() : a.xn2.data();
     Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, plan.rows, d.hidden, eps,
                          plan.own_rows(xn1), a.rstd1.data(), stream);
-    tp.gather_rows(xn1, stream, timer);
     if (f8) {
+      tp.gather_rows(xn1, stream, timer);
       const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_q, stream), h, qd, a.q.data(), nullptr,
                         bias ? params.w(lp.bq) : nullptr);
@@ -82,12 +82,15 @@ struct DecoderLayer {
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_v, stream), h, kvd, a.v.data(),
                         nullptr, bias ? params.w(lp.bv) : nullptr);
     } else {
-      gemm(false, false, n, qd, h, a.xn1.data(), h, params.w(lp.wq), qd, 0.f, a.q.data(), qd,
-           bias ? params.w(lp.bq) : nullptr);
-      gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wk), kvd, 0.f, a.k.data(), kvd,
-           bias ? params.w(lp.bk) : nullptr);
-      gemm(false, false, n, kvd, h, a.xn1.data(), h, params.w(lp.wv), kvd, 0.f, a.v.data(), kvd,
-           bias ? params.w(lp.bv) : nullptr);
+      tp.gather_rows_then(xn1, stream, timer, [&](std::int64_t r, std::int64_t m) {
+        const bf16* x = xn1 + r * h;
+        gemm(false, false, m, qd, h, x, h, params.w(lp.wq), qd, 0.f, a.q.data() + r * qd, qd,
+             bias ? params.w(lp.bq) : nullptr);
+        gemm(false, false, m, kvd, h, x, h, params.w(lp.wk), kvd, 0.f, a.k.data() + r * kvd, kvd,
+             bias ? params.w(lp.bk) : nullptr);
+        gemm(false, false, m, kvd, h, x, h, params.w(lp.wv), kvd, 0.f, a.v.data() + r * kvd, kvd,
+             bias ? params.w(lp.bv) : nullptr);
+      });
     }
     Gpu::rope_forward(a.q.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
                       rope.sin.data(), stream);
@@ -104,14 +107,17 @@ struct DecoderLayer {
                           a.x_mid.data(), timer);
     Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, plan.rows, d.hidden, eps,
                          plan.own_rows(xn2), a.rstd2.data(), stream);
-    tp.gather_rows(xn2, stream, timer);
     if (f8) {
+      tp.gather_rows(xn2, stream, timer);
       const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, xn2, stream);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_gate, stream), h, f, a.gate.data());
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_up, stream), h, f, a.up.data());
     } else {
-      gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_gate), f, 0.f, a.gate.data(), f);
-      gemm(false, false, n, f, h, a.xn2.data(), h, params.w(lp.w_up), f, 0.f, a.up.data(), f);
+      tp.gather_rows_then(xn2, stream, timer, [&](std::int64_t r, std::int64_t m) {
+        const bf16* x = xn2 + r * h;
+        gemm(false, false, m, f, h, x, h, params.w(lp.w_gate), f, 0.f, a.gate.data() + r * f, f);
+        gemm(false, false, m, f, h, x, h, params.w(lp.w_up), f, 0.f, a.up.data() + r * f, f);
+      });
     }
     Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
     if (f8)
@@ -127,8 +133,10 @@ struct DecoderLayer {
   /// dres and dres_bf hold this rank's rows: dres_bf's are gathered first, for the row-parallel
   /// down projection's GEMMs.
   void backward(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
-    tp.gather_rows(scratch.dres_bf.data(), gemm.stream, timer);
-    if (fp8.on(l)) return backward_fp8(lp, a, acc, l, slot);
+    if (fp8.on(l)) {
+      tp.gather_rows(scratch.dres_bf.data(), gemm.stream, timer);
+      return backward_fp8(lp, a, acc, l, slot);
+    }
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
     const gpuStream_t stream = gemm.stream;
@@ -136,8 +144,10 @@ struct DecoderLayer {
     // MLP half: x_next = x_mid + swiglu(xn2 Wg, xn2 Wu) Wd; dres holds d x_next.
     // The input gradient first: the SwiGLU backward then recomputes the forward's h (not kept)
     // in the same pass over gate and up, for the down projection's weight gradient.
-    gemm(false, true, n, f, h, s.dres_bf.data(), h, params.w(lp.w_down), h, 0.f, s.dhidden.data(),
-         f);
+    tp.gather_rows_then(s.dres_bf.data(), stream, timer, [&](std::int64_t r, std::int64_t m) {
+      gemm(false, true, m, f, h, s.dres_bf.data() + r * h, h, params.w(lp.w_down), h, 0.f,
+           s.dhidden.data() + r * f, f);
+    });
     Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
     // The input gradient before the weight gradients: its TP all-reduce runs beside them.
@@ -153,10 +163,13 @@ struct DecoderLayer {
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
                           plan.own_rows(s.dres_bf.data()), params.g(lp.mlp_norm),
                           s.norm_partials.data(), stream);
-    tp.gather_rows(s.dres_bf.data(), stream, timer);  // the attention half's row-parallel O
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
+    // The row-parallel O's input gradient first, over the rows as they are gathered.
+    tp.gather_rows_then(s.dres_bf.data(), stream, timer, [&](std::int64_t r, std::int64_t m) {
+      gemm(false, true, m, qd, h, s.dres_bf.data() + r * h, h, params.w(lp.wo), h, 0.f,
+           s.dattn.data() + r * qd, qd);
+    });
     gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
-    gemm(false, true, n, qd, h, s.dres_bf.data(), h, params.w(lp.wo), h, 0.f, s.dattn.data(), qd);
     attention_backward(lp, a);
     gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
     gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);

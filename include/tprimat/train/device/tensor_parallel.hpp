@@ -31,6 +31,11 @@ namespace tprimat::train::device {
 /// scatter_add); backward mirrors it: the residual gradient's bf16 copy all-gathered before the
 /// row-parallel GEMMs' backward, the input gradients reduce-scattered instead of all-reduced,
 /// and the norm gains' partial gradients summed over TP once per step.
+/// With overlap, sequence parallelism's collectives leave the critical path (Megatron's TP
+/// communication overlap, in row chunks): an all-gather runs on the TP stream while the GEMMs
+/// that read it start on this rank's own rows (gather_rows_then); at TP 2 a row-parallel GEMM
+/// computes the peer's rows first and exchanges them with the peer while it computes its own
+/// (row_parallel_add). Larger TP groups keep the reduce-scatter in line.
 class TensorParallel {
  public:
   using bf16 = backend::Gpu::bf16;
@@ -65,6 +70,32 @@ class TensorParallel {
     timer.mark("tp_comm");
     group_->all_gather_bytes(x, row_elements() * sizeof(bf16), main);
     timer.mark("elementwise");
+  }
+
+  /// gemms(begin, count): the GEMMs that read rows [begin, begin + count) of x [n, h] (bf16). Under
+  /// sequence parallelism x holds this rank's rows (a norm's output, or the residual gradient's
+  /// bf16 copy) and the others' are all-gathered first: with overlap on the TP stream while
+  /// gemms runs over this rank's rows on `main`, then over the rest once they arrive; without,
+  /// in line before gemms(0, n). Without sequence parallelism: gemms(0, n).
+  template <class RowGemms>
+  void gather_rows_then(bf16* x, gpuStream_t main, PhaseTimer& timer, RowGemms&& gemms) {
+    const std::int64_t n = plan_->n;
+    if (!sequence_parallel() || !overlap_) {
+      gather_rows(x, main, timer);
+      return gemms(std::int64_t{0}, n);
+    }
+    const std::int64_t begin = std::int64_t{plan_->tp_rank} * plan_->rows;
+    const std::int64_t end = begin + plan_->rows;
+    {
+      const profile::Range range("tp all-gather (overlapped)");
+      stream_wait(stream_, main, ready_);
+      group_->all_gather_bytes(x, row_elements() * sizeof(bf16), gpuStream_t(stream_));
+      backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+    }
+    gemms(begin, plan_->rows);
+    backend::gpu_check(gpuStreamWaitEvent(main, done_, 0), "gpuStreamWaitEvent");
+    if (begin > 0) gemms(std::int64_t{0}, begin);
+    if (end < n) gemms(end, n - end);
   }
 
   /// Sequence parallelism: out [rows, h] = residual + this rank's rows of partial() summed over TP,
@@ -162,6 +193,7 @@ class TensorParallel {
                         const bf16* a, const bf16* w, const float* residual, float* out,
                         PhaseTimer& timer) {
     if (sequence_parallel()) {
+      if (overlap_ && plan_->tp == 2) return exchange_add(gemm, N, K, a, w, residual, out);
       gemm(false, false, M, N, K, a, K, w, N, 0.f, partial_.data(), N);
       return scatter_add(residual, out, gemm.stream, timer);
     }
@@ -214,6 +246,30 @@ class TensorParallel {
 
  private:
   std::int64_t row_elements() const { return plan_->rows * plan_->d.hidden; }
+
+  /// row_parallel_add under sequence parallelism at TP 2, overlapped: the peer's rows of a w
+  /// first, into partial()'s first half, sent to the peer on the TP stream while its rows of
+  /// this rank's product arrive in the second half; meanwhile this rank's own rows and the
+  /// residual (out = residual + a w over its rows, fp32), then the peer's bf16 product added.
+  void exchange_add(const Gemms& gemm, std::int64_t N, std::int64_t K, const bf16* a, const bf16* w,
+                    const float* residual, float* out) {
+    const std::int64_t rows = plan_->rows;
+    const int me = plan_->tp_rank, peer = 1 - me;
+    bf16* send = partial_.data();
+    bf16* recv = partial_.data() + rows * N;
+    gemm(false, false, rows, N, K, a + peer * rows * K, K, w, N, 0.f, send, N);
+    {
+      const profile::Range range("tp exchange (overlapped)");
+      stream_wait(stream_, gemm.stream, ready_);
+      group_->send_recv_bytes(send, peer, recv, peer,
+                              static_cast<std::size_t>(rows * N) * sizeof(bf16),
+                              gpuStream_t(stream_));
+      backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+    }
+    gemm.add(rows, N, K, a + me * rows * K, w, residual, out);
+    backend::gpu_check(gpuStreamWaitEvent(gemm.stream, done_, 0), "gpuStreamWaitEvent");
+    backend::Gpu::add_bf16(out, recv, out, rows * N, gemm.stream);
+  }
 
   /// x [n, h] summed over TP into each rank's own rows, fp32, in line on `main`.
   void scatter_rows(float* x, gpuStream_t main, PhaseTimer& timer) {
