@@ -156,25 +156,42 @@ struct DecoderLayer {
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
     gemm(true, false, f, h, n, s.hidden.data(), f, s.dres_bf.data(), h, acc, params.g(lp.w_down),
          h);
-    gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp.w_gate), f);
-    gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp.w_up), f);
+    // Under sequence parallelism with overlap the gate and up weight gradients wait until the
+    // norm's backward is done: they hide the attention half's all-gather instead, the down
+    // projection's alone the reduce-scatter (each about the size of what it hides).
+    const bool gather_beside = tp.gathers_beside();
+    const auto gate_up_weight_grads = [&] {
+      gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp.w_gate), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp.w_up), f);
+    };
+    if (!gather_beside) gate_up_weight_grads();
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
                           plan.own_rows(s.dres_bf.data()), params.g(lp.mlp_norm),
                           s.norm_partials.data(), stream);
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
-    // The row-parallel O's input gradient first, over the rows as they are gathered.
-    tp.gather_rows_then(s.dres_bf.data(), stream, timer, [&](std::int64_t r, std::int64_t m) {
+    // The row-parallel O's input gradient needs every row of dres_bf (gathered).
+    const auto o_input_grad = [&](std::int64_t r, std::int64_t m) {
       gemm(false, true, m, qd, h, s.dres_bf.data() + r * h, h, params.w(lp.wo), h, 0.f,
            s.dattn.data() + r * qd, qd);
-    });
-    gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
+    };
+    if (gather_beside) {
+      tp.begin_gather(s.dres_bf.data(), stream);
+      gate_up_weight_grads();
+      tp.end_side(stream);
+      o_input_grad(0, n);
+    } else {
+      tp.gather_rows_then(s.dres_bf.data(), stream, timer, o_input_grad);
+    }
     attention_backward(lp, a);
     gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
     gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
     gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
+    // O's weight gradient here (dres_bf and attn are unchanged since): with Q, K and V's it
+    // runs beside the input gradient's reduction.
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
+    gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
     gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
     gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);

@@ -86,16 +86,24 @@ class TensorParallel {
     }
     const std::int64_t begin = std::int64_t{plan_->tp_rank} * plan_->rows;
     const std::int64_t end = begin + plan_->rows;
-    {
-      const profile::Range range("tp all-gather (overlapped)");
-      stream_wait(stream_, main, ready_);
-      group_->all_gather_bytes(x, row_elements() * sizeof(bf16), gpuStream_t(stream_));
-      backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
-    }
+    begin_gather(x, main);
     gemms(begin, plan_->rows);
-    backend::gpu_check(gpuStreamWaitEvent(main, done_, 0), "gpuStreamWaitEvent");
+    end_side(main);
     if (begin > 0) gemms(std::int64_t{0}, begin);
     if (end < n) gemms(end, n - end);
+  }
+
+  /// Whether sequence parallelism's all-gathers run beside other work (begin_gather): under
+  /// sequence parallelism with overlap.
+  bool gathers_beside() const { return sequence_parallel() && overlap_; }
+  /// gather_rows started on the TP stream once `main`'s work so far (x's own rows) is done;
+  /// end_side() makes `main` wait for it. Only where gathers_beside().
+  void begin_gather(bf16* x, gpuStream_t main) {
+    const profile::Range range("tp all-gather (overlapped)");
+    stream_wait(stream_, main, ready_);
+    group_->all_gather_bytes(x, row_elements() * sizeof(bf16), gpuStream_t(stream_));
+    backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+    pending_ = true;
   }
 
   /// Sequence parallelism: out [rows, h] = residual + this rank's rows of partial() summed over TP,
@@ -179,7 +187,9 @@ class TensorParallel {
     backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
     pending_ = true;
   }
-  void end_all_reduce(gpuStream_t main) {
+  void end_all_reduce(gpuStream_t main) { end_side(main); }
+  /// `main` waits for what the TP stream was given last (begin_all_reduce, begin_gather).
+  void end_side(gpuStream_t main) {
     if (!pending_) return;
     backend::gpu_check(gpuStreamWaitEvent(main, done_, 0), "gpuStreamWaitEvent");
     pending_ = false;
