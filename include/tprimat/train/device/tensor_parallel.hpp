@@ -33,7 +33,8 @@ namespace tprimat::train::device {
 /// and the norm gains' partial gradients summed over TP once per step.
 /// With overlap, sequence parallelism's collectives leave the critical path (Megatron's TP
 /// communication overlap, in row chunks): an all-gather runs on the TP stream while the GEMMs
-/// that read it start on this rank's own rows (gather_rows_then); at TP 2 a row-parallel GEMM
+/// that read it start on this rank's own rows (gather_rows_then), or beside other GEMMs
+/// (begin_gather, end_side); at TP 2 a row-parallel GEMM
 /// computes the peer's rows first and exchanges them with the peer while it computes its own
 /// (row_parallel_add). Larger TP groups keep the reduce-scatter in line.
 class TensorParallel {
