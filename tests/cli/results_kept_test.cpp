@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +16,9 @@
 #include <functional>
 #include <new>
 #include <sstream>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "tprimat/bench/interrupt.hpp"
 #include "tprimat/bench/jobs.hpp"
@@ -428,6 +431,45 @@ TEST_F(ResultsKept, WhatIsNotAResultCountsAsAnotherConfiguration) {
   EXPECT_EQ(diff->at(0), "model.cli_name: absent -> \"tiny\"");
   parallel::comm::Single comm;
   EXPECT_THROW(bench::refuse_conflicting_result(j, comm), bench::ResultConflict);
+}
+
+/// A rank of a group whose other ranks hold `others` (max-reduced with this rank's values).
+struct OtherRanks {
+  std::vector<std::vector<float>> others;  // one per call of all_reduce_max, in call order
+  std::size_t calls = 0;
+  int size() const { return 2; }
+  void all_reduce_max(std::span<float> x) {
+    const auto& o = others.at(calls++);
+    ASSERT_EQ(o.size(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::max(x[i], o[i]);
+  }
+};
+
+// Rank 0 writes the result; under PP another stage may hold more, and the result names the
+// busiest rank's peak (the plan beside it is the busiest stage's).
+TEST(MemoryOverRanks, TheBusiestRanksPeaksAndStepsReachRankZero) {
+  bench::RunRecord rec;
+  rec.peak_bytes = 10.0 * (1 << 30);
+  rec.peak_reserved_bytes = 11.0 * (1 << 30);
+  rec.memory_gb = {9.0, 10.0};
+  const float mib = 1024.0f;  // MiB in a GiB
+  OtherRanks comm{{{12.5f * mib, 10.0f * mib, 2.0f, -2.0f}, {12.0f, 12.5f}}};
+  bench::memory_over_ranks(rec, comm);
+  EXPECT_EQ(comm.calls, 2u);
+  EXPECT_DOUBLE_EQ(rec.peak_bytes, 12.5 * (1 << 30));
+  EXPECT_DOUBLE_EQ(rec.peak_reserved_bytes, 11.0 * (1 << 30));  // its own, exact
+  EXPECT_EQ(rec.memory_gb, (std::vector<double>{12.0, 12.5}));
+}
+
+TEST(MemoryOverRanks, RanksThatStoppedApartKeepRankZerosSteps) {
+  bench::RunRecord rec;
+  rec.peak_bytes = 3.0 * (1 << 30);
+  rec.memory_gb = {2.0, 3.0};
+  OtherRanks comm{{{4.0f * 1024, 0.0f, 2.0f, -1.0f}}};  // the other rank measured one step
+  bench::memory_over_ranks(rec, comm);
+  EXPECT_EQ(comm.calls, 1u);  // no per-step reduction of unequal lengths
+  EXPECT_DOUBLE_EQ(rec.peak_bytes, 4.0 * (1 << 30));
+  EXPECT_EQ(rec.memory_gb, (std::vector<double>{2.0, 3.0}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -289,6 +290,28 @@ void agree_on_stop_across(StepDriver& d, Comm& comm) {
   if (comm.size() > 1) d.agree_on_stop = max_over_ranks(comm);
 }
 
+/// The busiest rank's memory in every rank's record: rank 0 writes the result, and under PP its
+/// stage need not be the busiest (the plan in the result is the busiest stage's). The peaks are
+/// max-reduced in MiB (the communicators reduce floats), this rank's exact bytes kept where it
+/// is the busiest; the per-step values too, where every rank measured as many steps.
+template <class Comm>
+void memory_over_ranks(RunRecord& rec, Comm& comm) {
+  if (comm.size() <= 1) return;
+  constexpr double mib = 1024.0 * 1024.0;
+  const auto steps = static_cast<float>(rec.memory_gb.size());
+  std::array<float, 4> m{float(rec.peak_bytes / mib), float(rec.peak_reserved_bytes / mib), steps,
+                         -steps};
+  const auto own = m;
+  comm.all_reduce_max(std::span<float>(m));
+  if (m[0] > own[0]) rec.peak_bytes = double(m[0]) * mib;
+  if (m[1] > own[1]) rec.peak_reserved_bytes = double(m[1]) * mib;
+  if (m[2] != -m[3] || rec.memory_gb.empty()) return;  // the ranks stopped apart: rank 0's
+  std::vector<float> per_step(rec.memory_gb.begin(), rec.memory_gb.end());
+  comm.all_reduce_max(std::span<float>(per_step));
+  for (std::size_t i = 0; i < per_step.size(); ++i)
+    rec.memory_gb[i] = std::max(rec.memory_gb[i], double(per_step[i]));
+}
+
 /// The only code compiled per (backend, model, layout, communicator): build the step, hand it to
 /// the loop. A layout the backend cannot run yet throws core::InputError from the constructor.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
@@ -319,6 +342,7 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.make_collector = [] { return profile::make_collector<Backend>(); };
     agree_on_stop_across(d, comm);
     RunRecord rec = run_steps(job, run, d, rep);
+    memory_over_ranks(rec, comm);
     if (saves_after(job, run)) {
       const auto params = step.engine().parameters();
       save_weights<float>(job, run, rec, step.engine().table(), std::span<const float>(params),
@@ -338,6 +362,7 @@ RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     d.rank = comm.rank();
     agree_on_stop_across(d, comm);
     RunRecord rec = run_steps(job, run, d, rep);
+    memory_over_ranks(rec, comm);
     if (saves_after(job, run)) {
       const auto& model = step.model();
       save_weights(job, run, rec, train::make_parameter_table(model.dims(), model.shard()),
