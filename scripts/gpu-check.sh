@@ -130,7 +130,7 @@ fi
 # layout / one GPU's), at mbs 1 and 2; scaling-full = the full model under each layout at mbs 1,
 # DP with and without overlap; scaling-full-mbs2 = the same at mbs 2 (each call under 10 minutes).
 # Results in $out/scaling/<name>/benchmark_cuda_llama.json, one line each in scaling.log with
-# rank 0's measured peak beside the plan (the busiest stage's; rank 0 holds the first stage).
+# the measured peak beside the plan (both the busiest rank's, or stage's).
 scale_run() {
   local name=$1 np=$2
   shift 2
@@ -140,12 +140,12 @@ scale_run() {
     "$out/scaling/$name.log")$(memory_of "$out/scaling/$name/benchmark_cuda_llama.json")" |
     tee -a "$out/scaling.log"
 }
-# ", rank 0 peak P GiB, plan Q GiB" from a result JSON ("" without one).
+# ", peak P GiB (reserved R), plan Q GiB" from a result JSON ("" without one).
 memory_of() {
   [ -f "$1" ] || return 0
   python3 -c 'import json, sys
 m = json.load(open(sys.argv[1]))["memory_metrics"]
-print(", rank 0 peak %.2f GiB (reserved %.2f), plan %.2f GiB" % (m["peak_allocated_gib"],
+print(", peak %.2f GiB (reserved %.2f), plan %.2f GiB" % (m["peak_allocated_gib"],
       m["peak_reserved_gib"], m["predicted_gib"]))' "$1" 2>/dev/null
 }
 if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balanced ||
