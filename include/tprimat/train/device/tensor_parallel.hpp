@@ -81,7 +81,7 @@ class TensorParallel {
   template <class RowGemms>
   void gather_rows_then(bf16* x, gpuStream_t main, PhaseTimer& timer, RowGemms&& gemms) {
     const std::int64_t n = plan_->n;
-    if (!sequence_parallel() || !overlap_) {
+    if (!gathers_beside()) {
       gather_rows(x, main, timer);
       return gemms(std::int64_t{0}, n);
     }
@@ -101,10 +101,9 @@ class TensorParallel {
   /// end_side() makes `main` wait for it. Only where gathers_beside().
   void begin_gather(bf16* x, gpuStream_t main) {
     const profile::Range range("tp all-gather (overlapped)");
-    stream_wait(stream_, main, ready_);
-    group_->all_gather_bytes(x, row_elements() * sizeof(bf16), gpuStream_t(stream_));
-    backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
-    pending_ = true;
+    begin_side(main, [&](gpuStream_t side) {
+      group_->all_gather_bytes(x, row_elements() * sizeof(bf16), side);
+    });
   }
 
   /// Sequence parallelism: out [rows, h] = residual + this rank's rows of partial() summed over TP,
@@ -180,16 +179,15 @@ class TensorParallel {
     if (!overlap_)
       return scatter ? scatter_rows(x, main, timer) : all_reduce(x, count, main, timer);
     const profile::Range range(scatter ? "tp reduce-scatter" : "tp all-reduce");
-    stream_wait(stream_, main, ready_);
-    if (scatter)
-      group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), gpuStream_t(stream_));
-    else
-      group_->all_reduce_sum(x, static_cast<std::size_t>(count), gpuStream_t(stream_));
-    backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
-    pending_ = true;
+    begin_side(main, [&](gpuStream_t side) {
+      if (scatter)
+        group_->reduce_scatter_sum(x, static_cast<std::size_t>(row_elements()), side);
+      else
+        group_->all_reduce_sum(x, static_cast<std::size_t>(count), side);
+    });
   }
   void end_all_reduce(gpuStream_t main) { end_side(main); }
-  /// `main` waits for what the TP stream was given last (begin_all_reduce, begin_gather).
+  /// `main` waits for what the TP stream was given last (begin_side).
   void end_side(gpuStream_t main) {
     if (!pending_) return;
     backend::gpu_check(gpuStreamWaitEvent(main, done_, 0), "gpuStreamWaitEvent");
@@ -271,15 +269,24 @@ class TensorParallel {
     gemm(false, false, rows, N, K, a + peer * rows * K, K, w, N, 0.f, send, N);
     {
       const profile::Range range("tp exchange (overlapped)");
-      stream_wait(stream_, gemm.stream, ready_);
-      group_->send_recv_bytes(send, peer, recv, peer,
-                              static_cast<std::size_t>(rows * N) * sizeof(bf16),
-                              gpuStream_t(stream_));
-      backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+      begin_side(gemm.stream, [&](gpuStream_t side) {
+        group_->send_recv_bytes(send, peer, recv, peer,
+                                static_cast<std::size_t>(rows * N) * sizeof(bf16), side);
+      });
     }
     gemm.add(rows, N, K, a + me * rows * K, w, residual, out);
-    backend::gpu_check(gpuStreamWaitEvent(gemm.stream, done_, 0), "gpuStreamWaitEvent");
+    end_side(gemm.stream);
     backend::Gpu::add_bf16(out, recv, out, rows * N, gemm.stream);
+  }
+
+  /// collective(side) enqueued on the TP stream once `main`'s work so far is done; end_side()
+  /// makes `main` wait for it. The one way work leaves `main` for the TP stream.
+  template <class Collective>
+  void begin_side(gpuStream_t main, Collective&& collective) {
+    stream_wait(stream_, main, ready_);
+    collective(gpuStream_t(stream_));
+    backend::gpu_check(gpuEventRecord(done_, stream_), "gpuEventRecord");
+    pending_ = true;
   }
 
   /// x [n, h] summed over TP into each rank's own rows, fp32, in line on `main`.
