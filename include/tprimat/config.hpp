@@ -24,16 +24,6 @@
 #define TPRIMAT_GPU_INLINE inline
 #endif
 
-// The bench driver's entry points (bench/driver.hpp: run_bench, run_plan) are inline too. The
-// in-tree binaries link them compiled once (src/bench, TPRIMAT_BENCH_COMPILED): there they are
-// ordinary functions, declared in the header and defined in the TU that sets
-// TPRIMAT_BENCH_LIBRARY_TU.
-#if defined(TPRIMAT_BENCH_COMPILED) || defined(TPRIMAT_BENCH_LIBRARY_TU)
-#define TPRIMAT_BENCH_INLINE
-#else
-#define TPRIMAT_BENCH_INLINE inline
-#endif
-
 // The compiler that built this code, as the result's `reproduce.compiler` names it.
 #if defined(__clang__)
 #define TPRIMAT_COMPILER "clang " __clang_version__

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// What bench/runner.hpp leaves behind when a run is cut short (out of memory, SIGINT/SIGTERM,
+// What cli/runner.hpp leaves behind when a run is cut short (out of memory, SIGINT/SIGTERM,
 // SIGHUP/SIGPIPE) or would replace a result of another configuration: fake steps drive the real
 // run_job. Also the signal guard and the console that a closed pipe or terminal takes away.
 #include <fcntl.h>
@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "tprimat/bench/interrupt.hpp"
-#include "tprimat/bench/jobs.hpp"
-#include "tprimat/bench/options.hpp"
-#include "tprimat/bench/progress.hpp"
-#include "tprimat/bench/runner.hpp"
 #include "tprimat/parallel/communicator.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/jobs.hpp"
+#include "cli/options.hpp"
+#include "cli/progress.hpp"
+#include "cli/runner.hpp"
 
 namespace {
 
@@ -38,7 +38,7 @@ using FakeStep = std::function<void(int s)>;
 class ResultsKept : public ::testing::Test {
  protected:
   void SetUp() override {
-    bench::clear_interrupt();
+    cli::clear_interrupt();
     dir_ = fs::temp_directory_path() / ("tprimat-results-kept-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     opts_.output_dir = (dir_ / "out").string();
@@ -48,31 +48,31 @@ class ResultsKept : public ::testing::Test {
     opts_.warmup_steps = 1;
   }
   void TearDown() override {
-    bench::clear_interrupt();
+    cli::clear_interrupt();
     fs::remove_all(dir_);
   }
 
-  bench::Job job() {
-    bench::Environment env;
+  cli::Job job() {
+    cli::Environment env;
     env.device.platform = "cpu";
     env.device.software_stack = "cpu";
     env.device.device_name = "test cpu";
     env.device.total_memory_gb = 16;
     env.command_line = "tprimat bench";
-    auto list = bench::resolve_jobs(opts_, env);
+    auto list = cli::resolve_jobs(opts_, env);
     list.jobs.at(0).ctx.timestamp = "2026-01-01T00:00:00Z";
     return list.jobs.at(0);
   }
 
   /// run_job over a fake step: `before` runs where run_once would build the step.
-  int run(const bench::Job& j, const FakeStep& at_step, const std::function<void()>& before = {}) {
-    bench::Reporter rep(true);
-    const bench::RunOnce once = [&](const bench::Job& jb, int r, bench::Reporter& rp) {
+  int run(const cli::Job& j, const FakeStep& at_step, const std::function<void()>& before = {}) {
+    cli::Reporter rep(true);
+    const cli::RunOnce once = [&](const cli::Job& jb, int r, cli::Reporter& rp) {
       parallel::comm::Single comm;
-      if (r == 0) bench::refuse_conflicting_result(jb, comm);
+      if (r == 0) cli::refuse_conflicting_result(jb, comm);
       if (before) before();
       int s = 0;
-      bench::StepDriver d{[&](std::span<const std::int32_t>) {
+      cli::StepDriver d{[&](std::span<const std::int32_t>) {
                             at_step(s);
                             train::StepStats st;
                             st.loss = 5.0 - 0.1 * s++;
@@ -81,9 +81,9 @@ class ResultsKept : public ::testing::Test {
                             return st;
                           },
                           [] { return std::size_t(1) << 20; }, 0};
-      return bench::run_steps(jb, r, d, rp);
+      return cli::run_steps(jb, r, d, rp);
     };
-    return bench::run_job(j, 0, once, rep);
+    return cli::run_job(j, 0, once, rep);
   }
 
   nlohmann::json result() const {
@@ -98,7 +98,7 @@ class ResultsKept : public ::testing::Test {
   }
 
   fs::path dir_;
-  bench::BenchOptions opts_;
+  cli::BenchOptions opts_;
 };
 
 // ---- out of memory: reported with the memory plan beside it, steps so far kept ----------------
@@ -127,12 +127,12 @@ TEST_F(ResultsKept, OutOfMemoryInAStepIsReportedWithThePlan) {
 
 TEST_F(ResultsKept, OutOfMemoryBuildingTheStepStillWritesTheResult) {
   const auto j = job();
-  bench::Reporter rep(true);
-  const bench::RunOnce once = [](const bench::Job&, int, bench::Reporter&) -> bench::RunRecord {
+  cli::Reporter rep(true);
+  const cli::RunOnce once = [](const cli::Job&, int, cli::Reporter&) -> bench::RunRecord {
     throw core::OutOfMemoryError("out of GPU memory allocating 30.00 GiB");
   };
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(bench::run_job(j, 0, once, rep), core::exit_run_failed);
+  EXPECT_EQ(cli::run_job(j, 0, once, rep), core::exit_run_failed);
   ::testing::internal::GetCapturedStderr();
   const std::string error = result()["error"];
   EXPECT_NE(error.find("30.00 GiB; predicted memory per GPU"), std::string::npos) << error;
@@ -204,7 +204,7 @@ TEST_F(ResultsKept, ANotedSignalSkipsTheNextJob) {
 TEST(Interrupt, SecondSignalEndsTheProcessAtOnce) {
   EXPECT_EXIT(
       {
-        bench::InterruptGuard guard;
+        cli::InterruptGuard guard;
         std::raise(SIGINT);  // noted
         std::raise(SIGINT);  // the default action again: the process ends here
         std::exit(0);
@@ -214,10 +214,10 @@ TEST(Interrupt, SecondSignalEndsTheProcessAtOnce) {
   EXPECT_EXIT(
       {
         {
-          bench::InterruptGuard first;
+          cli::InterruptGuard first;
           std::raise(SIGTERM);
         }
-        bench::InterruptGuard second;
+        cli::InterruptGuard second;
         std::raise(SIGTERM);
         std::exit(0);
       },
@@ -225,10 +225,10 @@ TEST(Interrupt, SecondSignalEndsTheProcessAtOnce) {
 }
 
 TEST(Interrupt, NamesAndExitCodes) {
-  EXPECT_EQ(bench::interruption_reason(SIGINT), "interrupted by SIGINT");
-  EXPECT_EQ(bench::signal_name(SIGTERM), "SIGTERM");
-  EXPECT_EQ(bench::interruption_reason(SIGHUP), "interrupted by SIGHUP");
-  EXPECT_EQ(bench::signal_name(SIGPIPE), "SIGPIPE");
+  EXPECT_EQ(cli::interruption_reason(SIGINT), "interrupted by SIGINT");
+  EXPECT_EQ(cli::signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(cli::interruption_reason(SIGHUP), "interrupted by SIGHUP");
+  EXPECT_EQ(cli::signal_name(SIGPIPE), "SIGPIPE");
   EXPECT_EQ(core::exit_interrupted(SIGINT), 130);
   EXPECT_EQ(core::exit_interrupted(SIGTERM), 143);
   EXPECT_EQ(core::exit_interrupted(SIGHUP), 129);
@@ -239,14 +239,14 @@ TEST(Interrupt, NamesAndExitCodes) {
 
 TEST_F(ResultsKept, HangupAndBrokenPipeStopBetweenStepsAndKeepWhatRan) {
   for (const int signo : {SIGHUP, SIGPIPE}) {
-    bench::clear_interrupt();
+    cli::clear_interrupt();
     fs::remove_all(dir_);
     ::testing::internal::CaptureStderr();
     const int rc = run(job(), [signo](int s) {
       if (s == 2) std::raise(signo);
     });
     const std::string err = ::testing::internal::GetCapturedStderr();
-    const std::string name = bench::signal_name(signo);
+    const std::string name = cli::signal_name(signo);
     EXPECT_EQ(rc, 128 + signo) << name;
     const auto doc = result();
     EXPECT_EQ(doc["complete"], false) << name;
@@ -262,18 +262,18 @@ TEST_F(ResultsKept, HangupAndBrokenPipeStopBetweenStepsAndKeepWhatRan) {
 TEST(Interrupt, HangupAndBrokenPipeNeverEndTheProcessAtOnce) {
   EXPECT_EXIT(
       {
-        bench::InterruptGuard guard;
+        cli::InterruptGuard guard;
         for (int i = 0; i < 3; ++i) {  // every write to a closed pipe raises SIGPIPE again
           std::raise(SIGHUP);
           std::raise(SIGPIPE);
         }
-        std::exit(bench::interrupt_signal() == SIGHUP ? 0 : 1);
+        std::exit(cli::interrupt_signal() == SIGHUP ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
   // ...but someone's Ctrl-C after them still does.
   EXPECT_EXIT(
       {
-        bench::InterruptGuard guard;
+        cli::InterruptGuard guard;
         std::raise(SIGHUP);
         std::raise(SIGINT);
         std::exit(0);
@@ -287,16 +287,16 @@ TEST(Interrupt, ASignalIgnoredFromTheStartStaysIgnored) {
         std::signal(SIGHUP, SIG_IGN);  // nohup
         std::signal(SIGINT, SIG_IGN);  // a background job of a non-interactive shell
         {
-          bench::InterruptGuard guard;
+          cli::InterruptGuard guard;
           std::raise(SIGHUP);
           std::raise(SIGINT);
-          if (bench::interrupt_signal() != 0) std::exit(1);
+          if (cli::interrupt_signal() != 0) std::exit(1);
           std::raise(SIGTERM);  // noted; SIGINT stays ignored, not armed to end the process
           std::raise(SIGINT);
         }
         struct sigaction now {};
         ::sigaction(SIGINT, nullptr, &now);
-        std::exit(bench::interrupt_signal() == SIGTERM && now.sa_handler == SIG_IGN ? 0 : 2);
+        std::exit(cli::interrupt_signal() == SIGTERM && now.sa_handler == SIG_IGN ? 0 : 2);
       },
       ::testing::ExitedWithCode(0), "");
 }
@@ -307,13 +307,13 @@ TEST(Reporter, AClosedPipeOnStdoutClosesTheConsoleNotTheRunNorTheLog) {
       {
         int code = 3;
         {  // everything on the heap is gone before exit: no leak for the leak checker to see
-          bench::InterruptGuard guard;
+          cli::InterruptGuard guard;
           int p[2];
           if (::pipe(p) != 0) std::exit(3);
           ::dup2(p[1], STDOUT_FILENO);
           ::close(p[0]);  // nobody reads stdout any more
           ::close(p[1]);
-          bench::Reporter rep(true);
+          cli::Reporter rep(true);
           rep.open_log(log);
           rep.line("before");
           rep.step(1, 3, false, 5.0, 0.1, 10.0, 0.2);
@@ -324,7 +324,7 @@ TEST(Reporter, AClosedPipeOnStdoutClosesTheConsoleNotTheRunNorTheLog) {
           s << in.rdbuf();
           const bool logged = s.str().find("before\nstep 1/3 ") == 0 &&
                               s.str().find("\nafter\n") != std::string::npos;
-          code = !rep.console_open() && bench::interrupt_signal() == SIGPIPE && logged ? 0 : 4;
+          code = !rep.console_open() && cli::interrupt_signal() == SIGPIPE && logged ? 0 : 4;
         }
         std::exit(code);
       },
@@ -335,7 +335,7 @@ TEST(Reporter, AClosedPipeOnStdoutClosesTheConsoleNotTheRunNorTheLog) {
 TEST(Reporter, RedrawsOnlyOnATerminalOutsideMpirun) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  EXPECT_FALSE(bench::redraws_progress(p[1]));
+  EXPECT_FALSE(cli::redraws_progress(p[1]));
   ::close(p[0]);
   ::close(p[1]);
   const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
@@ -350,12 +350,12 @@ TEST(Reporter, RedrawsOnlyOnATerminalOutsideMpirun) {
   const std::string saved_ompi = ompi != nullptr ? ompi : "";
   ::setenv("TERM", "xterm", 1);
   ::unsetenv("OMPI_COMM_WORLD_SIZE");
-  EXPECT_TRUE(bench::redraws_progress(tty));
+  EXPECT_TRUE(cli::redraws_progress(tty));
   ::setenv("TERM", "dumb", 1);
-  EXPECT_FALSE(bench::redraws_progress(tty));
+  EXPECT_FALSE(cli::redraws_progress(tty));
   ::setenv("TERM", "xterm", 1);
   ::setenv("OMPI_COMM_WORLD_SIZE", "1", 1);  // a rank of mpirun: its pty is not the user's
-  EXPECT_FALSE(bench::redraws_progress(tty));
+  EXPECT_FALSE(cli::redraws_progress(tty));
   if (ompi != nullptr)
     ::setenv("OMPI_COMM_WORLD_SIZE", saved_ompi.c_str(), 1);
   else
@@ -430,7 +430,7 @@ TEST_F(ResultsKept, WhatIsNotAResultCountsAsAnotherConfiguration) {
   const auto diff = bench::existing_result_differences(file, j.ctx);
   EXPECT_EQ(diff->at(0), "model.cli_name: absent -> \"tiny\"");
   parallel::comm::Single comm;
-  EXPECT_THROW(bench::refuse_conflicting_result(j, comm), bench::ResultConflict);
+  EXPECT_THROW(cli::refuse_conflicting_result(j, comm), bench::ResultConflict);
 }
 
 /// A rank of a group whose other ranks hold `others` (max-reduced with this rank's values).
@@ -454,7 +454,7 @@ TEST(MemoryOverRanks, TheBusiestRanksPeaksAndStepsReachRankZero) {
   rec.memory_gb = {9.0, 10.0};
   const float mib = 1024.0f;  // MiB in a GiB
   OtherRanks comm{{{12.5f * mib, 10.0f * mib, 2.0f, -2.0f}, {12.0f, 12.5f}}};
-  bench::memory_over_ranks(rec, comm);
+  cli::memory_over_ranks(rec, comm);
   EXPECT_EQ(comm.calls, 2u);
   EXPECT_DOUBLE_EQ(rec.peak_bytes, 12.5 * (1 << 30));
   EXPECT_DOUBLE_EQ(rec.peak_reserved_bytes, 11.0 * (1 << 30));  // its own, exact
@@ -466,7 +466,7 @@ TEST(MemoryOverRanks, RanksThatStoppedApartKeepRankZerosSteps) {
   rec.peak_bytes = 3.0 * (1 << 30);
   rec.memory_gb = {2.0, 3.0};
   OtherRanks comm{{{4.0f * 1024, 0.0f, 2.0f, -1.0f}}};  // the other rank measured one step
-  bench::memory_over_ranks(rec, comm);
+  cli::memory_over_ranks(rec, comm);
   EXPECT_EQ(comm.calls, 1u);  // no per-step reduction of unequal lengths
   EXPECT_DOUBLE_EQ(rec.peak_bytes, 4.0 * (1 << 30));
   EXPECT_EQ(rec.memory_gb, (std::vector<double>{2.0, 3.0}));

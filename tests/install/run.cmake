@@ -25,8 +25,8 @@ set(common "-G${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_T
 
 # A fresh configure of the project with only the library: nothing to compile, just install.
 run(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/project ${common}
-    -DCMAKE_INSTALL_PREFIX=${prefix} -DTPRIMAT_BUILD_TESTS=OFF -DTPRIMAT_BUILD_EXAMPLES=OFF
-    -DTPRIMAT_BUILD_BENCHMARKS=OFF)
+    -DCMAKE_INSTALL_PREFIX=${prefix} -DTPRIMAT_BUILD_TESTS=OFF -DTPRIMAT_BUILD_CLI=OFF
+    -DTPRIMAT_BUILD_EXAMPLES=OFF -DTPRIMAT_BUILD_BENCHMARKS=OFF)
 run(install ${CMAKE_COMMAND} --install ${WORK_DIR}/project)
 
 # What must be there, and what must not leak into the exported configuration.
@@ -38,6 +38,12 @@ foreach(file include/tprimat/tprimat.hpp include/tprimat/model/counts.hpp
     message(FATAL_ERROR "install test: ${file} was not installed")
   endif()
 endforeach()
+# The program (apps/tprimat) is not the library: none of its headers is installed.
+file(GLOB_RECURSE program_headers ${prefix}/include/cli/* ${prefix}/include/*/options.hpp
+     ${prefix}/include/*/jobs.hpp ${prefix}/include/*/progress.hpp)
+if(program_headers)
+  message(FATAL_ERROR "install test: the program's headers were installed: ${program_headers}")
+endif()
 file(GLOB config_files ${prefix}/share/cmake/tprimat/*.cmake)
 foreach(file IN LISTS config_files)
   file(READ ${file} text)

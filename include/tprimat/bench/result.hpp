@@ -28,6 +28,7 @@
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result_check.hpp"
+#include "tprimat/bench/sanity.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
@@ -35,7 +36,6 @@
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
-#include "tprimat/report/sanity.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
 
@@ -371,7 +371,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                       {"timestamp", c.timestamp},
                       {"tprimat_version", version_string},
                       {"compiler", compiler_version}};
-  report::set_sanity_warnings(doc);
+  set_sanity_warnings(doc);
   return doc;
 }
 
@@ -468,7 +468,7 @@ inline void add_gib_twins(nlohmann::json& doc) {
 /// twins and sanity warnings. An importer checks each of these before it writes any.
 inline nlohmann::json as_written(nlohmann::json doc) {
   add_gib_twins(doc);
-  report::set_sanity_warnings(doc);
+  set_sanity_warnings(doc);
   return doc;
 }
 

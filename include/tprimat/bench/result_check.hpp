@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/train/precision.hpp"
+
 namespace tprimat::bench {
 
 namespace detail {
@@ -213,8 +215,7 @@ inline void check_performance(ResultRules& r, const std::string& at) {
 }
 
 /// The precisions a result may name: training_config.precision.
-inline constexpr std::string_view result_precisions[] = {"bf16", "fp32", "fp8-hybrid-delayed",
-                                                         "fp8-hybrid-current"};
+inline constexpr const auto& result_precisions = train::precision_names::all;
 
 /// training_config.fp8 against training_config.precision: an FP8 run records its recipe's
 /// settings (bench/fp8_record.hpp), and they must be the recipe the precision names and add up

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Uses the installed headers: constexpr counts, the layout rules and, when present, one CPU step.
+// Uses the installed headers: constexpr counts, the layout rules and, when present, one CPU step;
+// and proves the umbrella brings the library only, none of the tprimat program.
 #include <tprimat/tprimat.hpp>
 
 #include <cmath>
@@ -13,6 +14,27 @@ namespace par = tprimat::parallel;
 
 static_assert(md::total_params(md::dims<md::Llama31_8B>()) == 8'030'261'248);
 static_assert(par::LayoutFits<md::Qwen25_7B, par::Layout<4, 2>>::value);
+
+// The program (apps/tprimat: its flag table, jobs, bench loop, console) is neither installed nor
+// declared by the umbrella: were any of these names declared, in the program's namespace or in
+// the library's bench/ where they once lived, these aliases would not compile.
+#if __has_include(<cli/options.hpp>) || __has_include(<tprimat/bench/options.hpp>)
+#error "the program's flag table (apps/tprimat/cli/options.hpp) must not be installed"
+#endif
+namespace tprimat::cli {
+using BenchOptions = void;    // the bench flag table
+using Reporter = void;        // the console's progress line
+using Job = void;             // flags turned into a validated job
+using InterruptGuard = void;  // signal handling between steps
+using OutputLock = void;      // locks on the files a run writes
+}  // namespace tprimat::cli
+namespace tprimat::bench {
+using BenchOptions = void;
+using Reporter = void;
+using Job = void;
+using parse_args = void;
+using run_bench = void;
+}  // namespace tprimat::bench
 
 int main() {
   std::cout << "tprimat " << tprimat::version_string << " consumer: Llama 3.1 8B has "

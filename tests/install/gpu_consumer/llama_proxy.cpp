@@ -12,11 +12,7 @@
 StepRate run_llama_proxy(int layers, int mbs, int gbs, int warmup, int steps) {
   namespace tp = tprimat;
   using Model = tp::model::Llama31_8B;
-#if defined(__HIPCC__)
-  using Backend = tp::backend::Hip;
-#else
-  using Backend = tp::backend::Cuda;
-#endif
+  using Backend = tp::backend::Gpu;  // CUDA under nvcc, HIP under hipcc
   const tp::train::StepShape shape{
       .mbs = mbs, .seq = 2048, .grad_accum = gbs / mbs, .layers = layers};
   tp::train::TrainingStep<Backend, Model, tp::parallel::Layout<1, 1>> step(

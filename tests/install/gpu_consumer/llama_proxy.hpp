@@ -9,7 +9,7 @@ struct StepRate {
   double last_loss = 0;
 };
 
-/// Llama 3.1 8B with `layers` layers at seq 2048 on this process's GPU (backend::Cuda or
-/// backend::Hip by the compiler), mbs x grad_accum = gbs sequences a step of seed-42 synthetic
+/// Llama 3.1 8B with `layers` layers at seq 2048 on this process's GPU (backend::Gpu or
+/// backend::Gpu by the compiler), mbs x grad_accum = gbs sequences a step of seed-42 synthetic
 /// tokens, as `tprimat bench` feeds them.
 StepRate run_llama_proxy(int layers, int mbs, int gbs, int warmup, int steps);

@@ -9,11 +9,7 @@
 
 #include "llama_proxy.hpp"
 
-#if defined(__HIPCC__)
-using Gpu = tprimat::backend::Hip;
-#else
-using Gpu = tprimat::backend::Cuda;
-#endif
+using Gpu = tprimat::backend::Gpu;  // CUDA under nvcc, HIP under hipcc
 
 int main(int argc, char** argv) {
   const int layers = argc > 1 ? std::atoi(argv[1]) : 8;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_test_fixtures.hpp"
+#include "result_fixtures.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/model/tiny.hpp"
 

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// From bench options to validated jobs (model x strategy): every input check happens here, before
+// anything runs or any result file is written.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/device_info.hpp"
+#include "tprimat/bench/config_file.hpp"
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/bench/result.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/data/blend.hpp"
+#include "tprimat/data/hf_weights.hpp"
+#include "tprimat/data/safetensors.hpp"
+#include "tprimat/model/all.hpp"
+#include "tprimat/parallel/pipeline_split.hpp"
+#include "tprimat/parallel/strategy.hpp"
+#include "tprimat/parallel/validate.hpp"
+#include "tprimat/profile/config.hpp"
+#include "tprimat/train/parameters.hpp"
+#include "cli/layout_flags.hpp"
+#include "cli/options.hpp"
+#include "cli/output_lock.hpp"
+#include "cli/precision_flags.hpp"
+
+namespace tprimat::cli {
+
+/// One model under one strategy, checked and ready to run `runs` times.
+struct Job {
+  bench::ResultContext ctx;
+  int runs = 1;
+  std::filesystem::path output_dir;
+  data::DataSpec data;  ///< what the runner feeds the step; ctx.data is its text
+  profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
+  /// Each pipeline stage's predicted memory, first to last (ctx.predicted is the busiest).
+  std::vector<bench::MemoryPlan> predicted_stages;
+};
+
+/// Every file a job writes into its output directory. The result and the log are locked for the
+/// whole run (one run writes them at a time); `--save` may be none of these.
+struct JobFiles {
+  std::filesystem::path dir;
+  std::filesystem::path result;               ///< benchmark_<stack>_<model>.json
+  std::filesystem::path log;                  ///< training_<model>.log, once the job ends
+  std::filesystem::path live_log;             ///< training_<model>.log.partial, while it runs
+  std::vector<std::filesystem::path> traces;  ///< --profile: any rank's, .json or .json.gz
+
+  std::vector<std::filesystem::path> locked() const { return {result, log}; }
+
+  /// Each path the run may create or replace, with what it is. Files written through a
+  /// temporary (".NAME.tmp.PID" beside them) stand for their temporaries too.
+  std::vector<std::pair<std::string, std::filesystem::path>> written() const {
+    std::vector<std::pair<std::string, std::filesystem::path>> out = {
+        {"the output directory", dir},
+        {"the result file", result},
+        {"the log", log},
+        {"the log being written", live_log},
+        {"the result's lock file", lock_file_of(result)},
+        {"the log's lock file", lock_file_of(log)}};
+    for (const auto& t : traces) out.emplace_back("a profile trace", t);
+    return out;
+  }
+};
+
+inline JobFiles job_files(const Job& job) {
+  const auto& c = job.ctx;
+  JobFiles f;
+  f.dir = job.output_dir;
+  f.result = job.output_dir / bench::result_file_name(c.device, c.full.cli_name);
+  f.log = job.output_dir / bench::log_file_name(c.full.cli_name);
+  f.live_log = job.output_dir / (f.log.filename().string() + ".partial");
+  for (int rank = 0; rank < c.plan.world(); ++rank)
+    for (const bool gzip : {false, true})
+      f.traces.push_back(job.output_dir / profile::trace_file_name(c.device.software_stack,
+                                                                   c.full.cli_name, rank, gzip));
+  return f;
+}
+
+/// What the running binary brings: its device, its ranks, and which layouts it has compiled.
+struct Environment {
+  backend::DeviceInfo device;
+  int world = 1;
+  /// True when this binary can run (TP, PP); the CLI compiles TP, PP in {1, 2, 4, 8}.
+  std::function<bool(int, int)> compiled = [](int, int) { return true; };
+  /// Set by an example binary: its one strategy name and layout; `--parallel` is then unused.
+  std::optional<std::pair<std::string, parallel::TpPp>> fixed;
+  std::string command_line;
+  int nodes = 1;  ///< nodes the ranks run on (parallel::Launch::nodes)
+  std::vector<std::string> collective_settings;  ///< parallel::collective_settings()
+};
+
+/// A strategy x model that --parallel all leaves out, and why.
+struct SkippedJob {
+  std::string strategy;
+  std::string model;
+  std::filesystem::path result;  ///< the result file it would have written
+  std::string why;
+};
+
+struct JobList {
+  std::vector<Job> jobs;
+  std::vector<std::string> notices;  ///< one line each, for the console and the log
+  std::vector<SkippedJob> skipped;   ///< --parallel all: the strategies that cannot run here
+};
+
+/// Models `--model all` runs: the three full models (tiny is the test and no-GPU model).
+inline std::vector<std::string> all_models() { return {"llama", "qwen", "mistral"}; }
+
+/// The LR schedule of a run of `total` steps. A run of 500 steps or more gets the seeds' settings
+/// (warm-up 50, cosine to 500, their train_iters); a shorter one keeps their shape, 10% warm-up
+/// then cosine to its last step, so a short run still trains (timing does not depend on it).
+/// `--distributed-optimizer` rides here too; at DP 1 the step has nothing to shard.
+inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
+  train::OptimizerConfig c;
+  if (total < c.decay_steps) {
+    c.decay_steps = total;
+    c.warmup_steps = std::clamp(total / 10, 1, c.warmup_steps);
+  }
+  if (o.lr > 0) c.lr_peak = o.lr;
+  if (o.lr_warmup >= 0) c.warmup_steps = o.lr_warmup;
+  c.distributed_optimizer = o.distributed_optimizer;
+  return c;
+}
+
+namespace detail {
+
+struct StrategyChoice {
+  std::string name;        ///< built-in name, or the config spec, or the example's name
+  std::string dir_suffix;  ///< "-00".."-04" for --parallel all, else ""
+  enum class Kind { builtin, config, fixed } kind = Kind::builtin;
+  parallel::TpPp fixed{};
+};
+
+/// The `--backend` name of a software stack: the HIP backend runs on ROCm ("rocm" in gpu_info).
+inline std::string backend_flag_of(const std::string& software_stack) {
+  return software_stack == "rocm" ? "hip" : software_stack;
+}
+
+/// `b` must name a backend; the binary already picked `running` (its software stack) from it.
+inline void check_backend(const std::string& b, const backend::DeviceInfo& running) {
+  if (b != "auto" && b != "cpu" && b != "cuda" && b != "hip")
+    throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
+  const std::string running_flag = backend_flag_of(running.software_stack);
+  if (b != "auto" && b != running_flag)
+    throw core::InputError("--backend " + b + " was asked but this run uses the " + running_flag +
+                               " backend",
+                           "use --backend " + running_flag + " or auto");
+}
+
+inline void check_attention(const std::string& a) {
+  if (a != "auto" && a != "flash" && a != "cudnn")
+    throw core::InputError("unknown attention '" + a + "'", "pick one of auto, flash, cudnn");
+}
+
+/// Parses `--data` and, for indexed data, opens every data set (index checked against its .bin)
+/// and scans its token ids once; the per-job checks (vocab, size) then read the result.
+inline std::unique_ptr<data::DataCheck> open_data(const BenchOptions& o, data::DataSpec& spec) {
+  spec = data::parse_data_spec(o.data);
+  return std::make_unique<data::DataCheck>(spec, o.seq, static_cast<std::uint64_t>(o.seed));
+}
+
+inline std::vector<std::string> resolve_models(const BenchOptions& o, const std::string& platform,
+                                               std::vector<std::string>& notices) {
+  if (o.model.empty()) {
+    if (platform != "cpu") {
+      notices.push_back("tprimat: no --model given; running llama (--model all runs the three)");
+      return {"llama"};
+    }
+    // A full model does not fit a CPU run.
+    notices.push_back("tprimat: no GPU backend found; running the CPU reference backend on model tiny");
+    return {"tiny"};
+  }
+  if (o.model == "all") return all_models();
+  if (!model::find(o.model))
+    throw core::InputError("unknown model '" + o.model + "'",
+                           "pick one of " + model::known_names() + ", all");
+  return {o.model};
+}
+
+inline std::vector<StrategyChoice> resolve_strategies(const BenchOptions& o,
+                                                      const Environment& env) {
+  using K = StrategyChoice::Kind;
+  if (env.fixed) return {{env.fixed->first, "", K::fixed, env.fixed->second}};
+  if (o.parallel == "all") {
+    check_layout_flags_one_strategy(o);
+    std::vector<StrategyChoice> out;
+    for (const auto& s : parallel::strategies)
+      out.push_back({std::string(s.name), "-" + std::string(s.index), K::builtin, {}});
+    return out;
+  }
+  // Megatron's way: the layout flags alone, else the seeds' default. (Two returns, not one
+  // conditional in a braced list: nvcc 13.0's device front end crashes on that.)
+  if (o.parallel.empty() && layout_flags_given(o))
+    return {{layout_flags_name(o), "", K::fixed, layout_from_flags(o)}};
+  if (o.parallel.empty()) return {{std::string(parallel::default_strategy), "", K::builtin, {}}};
+  if (parallel::find_strategy(o.parallel)) return {{o.parallel, "", K::builtin, {}}};
+  if (bench::is_config_path(o.parallel)) return {{o.parallel, "", K::config, {}}};
+  throw core::InputError("unknown strategy '" + o.parallel + "'",
+                         "pick one of " + parallel::strategy_names() +
+                             ", all, or a config file ending in .json");
+}
+
+inline int parse_layers(const std::string& s) {
+  if (s == "full" || s.empty()) return 0;
+  if (s == "auto") return -1;
+  int n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc{} || p != s.data() + s.size() || n < 1)
+    throw core::InputError("--layers takes full, auto or a positive count, got '" + s + "'",
+                           "pass e.g. --layers 2 or --layers auto");
+  return n;
+}
+
+inline std::string gib_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / bench::gib);
+  return buf;
+}
+
+/// `path` as the kernel would reach it: absolute, `.`/`..`/`//` folded and symlinks followed,
+/// a dangling last one included (writing through it would land at its target).
+inline std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit on symlinks in one lookup
+    p = std::filesystem::weakly_canonical(p, ec);
+    if (!std::filesystem::is_symlink(p, ec)) break;
+    const auto target = std::filesystem::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p;
+}
+
+/// --save PATH: one checkpoint, so one job; a file path whose directory exists, and none that
+/// the run writes itself (it would replace the weights, or they it), whatever its spelling.
+inline void check_save(const std::filesystem::path& path, const std::vector<Job>& jobs) {
+  if (jobs.size() != 1)
+    throw core::InputError("--save writes one checkpoint, but this command runs " +
+                               std::to_string(jobs.size()) + " jobs (models x strategies)",
+                           "pass one --model and one --parallel strategy with --save");
+  const Job& job = jobs.front();
+  const auto elsewhere = job.output_dir / (std::string(job.ctx.full.cli_name) + ".safetensors");
+  const auto target = resolved(path);
+  for (const auto& [what, file] : job_files(job).written()) {
+    const auto f = resolved(file);
+    const bool temporary =
+        target.parent_path() == f.parent_path() &&
+        target.filename().string().starts_with("." + f.filename().string() + ".tmp.");
+    if (target == f || temporary)
+      throw core::InputError(
+          "--save " + path.string() + " is " + (temporary ? "a temporary of " : "") + what +
+              " of this run (" + file.string() + "): the weights and it would replace each other",
+          "save the weights to a path of their own, e.g. --save " + elsewhere.string());
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw core::InputError("--save " + path.string() + " is a directory",
+                           "pass a file path, e.g. " + (path / "model.safetensors").string());
+  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec))
+    throw core::InputError("--save " + path.string() + ": directory " + dir.string() +
+                               " does not exist",
+                           "create it first, or save elsewhere");
+}
+
+/// Creates the directory and proves it writable with a probe file (removed at once).
+inline void check_output_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw core::InputError("cannot create output directory " + dir.string() +
+                               (ec ? " (" + ec.message() + ")" : " (not a directory)"),
+                           "pass a writable --output-dir (or set OUTPUT_DIR)");
+  const auto probe = dir / (".tprimat-probe." + std::to_string(::getpid()));
+  {
+    std::ofstream f(probe);
+    if (!f)
+      throw core::InputError("output directory " + dir.string() + " is not writable",
+                             "pass a writable --output-dir (or set OUTPUT_DIR)");
+  }
+  std::filesystem::remove(probe, ec);
+}
+
+/// `--init PATH`: the checkpoint must hold every tensor of the model as the job runs it (whole
+/// tensors: each rank slices its block on load), checked now, from the headers, so a wrong file
+/// fails before anything runs, and alike on every rank. Returns the one-line notice.
+inline std::string check_init(const data::SafetensorsCheckpoint& init, Job& job) {
+  job.ctx.init = init.path();
+  const auto table = train::make_parameter_table(job.ctx.dims, train::Shard{});
+  return data::check_hf_weights(init, table, job.ctx.full.name).notice(init.path());
+}
+
+/// Where a strategy's result goes: --output-dir, with "-00".."-04" under --parallel all.
+inline std::filesystem::path job_output_dir(const BenchOptions& o, const StrategyChoice& choice) {
+  std::string dir = o.output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + choice.dir_suffix;
+}
+
+inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
+                    const StrategyChoice& choice, bool check_memory = true,
+                    const data::DataCheck* data_check = nullptr,
+                    const data::DataSpec* data_spec = nullptr) {
+  using K = StrategyChoice::Kind;
+  const model::Dims full = *model::find(cli_model);
+  const std::string& platform = env.device.platform;
+  std::string name = choice.name;
+  parallel::TpPp tp_pp = choice.fixed;
+  int want_dp = 0, want_accum = 0;
+  train::PrecisionConfig file_precision;  // a config file's fp8 keys; flags override them
+  int file_first = 0, file_last = 0;      // a config file's pipeline split
+  std::string file_split;
+  bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
+  if (choice.kind == K::builtin) {
+    tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
+  } else if (choice.kind == K::config) {
+    const auto c = bench::load_config_strategy(choice.name, cli_model, platform);
+    name = c.name;
+    tp_pp = {c.tp, c.pp};
+    want_dp = c.dp;
+    want_accum = c.grad_accum;
+    if (c.precision) file_precision = *c.precision;
+    file_first = c.first_stage_layers;
+    file_last = c.last_stage_layers;
+    file_split = c.pipeline_split;
+    if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
+  }
+  const train::PrecisionConfig precision =
+      precision_from_flags(o.precision, o.fp8_recipe, file_precision);
+  check_layout_flags(o, name, tp_pp, want_accum);
+  if (o.grad_accum > 0) want_accum = o.grad_accum;
+  // An uneven pipeline split: asked of one layout with PP 1, it is refused; --parallel all
+  // applies it to its strategies with PP > 1 and runs the others' one stage.
+  const parallel::PipelineSplitRequest split_request =
+      pipeline_split_request(o, name, file_first, file_last, file_split);
+  if (split_request.given() && tp_pp.pp == 1 && !(o.parallel == "all" && !env.fixed))
+    throw core::InputError(
+        "--decoder-first/last-pipeline-num-layers and --pipeline-split auto (or their config "
+        "keys) split the layers over pipeline stages, and strategy " +
+            name + " has PP=1 (one stage)",
+        "drop them, or pass a layout with --pp 2 or more");
+  const bool uneven = split_request.given() && tp_pp.pp > 1;
+  const auto split_rule = uneven ? parallel::PipelineSplit::given : parallel::PipelineSplit::even;
+  // Layout rules first: they explain more than a rank-count mismatch would.
+  if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp, split_rule))
+    throw core::InputError(*err + " [strategy " + name + "]");
+  const int mp = tp_pp.tp * tp_pp.pp;
+  const int gbs = global_batch(o, cli_model, env.world / mp);
+  parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
+                                            want_accum, split_rule);
+  if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
+  // Sequence parallelism where TP > 1 only: a --parallel all run's TP=1 strategies run without.
+  const bool sequence_parallel = want_sp && plan.tp > 1;
+  if (sequence_parallel) {
+    if (auto err = parallel::sequence_parallel_error(o.mbs, o.seq, plan.tp))
+      throw core::InputError(*err + " [strategy " + name + "]",
+                             "pass a --seq (or --mbs) that TP=" + std::to_string(plan.tp) +
+                                 " divides, or drop --sequence-parallel");
+  }
+  if (!env.compiled(plan.tp, plan.pp))
+    throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
+                               std::to_string(plan.pp) + " is not compiled into this binary",
+                           "use TP and PP in 1, 2, 4, 8, or add the layout to the dispatch");
+
+  bench::MemoryPlanInput mem;
+  mem.dims = full;
+  mem.tp = plan.tp;
+  mem.pp = plan.pp;
+  mem.dp = plan.dp;
+  mem.mbs = o.mbs;
+  mem.seq = o.seq;
+  mem.grad_accum = plan.grad_accum;
+  mem.distributed_optimizer = o.distributed_optimizer;
+  mem.sequence_parallel = sequence_parallel;
+  const bool cpu = platform == "cpu";
+  if (!cpu) mem.precision = precision;  // the FP8 buffers
+  mem.compute_bytes = cpu ? 4 : 2;
+  // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
+  if (cpu) mem.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(o.seq));
+  const double capacity = env.device.total_memory_gb * bench::gib;
+
+  // No --layers: the whole model on the CPU (tiny), the largest count that fits on a GPU.
+  int layers = parse_layers(o.layers.empty() && !cpu ? std::string("auto") : o.layers);
+  const bool layers_auto = layers < 0;
+  if (layers_auto) {
+    // FP8 at the depth its least memory allows; the copies are chosen for that depth below.
+    if (mem.precision.is_fp8()) mem.precision.fp8.copies = train::Fp8Copies::recast;
+    layers = !uneven ? bench::max_layers_that_fit(mem, capacity)
+                     : bench::max_layers_that_fit(mem, capacity, [&](int n) {
+                         try {
+                           return std::optional<std::vector<int>>(parallel::resolve_stage_layers(
+                               full.with_layers(n), plan.pp, o.seq, split_request));
+                         } catch (const core::InputError&) {
+                           return std::optional<std::vector<int>>();
+                         }
+                       });
+    if (layers == 0) {
+      mem.dims = full.with_layers(plan.pp);
+      throw core::InputError(
+          "not even " + std::to_string(plan.pp) + " layer(s) of " + std::string(full.name) +
+              " fit the device: predicted " + gib_text(bench::plan_memory(mem).total) + " per GPU x " +
+              std::to_string(bench::fit_margin) + " margin > " + gib_text(capacity) + " of device memory",
+          "pass a smaller --seq or --mbs, or a strategy with more TP/PP");
+    }
+  } else if (layers == 0) {
+    layers = full.layers;
+  } else if (layers > full.layers) {
+    throw core::InputError("--layers " + std::to_string(layers) + " exceeds the " +
+                               std::to_string(full.layers) + " layers of " +
+                               std::string(full.name),
+                           "pass --layers " + std::to_string(full.layers) + " or fewer");
+  }
+  const model::Dims dims = full.with_layers(layers);
+  if (auto err = parallel::layout_error(dims, plan.tp, plan.pp, split_rule))
+    throw core::InputError(*err + "; pass --layers as a multiple of PP=" +
+                           std::to_string(plan.pp));
+  // Every stage's layers, recorded in the result: the even split unless one was asked for.
+  plan.stage_layers = parallel::resolve_stage_layers(
+      dims, plan.pp, o.seq, uneven ? split_request : parallel::PipelineSplitRequest{});
+  check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
+  mem.dims = dims;
+  mem.stage_layers = plan.stage_layers;
+  // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
+  // at each use: the same numbers in less memory and a little more time (docs/fp8.md).
+  train::PrecisionConfig run_precision = precision;
+  if (!cpu && precision.is_fp8()) {
+    run_precision.fp8.copies =
+        fp8_copies_that_fit(mem, capacity, layers_auto ? bench::fit_margin : 1.0);
+    mem.precision = run_precision;
+  }
+  const bench::MemoryPlan predicted = bench::plan_memory(mem);
+  if (check_memory && capacity > 0 && predicted.total > capacity)
+    throw core::InputError(
+        "predicted out of memory: " + std::string(full.name) + " with " + std::to_string(layers) +
+            " layers, mbs " + std::to_string(o.mbs) + ", seq " + std::to_string(o.seq) +
+            " needs " + gib_text(predicted.total) + " per GPU, the device has " +
+            gib_text(capacity),
+        "pass --layers auto (runs a proxy of the model that fits), or a smaller --seq/--mbs");
+
+  Job job;
+  auto& c = job.ctx;
+  c.device = env.device;
+  c.full = full;
+  c.dims = dims;
+  c.plan = plan;
+  c.mbs = o.mbs;
+  c.gbs = gbs;
+  c.seq = o.seq;
+  c.steps = o.steps;
+  c.warmup_steps = o.warmup_steps;
+  c.layers_auto = layers_auto;
+  c.data = data_spec != nullptr ? data_spec->text : o.data;
+  if (data_spec != nullptr) job.data = *data_spec;
+  c.seed = o.seed;
+  // The CPU backend computes in fp32 (an FP8 CPU run is refused above until it emulates FP8).
+  c.precision = cpu && !precision.is_fp8() ? std::string(train::precision_names::fp32)
+                                           : precision.name();
+  c.device_options.precision = run_precision;
+  c.device_options.graph = !o.no_graph;
+  c.device_options.overlap = !o.no_overlap;
+  c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash
+                               : o.attention == "cudnn" ? train::AttentionChoice::cudnn
+                                                        : train::AttentionChoice::automatic;
+  c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
+  c.sequence_parallel = sequence_parallel;
+  c.predicted = predicted;
+  c.command_line = env.command_line;
+  c.nodes = env.nodes;
+  c.collective_settings = env.collective_settings;
+  c.overwrite = o.overwrite;
+  c.save = o.save;
+  job.predicted_stages = bench::plan_stages(mem);
+  job.runs = o.runs;
+  job.output_dir = job_output_dir(o, choice);
+  return job;
+}
+
+}  // namespace detail
+
+/// Checks every option and builds the jobs; throws core::InputError naming the problem and fix.
+/// With `--parallel all`, a strategy that cannot run here is skipped with a one-line notice.
+inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
+  JobList out;
+  detail::check_backend(o.backend, env.device);
+  detail::check_attention(o.attention);
+  // The precision flags before anything else reads them: with --parallel all a job's bad input
+  // skips its strategy, and a bad flag must not skip them all. A config file may still set fp8
+  // under a lone --fp8-recipe, so the pair is judged here only without one.
+  check_precision_flag_values(o.precision, o.fp8_recipe);
+  if (!bench::is_config_path(o.parallel) || env.fixed)
+    check_precision_backend(precision_from_flags(o.precision, o.fp8_recipe),
+                            env.device.platform);
+  check_pipeline_split_flag(o);  // before --parallel all could skip every strategy for it
+  check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
+  check_totals(o);
+  (void)detail::parse_layers(o.layers);
+  // --init PATH: found and readable now (headers checked), before the data sets are scanned.
+  std::unique_ptr<data::SafetensorsCheckpoint> init;
+  if (o.init != "random") init = std::make_unique<data::SafetensorsCheckpoint>(o.init);
+  data::DataSpec spec;
+  const auto data_check = detail::open_data(o, spec);
+  const auto models = detail::resolve_models(o, env.device.platform, out.notices);
+  // A GPU step runs eagerly once, then captures its CUDA graph and replays it: both are slower
+  // than the replays, and a warm-up shorter than them puts them among the measured steps.
+  if (env.device.platform != "cpu" && !o.no_graph && o.warmup_steps < 2)
+    out.notices.push_back("tprimat: --warmup-steps " + std::to_string(o.warmup_steps) +
+                          ": the eager first step and the CUDA graph's capture (steps 1 and 2) "
+                          "are slower than the replays and are measured; use --warmup-steps 2 "
+                          "(the default) or more, or --no-graph");
+  const auto strategies = detail::resolve_strategies(o, env);
+  const bool skip_bad = o.parallel == "all" && !env.fixed;
+  for (const auto& m : models) {
+    for (const auto& s : strategies) {
+      Job job;
+      try {
+        job = detail::make_job(o, env, m, s, true, data_check.get(), &spec);
+      } catch (const core::InputError& e) {
+        if (!skip_bad) throw;
+        const std::string why = core::without_prefix(e.what());
+        out.notices.push_back("tprimat: skipping " + s.name + " for " + m +
+                              " (nothing written to " + detail::job_output_dir(o, s).string() +
+                              "): " + why);
+        out.skipped.push_back(
+            {s.name, m,
+             detail::job_output_dir(o, s) / bench::result_file_name(env.device, model::find(m)->cli_name),
+             why});
+        continue;
+      }
+      if (init) {  // a checkpoint that does not fit the model fails every strategy: never skipped
+        const std::string notice = detail::check_init(*init, job);
+        if (std::find(out.notices.begin(), out.notices.end(), notice) == out.notices.end())
+          out.notices.push_back(notice);
+      }
+      out.jobs.push_back(std::move(job));
+    }
+  }
+  if (out.jobs.empty())
+    throw core::InputError("no strategy of --parallel all can run here on " +
+                               std::to_string(env.world) + " rank(s)",
+                           "launch with mpirun -np 4 or 8, or pick one strategy");
+  if (!o.save.empty()) detail::check_save(o.save, out.jobs);
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& j : out.jobs)
+    if (std::find(dirs.begin(), dirs.end(), j.output_dir) == dirs.end())
+      dirs.push_back(j.output_dir);
+  for (const auto& d : dirs) detail::check_output_dir(d);
+  return out;
+}
+
+/// An FP8 job's copies, when the plan chose to recast them ("" otherwise): the user sees why the
+/// step casts more than a kept run would.
+inline std::string describe_fp8_copies(const Job& job) {
+  const auto& p = job.ctx.device_options.precision;
+  if (!p.is_fp8() || p.fp8.copies == train::Fp8Copies::kept) return "";
+  return "tprimat: FP8 copies recast: the weights' FP8 copies kept for a whole step do not fit " +
+         detail::gib_text(job.ctx.device.total_memory_gb * bench::gib) +
+         ", so each is cast again where it is read (the same numbers; docs/fp8.md)";
+}
+
+}  // namespace tprimat::cli

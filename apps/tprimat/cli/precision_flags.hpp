@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// From `--precision`/`--fp8-recipe` (or a config file's NeMo keys) to a train::PrecisionConfig,
+// and the rules an FP8 job must keep: a backend that runs it, GEMM shapes cuBLASLt's FP8 takes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/precision.hpp"
+
+namespace tprimat::cli {
+
+/// Whether the CPU backend runs FP8 (an emulation of the device's casts, docs/fp8.md). The one
+/// place to change when `Transformer<Cpu>` gains it: the CLI then stops refusing.
+inline constexpr bool cpu_backend_runs_fp8 = false;
+
+/// Each flag's value is one it knows: `--precision` bf16 or fp8, `--fp8-recipe` delayed or
+/// current ("" for a flag not given).
+inline void check_precision_flag_values(std::string_view precision, std::string_view recipe) {
+  if (!precision.empty() && precision != "bf16" && precision != "fp8")
+    throw core::InputError("unknown --precision '" + core::shown(precision) + "'",
+                           "pick bf16 or fp8");
+  if (!recipe.empty() && recipe != "delayed" && recipe != "current")
+    throw core::InputError("unknown --fp8-recipe '" + core::shown(recipe) + "'",
+                           "pick delayed or current");
+}
+
+/// The precision `--precision` (bf16, fp8; "" not given) and `--fp8-recipe` (delayed, current;
+/// "" not given) ask for, over `base` (a config file's, else bf16): a flag given wins, as flags
+/// do over config files. A recipe for a run that is not FP8, or an unknown value, is an
+/// InputError.
+inline train::PrecisionConfig precision_from_flags(std::string_view precision,
+                                                   std::string_view recipe,
+                                                   train::PrecisionConfig base = {}) {
+  check_precision_flag_values(precision, recipe);
+  if (!precision.empty())
+    base.precision = precision == "fp8" ? train::Precision::fp8 : train::Precision::bf16;
+  if (recipe.empty()) return base;
+  base.fp8.recipe = recipe == "delayed" ? train::Fp8Recipe::delayed : train::Fp8Recipe::current;
+  if (!base.is_fp8())
+    throw core::InputError("--fp8-recipe " + std::string(recipe) + " was given for a " +
+                               base.name() + " run (no --precision fp8)",
+                           "add --precision fp8, or drop --fp8-recipe");
+  return base;
+}
+
+/// The backend `platform` ("cpu", "nvd", "amd") must run `p`.
+inline void check_precision_backend(const train::PrecisionConfig& p, std::string_view platform) {
+  if (p.is_fp8() && platform == "cpu" && !cpu_backend_runs_fp8)
+    throw core::InputError(
+        "--precision fp8 on the CPU backend: the CPU backend runs fp32 and has no FP8 emulation "
+        "yet",
+        "run FP8 on a GPU (--backend cuda), or drop --precision fp8");
+}
+
+/// A job's precision, checked: the backend runs it, and its GEMM shapes suit FP8.
+inline void check_precision(const train::PrecisionConfig& p, std::string_view platform,
+                            const model::Dims& dims, int tp, int mbs, int seq) {
+  check_precision_backend(p, platform);
+  if (!p.is_fp8()) return;
+  // The FP8 GEMM rule (parallel/validate.hpp), told in this job's flags.
+  const long long tokens = static_cast<long long>(mbs) * seq;
+  if (const std::string bad = parallel::fp8_gemm_misfits(dims, tp, tokens); !bad.empty())
+    throw core::InputError(
+        "--precision fp8: cuBLASLt's FP8 GEMM takes dimensions in multiples of " +
+            std::to_string(parallel::fp8_gemm_multiple) + ", and " + std::string(dims.name) +
+            " at TP " + std::to_string(tp) + ", mbs " + std::to_string(mbs) + ", seq " +
+            std::to_string(seq) + " has " + bad,
+        tokens % parallel::fp8_gemm_multiple != 0
+            ? "pass a --seq (or --mbs) that makes mbs x seq a multiple of 16, or run bf16"
+            : "pick a TP that leaves these multiples of 16, or run bf16");
+  // The current recipe keeps the first and last decoder layers in bf16: a proxy of two layers
+  // would run none in FP8 and still be labelled so.
+  const int ends = p.fp8.bf16_layers_at_each_end();
+  if (dims.layers <= 2 * ends)
+    throw core::InputError(
+        "--fp8-recipe current keeps the first and last decoder layers in bf16, "
+        "so " +
+            std::to_string(dims.layers) + " layer(s) run none in FP8",
+        "pass --layers " + std::to_string(2 * ends + 1) + " or more, or --fp8-recipe delayed");
+}
+
+}  // namespace tprimat::cli

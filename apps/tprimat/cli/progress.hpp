@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Console and log output of a benchmark: a live progress line on a terminal, plain lines elsewhere.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/parallel/launch.hpp"
+
+namespace tprimat::cli {
+
+/// Whether progress may be redrawn in place (\r and an erase-line code): only on a terminal that
+/// understands the code, and never under mpirun. Open MPI and MPICH give each rank a
+/// pseudo-terminal for stdout whatever mpirun's own stdout is, so `mpirun ... > file` would
+/// otherwise fill the file with redraws; srun passes a terminal only when asked (--pty).
+inline bool redraws_progress(int fd = STDOUT_FILENO) {
+  if (::isatty(fd) != 1) return false;
+  const char* term = std::getenv("TERM");
+  if (term == nullptr || std::string_view(term) == "dumb") return false;
+  try {
+    return parallel::detect_launch().launcher != "mpirun";
+  } catch (const core::InputError&) {
+    return false;  // a launcher's variables, inconsistent: a launcher all the same
+  }
+}
+
+/// Only rank 0 reports (`enabled` false elsewhere). Every line also goes to the log file once
+/// one is open; progress lines are rewritten in place (\r) only where redraws_progress().
+/// The console may go away mid-run (a closed pipe: EPIPE; a dropped SSH session: EIO): from the
+/// first failed write on, the console is left alone and the log still gets every line.
+class Reporter {
+ public:
+  explicit Reporter(bool enabled = true) : enabled_(enabled), tty_(enabled && redraws_progress()) {}
+
+  bool enabled() const { return enabled_; }
+
+  /// Opens (truncating) the log beside the results; lines before this went to the console only.
+  /// Lines reported since the last close_log() (the job's header) are written to it first.
+  void open_log(const std::filesystem::path& path) {
+    if (!enabled_) return;
+    log_.close();
+    log_.clear();
+    log_.open(path, std::ios::out | std::ios::trunc);
+    for (const auto& l : pending_) log_ << l << '\n';
+    pending_.clear();
+    log_ << std::flush;
+  }
+  void close_log() {
+    log_.close();
+    pending_.clear();
+  }
+
+  /// A line for the console and the log.
+  void line(std::string_view text) {
+    if (!enabled_) return;
+    end_progress();
+    console(text, "\n");
+    if (log_.is_open()) log_ << text << '\n' << std::flush;
+    else pending_.emplace_back(text);
+  }
+
+  /// A line for the console, the log and stderr: what the user must see even where stdout is a
+  /// closed pipe or a dropped terminal (an interruption, a failed run).
+  void alert(std::string_view text) {
+    if (!enabled_) return;
+    line(text);
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(text.size()), text.data());
+  }
+
+  /// False once a write to stdout failed: nobody reads the console any more.
+  bool console_open() const { return console_open_; }
+
+  /// A line for the log only (details a terminal user does not need to see scroll by).
+  void log_only(std::string_view text) {
+    if (enabled_ && log_.is_open()) log_ << text << '\n' << std::flush;
+  }
+
+  /// One step's progress: "step k/N loss x step-time t tokens/s y ETA z".
+  void step(int k, int n, bool warmup, double loss, double seconds, double tokens_per_second,
+            double eta_seconds) {
+    if (!enabled_) return;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s %d/%d loss %.4f step-time %.3fs tokens/s %.1f ETA %s",
+                  warmup ? "warmup" : "step", k, n, loss, seconds, tokens_per_second,
+                  format_duration(eta_seconds).c_str());
+    if (log_.is_open()) log_ << buf << '\n' << std::flush;
+    if (tty_) {
+      console("\r\033[K", buf);
+      open_progress_ = console_open_;
+    } else {
+      console(buf, "\n");
+    }
+  }
+
+  /// Ends an in-place progress line so the next output starts on its own line.
+  void end_progress() {
+    if (open_progress_) console("", "\n");
+    open_progress_ = false;
+  }
+
+  static std::string format_duration(double s) {
+    if (!std::isfinite(s) || s < 0) return "?";
+    char buf[32];
+    const long t = std::lround(s);
+    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    else std::snprintf(buf, sizeof buf, "%.1fs", s);
+    return buf;
+  }
+
+ private:
+  /// `a` then `b` on stdout, flushed; a failure closes the console for good. SIGPIPE, when a
+  /// closed pipe raises it, is noted by cli/interrupt.hpp's handler and stops the run between
+  /// steps; where it is ignored (nohup, trap '' PIPE) the run goes on with its log only.
+  void console(std::string_view a, std::string_view b) {
+    if (!console_open_) return;
+    std::fwrite(a.data(), 1, a.size(), stdout);
+    std::fwrite(b.data(), 1, b.size(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      console_open_ = false;
+      // What stdio still buffers would be written again at exit, raising SIGPIPE after the
+      // handler is gone: stdout goes to /dev/null from now on.
+      if (const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
+        (void)::dup2(null, STDOUT_FILENO);
+        ::close(null);
+      }
+      std::clearerr(stdout);
+    }
+  }
+
+  bool enabled_;
+  bool console_open_ = true;
+  bool tty_;
+  bool open_progress_ = false;
+  std::ofstream log_;
+  std::vector<std::string> pending_;  ///< lines waiting for the log to open
+};
+
+}  // namespace tprimat::cli

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Custom parallel strategies from a JSON file, with the seeds' config.yaml keys and nesting.
+#pragma once
+
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
+#include "tprimat/parallel/strategy.hpp"
+#include "tprimat/train/precision.hpp"
+
+namespace tprimat::bench {
+
+/// One strategy read from a config file. `dp` and `grad_accum` 0 mean "derive" (see make_plan).
+struct ConfigStrategy {
+  std::string name;
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;
+  int grad_accum = 0;
+  /// Megatron's decoder_first/last_pipeline_num_layers (0: not given) and `pipeline_split`
+  /// ("even" or "auto"; "": not given): the stages' layer counts (pipeline_split.hpp).
+  int first_stage_layers = 0, last_stage_layers = 0;
+  std::string pipeline_split;
+  std::string file;         ///< the config file, for messages
+  nlohmann::json profiling;  ///< the file's top-level `profiling` block (profile/config.hpp reads it)
+  /// NeMo's `fp8` / `fp8_recipe` where the file states them (config_precision); nullopt where
+  /// it is silent. `--precision` and `--fp8-recipe` override it.
+  std::optional<train::PrecisionConfig> precision;
+  /// Megatron's `sequence_parallel` beside the sizes, where the block states it (a boolean);
+  /// `--sequence-parallel` turns it on too.
+  std::optional<bool> sequence_parallel;
+};
+
+/// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
+inline bool is_config_path(std::string_view arg) {
+  return arg.ends_with(".json") || arg.find(".json:") != std::string_view::npos ||
+         arg.find('/') != std::string_view::npos;
+}
+
+namespace detail {
+
+inline constexpr std::string_view tp_key = "tensor_model_parallel_size";
+inline constexpr std::string_view pp_key = "pipeline_model_parallel_size";
+inline constexpr std::string_view dp_key = "data_parallel_size";
+inline constexpr std::string_view accum_key = "gradient_accumulation_steps";
+inline constexpr std::string_view first_layers_key = "decoder_first_pipeline_num_layers";
+inline constexpr std::string_view last_layers_key = "decoder_last_pipeline_num_layers";
+inline constexpr std::string_view split_key = "pipeline_split";
+
+inline bool is_flat(const nlohmann::json& j) {
+  return j.is_object() && (j.contains(tp_key) || j.contains(pp_key) || j.contains(dp_key));
+}
+
+/// The first of `keys` present in `j`, or nullptr.
+inline const nlohmann::json* first_of(const nlohmann::json& j,
+                                      std::initializer_list<std::string_view> keys,
+                                      std::string* found) {
+  for (auto k : keys) {
+    auto it = j.find(k);
+    if (it != j.end()) {
+      *found = std::string(k);
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+inline std::string join_keys(const nlohmann::json& j) {
+  std::string out;
+  for (auto it = j.begin(); it != j.end(); ++it) out += (out.empty() ? "" : ", ") + it.key();
+  return out.empty() ? "none" : out;
+}
+
+/// Reads one integer key. Missing optional keys give `fallback`; a missing required key, a
+/// non-integer or a value below 1 is an InputError naming the file, the key path and the fix.
+inline int read_size(const nlohmann::json& block, std::string_view key, const std::string& file,
+                     const std::string& where, bool required, int fallback) {
+  auto it = block.find(key);
+  const std::string at = file + ": " + (where.empty() ? "" : where + ".") + std::string(key);
+  if (it == block.end()) {
+    if (required)
+      throw core::InputError("config " + file + ": " + (where.empty() ? "the top level" : where) +
+                                 " has no " + std::string(key),
+                             "add \"" + std::string(key) + "\": <positive integer> there");
+    return fallback;
+  }
+  if (!it->is_number_integer())
+    throw core::InputError("config " + at + " must be an integer, got " + it->dump(),
+                           "write it as a number without quotes, e.g. \"" + std::string(key) +
+                               "\": 1");
+  const auto v = it->get<long long>();
+  if (v < 1 || v > 1 << 20)
+    throw core::InputError("config " + at + " must be a positive integer, got " +
+                               std::to_string(v),
+                           "use 1 or more");
+  return static_cast<int>(v);
+}
+
+/// Picks this model's block: its own entry, else (mistral, tiny) Llama's, whose shape they share.
+inline const nlohmann::json& model_block(const nlohmann::json& j, std::string_view model,
+                                         const std::string& file, const std::string& where,
+                                         std::string* path) {
+  std::string found;
+  const nlohmann::json* m = first_of(j, {model}, &found);
+  if (m == nullptr && model != "qwen") m = first_of(j, {"llama"}, &found);
+  if (m == nullptr)
+    throw core::InputError("config " + file + ": " + (where.empty() ? "the top level" : where) +
+                               " has no block for model " + std::string(model) + " (keys: " +
+                               join_keys(j) + ")",
+                           "add a \"" + std::string(model) +
+                               "\" block with tensor_model_parallel_size");
+  *path = (where.empty() ? "" : where + ".") + found;
+  return *m;
+}
+
+/// Picks the platform block: nvidia/nvd, amd, or cpu (which falls back to the NVIDIA block,
+/// as the built-in strategies do). A flat block applies to every platform.
+inline const nlohmann::json& platform_block(const nlohmann::json& j, std::string_view platform,
+                                            const std::string& file, std::string* path) {
+  if (!j.is_object())
+    throw core::InputError("config " + file + ": " + *path + " must be an object, got " +
+                               j.dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  if (is_flat(j)) return j;
+  std::string found;
+  const nlohmann::json* p = nullptr;
+  if (platform == "amd") p = first_of(j, {"amd", "rocm"}, &found);
+  else if (platform == "cpu") p = first_of(j, {"cpu", "nvidia", "nvd", "cuda"}, &found);
+  else p = first_of(j, {"nvidia", "nvd", "cuda"}, &found);
+  if (p == nullptr)
+    throw core::InputError("config " + file + ": " + *path + " has no block for platform " +
+                               std::string(platform) + " (keys: " + join_keys(j) + ")",
+                           "add an \"" + std::string(platform == "amd" ? "amd" : "nvidia") +
+                               "\" block with tensor_model_parallel_size");
+  *path += "." + found;
+  return *p;
+}
+
+inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
+                                 const std::string& file, const std::string& where) {
+  if (!block.is_object())
+    throw core::InputError("config " + file + ": " + where + " must be an object, got " +
+                               block.dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  ConfigStrategy s;
+  s.name = std::move(name);
+  s.tp = read_size(block, tp_key, file, where, true, 1);
+  s.pp = read_size(block, pp_key, file, where, false, 1);
+  s.dp = read_size(block, dp_key, file, where, false, 0);
+  s.grad_accum = read_size(block, accum_key, file, where, false, 0);
+  s.first_stage_layers = read_size(block, first_layers_key, file, where, false, 0);
+  s.last_stage_layers = read_size(block, last_layers_key, file, where, false, 0);
+  if (auto it = block.find(split_key); it != block.end()) {
+    if (!it->is_string() || (*it != "even" && *it != "auto"))
+      throw core::InputError("config " + file + ": " + (where.empty() ? "" : where + ".") +
+                                 std::string(split_key) + " must be \"even\" or \"auto\", got " +
+                                 it->dump(),
+                             "write \"pipeline_split\": \"auto\" (balanced) or \"even\"");
+    s.pipeline_split = it->get<std::string>();
+  }
+  if (auto it = block.find("sequence_parallel"); it != block.end() && !it->is_null()) {
+    if (!it->is_boolean())
+      throw core::InputError("config " + file + ": " + (where.empty() ? "" : where + ".") +
+                                 "sequence_parallel must be true or false, got " + it->dump(),
+                             "write \"sequence_parallel\": true (or false, without quotes)");
+    s.sequence_parallel = it->get<bool>();
+  }
+  return s;
+}
+
+}  // namespace detail
+
+/// Reads the strategy for `model` (cli name) on `platform` ("nvd", "amd", "cpu") from parsed
+/// JSON. Accepted shapes, as the seeds' config.yaml `parallelism` block allows:
+///   {"tensor_model_parallel_size": 2, ...}                      flat: every model and platform
+///   {"llama": {"nvidia": {...}, "amd": {...}}, "qwen": {...}}   per model, then per platform
+///   {"parallelism": {"my_cfg": <either of the above>}}          named strategies
+/// `file` names the source in messages; `name` selects one of several named strategies.
+inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const std::string& file,
+                                            std::string_view name, std::string_view model,
+                                            std::string_view platform) {
+  if (!root.is_object())
+    throw core::InputError("config " + file + " must hold a JSON object, got " +
+                               std::string(root.type_name()),
+                           "write {\"tensor_model_parallel_size\": 1, ...}");
+  std::string strategy = std::filesystem::path(file).stem().string();
+  std::string where;
+  const nlohmann::json* body = &root;
+  if (auto it = root.find("parallelism"); it != root.end()) {
+    if (!it->is_object() || it->empty())
+      throw core::InputError("config " + file + ": parallelism must be a non-empty object",
+                             "write {\"parallelism\": {\"my_cfg\": {...}}}");
+    if (!name.empty()) {
+      auto n = it->find(name);
+      if (n == it->end())
+        throw core::InputError("config " + file + " has no strategy " + std::string(name) +
+                                   " under parallelism (has: " + detail::join_keys(*it) + ")",
+                               "pass --parallel " + file + ":<one of those>");
+      strategy = std::string(name);
+      body = &*n;
+    } else if (it->size() == 1) {
+      strategy = it->begin().key();
+      body = &it->begin().value();
+    } else {
+      throw core::InputError("config " + file + " holds several strategies (" +
+                                 detail::join_keys(*it) + ")",
+                             "pick one with --parallel " + file + ":" + it->begin().key());
+    }
+    where = "parallelism." + strategy;
+  } else if (!name.empty()) {
+    throw core::InputError("config " + file + " has no parallelism block to pick strategy " +
+                               std::string(name) + " from",
+                           "pass --parallel " + file + " without :" + std::string(name));
+  }
+  if (!body->is_object())
+    throw core::InputError("config " + file + ": " + where + " must be an object, got " +
+                               body->dump(),
+                           "write it as {\"tensor_model_parallel_size\": 1, ...}");
+  if (detail::is_flat(*body)) return detail::read_block(*body, strategy, file, where);
+  std::string path;
+  const auto& m = detail::model_block(*body, model, file, where, &path);
+  const auto& p = detail::platform_block(m, platform, file, &path);
+  return detail::read_block(p, strategy, file, path);
+}
+
+namespace detail {
+
+/// The object holding NeMo's precision keys: the top level, or NeMo's `model.config` (the
+/// seeds' `recipe.model.config.fp8 = "hybrid"`, under `recipe` or not).
+inline const nlohmann::json* precision_block(const nlohmann::json& root, std::string* where) {
+  const auto has_keys = [](const nlohmann::json& j) {
+    return j.is_object() && (j.contains("fp8") || j.contains("fp8_recipe"));
+  };
+  if (has_keys(root)) return &root;
+  for (const char* outer : {"recipe", ""}) {
+    const nlohmann::json* j = &root;
+    if (*outer != '\0') {
+      if (!root.contains(outer)) continue;
+      j = &root[outer];
+    }
+    if (j->is_object() && j->contains("model") && (*j)["model"].is_object() &&
+        (*j)["model"].contains("config") && has_keys((*j)["model"]["config"])) {
+      *where = std::string(*outer != '\0' ? std::string(outer) + "." : "") + "model.config.";
+      return &(*j)["model"]["config"];
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
+/// NeMo's precision keys in a config file: `"fp8": "hybrid"` (E4M3 forward, E5M2 backward: the
+/// one format tprimat runs) or null/false (bf16), and `"fp8_recipe"`: "delayed", "current" or
+/// Megatron's name for current, "tensorwise". Other formats ("e4m3") and recipes ("mxfp8",
+/// "blockwise") are refused naming what is supported. nullopt: the file states neither.
+inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::json& root,
+                                                              const std::string& file) {
+  std::string where;
+  const nlohmann::json* block = root.is_object() ? detail::precision_block(root, &where) : nullptr;
+  if (block == nullptr) return std::nullopt;
+  train::PrecisionConfig p;
+  const auto text = [](const nlohmann::json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  if (auto it = block->find("fp8"); it != block->end()) {
+    const nlohmann::json& v = *it;
+    if (v.is_string() && v.get<std::string>() == "hybrid") {
+      p.precision = train::Precision::fp8;
+    } else if (!(v.is_null() || (v.is_boolean() && !v.get<bool>()))) {
+      throw core::InputError("config " + file + ": " + where + "fp8 is " + core::shown(v.dump()) +
+                                 "; tprimat runs FP8 as NeMo's \"hybrid\" format only (E4M3 "
+                                 "forward, E5M2 backward)",
+                             "write \"fp8\": \"hybrid\", or null for bf16");
+    }
+  }
+  if (auto it = block->find("fp8_recipe"); it != block->end() && !it->is_null()) {
+    const std::string r = text(*it);
+    if (r == "delayed") {
+      p.fp8.recipe = train::Fp8Recipe::delayed;
+    } else if (r == "current" || r == "tensorwise") {
+      p.fp8.recipe = train::Fp8Recipe::current;
+    } else {
+      throw core::InputError("config " + file + ": " + where + "fp8_recipe is " +
+                                 core::shown(it->dump()) +
+                                 "; tprimat runs the delayed and current (tensorwise) scaling "
+                                 "recipes, not MXFP8 or blockwise",
+                             "write \"fp8_recipe\": \"delayed\" or \"current\"");
+    }
+    if (!p.is_fp8())
+      throw core::InputError("config " + file + ": " + where + "fp8_recipe " + r +
+                                 " is given but " + where + "fp8 is not \"hybrid\"",
+                             "add \"fp8\": \"hybrid\", or drop fp8_recipe");
+  }
+  return p;
+}
+
+/// Parses the text of config file `file` (named in messages); malformed or too deeply nested
+/// JSON is an InputError.
+inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
+  return core::parse_json(text, "config file " + file, "fix the JSON syntax at that position");
+}
+
+/// Loads `spec` ("path.json" or "path.json:name") for `model` on `platform`.
+/// A missing file, one that is not a regular file or is over core::max_config_bytes, and
+/// malformed JSON are InputErrors naming the file.
+inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
+                                           std::string_view platform) {
+  std::string file(spec);
+  std::string name;
+  if (auto colon = spec.rfind(".json:"); colon != std::string_view::npos) {
+    file = std::string(spec.substr(0, colon + 5));
+    name = std::string(spec.substr(colon + 6));
+  }
+  const std::string fix =
+      "pass an existing JSON file, or a strategy name (" + parallel::strategy_names() + ")";
+  std::error_code ec;  // a path that cannot be examined: read_input_file names why
+  if (!std::filesystem::exists(file, ec) && !ec)
+    throw core::InputError("config file " + file + " not found", fix);
+  const std::string text = core::read_input_file(
+      file, core::InputKind{"config file", core::max_config_bytes, fix});
+  const nlohmann::json root = parse_config_json(text, file);
+  ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
+  s.file = file;
+  if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;
+  s.precision = config_precision(root, file);
+  return s;
+}
+
+}  // namespace tprimat::bench

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// Flags figures no run can reach, one check for every result written, imported or reported.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tprimat/backend/peaks.hpp"
+#include "tprimat/core/number_text.hpp"
+
+namespace tprimat::bench {
+
+/// How far our TFLOP/s may stray from an imported log's own figure before a result is flagged:
+/// both count the same model FLOPs, so more than this means the configuration read is wrong.
+inline constexpr double log_tflops_tolerance = 0.10;
+
+/// What no GPU reaches a device in the precisions training uses (dense bf16 or FP8; the fastest
+/// announced are near 5,000 FP8): the bound for a result whose device has no peak in the table.
+inline constexpr double implausible_tflops_per_gpu = 10'000;
+
+/// What the check needs of one result.
+struct SanityFigures {
+  double tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< PaLM, as computed
+  double mfu_peak_tflops = 0;  ///< the (bf16) peak MFU is taken against; 0 when unknown
+  std::string device_name;     ///< its dense peak is checked too, whatever MFU was taken against
+  double log_tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own figure
+  double tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();      ///< tokens/s/GPU
+  double log_tokens_per_gpu = std::numeric_limits<double>::quiet_NaN();  ///< a log's own (Primus)
+  /// The run computed its linear layers in FP8: its bound is the FP8 peak (the same model FLOPs
+  /// may pass the bf16 peak), which mfu_fp8_peak is taken against.
+  bool fp8 = false;
+  double fp8_peak_tflops = 0;  ///< the FP8 peak mfu_fp8_peak is taken against; 0 when unknown
+};
+
+/// Whether training_config.precision `precision` names an FP8 run ("fp8-hybrid-delayed", ...).
+inline bool is_fp8_precision(std::string_view precision) { return precision.starts_with("fp8"); }
+
+namespace detail {
+
+/// "1283.0", and three significant digits below 1 ("4.37e-05" on a CPU), never a bare "0.0".
+inline std::string tflops_text(double v) {
+  if (std::fabs(v) >= 1 || v == 0) return core::num(v, 1);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace detail
+
+/// One line per impossible or contradicted figure; empty for a plausible result. A figure
+/// behind such a result (FLOPs per token, batch, sequence, GPU count, peak) is wrong, and every
+/// report that shows the result says so.
+inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
+  std::vector<std::string> out;
+  // Tokens/s do not depend on the model's FLOPs: a wrong GPU count, batch or sequence shows here
+  // even where the log states no TFLOP/s.
+  if (const double u = f.tokens_per_gpu, log = f.log_tokens_per_gpu;
+      std::isfinite(u) && std::isfinite(log) && log > 0 &&
+      std::fabs(u - log) > log_tflops_tolerance * log)
+    out.push_back("computed " + core::num(u, 1) + " tokens/s/GPU differs from the log's own " +
+                  core::num(log, 1) + " by " + (u > log ? "+" : "") + core::percent(u / log - 1) +
+                  ": the global batch, sequence length or GPU count read for it is wrong");
+  const double t = f.tflops_per_gpu;
+  if (!std::isfinite(t)) return out;
+  // Each run against the peak of what it computes in: a bf16 (or fp32) run against the dense
+  // bf16 peak of `mfu`, an FP8 run against the dense FP8 peak of `mfu_fp8_peak`.
+  const double own = f.fp8 ? f.fp8_peak_tflops : f.mfu_peak_tflops;
+  const std::string mfu_name = f.fp8 ? "MFU against the FP8 peak " : "MFU ";
+  const std::string peak_name = f.fp8 ? "dense FP8 peak" : "dense peak";
+  if (own > 0 && t > own)
+    out.push_back(mfu_name + core::percent(t / own) + " exceeds 100% (" + detail::tflops_text(t) +
+                  " TFLOP/s/GPU against a " + peak_name + " of " + detail::tflops_text(own) +
+                  "): a figure behind it is wrong");
+  // Said apart only where MFU was taken against another peak (peak --peak-tflops).
+  const double device =
+      f.fp8 ? backend::dense_fp8_peak_tflops(f.device_name) : backend::dense_peak_tflops(f.device_name);
+  if (device > 0 && device != own && t > device)
+    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense " +
+                  (f.fp8 ? "FP8" : "bf16") + " peak of " + f.device_name + " (" +
+                  core::num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+  // An unknown device has no peak to take MFU against; an absurd figure is still flagged.
+  if (own <= 0 && device <= 0 && t > implausible_tflops_per_gpu)
+    out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU is more than any GPU reaches (" +
+                  core::num(implausible_tflops_per_gpu, 0) +
+                  "; the device has no peak in tprimat's table): a figure behind it is wrong");
+  if (const double log = f.log_tflops_per_gpu;
+      std::isfinite(log) && log > 0 && std::fabs(t - log) > log_tflops_tolerance * log)
+    out.push_back("computed " + detail::tflops_text(t) +
+                  " TFLOP/s/GPU differs from the log's own " + detail::tflops_text(log) + " by " +
+                  (t > log ? "+" : "") + core::percent(t / log - 1) +
+                  ": the global batch, sequence length, GPU count or model read for it is wrong");
+  return out;
+}
+
+/// The figures of a result document as our writers make it (bench, import).
+inline SanityFigures sanity_figures(const nlohmann::json& doc) {
+  const auto number = [&](const char* pointer) {
+    const nlohmann::json::json_pointer p{pointer};
+    return doc.is_object() && doc.contains(p) && doc.at(p).is_number()
+               ? doc.at(p).get<double>()
+               : std::numeric_limits<double>::quiet_NaN();
+  };
+  SanityFigures f;
+  f.tflops_per_gpu = number("/performance_metrics/model_tflops_per_gpu");
+  const double peak = number("/performance_metrics/peak_tflops_dense");
+  f.mfu_peak_tflops = peak > 0 ? peak : 0;
+  const auto text = [&](const char* pointer) {
+    const nlohmann::json::json_pointer p{pointer};
+    return doc.is_object() && doc.contains(p) && doc.at(p).is_string() ? doc.at(p).get<std::string>()
+                                                                       : std::string();
+  };
+  f.device_name = text("/gpu_info/device_name");
+  f.fp8 = is_fp8_precision(text("/training_config/precision"));
+  const double fp8_peak = number("/performance_metrics/peak_tflops_fp8_dense");
+  f.fp8_peak_tflops = fp8_peak > 0 ? fp8_peak : backend::dense_fp8_peak_tflops(f.device_name);
+  f.log_tflops_per_gpu = number("/imported/log_tflops_per_gpu_mean");
+  f.tokens_per_gpu = number("/performance_metrics/tokens_per_second_per_gpu");
+  f.log_tokens_per_gpu = number("/imported/log_tokens_per_second_per_gpu_mean");
+  return f;
+}
+
+/// Sets `doc["warnings"]` to the document's sanity warnings (an empty array when none).
+inline void set_sanity_warnings(nlohmann::json& doc) {
+  doc["warnings"] = sanity_warnings(sanity_figures(doc));
+}
+
+}  // namespace tprimat::bench
