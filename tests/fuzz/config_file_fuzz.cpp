@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Fuzz harness: custom-strategy config JSON (parallel/config_file.hpp), then the plan it feeds.
+// Fuzz harness: custom-strategy config JSON (bench/config_file.hpp), then the plan it feeds.
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -10,18 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "json_depth.hpp"
+#include "tprimat/bench/config_file.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/all.hpp"
-#include "tprimat/parallel/config_file.hpp"
 #include "tprimat/parallel/strategy.hpp"
 
 namespace {
 
 namespace par = tprimat::parallel;
 
-/// What the bench does next with a strategy (bench/jobs.hpp): layout rules, then the plan on the
+/// What the bench does next with a strategy (the program's cli/jobs.hpp): layout rules, then the plan on the
 /// ranks the file asks for.
-void plan(const par::ConfigStrategy& s, std::string_view model) {
+void plan(const tprimat::bench::ConfigStrategy& s, std::string_view model) {
   const auto dims = tprimat::model::find(model);
   if (!dims) return;
   const long long world = 1LL * s.tp * s.pp * (s.dp > 0 ? s.dp : 1);
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string file = "fuzz/config.json";
   nlohmann::json root;
   try {
-    root = par::parse_config_json(text, file);
+    root = tprimat::bench::parse_config_json(text, file);
   } catch (const tprimat::core::InputError&) {
     return 0;
   }
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::string_view platform : {"nvd", "amd", "cpu"})
       for (const std::string& name : {std::string(), first_name}) {
         try {
-          plan(par::parse_config_strategy(root, file, name, model, platform), model);
+          plan(tprimat::bench::parse_config_strategy(root, file, name, model, platform), model);
         } catch (const tprimat::core::InputError&) {
         }
       }

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace tprimat::report {
+namespace tprimat::backend {
 
 struct DevicePeak {
   std::string_view match;  ///< substring of gpu_info.device_name, tried in table order
@@ -50,4 +50,4 @@ inline double dense_fp8_peak_tflops(std::string_view device_name) {
   return 0;
 }
 
-}  // namespace tprimat::report
+}  // namespace tprimat::backend

@@ -209,11 +209,46 @@ inline std::optional<std::string> sequence_parallel_error(int mbs, int seq, int 
          " token rows over the TP ranks, and TP=" + std::to_string(tp) + " does not divide them";
 }
 
-/// sequence_parallel_error as the InputError every engine and the CLI throw, with its fix.
+/// sequence_parallel_error as the InputError every engine throws, with its fix in the model's
+/// terms (the program names its flags in its own message, before any engine sees the shape).
 inline void check_sequence_parallel_rows(int mbs, int seq, int tp) {
   if (auto err = sequence_parallel_error(mbs, seq, tp))
-    throw core::InputError(*err, "pass a --seq (or --mbs) that TP=" + std::to_string(tp) +
-                                     " divides, or drop --sequence-parallel");
+    throw core::InputError(*err, "make mbs x seq a multiple of TP=" + std::to_string(tp) +
+                                     ", or run without sequence parallelism");
+}
+
+/// cuBLASLt's and hipBLASLt's FP8 matmul take m, n and k in multiples of 16 only.
+inline constexpr int fp8_gemm_multiple = 16;
+
+/// The FP8 GEMMs of a decoder layer on one TP rank: `tokens` (mbs x seq) x hidden into Q
+/// (q_dim / TP), K and V (kv_dim / TP), gate and up (ffn / TP); O and down back to hidden. Each
+/// of these that is not a multiple of fp8_gemm_multiple, named with its value ("tokens per
+/// micro-batch (mbs x seq) 100, ffn / TP 24"), or "" when FP8 can run them all.
+inline std::string fp8_gemm_misfits(const model::Dims& d, int tp, long long tokens) {
+  const std::pair<const char*, long long> checked[] = {
+      {"tokens per micro-batch (mbs x seq)", tokens},
+      {"hidden", d.hidden},
+      {"q dim / TP", d.q_dim() / tp},
+      {"kv dim / TP", d.kv_dim() / tp},
+      {"ffn / TP", d.ffn / tp},
+  };
+  std::string bad;
+  for (const auto& [what, value] : checked)
+    if (value % fp8_gemm_multiple != 0)
+      bad += (bad.empty() ? "" : ", ") + std::string(what) + " " + std::to_string(value);
+  return bad;
+}
+
+/// fp8_gemm_misfits as the InputError every engine throws, with its fix in the model's terms.
+inline void check_fp8_gemm_shapes(const model::Dims& d, int tp, long long tokens) {
+  const std::string bad = fp8_gemm_misfits(d, tp, tokens);
+  if (bad.empty()) return;
+  throw core::InputError(
+      "FP8 GEMMs take dimensions in multiples of " + std::to_string(fp8_gemm_multiple) +
+          " (cuBLASLt's and hipBLASLt's rule), and " + std::string(d.name) + " at TP " +
+          std::to_string(tp) + " has " + bad,
+      tokens % fp8_gemm_multiple != 0 ? "make mbs x seq a multiple of 16, or run bf16"
+                                      : "pick a TP that leaves these multiples of 16, or run bf16");
 }
 
 }  // namespace tprimat::parallel

@@ -119,7 +119,7 @@ struct Group {
                                : r->std_step_time / r->avg_step_time;
     return cv;
   }
-  /// "file: warning" for each impossible figure among its results (report/sanity.hpp).
+  /// "file: warning" for each impossible figure among its results (bench/sanity.hpp).
   std::vector<std::string> warnings() const {
     std::vector<std::string> out;
     for (const auto* r : results)
@@ -294,7 +294,7 @@ inline std::vector<std::string> uncompared_platforms(const std::vector<Compariso
   return out;
 }
 
-/// "267.6% (!)": a figure with the marker of a flagged result (report/sanity.hpp).
+/// "267.6% (!)": a figure with the marker of a flagged result (bench/sanity.hpp).
 inline std::string flagged(const std::string& figure, bool flag) {
   return flag ? figure + " (!)" : figure;
 }

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
@@ -28,7 +29,6 @@
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/report/log_config.hpp"
-#include "tprimat/report/peaks.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::report {
@@ -510,8 +510,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                                          : "cpu";
   c.device.device_name = o.device_name;
   c.device.device_count = static_cast<int>(gpus.value);
-  c.device.peak_tflops_dense = dense_peak_tflops(o.device_name);
-  c.device.peak_tflops_fp8_dense = dense_fp8_peak_tflops(o.device_name);
+  c.device.peak_tflops_dense = backend::dense_peak_tflops(o.device_name);
+  c.device.peak_tflops_fp8_dense = backend::dense_fp8_peak_tflops(o.device_name);
   c.full = full;
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),

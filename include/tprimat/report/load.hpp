@@ -15,20 +15,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/experiment.hpp"
 #include "tprimat/bench/result_check.hpp"
+#include "tprimat/bench/sanity.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
-#include "tprimat/report/peaks.hpp"
-#include "tprimat/report/sanity.hpp"
 
 namespace tprimat::report {
 
 inline constexpr double unknown = std::numeric_limits<double>::quiet_NaN();
-/// Most GPUs a result may name (2^20, as parallel/config_file.hpp bounds its sizes).
+/// Most GPUs a result may name (2^20, as bench/config_file.hpp bounds its sizes).
 inline constexpr int max_num_gpus = 1 << 20;
 
 /// One result file, whichever suite wrote it. NaN marks what the file could not tell.
@@ -74,13 +74,13 @@ struct Result {
   double mfu_fp8_peak() const {
     return peak_tflops_fp8_dense > 0 ? tflops_per_gpu() / peak_tflops_fp8_dense : unknown;
   }
-  bool fp8() const { return is_fp8_precision(precision); }
-  /// Impossible or contradicted figures, as every report shows them (report/sanity.hpp).
+  bool fp8() const { return bench::is_fp8_precision(precision); }
+  /// Impossible or contradicted figures, as every report shows them (bench/sanity.hpp).
   std::vector<std::string> warnings() const {
-    SanityFigures f{tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu};
+    bench::SanityFigures f{tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu};
     f.fp8 = fp8();
     f.fp8_peak_tflops = peak_tflops_fp8_dense;
-    return sanity_warnings(f);
+    return bench::sanity_warnings(f);
   }
 };
 
@@ -221,9 +221,9 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     r.flops_source = "unknown model: no FLOPs";
   }
   const double peak = number(j, {"gpu_info", "peak_tflops_dense"});
-  r.peak_tflops_dense = peak > 0 ? peak : dense_peak_tflops(r.device_name);
+  r.peak_tflops_dense = peak > 0 ? peak : backend::dense_peak_tflops(r.device_name);
   const double fp8_peak = number(j, {"gpu_info", "peak_tflops_fp8_dense"});
-  r.peak_tflops_fp8_dense = fp8_peak > 0 ? fp8_peak : dense_fp8_peak_tflops(r.device_name);
+  r.peak_tflops_fp8_dense = fp8_peak > 0 ? fp8_peak : backend::dense_fp8_peak_tflops(r.device_name);
   r.precision = string(j, {"training_config", "precision"});
 
   r.memory_gb = number(j, {"memory_metrics", "peak_allocated_gb"});

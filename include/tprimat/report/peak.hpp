@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/experiment.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/load.hpp"
-#include "tprimat/report/peaks.hpp"
 #include "tprimat/report/text.hpp"
 
 namespace tprimat::report {
@@ -229,7 +229,7 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
          "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
   out += o.peak_tflops > 0 ? " given with --peak-tflops (" + num(o.peak_tflops, 1) + " TFLOP/s)"
                            : std::string(" (H100 SXM/H200 989.4, MI300X 1307.4 TFLOP/s)");
-  out += ". The seeds used H100's 2:4-sparse " + num(seeds_sparse_h100_tflops, 0) +
+  out += ". The seeds used H100's 2:4-sparse " + num(backend::seeds_sparse_h100_tflops, 0) +
          " TFLOP/s, which halves its utilisation. Projection: 1 node as measured; n nodes = n x "
          "the node's tokens/s x scaling efficiency.\n";
   return out;

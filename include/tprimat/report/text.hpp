@@ -11,35 +11,14 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/number_text.hpp"
 
 namespace tprimat::report {
 
-/// `v` with `decimals` digits; "n/a" for NaN, so an unknown never prints as a number.
-inline std::string num(double v, int decimals = 1) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-/// 87933.4 -> "87,933" (decimals = 0); thousands separators, the seeds' style for tokens/s.
-inline std::string grouped(double v, int decimals = 0) {
-  if (!std::isfinite(v)) return "n/a";
-  std::string s = num(std::fabs(v), decimals);
-  const auto dot = s.find('.');
-  std::string head = s.substr(0, dot), tail = dot == std::string::npos ? "" : s.substr(dot);
-  std::string out;
-  for (std::size_t i = 0; i < head.size(); ++i) {
-    if (i > 0 && (head.size() - i) % 3 == 0) out += ',';
-    out += head[i];
-  }
-  return (v < 0 ? "-" : "") + out + tail;
-}
-
-/// "12.3%" from a fraction.
-inline std::string percent(double fraction, int decimals = 1) {
-  return std::isfinite(fraction) ? num(100 * fraction, decimals) + "%" : "n/a";
-}
+// Number formatting lives in core (the result's own checks use it too); the reports read it here.
+using core::grouped;
+using core::num;
+using core::percent;
 
 /// "mean ± std"; the std part is dropped when undefined (one sample).
 inline std::string mean_std(double mean, double std, int decimals) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// parallel/config_file.hpp: the seeds' parallelism block shapes, platform fallback, and errors.
-#include "tprimat/parallel/config_file.hpp"
+// bench/config_file.hpp: the seeds' parallelism block shapes, platform fallback, and errors.
+#include "tprimat/bench/config_file.hpp"
 
 #include <unistd.h>
 
@@ -18,7 +18,7 @@ namespace {
 
 using namespace tprimat;
 using nlohmann::json;
-using parallel::parse_config_strategy;
+using bench::parse_config_strategy;
 
 TEST(ConfigFile, FlatObjectAppliesToEveryModel) {
   const json j = {{"tensor_model_parallel_size", 2}, {"pipeline_model_parallel_size", 2},
@@ -124,15 +124,15 @@ class ConfigFileOnDisk : public ::testing::Test {
 
 TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
   const auto good = write("tp2.json", R"({"tensor_model_parallel_size": 2})");
-  const auto s = parallel::load_config_strategy(good, "tiny", "cpu");
+  const auto s = bench::load_config_strategy(good, "tiny", "cpu");
   EXPECT_EQ(s.name, "tp2");
   EXPECT_EQ(s.tp, 2);
   const auto named = write("many.json", R"({"parallelism": {"x": {"tensor_model_parallel_size": 4}, "y": {"tensor_model_parallel_size": 1}}})");
-  EXPECT_EQ(parallel::load_config_strategy(named + ":x", "tiny", "cpu").tp, 4);
+  EXPECT_EQ(bench::load_config_strategy(named + ":x", "tiny", "cpu").tp, 4);
 
   const auto bad = write("bad.json", "{\"tensor_model_parallel_size\": 2,,}");
   try {
-    parallel::load_config_strategy(bad, "tiny", "cpu");
+    bench::load_config_strategy(bad, "tiny", "cpu");
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.json is not valid JSON"), std::string::npos)
@@ -141,7 +141,7 @@ TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
   // Found by fuzzing: a number past double's range escaped as nlohmann's out_of_range.
   const auto huge = write("huge.json", R"({"tensor_model_parallel_size": 1e400})");
   try {
-    parallel::load_config_strategy(huge, "tiny", "cpu");
+    bench::load_config_strategy(huge, "tiny", "cpu");
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("huge.json is not valid JSON (number overflow"),
@@ -149,7 +149,7 @@ TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
         << e.what();
   }
   try {
-    parallel::load_config_strategy((dir_ / "nope.json").string(), "tiny", "cpu");
+    bench::load_config_strategy((dir_ / "nope.json").string(), "tiny", "cpu");
     FAIL();
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nope.json not found"), std::string::npos) << e.what();
@@ -157,16 +157,16 @@ TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
 }
 
 TEST(ConfigFile, WhatLooksLikeAPath) {
-  EXPECT_TRUE(parallel::is_config_path("cfg.json"));
-  EXPECT_TRUE(parallel::is_config_path("cfg.json:name"));
-  EXPECT_TRUE(parallel::is_config_path("./configs/x"));
-  EXPECT_FALSE(parallel::is_config_path("balanced"));
+  EXPECT_TRUE(bench::is_config_path("cfg.json"));
+  EXPECT_TRUE(bench::is_config_path("cfg.json:name"));
+  EXPECT_TRUE(bench::is_config_path("./configs/x"));
+  EXPECT_FALSE(bench::is_config_path("balanced"));
 }
 
 /// The message load_config_strategy gives for `path`, or "no error".
 std::string config_error(const std::string& path) {
   try {
-    parallel::load_config_strategy(path, "tiny", "cpu");
+    bench::load_config_strategy(path, "tiny", "cpu");
   } catch (const core::InputError& e) {
     return e.what();
   }
@@ -201,7 +201,7 @@ TEST_F(ConfigFileOnDisk, OnlyARegularFileOfAtMostOneMibIsRead) {
   const auto fifo = dir_ / "fifo.json";
   tprimat::testing::make_fifo(fifo);
   EXPECT_NE(tprimat::testing::error_reading_fifo(
-                fifo, [&] { parallel::load_config_strategy(fifo.string(), "tiny", "cpu"); })
+                fifo, [&] { bench::load_config_strategy(fifo.string(), "tiny", "cpu"); })
                 .find("is a FIFO (named pipe), not a config file" + fix),
             std::string::npos);
   const auto big = write("big.json", R"({"tensor_model_parallel_size": 1})" +

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// report/sanity.hpp: impossible and contradicted figures are flagged, plausible ones are not.
-#include "tprimat/report/sanity.hpp"
+// bench/sanity.hpp: impossible and contradicted figures are flagged, plausible ones are not.
+#include "tprimat/bench/sanity.hpp"
 
 #include <limits>
 #include <string>
@@ -9,9 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tprimat/report/load.hpp"
 
-namespace tprimat::report {
+namespace tprimat::bench {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -64,14 +63,14 @@ TEST(Sanity, AnFp8RunIsBoundByTheFp8Peak) {
 }
 
 TEST(Sanity, Fp8PeaksOfTheDeviceTable) {
-  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H100 80GB HBM3"), 1978.9);
-  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H200"), 1978.9);
-  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA H100 PCIe"), 1513.0);
-  EXPECT_EQ(dense_fp8_peak_tflops("AMD Instinct MI300X"), 2614.9);
-  EXPECT_EQ(dense_fp8_peak_tflops("NVIDIA A100-SXM4-80GB"), 0);  // no FP8 tensor cores
-  EXPECT_EQ(dense_fp8_peak_tflops("unknown"), 0);
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("NVIDIA H100 80GB HBM3"), 1978.9);
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("NVIDIA H200"), 1978.9);
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("NVIDIA H100 PCIe"), 1513.0);
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("AMD Instinct MI300X"), 2614.9);
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("NVIDIA A100-SXM4-80GB"), 0);  // no FP8 tensor cores
+  EXPECT_EQ(backend::dense_fp8_peak_tflops("unknown"), 0);
   // Every FP8 peak is twice the bf16 one where both are known.
-  for (const auto& p : dense_peaks)
+  for (const auto& p : backend::dense_peaks)
     if (p.dense_fp8_tflops > 0) EXPECT_NEAR(p.dense_fp8_tflops, 2 * p.dense_bf16_tflops, 0.11);
 }
 
@@ -113,23 +112,6 @@ TEST(Sanity, LogTokensDisagreement) {
             "batch, sequence length or GPU count read for it is wrong");
 }
 
-TEST(Sanity, PrimusRivalReadmeExample) {
-  // The Primus-Rival README's own result (tests/report/fixtures/primus-rival): 267.6% MFU.
-  const auto doc = nlohmann::json::parse(R"({
-    "platform": "amd",
-    "gpu_info": {"device_name": "AMD Instinct MI300X", "device_count": 8,
-                 "total_memory_gb": 192.0},
-    "training_config": {"max_steps": 500, "global_batch_size": 64, "micro_batch_size": 1,
-                        "sequence_length": 2048, "num_gpus": 8},
-    "performance_metrics": {"avg_step_time_seconds": 0.45, "tokens_per_second": 580000,
-                            "tokens_per_second_per_gpu": 72500},
-    "step_times": [], "loss_values": []})");
-  const Result r = from_json(doc, "output/train_amd_prim_llama.json");
-  EXPECT_NEAR(r.mfu(), 2.676, 0.0005);
-  ASSERT_EQ(r.warnings().size(), 1u);
-  EXPECT_EQ(r.warnings()[0].rfind("MFU 267.6% exceeds 100%", 0), 0u) << r.warnings()[0];
-}
-
 TEST(Sanity, FiguresOfOurDocuments) {
   nlohmann::json doc;
   doc["performance_metrics"] = {{"model_tflops_per_gpu", 1200.0}, {"peak_tflops_dense", 989.4}};
@@ -150,4 +132,4 @@ TEST(Sanity, FiguresOfOurDocuments) {
 }
 
 }  // namespace
-}  // namespace tprimat::report
+}  // namespace tprimat::bench

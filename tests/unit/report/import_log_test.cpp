@@ -379,9 +379,9 @@ TEST(ImportLog, DisagreementWithTheLogsOwnFigureIsFlagged) {
   auto doc = import_text(tp4_log(), llama());
   const double ours = doc["performance_metrics"]["model_tflops_per_gpu"].get<double>();
   doc["imported"]["log_tflops_per_gpu_mean"] = ours * 1.05;
-  EXPECT_TRUE(sanity_warnings(sanity_figures(doc)).empty());
+  EXPECT_TRUE(bench::sanity_warnings(bench::sanity_figures(doc)).empty());
   doc["imported"]["log_tflops_per_gpu_mean"] = ours / 3;
-  const auto w = sanity_warnings(sanity_figures(doc));
+  const auto w = bench::sanity_warnings(bench::sanity_figures(doc));
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("by +200.0%"), std::string::npos) << w[0];
 }

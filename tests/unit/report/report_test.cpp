@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "../../support/fifo.hpp"
+#include "tprimat/backend/peaks.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
-#include "tprimat/report/peaks.hpp"
 #include "tprimat/report/plot_labels.hpp"
 #include "tprimat/report/text.hpp"
 
@@ -25,12 +25,12 @@ namespace tprimat::report {
 namespace {
 
 TEST(ReportPeaks, DenseNotSparse) {
-  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H100 80GB HBM3"), 989.4);
-  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H200"), 989.4);
-  EXPECT_DOUBLE_EQ(dense_peak_tflops("NVIDIA H100 PCIe"), 756.5);
-  EXPECT_DOUBLE_EQ(dense_peak_tflops("AMD Instinct MI300X"), 1307.4);
-  EXPECT_EQ(dense_peak_tflops("AMD EPYC 7763"), 0);
-  EXPECT_NE(dense_peak_tflops("NVIDIA H100 80GB HBM3"), seeds_sparse_h100_tflops);
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("NVIDIA H100 80GB HBM3"), 989.4);
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("NVIDIA H200"), 989.4);
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("NVIDIA H100 PCIe"), 756.5);
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("AMD Instinct MI300X"), 1307.4);
+  EXPECT_EQ(backend::dense_peak_tflops("AMD EPYC 7763"), 0);
+  EXPECT_NE(backend::dense_peak_tflops("NVIDIA H100 80GB HBM3"), backend::seeds_sparse_h100_tflops);
 }
 
 TEST(ReportText, Numbers) {
@@ -345,6 +345,24 @@ TEST(ReportPlot, StripJitterIsFixedAndNarrow) {
   }
   EXPECT_DOUBLE_EQ(strip_jitter(3), strip_jitter(3));
   EXPECT_NE(strip_jitter(0), strip_jitter(1));
+}
+
+// A result whose MFU no run can reach is flagged where it is read (bench/sanity.hpp).
+TEST(Sanity, PrimusRivalReadmeExample) {
+  // The Primus-Rival README's own result (tests/report/fixtures/primus-rival): 267.6% MFU.
+  const auto doc = nlohmann::json::parse(R"({
+    "platform": "amd",
+    "gpu_info": {"device_name": "AMD Instinct MI300X", "device_count": 8,
+                 "total_memory_gb": 192.0},
+    "training_config": {"max_steps": 500, "global_batch_size": 64, "micro_batch_size": 1,
+                        "sequence_length": 2048, "num_gpus": 8},
+    "performance_metrics": {"avg_step_time_seconds": 0.45, "tokens_per_second": 580000,
+                            "tokens_per_second_per_gpu": 72500},
+    "step_times": [], "loss_values": []})");
+  const Result r = from_json(doc, "output/train_amd_prim_llama.json");
+  EXPECT_NEAR(r.mfu(), 2.676, 0.0005);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].rfind("MFU 267.6% exceeds 100%", 0), 0u) << r.warnings()[0];
 }
 
 }  // namespace
