@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Finds the HIP compilers of tier-2 HIP support: backend::Hip compile-checked for AMD (tests/hip)
+# Finds the HIP compilers of tier-2 HIP support: backend::Gpu on HIP compile-checked for AMD (tests/hip)
 # and, in a build without the CUDA backend, built for the CLI (src/hip). Sets TPRIMAT_HAVE_HIP,
 # TPRIMAT_HIPCC, TPRIMAT_HIP_CLANG, TPRIMAT_ROCM_PATH, TPRIMAT_HIP_INCLUDE_FLAGS (the include
 # flags of a hipcc compile of tprimat's sources), TPRIMAT_HIP_BACKEND, and splits
@@ -128,8 +128,8 @@ int main() { return 0; }" TPRIMAT_HIP_HEADERS_WITH_CXX)
   endif()
 endif()
 
-# A build has one GPU platform: backend::Gpu is Cuda or Hip. Without the CUDA backend, and with
-# an architecture hipcc can link, backend::Hip is built (src/hip) and the CLI gets --backend hip.
+# A build has one GPU platform: backend::Gpu is CUDA or HIP. Without the CUDA backend, and with
+# an architecture hipcc can link, backend::Gpu on HIP is built (src/hip) and the CLI gets --backend hip.
 set(TPRIMAT_HIP_BACKEND OFF)
 if(NOT TPRIMAT_HAVE_CUDA AND TPRIMAT_HIP_LINK_ARCHS)
   set(TPRIMAT_HIP_BACKEND ON)
@@ -137,15 +137,15 @@ endif()
 message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")
 
 # AMD's libraries of the HIP build, each AUTO (used where found), ON (required) or OFF (the
-# fallback): hipBLASLt for backend::Hip's GEMMs (else the tiled kernel), RCCL for comm::Nccl
+# fallback): hipBLASLt for backend::Gpu on HIP's GEMMs (else the tiled kernel), RCCL for comm::Nccl
 # (else one GPU a job). HIP only: the CUDA backend has cuBLASLt and NCCL.
-set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Hip's GEMMs through hipBLASLt: AUTO, ON or OFF")
+set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Gpu on HIP's GEMMs through hipBLASLt: AUTO, ON or OFF")
 set_property(CACHE TPRIMAT_HIPBLASLT PROPERTY STRINGS AUTO ON OFF)
 set(TPRIMAT_RCCL AUTO CACHE STRING "Several AMD GPUs a job through RCCL: AUTO, ON or OFF")
 set_property(CACHE TPRIMAT_RCCL PROPERTY STRINGS AUTO ON OFF)
 
-# tprimat::hip: what a project that compiles backend::Hip with hipcc links (the headers, the HIP
-# runtime and, where found, hipBLASLt: backend::Hip's GEMMs), exported with the package.
+# tprimat::hip: what a project that compiles backend::Gpu on HIP with hipcc links (the headers, the HIP
+# runtime and, where found, hipBLASLt: backend::Gpu on HIP's GEMMs), exported with the package.
 include(${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake)
 add_library(tprimat_hip INTERFACE)
 add_library(tprimat::hip ALIAS tprimat_hip)
@@ -176,10 +176,10 @@ foreach(lib HIPBLASLT RCCL)
   endif()
 endforeach()
 if(TPRIMAT_HIPBLASLT_FOUND)
-  message(STATUS "tprimat: backend::Hip's GEMMs through hipBLASLt (${TPRIMAT_HIPBLASLT_LIBRARY})")
+  message(STATUS "tprimat: backend::Gpu on HIP's GEMMs through hipBLASLt (${TPRIMAT_HIPBLASLT_LIBRARY})")
 else()
   message(NOTICE "tprimat: NOTICE: hipBLASLt not found (TPRIMAT_HIPBLASLT=${TPRIMAT_HIPBLASLT}): "
-                 "backend::Hip's GEMMs run the portable tiled kernel, correct and far slower than "
+                 "backend::Gpu on HIP's GEMMs run the portable tiled kernel, correct and far slower than "
                  "hipBLASLt on an MI300X (results say gpu_info.gemm \"fallback\"), and "
                  "--precision fp8 is refused on HIP; install hipBLASLt (ROCm 6.2+) or set "
                  "ROCM_PATH")
@@ -192,7 +192,7 @@ else()
                  "ROCM_PATH")
 endif()
 
-# tprimat::nccl on AMD: comm::Nccl compiled against RCCL's NCCL API (backend/nccl.hpp), for the
+# tprimat::nccl on AMD: comm::Nccl compiled against RCCL's NCCL API (backend/gpu/nccl.hpp), for the
 # HIP backend's build (a build has one GPU platform: with CUDA, tprimat::nccl is NCCL's).
 if(TPRIMAT_RCCL_FOUND AND TPRIMAT_HIP_BACKEND AND NOT TARGET tprimat_nccl)
   add_library(tprimat_nccl INTERFACE)

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 
 namespace tprimat::gpu_bench {

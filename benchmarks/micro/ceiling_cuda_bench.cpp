@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 
 namespace tprimat::gpu_bench {
 namespace {
@@ -33,19 +33,19 @@ struct Copy {
   static Work work() { return {2.0 * copy_bytes, 0}; }
 };
 
-/// C[8192, 8192] = A B through Cuda::gemm (cuBLASLt, the plan the step would get): bf16
+/// C[8192, 8192] = A B through Gpu::gemm (cuBLASLt, the plan the step would get): bf16
 /// operands of unit normals, fp32 accumulation, bf16 out. 2 x 8192^3 FLOPs; bytes: A and B read,
 /// C written once.
 struct SquareGemm {
   DeviceBuffer<bf16> a, b, c;
   explicit SquareGemm(cudaStream_t stream)
       : a(square * square, stream), b(square * square, stream), c(square * square, stream) {
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
     fill_normal(a.data(), a.size(), 11, stream);
     fill_normal(b.data(), b.size(), 12, stream);
   }
   void operator()(cudaStream_t stream) {
-    Cuda::gemm<bf16>(false, false, square, square, square, a.data(), square, b.data(), square, 0.0f,
+    Gpu::gemm<bf16>(false, false, square, square, square, a.data(), square, b.data(), square, 0.0f,
                      c.data(), square, nullptr, stream);
   }
   static Work work() {
@@ -66,7 +66,7 @@ struct SquareFp8Gemm {
         b(square * square, stream),
         scales(128, stream),
         d(square * square, stream) {
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
     fill_fp8(a.data(), a.size(), kernels::Fp8Format::e4m3, 13, stream);
     fill_fp8(b.data(), b.size(), kernels::Fp8Format::e4m3, 14, stream);
     // Each scale on a 256-byte boundary of its own, as a tensor's scale_inv allocation would be.

@@ -17,19 +17,18 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 
 namespace tprimat::gpu_bench {
 
-using backend::Cuda;
-using backend::gpu_check;
+using backend::Gpu;using backend::gpu_check;
 using backend::DeviceBuffer;
-using bf16 = Cuda::bf16;
+using bf16 = Gpu::bf16;
 
 /// Skips the benchmark, with the reason, where no GPU is visible (CI builds and lists these).
 inline bool skip_without_gpu(benchmark::State& state) {
-  if (Cuda::device_count() > 0) return false;
+  if (Gpu::device_count() > 0) return false;
   state.SkipWithError("no CUDA device (driver or GPU missing): run on a GPU machine");
   return true;
 }
@@ -42,7 +41,7 @@ struct Device {
   std::size_t l2_bytes = 0;
   static const Device& get() {
     static const Device d = [] {
-      const backend::DeviceInfo info = Cuda::device_info();
+      const backend::DeviceInfo info = Gpu::device_info();
       int device = 0, l2 = 0;
       gpu_check(cudaGetDevice(&device), "cudaGetDevice");
       gpu_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
@@ -76,12 +75,12 @@ inline int rotation_sets(double bytes_per_set) {
   return static_cast<int>(std::clamp(std::ceil(4.0 * l2 / std::max(bytes_per_set, 1.0)), 1.0, 8.0));
 }
 
-/// `n` values of stddev x N(0, 1), drawn on the device (Cuda::init_normal's counter hash, so
+/// `n` values of stddev x N(0, 1), drawn on the device (Gpu::init_normal's counter hash, so
 /// set-up costs milliseconds, not a host RNG pass over gigabytes). Never zeros: tensor cores run
 /// faster on zeros than on real data.
 inline void fill_normal(float* p, std::size_t n, std::uint64_t seed, cudaStream_t stream,
                         float stddev = 1.0f) {
-  Cuda::init_normal(p, static_cast<std::int64_t>(n), stddev, seed, 0, stream);
+  Gpu::init_normal(p, static_cast<std::int64_t>(n), stddev, seed, 0, stream);
 }
 inline void fill_normal(bf16* p, std::size_t n, std::uint64_t seed, cudaStream_t stream,
                         float stddev = 1.0f) {
@@ -89,8 +88,8 @@ inline void fill_normal(bf16* p, std::size_t n, std::uint64_t seed, cudaStream_t
   DeviceBuffer<float> scratch(std::min(n, chunk), stream);
   for (std::size_t first = 0; first < n; first += chunk) {
     const std::size_t len = std::min(chunk, n - first);
-    Cuda::init_normal(scratch.data(), static_cast<std::int64_t>(len), stddev, seed, first, stream);
-    Cuda::to_bf16(scratch.data(), p + first, static_cast<std::int64_t>(len), stream);
+    Gpu::init_normal(scratch.data(), static_cast<std::int64_t>(len), stddev, seed, first, stream);
+    Gpu::to_bf16(scratch.data(), p + first, static_cast<std::int64_t>(len), stream);
   }
 }
 
@@ -236,7 +235,7 @@ std::vector<double> sample_calls(cudaStream_t stream, int sets, int replays, Cal
 
 /// The two ceilings of METHOD.md, measured on this device once per process at first use
 /// (defined in ceiling_cuda_bench.cpp): a 1 GiB device-to-device copy, counting bytes read plus
-/// bytes written, and an 8192^3 bf16 GEMM through Cuda::gemm; medians of 10 replays. Beside them
+/// bytes written, and an 8192^3 bf16 GEMM through Gpu::gemm; medians of 10 replays. Beside them
 /// the FP8 GEMMs' own: 8192^3 E4M3 x E4M3 -> bf16 with fast accumulation through fp8_gemm.
 struct Ceilings {
   double copy_gbps = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Every element-wise kernel of backend::Cuda at the Llama 3.1 8B step's shapes (mbs 1, seq 2048),
+// Every element-wise kernel of backend::Gpu at the Llama 3.1 8B step's shapes (mbs 1, seq 2048),
 // with the bytes each must move at least and its rate against the measured copy ceiling.
 #include <benchmark/benchmark.h>
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/embedding_groups.hpp"
+#include "tprimat/backend/gpu/embedding_groups.hpp"
 #include "tprimat/data/synthetic.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/model/llama31_8b.hpp"
@@ -77,7 +77,7 @@ struct TokenSets {
 // input read once, each output written once, read-modify-write counted twice; scratch the kernel
 // chooses to use (deterministic partial sums) is not counted, so of_copy_ceiling shows it too.
 
-/// Weights as the engine holds them (Cuda::split_master): bf16 halves and remainders, 4 bytes a
+/// Weights as the engine holds them (Gpu::split_master): bf16 halves and remainders, 4 bytes a
 /// weight, from N(0, stddev) draws.
 struct SplitWeights {
   DeviceBuffer<bf16> hi;
@@ -86,7 +86,7 @@ struct SplitWeights {
       : hi(count, s), lo(count, s) {
     DeviceBuffer<float> w(count, s);
     fill_normal(w.data(), count, seed, s, stddev);
-    Cuda::split_master(w.data(), hi.data(), lo.data(), count, s);
+    Gpu::split_master(w.data(), hi.data(), lo.data(), count, s);
     gpu_check(cudaStreamSynchronize(s), "split weights");  // w is freed on return
   }
 };
@@ -105,7 +105,7 @@ struct EmbeddingForward {
         tokens(sets, s),
         out(per_set<float>(sets, n * h, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::embedding_forward(tokens.ids[i].data(), n, table.hi.data(), table.lo.data(), h,
+    Gpu::embedding_forward(tokens.ids[i].data(), n, table.hi.data(), table.lo.data(), h,
                             out[i].data(), s);
   }
 };
@@ -127,7 +127,7 @@ struct EmbeddingBackward {
   }
   Work measured_work() const { return work(tokens.groups[0]); }
   void operator()(int i, cudaStream_t s) {
-    Cuda::embedding_backward(tokens.group_ids[i].data(), tokens.offsets[i].data(),
+    Gpu::embedding_backward(tokens.group_ids[i].data(), tokens.offsets[i].data(),
                              tokens.positions[i].data(), tokens.count[i].data(), n, dout[i].data(),
                              h, dtable.data(), s);
   }
@@ -145,7 +145,7 @@ struct ZeroRows {
   }
   Work measured_work() const { return work(tokens.groups[0]); }
   void operator()(int i, cudaStream_t s) {
-    Cuda::zero_rows(tokens.group_ids[i].data(), tokens.count[i].data(), n, h, table.data(), s);
+    Gpu::zero_rows(tokens.group_ids[i].data(), tokens.count[i].data(), n, h, table.data(), s);
   }
 };
 
@@ -163,7 +163,7 @@ struct RmsnormForward {
         rstd(per_set<float>(sets, n, s, false)),
         y(per_set<bf16>(sets, n * h, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::rmsnorm_forward(x[i].data(), g.hi.data(), g.lo.data(), n, h, 1e-5f, y[i].data(),
+    Gpu::rmsnorm_forward(x[i].data(), g.hi.data(), g.lo.data(), n, h, 1e-5f, y[i].data(),
                           rstd[i].data(), s);
   }
 };
@@ -181,7 +181,7 @@ struct RmsnormBackward {
   explicit RmsnormBackward(cudaStream_t s)
       : g(h, 7, s),
         dg(h, s),
-        partials(Cuda::rmsnorm_partials(n, h), s),
+        partials(Gpu::rmsnorm_partials(n, h), s),
         x(per_set<float>(sets, n * h, s, true, 10)),
         dy(per_set<float>(sets, n * h, s, true, 20)),
         dx(per_set<float>(sets, n * h, s, true, 30)),
@@ -190,7 +190,7 @@ struct RmsnormBackward {
     fill_normal(dg.data(), h, 8, s);
   }
   void operator()(int i, cudaStream_t s) {
-    Cuda::rmsnorm_backward(x[i].data(), g.hi.data(), g.lo.data(), rstd[i].data(), dy[i].data(), n,
+    Gpu::rmsnorm_backward(x[i].data(), g.hi.data(), g.lo.data(), rstd[i].data(), dy[i].data(), n,
                            h, dx[i].data(), dx_bf16[i].data(), dg.data(), partials.data(), s);
   }
 };
@@ -227,10 +227,10 @@ struct Rope {
   }
   void operator()(int i, cudaStream_t s) {
     if constexpr (Backward)
-      Cuda::rope_backward(x[i].data(), n, seq, Heads, head_dim, cos_table.data(), sin_table.data(),
+      Gpu::rope_backward(x[i].data(), n, seq, Heads, head_dim, cos_table.data(), sin_table.data(),
                           s);
     else
-      Cuda::rope_forward(x[i].data(), n, seq, Heads, head_dim, cos_table.data(), sin_table.data(),
+      Gpu::rope_forward(x[i].data(), n, seq, Heads, head_dim, cos_table.data(), sin_table.data(),
                          s);
   }
 };
@@ -246,7 +246,7 @@ struct SwigluForward {
         up(per_set<bf16>(sets, n * f, s, true, 20)),
         out(per_set<bf16>(sets, n * f, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::swiglu_forward(gate[i].data(), up[i].data(), out[i].data(), n * f, s);
+    Gpu::swiglu_forward(gate[i].data(), up[i].data(), out[i].data(), n * f, s);
   }
 };
 
@@ -267,7 +267,7 @@ struct SwigluBackward {
         dup(per_set<bf16>(sets, n * f, s, false)),
         h(per_set<bf16>(WithH ? sets : 0, n * f, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::swiglu_backward(gate[i].data(), up[i].data(), dh[i].data(), dgate[i].data(),
+    Gpu::swiglu_backward(gate[i].data(), up[i].data(), dh[i].data(), dgate[i].data(),
                           dup[i].data(), WithH ? h[i].data() : nullptr, n * f, s);
   }
 };
@@ -285,12 +285,12 @@ struct BiasBackward {
   std::vector<DeviceBuffer<bf16>> dy;
   explicit BiasBackward(cudaStream_t s)
       : dbias(Cols, s),
-        partials(Cuda::bias_partials(n, Cols), s),
+        partials(Gpu::bias_partials(n, Cols), s),
         dy(per_set<bf16>(sets, n * Cols, s, true)) {
     fill_normal(dbias.data(), Cols, 9, s);
   }
   void operator()(int i, cudaStream_t s) {
-    Cuda::bias_backward(dy[i].data(), n, Cols, dbias.data(), partials.data(), s);
+    Gpu::bias_backward(dy[i].data(), n, Cols, dbias.data(), partials.data(), s);
   }
 };
 
@@ -312,7 +312,7 @@ struct CrossEntropy {
         logits(per_set<bf16>(sets, n * vocab, s, true)),
         row_loss(per_set<float>(sets, n, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::cross_entropy(logits[i].data(), tokens.ids[i].data(), n, static_cast<int>(vocab),
+    Gpu::cross_entropy(logits[i].data(), tokens.ids[i].data(), n, static_cast<int>(vocab),
                         1.0f / n, WithGrad, row_loss[i].data(), s);
   }
 };
@@ -327,9 +327,9 @@ struct GradNorm {
   explicit GradNorm(cudaStream_t s)
       : x(per_set<float>(sets, layer_params, s, true)),
         out(1, s),
-        partials(Cuda::reduce_partials, s) {}
+        partials(Gpu::reduce_partials, s) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::reduce_sum(x[i].data(), layer_params, true, false, out.data(), partials.data(), s);
+    Gpu::reduce_sum(x[i].data(), layer_params, true, false, out.data(), partials.data(), s);
   }
 };
 
@@ -344,7 +344,7 @@ struct ToBf16 {
       : src(per_set<float>(sets, layer_params, s, true)),
         dst(per_set<bf16>(sets, layer_params, s, false)) {}
   void operator()(int i, cudaStream_t s) {
-    Cuda::to_bf16(src[i].data(), dst[i].data(), layer_params, s);
+    Gpu::to_bf16(src[i].data(), dst[i].data(), layer_params, s);
   }
 };
 
@@ -386,7 +386,7 @@ struct AdamW {
     scalars.upload(std::vector<backend::OptimizerScalars>{sc});
     // Unit-normal gradients: a sum of squares near the count, so clipping scales them down.
     grad_sum_squares.upload(std::vector<double>{double(layer_params)});
-    for (auto& b : v) Cuda::fill(b.data(), layer_params, 1e-4f, s);  // second moments positive
+    for (auto& b : v) Gpu::fill(b.data(), layer_params, 1e-4f, s);  // second moments positive
     for (int i = 0; i < sets; ++i) {
       SplitWeights w(layer_params, 10 + i, s, 0.02f);
       weights.push_back(std::move(w.hi));
@@ -394,7 +394,7 @@ struct AdamW {
     }
   }
   void operator()(int i, cudaStream_t s) {
-    Cuda::adamw(weights[i].data(), master_lo[i].data(), grads[i].data(), m[i].data(), v[i].data(),
+    Gpu::adamw(weights[i].data(), master_lo[i].data(), grads[i].data(), m[i].data(), v[i].data(),
                 layer_params, tensor_ends.data(), decay.data(), 9, scalars.data(),
                 grad_sum_squares.data(), s);
   }

@@ -37,8 +37,8 @@ struct Fp8Sets {
       out.emplace_back(n, stream);
       out_t.emplace_back(n, stream);
     }
-    Cuda::fill(scale.data(), 1, 37.0f, stream);
-    Cuda::fill(amax.data(), 1, 0.0f, stream);
+    Gpu::fill(scale.data(), 1, 37.0f, stream);
+    Gpu::fill(amax.data(), 1, 0.0f, stream);
   }
   /// Bytes a pass must move at least: read bf16 once, write each FP8 output once.
   double bytes(int outputs) const { return double(rows * cols) * (2.0 + outputs); }
@@ -58,10 +58,10 @@ void BM_Fp8(benchmark::State& state) {
     const auto call = [&](int i) {
       const int k = i % d.sets;
       if constexpr (K == Kind::cast_transpose) {
-        Cuda::fp8_cast_transpose(d.x[k].data(), d.rows, d.cols, Fp8Format::e4m3, d.scale.data(),
+        Gpu::fp8_cast_transpose(d.x[k].data(), d.rows, d.cols, Fp8Format::e4m3, d.scale.data(),
                                  d.out[k].data(), d.out_t[k].data(), d.amax.data(), stream);
       } else if constexpr (K == Kind::cast) {
-        Cuda::fp8_cast(d.x[k].data(), d.rows * d.cols, Fp8Format::e4m3, d.scale.data(),
+        Gpu::fp8_cast(d.x[k].data(), d.rows * d.cols, Fp8Format::e4m3, d.scale.data(),
                        d.out[k].data(), d.amax.data(), stream);
       } else {
         gpu_check(cudaMemcpyAsync(d.out[k].data(), d.x[k].data(),

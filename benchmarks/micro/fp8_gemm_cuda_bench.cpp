@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The FP8 hybrid recipe's three GEMMs per projection of Llama 3.1 8B at 4096 tokens through
-// backend::fp8_gemm, each beside Cuda::gemm in bf16 on the same shape, layout and output.
+// backend::fp8_gemm, each beside Gpu::gemm in bf16 on the same shape, layout and output.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 
 namespace tprimat::gpu_bench {
@@ -22,7 +22,7 @@ using backend::Fp8Accumulation;
 using kernels::Fp8Format;
 
 /// One recipe GEMM, row-major D[m, n] = A[m, k] B[n, k]^T, both operands K-major (fp8_gemm's one
-/// layout; the bf16 twin runs Cuda::gemm with trans_b on the same buffers' shapes).
+/// layout; the bf16 twin runs Gpu::gemm with trans_b on the same buffers' shapes).
 struct RecipeGemm {
   std::int64_t m = 0, n = 0, k = 0;
   Fp8Format fa = Fp8Format::e4m3, fb = Fp8Format::e4m3;
@@ -65,7 +65,7 @@ void BM_Fp8Gemm(benchmark::State& state, RecipeGemm g) {
   if (skip_without_gpu(state)) return;
   try {
     Stream stream;
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
     const int sets = rotation_sets(g.work(1).bytes);
     Sets<std::uint8_t> ops;
     for (int i = 0; i < sets; ++i) {
@@ -109,7 +109,7 @@ void BM_Bf16Gemm(benchmark::State& state, RecipeGemm g) {
   if (skip_without_gpu(state)) return;
   try {
     Stream stream;
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
     const int sets = rotation_sets(g.work(2).bytes);
     Sets<bf16> ops;
     for (int i = 0; i < sets; ++i) {
@@ -123,10 +123,10 @@ void BM_Bf16Gemm(benchmark::State& state, RecipeGemm g) {
     const Timing t = time_calls(state, stream, sets, [&](int i) {
       const int s = i % sets;
       if (g.fp32_out)
-        Cuda::gemm<float>(false, true, g.m, g.n, g.k, ops.a[s].data(), g.k, ops.b[s].data(), g.k,
+        Gpu::gemm<float>(false, true, g.m, g.n, g.k, ops.a[s].data(), g.k, ops.b[s].data(), g.k,
                           g.beta, reinterpret_cast<float*>(ops.d[s].data()), g.n, nullptr, stream);
       else
-        Cuda::gemm<bf16>(false, true, g.m, g.n, g.k, ops.a[s].data(), g.k, ops.b[s].data(), g.k,
+        Gpu::gemm<bf16>(false, true, g.m, g.n, g.k, ops.a[s].data(), g.k, ops.b[s].data(), g.k,
                          g.beta, reinterpret_cast<bf16*>(ops.d[s].data()), g.n, nullptr, stream);
     });
     report(state, t, g.work(2));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Every GEMM the CUDA step issues, for Llama 3.1 8B, Qwen 2.5 7B and Mistral 7B at TP 1/2/4 and
-// 2048/4096 tokens: backend::Cuda::gemm (cuBLASLt; its algorithm in the label) beside cublasGemmEx.
+// 2048/4096 tokens: backend::Gpu::gemm (cuBLASLt; its algorithm in the label) beside cublasGemmEx.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda_timing.hpp"
-#include "tprimat/backend/cuda_gemm.hpp"
+#include "tprimat/backend/cuda/gemm_plans.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/mistral_7b.hpp"
 #include "tprimat/model/qwen25_7b.hpp"
@@ -22,13 +22,13 @@
 namespace tprimat::gpu_bench {
 namespace {
 
-/// One row-major GEMM as Cuda::gemm takes it: C[m, n] = op(A) op(B) + beta C (+ bias[n]).
+/// One row-major GEMM as Gpu::gemm takes it: C[m, n] = op(A) op(B) + beta C (+ bias[n]).
 struct Gemm {
   bool trans_a = false, trans_b = false;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   bool fp32_out = false;
   float beta = 0;
-  bool add = false;   ///< Cuda::gemm_add: D = op(A) op(B) + C, C (the residual) another buffer
+  bool add = false;   ///< Gpu::gemm_add: D = op(A) op(B) + C, C (the residual) another buffer
   bool bias = false;  ///< bf16 bias epilogue (Qwen's q, k and v projections)
 
   std::size_t a_bytes() const { return std::size_t(m) * k * sizeof(bf16); }
@@ -47,7 +47,7 @@ struct Gemm {
 struct Projection {
   const char* name;
   std::int64_t in, out;
-  bool residual;     ///< forward adds into the fp32 residual stream (Cuda::gemm_add)
+  bool residual;     ///< forward adds into the fp32 residual stream (Gpu::gemm_add)
   bool bias;         ///< forward has a bias epilogue
   bool dgrad_fp32;   ///< data gradient into the fp32 dxn that RMSNorm's backward reads
   float dgrad_beta;  ///< 1 where the data gradient adds into the previous projection's
@@ -159,19 +159,19 @@ void BM_CudaGemm(benchmark::State& state, Gemm g) {
   try {
     Operands& ops = Operands::get();
     const cudaStream_t stream = ops.stream();
-    Cuda::gemm_prepare(stream);
+    Gpu::gemm_prepare(stream);
     const int sets = rotation_sets(g.work().bytes);
     const Timing t = time_calls(state, stream, sets, [&](int i) {
       const Operands::View v = ops.view(g, sets, i % sets);
       if (g.add)
-        Cuda::gemm_add<float>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb,
+        Gpu::gemm_add<float>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb,
                               static_cast<const float*>(v.c), static_cast<float*>(v.d), g.ldc,
                               stream);
       else if (g.fp32_out)
-        Cuda::gemm<float>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb, g.beta,
+        Gpu::gemm<float>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb, g.beta,
                           static_cast<float*>(v.d), g.ldc, v.bias, stream);
       else
-        Cuda::gemm<bf16>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb, g.beta,
+        Gpu::gemm<bf16>(g.trans_a, g.trans_b, g.m, g.n, g.k, v.a, g.lda, v.b, g.ldb, g.beta,
                          static_cast<bf16*>(v.d), g.ldc, v.bias, stream);
     });
     report(state, t, g.work());
@@ -205,7 +205,7 @@ cublasHandle_t cublas_handle() {
     check(cublasCreate(&h), "cublasCreate");
     const cudaStream_t stream = Operands::get().stream();
     check(cublasSetStream(h, stream), "cublasSetStream");
-    auto* workspace = new DeviceBuffer<std::byte>(Cuda::gemm_workspace_bytes, stream);  // kept
+    auto* workspace = new DeviceBuffer<std::byte>(Gpu::gemm_workspace_bytes, stream);  // kept
     check(cublasSetWorkspace(h, workspace->data(), workspace->bytes()), "cublasSetWorkspace");
     return h;
   }();
@@ -268,7 +268,7 @@ void add_model() {
 }
 
 const bool registered = [] {
-  // cuBLAS on the ceiling's square GEMM (Ceiling/gemm_bf16/8192 is Cuda::gemm's).
+  // cuBLAS on the ceiling's square GEMM (Ceiling/gemm_bf16/8192 is Gpu::gemm's).
   benchmark::RegisterBenchmark(
       "CublasGemmEx/square/8192", BM_CublasGemmEx,
       Gemm{.m = 8192, .n = 8192, .k = 8192, .lda = 8192, .ldb = 8192, .ldc = 8192})

@@ -7,8 +7,8 @@ For each model and micro-batch size, runs `tprimat bench` once (result JSON read
 --output-dir) and then `pytorch_step.py` eager and compiled (its one JSON line on stdout), same
 layers, seq and timed steps, and prints one row per peer mode:
 
-    python3 benchmarks/peer/compare.py                                # build-gpu/examples/cli/tprimat
-    python3 benchmarks/peer/compare.py --cli build/examples/cli/tprimat --modes eager --mbs 1
+    python3 benchmarks/peer/compare.py                                # build-gpu/apps/tprimat/tprimat
+    python3 benchmarks/peer/compare.py --cli build/apps/tprimat/tprimat --modes eager --mbs 1
 
 Default grid: {llama, qwen} x {mbs 1, 2} x {eager, compile}, 8 layers, seq 2048, 5 timed steps
 (tprimat after 2 warm-up steps, the peer after 3, or 5 compiled). Everything each run printed
@@ -43,7 +43,7 @@ def csv(kind):
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cli", default=os.path.join(ROOT, "build-gpu", "examples", "cli", "tprimat"),
-                   help="the tprimat binary (default: build-gpu/examples/cli/tprimat)")
+                   help="the tprimat binary (default: build-gpu/apps/tprimat/tprimat)")
     p.add_argument("--models", type=csv(str), default=["llama", "qwen"])
     p.add_argument("--mbs", type=csv(int), default=[1, 2], help="micro-batch sizes (gbs = mbs)")
     p.add_argument("--modes", type=csv(str), default=["eager", "compile"],

@@ -83,7 +83,7 @@ MODELS = {
     },
 }
 
-# Dense bf16 peaks, TFLOP/s (include/tprimat/report/peaks.hpp; longer matches first).
+# Dense bf16 peaks, TFLOP/s (include/tprimat/backend/peaks.hpp; longer matches first).
 DENSE_PEAKS = [
     ("H200", 989.4),
     ("H100 PCIe", 756.5),

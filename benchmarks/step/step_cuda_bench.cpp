@@ -25,13 +25,12 @@ namespace {
 
 namespace md = tprimat::model;
 namespace tr = tprimat::train;
-using tprimat::backend::Cuda;
-
+using tprimat::backend::Gpu;
 constexpr int layers = 8;
 
 /// Skips the benchmark, with the reason, where no GPU is visible (CI builds and lists these).
 bool skip_without_gpu(benchmark::State& state) {
-  if (Cuda::device_count() > 0) return false;
+  if (Gpu::device_count() > 0) return false;
   state.SkipWithError("no CUDA device");
   return true;
 }
@@ -41,7 +40,7 @@ bool skip_without_gpu(benchmark::State& state) {
 /// captures it.
 template <md::ModelSpec M>
 struct WarmStep {
-  tr::TrainingStep<Cuda, M, tprimat::parallel::Layout<1, 1>> step;
+  tr::TrainingStep<Gpu, M, tprimat::parallel::Layout<1, 1>> step;
   tprimat::data::SyntheticTokens corpus{M::vocab, 42};
   std::int64_t index = 0;
 
@@ -102,7 +101,7 @@ void BM_CudaStep(benchmark::State& state) {
   tr::DeviceOptions options;
   options.graph = state.range(2) != 0;
   options.attention = static_cast<tr::AttentionChoice>(state.range(3));
-  const auto info = Cuda::device_info();
+  const auto info = Gpu::device_info();
   try {
     WarmStep<M> warm(shape, options, 3);
     auto& step = warm.step;
@@ -235,7 +234,7 @@ void BM_CudaStepPrecision(benchmark::State& state) {
     options.precision = tr::PrecisionConfig::fp8_hybrid(choice == 1 ? tr::Fp8Recipe::delayed
                                                                      : tr::Fp8Recipe::current);
   if (state.range(3) == 1) options.precision.fp8.copies = tr::Fp8Copies::recast;
-  const auto info = Cuda::device_info();
+  const auto info = Gpu::device_info();
   try {
     WarmStep<M> warm(shape, options, 2);
     auto& step = warm.step;

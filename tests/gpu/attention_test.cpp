@@ -14,7 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu/attention.hpp"
 
 namespace tprimat::testing {
 namespace {

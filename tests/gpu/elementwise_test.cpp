@@ -17,7 +17,7 @@
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/embedding_groups.hpp"
+#include "tprimat/backend/gpu/embedding_groups.hpp"
 #include "tprimat/kernels/split_float.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/spec.hpp"

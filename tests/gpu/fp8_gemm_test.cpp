@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpu_test.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 

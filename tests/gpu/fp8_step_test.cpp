@@ -15,11 +15,11 @@
 #include "../support/test_models.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"  // fp8_gemm_formats(), CUDA or HIP
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"  // fp8_gemm_formats(), CUDA or HIP
 #include "tprimat/parallel/communicator.hpp"
 #include "tprimat/parallel/layout.hpp"
-#include "tprimat/train/fp8_emulation.hpp"
+#include "tprimat/train/cpu/fp8_emulation.hpp"
 #include "tprimat/train/training_step.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Cuda::gemm (cuBLASLt) against Cpu::gemm in double on the same bf16 operands, its plan cache and
-// graph capture, and Cuda::device_info.
+// Gpu::gemm (cuBLASLt) against Cpu::gemm in double on the same bf16 operands, its plan cache and
+// graph capture, and Gpu::device_info.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include "gemm_cases.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/cuda_gemm.hpp"
+#include "tprimat/backend/cuda/gemm_plans.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
@@ -18,7 +18,7 @@
 namespace tprimat::testing {
 namespace {
 
-using backend::Cuda;  // cuBLASLt's suite: NVIDIA only
+using backend::Gpu;// cuBLASLt's suite: NVIDIA only
 
 using backend::Cpu;
 using backend::gpu_check;
@@ -34,7 +34,7 @@ constexpr double bf16_out_bound = 1e-2;
 /// output even in the worst case (errors all of one sign); typical errors are ~1e-6.
 constexpr double fp32_out_bound = 1e-4;
 
-/// Random operands on host and device, one Cuda::gemm, and its error against the double
+/// Random operands on host and device, one Gpu::gemm, and its error against the double
 /// reference on the same (bf16-rounded) values.
 template <class Out>
 class GemmCheck {
@@ -68,7 +68,7 @@ class GemmCheck {
   }
 
   void launch() {
-    Cuda::gemm<Out>(g_.trans_a, g_.trans_b, g_.m, g_.n, g_.k, da_.data(), lda_, db_.data(), ldb_,
+    Gpu::gemm<Out>(g_.trans_a, g_.trans_b, g_.m, g_.n, g_.k, da_.data(), lda_, db_.data(), ldb_,
                     g_.beta, dc_.data(), ldc_, g_.bias ? dbias_.data() : nullptr, s_);
   }
 
@@ -127,7 +127,7 @@ void check_gemm(const GemmCase& g, std::int64_t sampled_rows = 0) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(describe<Out>(g) + ", seed " + std::to_string(seed));
   TestStream s;
-  Cuda::gemm_prepare(s);
+  Gpu::gemm_prepare(s);
   GemmCheck<Out> check(g, seed, s);
   check.launch();
   const double bound = is_bf16<Out> ? bf16_out_bound : fp32_out_bound;
@@ -223,8 +223,8 @@ TEST(CudaGemm, CachesOnePlanPerShape) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   TestStream s;
-  Cuda::gemm_prepare(s);
-  Cuda::gemm_prepare(s);  // idempotent
+  Gpu::gemm_prepare(s);
+  Gpu::gemm_prepare(s);  // idempotent
   // A shape no other test uses, so the counts below are this test's own.
   const GemmCase g{.trans_b = true, .m = 48, .n = 456, .k = 392};
   GemmCheck<float> check(g, seed, s);
@@ -280,11 +280,11 @@ TEST(CudaGemm, ReplaysInCapturedGraph) {
 TEST(CudaGemm, RejectsShortLeadingDimension) {
   TPRIMAT_REQUIRE_GPU();
   TestStream s;
-  Cuda::gemm_prepare(s);
+  Gpu::gemm_prepare(s);
   DeviceBuffer<bf16> a(64 * 64, s), b(64 * 64, s), c(64 * 64, s);
   try {
     // lda 32 < k 64: rows of A would overlap.
-    Cuda::gemm<bf16>(false, false, 64, 64, 64, a.data(), 32, b.data(), 64, 0.0f, c.data(), 64,
+    Gpu::gemm<bf16>(false, false, 64, 64, 64, a.data(), 32, b.data(), 64, 0.0f, c.data(), 64,
                      nullptr, s);
     ADD_FAILURE() << "expected core::RunError";
   } catch (const core::RunError& e) {
@@ -295,11 +295,11 @@ TEST(CudaGemm, RejectsShortLeadingDimension) {
 
 TEST(CudaDeviceInfo, FieldsFilled) {
   TPRIMAT_REQUIRE_GPU();
-  const backend::DeviceInfo info = Cuda::device_info();
+  const backend::DeviceInfo info = Gpu::device_info();
   EXPECT_EQ(info.platform, "nvd");
   EXPECT_EQ(info.software_stack, "cuda");
   EXPECT_FALSE(info.device_name.empty());
-  EXPECT_EQ(info.device_count, Cuda::device_count());
+  EXPECT_EQ(info.device_count, Gpu::device_count());
   EXPECT_GT(info.cores, 0) << "SM count";
   EXPECT_GT(info.total_memory_gb, 1.0);
   EXPECT_FALSE(info.driver_version.empty());
@@ -323,8 +323,8 @@ TEST(CudaDeviceInfo, FieldsFilled) {
 
 // The one check that runs without a GPU: the documented error instead of a crash.
 TEST(CudaDeviceInfo, ThrowsWithoutGpu) {
-  if (Cuda::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
-  EXPECT_THROW(Cuda::device_info(), core::RunError);
+  if (Gpu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_THROW(Gpu::device_info(), core::RunError);
 }
 
 }  // namespace
@@ -352,7 +352,7 @@ TEST(CudaGemmAdd, ReadsTheResidualAndWritesAnotherBuffer) {
   auto dc = tprimat::testing::upload<float>(c, s);
   DeviceBuffer<float> dd(m * n, s);
   dd.fill_bytes(0xFF);  // poisoned: every element must be written
-  Cuda::gemm_add<float>(false, false, m, n, k, da.data(), k, db.data(), n, dc.data(), dd.data(), n,
+  Gpu::gemm_add<float>(false, false, m, n, k, da.data(), k, db.data(), n, dc.data(), dd.data(), n,
                         s);
   const auto got = dd.download();
   const std::vector<float> wantf(want.begin(), want.end());

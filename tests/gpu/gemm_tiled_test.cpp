@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// TiledGemm (the portable GEMM kernel) against Cpu::gemm in double and against Cuda::gemm
+// TiledGemm (the portable GEMM kernel) against Cpu::gemm in double and against Gpu::gemm
 // (cuBLASLt) on the same fresh random bf16 operands: ragged shapes, every transpose, beta, bias.
 #include <algorithm>
 #include <cmath>
@@ -11,13 +11,13 @@
 #include "gemm_cases.hpp"
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
-#include "tprimat/backend/gemm_tiled.hpp"
+#include "tprimat/backend/gpu/gemm_tiled.hpp"
 #include "tprimat/core/error.hpp"
 
 namespace tprimat::testing {
 namespace {
 
-using backend::Cuda;  // cuBLASLt's suite: NVIDIA only
+using backend::Gpu;// cuBLASLt's suite: NVIDIA only
 
 using backend::Cpu;
 using backend::gpu_check;
@@ -65,7 +65,7 @@ class GemmInputs {
         db_(upload<bf16>(to_bf16(b_), s)),
         dbias_(upload<bf16>(to_bf16(bias_), s)) {}
 
-  /// Runs `gemm` (TiledGemm::gemm<Out> or Cuda::gemm<Out>) on a C that is NaN-poisoned for
+  /// Runs `gemm` (TiledGemm::gemm<Out> or Gpu::gemm<Out>) on a C that is NaN-poisoned for
   /// beta 0 (which must not read it) and holds C0 otherwise; expects the padding columns of C
   /// untouched and returns C[m, n] row by row.
   template <class Gemm>
@@ -117,7 +117,7 @@ class GemmInputs {
 };
 
 constexpr auto tiled = [](auto... args) { TiledGemm::gemm(args...); };
-constexpr auto cublaslt = [](auto... args) { Cuda::gemm(args...); };
+constexpr auto cublaslt = [](auto... args) { Gpu::gemm(args...); };
 
 /// TiledGemm on fresh random inputs against the double reference.
 template <class Out>
@@ -130,14 +130,14 @@ void check_reference(const GemmCase& g) {
   EXPECT_LE(checked_error(in.run(tiled), in.reference()), bound);
 }
 
-/// TiledGemm and Cuda::gemm (cuBLASLt) on the same fresh inputs: each against the reference, and
+/// TiledGemm and Gpu::gemm (cuBLASLt) on the same fresh inputs: each against the reference, and
 /// against each other. The case must have cuBLASLt-compatible leading dimensions.
 template <class Out>
 void check_against_cublaslt(const GemmCase& g) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(describe<Out>(g) + ", seed " + std::to_string(seed));
   TestStream s;
-  Cuda::gemm_prepare(s);
+  Gpu::gemm_prepare(s);
   GemmInputs<Out> in(g, seed, s);
   const std::vector<float> want = in.reference();
   const std::vector<float> got_tiled = in.run(tiled);
@@ -259,7 +259,7 @@ TEST(TiledGemm, GemmAddWritesAnotherBuffer) {
   EXPECT_EQ(dc.download(), c) << "the residual input must not be written";
 }
 
-// Cuda::gemm's argument rule, checked before any device work: runs without a GPU too.
+// Gpu::gemm's argument rule, checked before any device work: runs without a GPU too.
 TEST(TiledGemm, RejectsWhatCudaGemmRejects) {
   const bf16* none = nullptr;
   float* c = nullptr;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 
 /// Skips the test, with the reason, where no GPU of the build's platform can run it (CI, a
 /// laptop). The same sources build for CUDA and for HIP (backend::Gpu).

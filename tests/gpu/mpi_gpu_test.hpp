@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "gpu_test.hpp"
-#include "tprimat/backend/nccl.hpp"
+#include "tprimat/backend/gpu/nccl.hpp"
 #include "tprimat/parallel/launch.hpp"
 #include "tprimat/parallel/mpi.hpp"
 

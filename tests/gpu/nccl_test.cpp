@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mpi_gpu_test.hpp"
-#include "tprimat/backend/nccl.hpp"
+#include "tprimat/backend/gpu/nccl.hpp"
 #include "tprimat/parallel/mpi.hpp"
 
 namespace {

@@ -29,8 +29,7 @@
 namespace {
 
 using namespace tprimat;
-using backend::Cuda;
-using profile::Kind;
+using backend::Gpu;using profile::Kind;
 using profile::Schedule;
 using profile::TraceEvent;
 using tprimat::testing::LlamaNarrow;
@@ -50,10 +49,10 @@ Profiled profile_steps(bool graph, Schedule schedule, int steps) {
   shape.seq = 256;
   train::DeviceOptions options;
   options.graph = graph;
-  auto collector = profile::make_collector<Cuda>();
+  auto collector = profile::make_collector<Gpu>();
   EXPECT_NE(collector, nullptr) << "this build has no CUPTI (CUDA::cupti not found by CMake)";
   profile::StepProfiler prof(schedule, 0, std::move(collector));
-  train::TrainingStep<Cuda, LlamaNarrow, parallel::Layout<1, 1>> step(shape, {}, 42, {}, options);
+  train::TrainingStep<Gpu, LlamaNarrow, parallel::Layout<1, 1>> step(shape, {}, 42, {}, options);
   Profiled out;
   for (int s = 0; s < steps; ++s) {
     const auto tokens =
@@ -185,10 +184,10 @@ TEST(CuptiProfile, EagerStepsCarryRangesAndGemmFlops) {
 TEST(CuptiProfile, TraceFileReadsBack) {
   TPRIMAT_REQUIRE_GPU();
   profile::StepProfiler prof(Schedule{.wait = 0, .warmup = 1, .active = 1}, 0,
-                             profile::make_collector<Cuda>());
+                             profile::make_collector<Gpu>());
   train::StepShape shape;
   shape.seq = 128;
-  train::TrainingStep<Cuda, LlamaNarrow, parallel::Layout<1, 1>> step(shape, {});
+  train::TrainingStep<Gpu, LlamaNarrow, parallel::Layout<1, 1>> step(shape, {});
   for (int s = 0; s < 3; ++s) {
     prof.step_begin(s);
     const auto st = step.run(tprimat::testing::random_tokens(129, LlamaNarrow::vocab, 7 + s));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The HIP link check's main: the whole TrainingStep on backend::Hip for every model, linked with
+// The HIP link check's main: the whole TrainingStep on backend::Gpu for every model, linked with
 // the backend's sources (src/gpu, src/hip) compiled by hipcc. Here it is built, never run (no
 // ROCm runtime or AMD GPU); on a ROCm machine it runs two Tiny steps as a smoke test.
 #include <cstdint>
@@ -11,13 +11,12 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/layout.hpp"
-#include "tprimat/train/device_training_step.hpp"
+#include "tprimat/train/device/training_step.hpp"
 #include "tprimat/train/training_step.hpp"
 
 namespace {
 
-using tprimat::backend::Hip;
-using One = tprimat::parallel::Layout<1, 1>;
+using tprimat::backend::Gpu;using One = tprimat::parallel::Layout<1, 1>;
 
 /// Two steps of model M (its first `layers` layers, 0: all) on the current device; returns the
 /// last loss.
@@ -26,7 +25,7 @@ double two_steps(int layers, int seq) {
   tprimat::train::StepShape shape;
   shape.seq = seq;
   shape.layers = layers;
-  tprimat::train::TrainingStep<Hip, M, One> step(shape, {});
+  tprimat::train::TrainingStep<Gpu, M, One> step(shape, {});
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(seq) + 1);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     tokens[i] = static_cast<std::int32_t>((i * 7919) % M::vocab);
@@ -38,12 +37,12 @@ double two_steps(int layers, int seq) {
 
 int main(int argc, char**) {
   using namespace tprimat::model;
-  if (Hip::device_count() == 0) {
+  if (Gpu::device_count() == 0) {
     std::printf("no HIP device: built only\n");
     return 0;
   }
   try {
-    const auto info = Hip::device_info();
+    const auto info = Gpu::device_info();
     std::printf("%s, gemm %s\n", info.device_name.c_str(), info.gemm.c_str());
     std::printf("Tiny: loss after 2 steps %.4f\n", two_steps<Tiny>(0, 256));
     if (argc > 1) {  // any argument: one layer of each full-width model too

@@ -39,7 +39,7 @@ concept Backend = requires(const float* cx, float* x, const std::int32_t* ids, s
 };
 
 /// A device backend (CUDA, HIP): its ops take device pointers and a stream, so TrainingStep runs
-/// it through the device engine (train/device_training_step.hpp) instead of the host one.
+/// it through the device engine (train/device/training_step.hpp) instead of the host one.
 template <class B>
 concept DeviceBackend = requires {
   { B::name } -> std::convertible_to<std::string_view>;

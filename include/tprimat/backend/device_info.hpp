@@ -17,7 +17,7 @@ struct DeviceInfo {
   std::string driver_version;   ///< empty where there is none
   std::string runtime_version;  ///< CUDA/HIP runtime; empty on the CPU, which has none
   double peak_tflops_dense = 0; ///< dense bf16 peak per device; 0 when unknown (MFU is then null)
-  /// Dense FP8 peak per device (report/peaks.hpp); 0 when unknown or without FP8 (then
+  /// Dense FP8 peak per device (backend/peaks.hpp); 0 when unknown or without FP8 (then
   /// mfu_fp8_peak is null). Every result states it, FP8 run or not.
   double peak_tflops_fp8_dense = 0;
   /// GEMM library, e.g. "cuBLASLt 13.1.0" or "hipBLASLt 1.2.2"; empty where none

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // backend::Gpu: the GPU backend's ops as host functions over device pointers (one stream each),
-// backend::Cuda or backend::Hip by the platform this TU is compiled for.
+// CUDA or HIP by the platform this TU is compiled for (one struct, one name: kernels/platform.hpp
+// picks the platform).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <string_view>
 
 #include "tprimat/backend/device_info.hpp"
-#include "tprimat/backend/gpu_runtime.hpp"
+#include "tprimat/backend/gpu/runtime.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 
@@ -34,9 +35,9 @@ struct OptimizerScalars {
 /// gradients, master weights and AdamW state. This header declares; the definitions are headers
 /// too, by concern (backend/gpu/all.cuh lists them): the ops that launch tprimat's kernels
 /// (backend/gpu/*.cuh, the kernels in kernels/tprimat/kernels/) are written once for nvcc and
-/// hipcc, the vendor parts (GEMM library, attention, device info) side by side in backend/cuda/
-/// and backend/hip/. A build has one GPU platform, so `Cuda` (NVIDIA) or `Hip` (AMD) names this
-/// same class.
+/// hipcc, the vendor parts (GEMM library, attention, profiling) side by side in backend/cuda/
+/// and backend/hip/. A build has one GPU platform: this class is NVIDIA's or AMD's by the
+/// compiler, under one name.
 /// Every op is asynchronous on `stream` and allocates nothing (so a step can be graph-captured);
 /// scratch comes from the caller, sized by the *_workspace functions.
 struct Gpu {
@@ -248,12 +249,6 @@ struct Gpu {
   static std::size_t peak_reserved_bytes();
   static void reset_peaks();
 };
-
-#if TPRIMAT_GPU_HIP
-using Hip = Gpu;
-#else
-using Cuda = Gpu;
-#endif
 
 /// Throws core::RunError("<what>: <runtime error string>") when `status` is not gpuSuccess
 /// (core::OutOfMemoryError when the device is out of memory).

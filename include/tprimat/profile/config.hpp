@@ -127,7 +127,7 @@ inline void read_block(const nlohmann::json& block, const std::string& file, boo
         if (!n.is_number_integer())
           throw core::InputError(at + ".schedule." + k + " must be an integer, got " + n.dump(),
                                  "write it as a number without quotes");
-        // Counted in steps of a run, whose longest is 2,000,000 (bench/options.hpp's limits):
+        // Counted in steps of a run, whose longest is 2,000,000 (cli/options.hpp's limits):
         // checked before the int conversion, which would wrap a larger value.
         if (n.get<long long>() < 0 || n.get<long long>() > 2'000'000 ||
             (n.is_number_unsigned() && n.get<unsigned long long>() > 2'000'000))

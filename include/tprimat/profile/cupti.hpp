@@ -10,7 +10,7 @@
 #include "tprimat/profile/collector.hpp"
 
 namespace tprimat::backend {
-struct Gpu;  // backend::Cuda in a CUDA build
+struct Gpu;  // backend::Gpu in a CUDA build
 }
 
 namespace tprimat::profile {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend/blaslt_plan.hpp: the operand views give the row-major product, keys tell calls apart,
+// backend/blaslt/plan.hpp: the operand views give the row-major product, keys tell calls apart,
 // shapes and FP8 formats are refused by name.
-#include "tprimat/backend/blaslt_plan.hpp"
+#include "tprimat/backend/blaslt/plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 // are mapped; add one here before using it.
 #include <string>
 
-#include "tprimat/backend/blaslt_plan.hpp"
-#include "tprimat/backend/gpu_runtime.hpp"
+#include "tprimat/backend/blaslt/plan.hpp"
+#include "tprimat/backend/gpu/runtime.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 

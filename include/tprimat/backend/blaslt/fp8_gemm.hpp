@@ -27,9 +27,9 @@
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/blaslt/gemm.hpp"
-#include "tprimat/backend/blaslt_plan.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
+#include "tprimat/backend/blaslt/plan.hpp"
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 

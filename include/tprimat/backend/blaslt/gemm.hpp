@@ -4,7 +4,7 @@
 // names: one plan (descriptors + heuristic algorithm) per shape, cached.
 //
 // The operand swap that makes the column-major library write our row-major C in place, the plan
-// key and the shape checks are backend/blaslt_plan.hpp's. What differs between the libraries is
+// key and the shape checks are backend/blaslt/plan.hpp's. What differs between the libraries is
 // api.hpp's, and one preference: cuBLASLt takes the operands' minimum alignments (hipBLASLt has
 // no such attribute; the alignments stay in the key either way, so a view that starts mid-buffer
 // gets its own plan).
@@ -26,7 +26,7 @@
 #include <unordered_map>
 
 #include "tprimat/backend/blaslt/api.hpp"
-#include "tprimat/backend/blaslt_plan.hpp"
+#include "tprimat/backend/blaslt/plan.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
 

@@ -18,6 +18,7 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/parallel/validate.hpp"
 
 namespace tprimat::backend::detail::blaslt {
 
@@ -208,12 +209,12 @@ inline Fp8Formats hipblaslt_fp8_formats(const std::string& arch) {
     return {"hipBLASLt", kernels::Fp8Format::e4m3_fnuz, kernels::Fp8Format::e5m2_fnuz, "gfx942"};
   if (gfx == "gfx950")
     return {"hipBLASLt", kernels::Fp8Format::e4m3, kernels::Fp8Format::e5m2, "gfx950"};
-  throw core::InputError(
-      "tprimat: --precision fp8 on AMD needs FP8 matrix cores: gfx942 "
-      "(MI300X/MI325X, fnuz formats) or gfx950 (MI355X, OCP formats); this "
-      "GPU is " +
+  throw core::SettingError(
+      "precision",
+      "FP8 on AMD needs FP8 matrix cores: gfx942 (MI300X/MI325X, fnuz formats) or gfx950 "
+      "(MI355X, OCP formats); this GPU is " +
           (gfx.empty() ? std::string("unnamed") : gfx),
-      "use --precision bf16 on this GPU");
+      "bf16 on this GPU");
 }
 
 /// The FP8 GEMM's requirements, each its own message, before any library call (the libraries'
@@ -233,7 +234,9 @@ inline void check_fp8_shape(const Fp8Key& key, std::int64_t out_bytes, const Fp8
     refuse(std::string("no ") + fp8_name(lib.e5m2) + " x " + fp8_name(lib.e5m2) +
            " FP8 GEMM (cuBLASLt has none; the hybrid recipe never asks for one)");
   if (key.m <= 0 || key.n <= 0 || key.k <= 0) refuse("m, n and k must be positive");
-  if (key.m % 16 || key.n % 16 || key.k % 16)
+  // The rule the engines and the program check first, in the model's terms (parallel/validate.hpp).
+  constexpr int multiple = parallel::fp8_gemm_multiple;
+  if (key.m % multiple || key.n % multiple || key.k % multiple)
     refuse("the FP8 GEMM needs m, n and k multiples of 16");
   if (key.lda < key.k || key.ldb < key.k)
     refuse("both operands are K-major: lda and ldb must be at least k");

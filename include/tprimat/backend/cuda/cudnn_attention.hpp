@@ -72,7 +72,7 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/core/error.hpp"
 
 #if defined(TPRIMAT_HAVE_CUDNN)
@@ -703,11 +703,11 @@ inline void prepare_entry(Entry& e, const AttentionShape& s, cudaStream_t stream
   if (capturing(stream))
     throw core::RunError("cuDNN attention: call CudnnAttention::prepare() for " + describe(s) +
                          " before capturing a CUDA graph (it allocates)");
-  if (e.forward->workspace > 0) e.forward_workspace = Cuda::allocate(e.forward->workspace, stream);
+  if (e.forward->workspace > 0) e.forward_workspace = Gpu::allocate(e.forward->workspace, stream);
   if (e.padding_workaround) {
     const std::vector<std::int32_t> lens(2 * static_cast<std::size_t>(s.batch), s.seq);
     e.seq_lens =
-        static_cast<std::int32_t*>(Cuda::allocate(lens.size() * sizeof(std::int32_t), stream));
+        static_cast<std::int32_t*>(Gpu::allocate(lens.size() * sizeof(std::int32_t), stream));
     gpu_check(cudaMemcpyAsync(e.seq_lens, lens.data(), lens.size() * sizeof(std::int32_t),
                               cudaMemcpyHostToDevice, stream),
               "cuDNN attention: upload sequence lengths");
@@ -742,7 +742,7 @@ inline void* mut(const void* p) { return const_cast<void*>(p); }
 TPRIMAT_GPU_INLINE bool CudnnAttention::supports(const AttentionShape& s) {
   using namespace detail::cudnn;
   try {
-    if (!shape_problem(s).empty() || cudnnGetVersion() < 90000 || Cuda::device_count() == 0)
+    if (!shape_problem(s).empty() || cudnnGetVersion() < 90000 || Gpu::device_count() == 0)
       return false;
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -752,16 +752,16 @@ TPRIMAT_GPU_INLINE bool CudnnAttention::supports(const AttentionShape& s) {
   }
 }
 
-TPRIMAT_GPU_INLINE void CudnnAttention::prepare(const AttentionShape& s, Cuda::Stream stream) {
+TPRIMAT_GPU_INLINE void CudnnAttention::prepare(const AttentionShape& s, Gpu::Stream stream) {
   using namespace detail::cudnn;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   prepare_entry(supported_entry(c, s), s, stream);
 }
 
-TPRIMAT_GPU_INLINE void CudnnAttention::forward(const Cuda::bf16* q, const Cuda::bf16* k,
-                                                const Cuda::bf16* v, Cuda::bf16* o, float* lse,
-                                                const AttentionShape& s, Cuda::Stream stream) {
+TPRIMAT_GPU_INLINE void CudnnAttention::forward(const Gpu::bf16* q, const Gpu::bf16* k,
+                                                const Gpu::bf16* v, Gpu::bf16* o, float* lse,
+                                                const AttentionShape& s, Gpu::Stream stream) {
   using namespace detail::cudnn;
   Cache& c = cache();
   // Held across cudnnSetStream + execute: the handle is shared by all streams of the device.
@@ -780,12 +780,12 @@ TPRIMAT_GPU_INLINE std::size_t CudnnAttention::backward_workspace_bytes(const At
   return supported_entry(c, s).backward_bytes;
 }
 
-TPRIMAT_GPU_INLINE void CudnnAttention::backward(const Cuda::bf16* q, const Cuda::bf16* k,
-                                                 const Cuda::bf16* v, const Cuda::bf16* o,
-                                                 const float* lse, const Cuda::bf16* dout,
-                                                 Cuda::bf16* dq, Cuda::bf16* dk, Cuda::bf16* dv,
+TPRIMAT_GPU_INLINE void CudnnAttention::backward(const Gpu::bf16* q, const Gpu::bf16* k,
+                                                 const Gpu::bf16* v, const Gpu::bf16* o,
+                                                 const float* lse, const Gpu::bf16* dout,
+                                                 Gpu::bf16* dq, Gpu::bf16* dk, Gpu::bf16* dv,
                                                  const AttentionShape& s, void* workspace,
-                                                 Cuda::Stream stream) {
+                                                 Gpu::Stream stream) {
   using namespace detail::cudnn;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -825,22 +825,22 @@ namespace detail::cudnn {
 }  // namespace detail::cudnn
 
 TPRIMAT_GPU_INLINE bool CudnnAttention::supports(const AttentionShape&) { return false; }
-TPRIMAT_GPU_INLINE void CudnnAttention::prepare(const AttentionShape&, Cuda::Stream) {
+TPRIMAT_GPU_INLINE void CudnnAttention::prepare(const AttentionShape&, Gpu::Stream) {
   detail::cudnn::no_cudnn();
 }
-TPRIMAT_GPU_INLINE void CudnnAttention::forward(const Cuda::bf16*, const Cuda::bf16*,
-                                                const Cuda::bf16*, Cuda::bf16*, float*,
-                                                const AttentionShape&, Cuda::Stream) {
+TPRIMAT_GPU_INLINE void CudnnAttention::forward(const Gpu::bf16*, const Gpu::bf16*,
+                                                const Gpu::bf16*, Gpu::bf16*, float*,
+                                                const AttentionShape&, Gpu::Stream) {
   detail::cudnn::no_cudnn();
 }
 TPRIMAT_GPU_INLINE std::size_t CudnnAttention::backward_workspace_bytes(const AttentionShape&) {
   detail::cudnn::no_cudnn();
 }
-TPRIMAT_GPU_INLINE void CudnnAttention::backward(const Cuda::bf16*, const Cuda::bf16*,
-                                                 const Cuda::bf16*, const Cuda::bf16*, const float*,
-                                                 const Cuda::bf16*, Cuda::bf16*, Cuda::bf16*,
-                                                 Cuda::bf16*, const AttentionShape&, void*,
-                                                 Cuda::Stream) {
+TPRIMAT_GPU_INLINE void CudnnAttention::backward(const Gpu::bf16*, const Gpu::bf16*,
+                                                 const Gpu::bf16*, const Gpu::bf16*, const float*,
+                                                 const Gpu::bf16*, Gpu::bf16*, Gpu::bf16*,
+                                                 Gpu::bf16*, const AttentionShape&, void*,
+                                                 Gpu::Stream) {
   detail::cudnn::no_cudnn();
 }
 

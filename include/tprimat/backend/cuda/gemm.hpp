@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Cuda's GEMM: cuBLASLt through the wrapper both GEMM libraries share (blaslt/gemm.hpp),
-// and what only cuBLASLt can say of its plans (backend/cuda_gemm.hpp's introspection, for tests
+// backend::Gpu's GEMM: cuBLASLt through the wrapper both GEMM libraries share (blaslt/gemm.hpp),
+// and what only cuBLASLt can say of its plans (backend/cuda/gemm_plans.hpp's introspection, for tests
 // and benchmarks: hipBLASLt's algorithm is an opaque index).
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "tprimat/backend/blaslt/gemm.hpp"
-#include "tprimat/backend/cuda_gemm.hpp"
+#include "tprimat/backend/cuda/gemm_plans.hpp"
 #include "tprimat/backend/gpu.hpp"
 
 namespace tprimat::backend {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Introspection of Cuda::gemm's plan cache (backend/cuda/gemm.hpp), for tests and benchmarks.
+// Introspection of Gpu::gemm's plan cache (backend/cuda/gemm.hpp), for tests and benchmarks.
 #pragma once
 
 #include <cstddef>
@@ -9,13 +9,13 @@
 
 namespace tprimat::backend {
 
-/// Plans (cuBLASLt descriptors + heuristic algorithm) Cuda::gemm holds, over all devices: one per
+/// Plans (cuBLASLt descriptors + heuristic algorithm) Gpu::gemm holds, over all devices: one per
 /// distinct (shape, transposes, leading dimensions, alignments, output type, beta != 0, bias,
 /// device). A repeated call adds none.
 std::size_t gemm_cached_plans();
 
-/// A Cuda::gemm call as its plan cache sees it (fields as Cuda::gemm's arguments; `accumulate`
-/// for beta != 0, which Cuda::gemm_add always is).
+/// A Gpu::gemm call as its plan cache sees it (fields as Gpu::gemm's arguments; `accumulate`
+/// for beta != 0, which Gpu::gemm_add always is).
 struct GemmQuery {
   bool trans_a = false, trans_b = false;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;

@@ -4,6 +4,7 @@
 // consumer's nvcc or hipcc compiles (tprimat.hpp includes it there).
 #pragma once
 
+#include "tprimat/backend/gpu/device_info.hpp"
 #include "tprimat/backend/gpu/elementwise.cuh"
 #include "tprimat/backend/gpu/flash_attention.cuh"
 #include "tprimat/backend/gpu/fp8_cast.cuh"
@@ -13,15 +14,13 @@
 #include "tprimat/backend/gpu/memory.hpp"
 
 #if TPRIMAT_GPU_HIP
-#include "tprimat/backend/hip/device_info.hpp"
 #include "tprimat/backend/hip/gemm.hpp"
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
 #include "tprimat/backend/blaslt/fp8_gemm.hpp"
 #endif
 #else
+#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 #include "tprimat/backend/cuda/cudnn_attention.hpp"
 #include "tprimat/backend/cuda/cupti_collector.hpp"
-#include "tprimat/backend/cuda/device_info.hpp"
-#include "tprimat/backend/blaslt/fp8_gemm.hpp"
 #include "tprimat/backend/cuda/gemm.hpp"
 #endif

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/flash_attention.cuh"
 

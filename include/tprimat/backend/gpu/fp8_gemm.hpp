@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The FP8 GEMM of backend::Cuda (cuBLASLt or hipBLASLt; definitions in backend/blaslt/fp8_gemm.hpp): declarations.
+// The FP8 GEMM of backend::Gpu (cuBLASLt or hipBLASLt; definitions in backend/blaslt/fp8_gemm.hpp): declarations.
 #pragma once
 
 #include <cstdint>
 
-#include "tprimat/backend/gpu_runtime.hpp"
+#include "tprimat/backend/gpu/runtime.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 
 namespace tprimat::backend {
@@ -46,8 +46,8 @@ enum class Fp8Accumulation : std::uint8_t {
 /// `c` (optional): beta scales c instead of D's old contents (D = alpha A B^T + beta c, same
 /// layout as D): a residual added on the way, with no copy. `bias` (optional, bf16 D only): a
 /// bf16 bias[n] added to every row (cuBLASLt's BIAS epilogue).
-/// Plans are cached per shape as Cuda::gemm's; the handle and workspace are Cuda::gemm's (call
-/// Cuda::gemm_prepare before capture; GEMMs on one device must be stream-ordered).
+/// Plans are cached per shape as Gpu::gemm's; the handle and workspace are Gpu::gemm's (call
+/// Gpu::gemm_prepare before capture; GEMMs on one device must be stream-ordered).
 template <class Out>
 void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a,
               const Fp8Matrix& b, float alpha, float beta, Out* d, std::int64_t ldd,

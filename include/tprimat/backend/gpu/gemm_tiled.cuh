@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "tprimat/backend/gemm_tiled.hpp"
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu/gemm_tiled.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/gemm_tiled.cuh"
 

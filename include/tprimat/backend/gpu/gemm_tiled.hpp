@@ -15,7 +15,7 @@ namespace tprimat::backend {
 /// a backend without a vendor BLAS falls back to (HIP without hipBLASLt); built here so that the
 /// kernel is checked against cuBLASLt on the GPUs we can run. Correct for any shape and leading
 /// dimension, with no alignment requirement; slow (fp32 FMAs from shared memory, no tensor
-/// cores): not what backend::Cuda uses. Needs no gemm_prepare, allocates nothing.
+/// cores): not what backend::Gpu uses. Needs no gemm_prepare, allocates nothing.
 struct TiledGemm {
   static constexpr std::string_view name = "tiled";
 

@@ -9,7 +9,7 @@
 // experimental's librccl-dev); not run on AMD GPUs: none here.
 #pragma once
 
-#include "tprimat/backend/gpu_runtime.hpp"
+#include "tprimat/backend/gpu/runtime.hpp"
 #if TPRIMAT_GPU_HIP
 #include <rccl/rccl.h>
 #else

@@ -47,6 +47,8 @@
 #define gpuSetDevice TPRIMAT_GPU_API(SetDevice)
 #define gpuDeviceSynchronize TPRIMAT_GPU_API(DeviceSynchronize)
 #define gpuMemGetInfo TPRIMAT_GPU_API(MemGetInfo)
+#define gpuDriverGetVersion TPRIMAT_GPU_API(DriverGetVersion)
+#define gpuRuntimeGetVersion TPRIMAT_GPU_API(RuntimeGetVersion)
 
 // Streams, events, graphs.
 #define gpuStreamCreateWithFlags TPRIMAT_GPU_API(StreamCreateWithFlags)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Hip's GEMM: hipBLASLt where the build found it, else the portable tiled kernel.
+// backend::Gpu's GEMM: hipBLASLt where the build found it, else the portable tiled kernel.
 //
 // TPRIMAT_HAVE_HIPBLASLT (set by tprimat::hip when CMake finds hipBLASLt, cmake/hip.cmake) picks
 // hipBLASLt (blaslt/gemm.hpp: cached plans, the heuristic's algorithm: one source with cuBLASLt's
@@ -16,7 +16,7 @@
 #if defined(TPRIMAT_HAVE_HIPBLASLT)
 #include "tprimat/backend/blaslt/gemm.hpp"
 #else
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/backend/gpu/gemm_tiled.cuh"
 #include "tprimat/core/error.hpp"
 
@@ -27,11 +27,11 @@ TPRIMAT_GPU_INLINE std::string_view Gpu::gemm_library() { return "fallback"; }
 // No FP8 GEMM without hipBLASLt: fp8_gemm is not defined, and the formats question is answered
 // with the reason (backend::has_fp8_gemm is false).
 TPRIMAT_GPU_INLINE Fp8GemmFormats fp8_gemm_formats() {
-  throw core::InputError(
-      "--precision fp8 on the HIP backend needs hipBLASLt's FP8 GEMM, and this tprimat was built "
-      "without hipBLASLt",
-      "install hipBLASLt (ROCm 6.2 or later) and rebuild with -DTPRIMAT_HIPBLASLT=ON, or use "
-      "--precision bf16");
+  throw core::SettingError(
+      "precision",
+      "FP8 on the HIP backend needs hipBLASLt's FP8 GEMM, and this tprimat was built without "
+      "hipBLASLt (install hipBLASLt, ROCm 6.2 or later, and rebuild with -DTPRIMAT_HIPBLASLT=ON)",
+      "bf16");
 }
 
 // The tiled kernel needs no handle, workspace or per-shape plan.
