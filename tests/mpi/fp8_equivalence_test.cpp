@@ -18,7 +18,7 @@
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/parallel/mpi.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
-#include "tprimat/train/fp8_emulation.hpp"
+#include "tprimat/train/cpu/fp8_emulation.hpp"
 #include "tprimat/train/training_step.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/model/tiny.hpp"
-#include "tprimat/train/transformer.hpp"
+#include "tprimat/train/cpu/transformer.hpp"
 
 namespace {
 

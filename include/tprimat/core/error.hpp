@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tprimat::core {
 
@@ -52,6 +53,26 @@ class InputError : public std::runtime_error {
       : std::runtime_error("tprimat: " + problem + (fix.empty() ? "" : "; " + fix)) {}
   explicit InputError(const std::string& message)
       : std::runtime_error(message.rfind("tprimat:", 0) == 0 ? message : "tprimat: " + message) {}
+};
+
+/// A setting of a run the library cannot honour, told in the library's terms: which setting
+/// (`setting`: "attention", "precision", "layers", as train::DeviceOptions, PrecisionConfig and
+/// StepShape name them) and what would work (`suggestion`: "flash (or auto)"). what() reads
+/// "tprimat: <problem>; set <setting> to <suggestion>"; a program that exposes the setting as a
+/// flag tells its users the flag instead (the tprimat CLI: "use --attention flash (or auto)").
+class SettingError : public InputError {
+ public:
+  SettingError(std::string setting, const std::string& problem, std::string suggestion)
+      : InputError(problem, "set " + setting + " to " + suggestion),
+        setting_(std::move(setting)),
+        problem_(problem),
+        suggestion_(std::move(suggestion)) {}
+  const std::string& setting() const { return setting_; }
+  const std::string& problem() const { return problem_; }
+  const std::string& suggestion() const { return suggestion_; }
+
+ private:
+  std::string setting_, problem_, suggestion_;
 };
 
 /// A failure after the run started (backend, numerics, I/O of results).

@@ -7,12 +7,23 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tprimat/kernels/fp8_format.hpp"
 
 namespace tprimat::train {
 
 enum class Precision : std::uint8_t { bf16, fp8 };
+
+/// The names a result records in training_config.precision, one list for the writers, the
+/// result's checks (bench/result_check.hpp) and the readers: the CPU backend computes in fp32.
+namespace precision_names {
+inline constexpr std::string_view bf16 = "bf16";
+inline constexpr std::string_view fp32 = "fp32";
+inline constexpr std::string_view fp8_delayed = "fp8-hybrid-delayed";
+inline constexpr std::string_view fp8_current = "fp8-hybrid-current";
+inline constexpr std::string_view all[] = {bf16, fp32, fp8_delayed, fp8_current};
+}  // namespace precision_names
 
 /// How an FP8 tensor's per-tensor scale is chosen (Transformer Engine's recipes).
 enum class Fp8Recipe : std::uint8_t {
@@ -66,11 +77,11 @@ struct PrecisionConfig {
     const int ends = fp8.bf16_layers_at_each_end();
     return layer >= ends && layer < layers - ends;
   }
-  /// The name a result records in training_config.precision: "bf16", "fp8-hybrid-delayed" or
-  /// "fp8-hybrid-current".
+  /// The name a result records in training_config.precision (precision_names).
   std::string name() const {
-    if (!is_fp8()) return "bf16";
-    return fp8.recipe == Fp8Recipe::delayed ? "fp8-hybrid-delayed" : "fp8-hybrid-current";
+    if (!is_fp8()) return std::string(precision_names::bf16);
+    return std::string(fp8.recipe == Fp8Recipe::delayed ? precision_names::fp8_delayed
+                                                        : precision_names::fp8_current);
   }
 };
 

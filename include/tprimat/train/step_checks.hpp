@@ -41,10 +41,11 @@ inline void check_step_tokens(std::span<const std::int32_t> tokens, const StepSh
 template <model::ModelSpec M, parallel::LayoutSpec L>
 StepShape check_step_shape(StepShape shape) {
   if (shape.layers < 0 || shape.layers > M::layers)
-    throw core::InputError(
+    throw core::SettingError(
+        "layers",
         std::string(M::name) + " has " + std::to_string(M::layers) + " layers, cannot run " +
             std::to_string(shape.layers),
-        "pass --layers between 1 and " + std::to_string(M::layers) + " (0 = all)");
+        "between 1 and " + std::to_string(M::layers) + " (0 = all)");
   if (shape.layers == 0) shape.layers = M::layers;
   // The layers run, not the model's: a proxy's layer count must split over the stages too
   // (evenly, unless the shape gives each stage's count).

@@ -18,7 +18,7 @@
 #include "tprimat/model/spec.hpp"
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/train/parameters.hpp"
-#include "tprimat/train/transformer.hpp"
+#include "tprimat/train/cpu/transformer.hpp"
 
 namespace fs = std::filesystem;
 using namespace tprimat;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The CPU's FP8 emulation: the quantiser, the recipes' scales, and FP8 steps against fp32 ones.
-#include "tprimat/train/fp8_emulation.hpp"
+#include "tprimat/train/cpu/fp8_emulation.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Unit tests of the LR schedule, AdamW against hand computation, and global-norm clipping.
-#include "tprimat/train/optimizer.hpp"
+#include "tprimat/train/cpu/optimizer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/model/tiny.hpp"
-#include "tprimat/train/transformer.hpp"
+#include "tprimat/train/cpu/transformer.hpp"
 
 namespace tprimat::train {
 namespace {

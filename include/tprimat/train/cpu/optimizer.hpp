@@ -11,7 +11,7 @@
 
 #include "tprimat/backend/concept.hpp"
 #include "tprimat/train/config.hpp"
-#include "tprimat/train/transformer.hpp"
+#include "tprimat/train/cpu/transformer.hpp"
 
 namespace tprimat::train {
 

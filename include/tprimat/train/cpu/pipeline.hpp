@@ -9,7 +9,7 @@
 
 #include "tprimat/parallel/communicator.hpp"
 #include "tprimat/train/pipeline_schedule.hpp"
-#include "tprimat/train/transformer.hpp"
+#include "tprimat/train/cpu/transformer.hpp"
 
 namespace tprimat::train {
 

@@ -14,7 +14,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/validate.hpp"
-#include "tprimat/train/fp8_emulation.hpp"
+#include "tprimat/train/cpu/fp8_emulation.hpp"
 #include "tprimat/train/parameters.hpp"
 #include "tprimat/train/precision.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/train/device/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_attention.hpp"
+#include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/train/config.hpp"
 
@@ -23,16 +23,17 @@ class DeviceAttention {
   DeviceAttention(AttentionChoice choice, const backend::AttentionShape& shape) : shape_(shape) {
 #if TPRIMAT_GPU_HIP
     if (choice == AttentionChoice::cudnn)
-      throw core::InputError("cuDNN's fused attention exists on NVIDIA GPUs only",
-                             "use --attention flash (or auto) with the HIP backend");
+      throw core::SettingError("attention", "cuDNN's fused attention exists on NVIDIA GPUs only",
+                               "flash (or auto) with the HIP backend");
 #else
     const bool cudnn_fits =
         choice != AttentionChoice::flash && backend::CudnnAttention::supports(shape);
     if (choice == AttentionChoice::cudnn && !cudnn_fits)
-      throw core::InputError("cuDNN's fused attention does not support head_dim " +
-                                 std::to_string(shape.head_dim) + " at seq " +
-                                 std::to_string(shape.seq) + " on this device/cuDNN",
-                             "use --attention flash (or auto)");
+      throw core::SettingError("attention",
+                               "cuDNN's fused attention does not support head_dim " +
+                                   std::to_string(shape.head_dim) + " at seq " +
+                                   std::to_string(shape.seq) + " on this device/cuDNN",
+                               "flash (or auto)");
     use_cudnn_ = cudnn_fits;
 #endif
     if (!use_cudnn_ && !backend::FlashAttention::supports(shape))

@@ -33,7 +33,7 @@
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/step_io.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
-#include "tprimat/train/device_transformer.hpp"
+#include "tprimat/train/device/transformer.hpp"
 
 namespace tprimat::train::device {
 

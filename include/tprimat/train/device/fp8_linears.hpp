@@ -10,11 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "tprimat/backend/cuda_fp8_gemm.hpp"
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/device/fp8_scales.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
@@ -65,13 +66,7 @@ class Fp8Linears {
     layers_ = p.local_layers;
     slots_ = p.slots;
     const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim(), f = p.d.ffn;
-    for (const std::int64_t dim : {n, h, qd, kvd, f})
-      if (dim % 16 != 0)
-        throw core::InputError(
-            "--precision fp8 needs the tokens of a micro-batch (" + std::to_string(n) +
-                "), the hidden size, the Q/KV widths and the FFN width (per TP rank) to be "
-                "multiples of 16 (cuBLASLt's FP8 GEMM)",
-            "pick --mbs/--seq (and model dims) that are multiples of 16, or --precision bf16");
+    parallel::check_fp8_gemm_shapes(p.full, p.tp, p.n);
     on_.assign(static_cast<std::size_t>(layers_), false);
     for (int l = 0; l < layers_; ++l)
       on_[l] = precision.layer_in_fp8(p.layer_begin + l, p.full.layers);

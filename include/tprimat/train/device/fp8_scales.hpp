@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
 #include "tprimat/train/device/resources.hpp"
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu/fp8_gemm.hpp"  // on HIP: Fp8Matrix, Fp8Accumulation only
 #include "tprimat/core/error.hpp"
-#include "tprimat/backend/cuda_fp8_gemm.hpp"  // on HIP: Fp8Matrix, Fp8Accumulation only
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"

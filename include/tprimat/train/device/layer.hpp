@@ -9,7 +9,7 @@
 
 #include "tprimat/backend/cpu.hpp"  // rope tables, computed on the host in double
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/config.hpp"

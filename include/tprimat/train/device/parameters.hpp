@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/train/device/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
-#include "tprimat/train/gradient_buckets.hpp"
+#include "tprimat/train/device/gradient_buckets.hpp"
 #include "tprimat/train/parameters.hpp"
 
 namespace tprimat::train::device {

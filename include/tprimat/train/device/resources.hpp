@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 
 namespace tprimat::train::device {
 

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <span>
 
-#include "tprimat/backend/embedding_groups.hpp"
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/backend/gpu/embedding_groups.hpp"
 #include "tprimat/train/device/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 

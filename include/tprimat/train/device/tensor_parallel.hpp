@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "tprimat/backend/gpu.hpp"
-#include "tprimat/backend/gpu_buffer.hpp"
+#include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/gemms.hpp"

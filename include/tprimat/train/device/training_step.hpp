@@ -16,7 +16,7 @@
 #include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/config.hpp"
-#include "tprimat/train/device_transformer.hpp"
+#include "tprimat/train/device/transformer.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
 #include "tprimat/train/schedule.hpp"
 #include "tprimat/train/step_checks.hpp"
