@@ -54,7 +54,8 @@ if has build; then
   { configure && ninja -C "$build" -j"$jobs" ${TPRIMAT_GPU_TARGETS:-tprimat_cli tprimat_gpu_gemm_tests \
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
       tprimat_gpu_init_checkpoint_tests tprimat_gpu_gemm_tiled_tests tprimat_gpu_profile_tests \
-      tprimat_bench_gpu_micro tprimat_bench_step_cuda \
+      tprimat_gpu_fp8_cast_tests tprimat_gpu_fp8_gemm_tests tprimat_gpu_fp8_step_tests \
+      tprimat_bench_gpu_micro tprimat_bench_step_cuda tprimat_example_02_gpu_step \
       $(ninja -C "$build" -t targets all 2>/dev/null |
           grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u)}; } 2>&1 |
     tee "$out/build.log" | tail -30
@@ -70,6 +71,8 @@ if has test; then
     fp8_step; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
+  # The numbered GPU example (examples/02_gpu_step): runs, its loss finite.
+  "$build/examples/02_gpu_step/tprimat_example_02_gpu_step" 2>&1 | tee "$out/example_02.log"
 fi
 # mpirun as root on this machine, the wheel libraries and NVLink multicast's setting forwarded.
 gpu_mpirun() {
@@ -116,12 +119,12 @@ has peer && peer
 has peer-compile && peer --compile
 has peer-mbs2 && peer --mbs 2
 if has compare; then  # TPRIMAT_COMPARE_ARGS: more flags, e.g. "--modes eager" (compare.py -h)
-  python3 benchmarks/peer/compare.py --cli "$build/examples/cli/tprimat" --output-dir "$out/compare" \
+  python3 benchmarks/peer/compare.py --cli "$build/apps/tprimat/tprimat" --output-dir "$out/compare" \
     ${TPRIMAT_COMPARE_ARGS:-} 2>&1 | tee "$out/compare.log" | tail -14
 fi
 if has cli; then
   for m in llama qwen; do
-    "$build/examples/cli/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \
+    "$build/apps/tprimat/tprimat" bench --model $m --layers auto --gbs 1 --steps 10 \
       --output-dir "$out/cli" 2>&1 | tee -a "$out/cli.log" | tail -8
   done
 fi
@@ -134,7 +137,7 @@ fi
 scale_run() {
   local name=$1 np=$2
   shift 2
-  gpu_mpirun "$np" "$build/examples/cli/tprimat" bench --model llama --seq 2048 --steps 5 \
+  gpu_mpirun "$np" "$build/apps/tprimat/tprimat" bench --model llama --seq 2048 --steps 5 \
     --warmup-steps 2 --output-dir "$out/scaling/$name" "$@" >"$out/scaling/$name.log" 2>&1
   echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/scaling/$name.log" || tail -2 \
     "$out/scaling/$name.log")$(memory_of "$out/scaling/$name/benchmark_cuda_llama.json")" |
@@ -261,7 +264,7 @@ if has nvidia-recipe; then
   gpus=$(nvidia-smi -L | wc -l)
   mkdir -p "$out/recipe"
   for p in ${TPRIMAT_RECIPE_PRECISIONS:-fp8}; do
-    gpu_mpirun "$gpus" "$build/examples/cli/tprimat" bench --model llama --layers full --seq 8192 \
+    gpu_mpirun "$gpus" "$build/apps/tprimat/tprimat" bench --model llama --layers full --seq 8192 \
       --gbs 128 --mbs 1 --distributed-optimizer --precision $p --steps 2 --warmup-steps 2 \
       --output-dir "$out/recipe/$p" >"$out/recipe/$p.log" 2>&1
     echo "recipe $p: $(grep -E '^tokens/s [0-9.]+ \(' "$out/recipe/$p.log" || tail -3 \
@@ -278,7 +281,7 @@ fp8_run() {
   local name=$1
   shift
   mkdir -p "$(dirname "$out/fp8/$name")"
-  "$build/examples/cli/tprimat" bench --seq 2048 --output-dir "$out/fp8/$name" "$@" \
+  "$build/apps/tprimat/tprimat" bench --seq 2048 --output-dir "$out/fp8/$name" "$@" \
     >"$out/fp8/$name.log" 2>&1
   echo "$name ($*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/fp8/$name.log" || tail -2 \
     "$out/fp8/$name.log")" | tee -a "$out/fp8.log"
@@ -308,7 +311,7 @@ if has fp8-proxy || has fp8-full || has fp8-curves; then
   if has fp8-curves; then
     fp8_precisions curves/curve --model llama --layers 8 --mbs 1 --gbs 8 --steps 300 \
       --warmup-steps 0 --data "${TPRIMAT_FP8_DATA:?a .bin/.idx prefix of real text}"
-    "$build/examples/cli/tprimat" compare --results-dir "$out/fp8/curves/curve_bf16" \
+    "$build/apps/tprimat/tprimat" compare --results-dir "$out/fp8/curves/curve_bf16" \
       --results-dir "$out/fp8/curves/curve_fp8_delayed" \
       --results-dir "$out/fp8/curves/curve_fp8_current" --output-dir "$out/fp8/curves/compare" \
       2>&1 | tee "$out/fp8/curves/compare.log" | tail -12
@@ -323,9 +326,9 @@ fi
 profile_run() {
   local dir="$out/$1" log="$out/$2"
   shift 2
-  "$build/examples/cli/tprimat" bench --model llama --profile --output-dir "$dir" "$@" 2>&1 |
+  "$build/apps/tprimat/tprimat" bench --model llama --profile --output-dir "$dir" "$@" 2>&1 |
     tee -a "$log" | tail -6
-  "$build/examples/cli/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
+  "$build/apps/tprimat/tprimat" profile-summary "$dir/profile_cuda_llama_0.json" --markdown \
     --top "${TPRIMAT_PROFILE_TOP:-10}" 2>&1 | tee "$dir/summary.md" | tee -a "$log"
 }
 if has profile; then
@@ -372,7 +375,7 @@ if has sanitize; then
         flash-eager) flags=(--no-graph --attention flash) ;;
       esac
       compute-sanitizer --tool $tool "${filter[@]}" --error-exitcode 9 \
-        "$build/examples/cli/tprimat" bench --model tiny --backend cuda --seq 256 --steps 2 \
+        "$build/apps/tprimat/tprimat" bench --model tiny --backend cuda --seq 256 --steps 2 \
         --warmup-steps 1 "${flags[@]}" --output-dir "/tmp/san/$tool-$variant" \
         >"$out/sanitize_${tool}_step_${variant}.log" 2>&1
       echo "$tool step ($variant) rc=$?" | tee -a "$out/sanitize_summary.txt"

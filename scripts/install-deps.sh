@@ -2,28 +2,39 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
 # Installs the Debian packages tprimat builds and tests with; skips those already present.
+# `install-deps.sh cli`: only what the tprimat program needs (scripts/bench.sh); `all` (the
+# default): everything the tests use too (scripts/test.sh); `fuzz`: all, and the fuzzers'.
 set -euo pipefail
+role="${1:-all}"
+case "${role}" in
+  cli | all | fuzz) ;;
+  *)
+    echo "install-deps: unknown role '${role}'; pass cli, all or fuzz" >&2
+    exit 2
+    ;;
+esac
 
-# Build tools, the library's public dependencies (Eigen, nlohmann-json), the CLI's (CLI11, fmt),
-# MPI for multi-process CPU runs and tests, GoogleTest/Benchmark, and what the result checks and
-# plots use (jsonschema, gnuplot), and zlib for gzip profiles (--profile-gzip).
+# The program: build tools, the library's public dependencies (Eigen, nlohmann-json), CLI11, MPI
+# for multi-process runs, zlib for gzip profiles (--profile-gzip), gnuplot for the reports' plots.
 packages=(
   cmake ninja-build g++ git
-  libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libeigen3-dev nlohmann-json3-dev libcli11-dev
   libopenmpi-dev openmpi-bin
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3-jsonschema gnuplot-nox
-  zlib1g-dev
+  zlib1g-dev gnuplot-nox
 )
-# `install-deps.sh fuzz`: also clang 14 and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh).
-if [[ "${1:-}" == fuzz ]]; then
-  packages+=(clang-14 libclang-rt-14-dev)
+if [[ "${role}" != cli ]]; then
+  # The tests: GoogleTest/Benchmark, and the schema validator the result checks use.
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema)
+  # The HIP compile checks (tests/hip, label hip): Debian's HIP 5.2 hipcc with its runtime and
+  # device libraries (gfx90a compile + link), and clang/lld 19 (gfx942 device code). ~20 s to
+  # install. Skipped when the build turns them off (-DTPRIMAT_HIP=OFF in TPRIMAT_CMAKE_ARGS).
+  if [[ " ${TPRIMAT_CMAKE_ARGS:-} " != *" -DTPRIMAT_HIP=OFF "* ]]; then
+    packages+=(hipcc libamdhip64-dev rocm-device-libs clang-19 lld-19)
+  fi
 fi
-# The HIP compile checks (tests/hip, label hip): Debian's HIP 5.2 hipcc with its runtime and
-# device libraries (gfx90a compile + link), and clang/lld 19 (gfx942 device code). ~20 s to
-# install. Skipped when the build turns them off (-DTPRIMAT_HIP=OFF in TPRIMAT_CMAKE_ARGS).
-if [[ " ${TPRIMAT_CMAKE_ARGS:-} " != *" -DTPRIMAT_HIP=OFF "* ]]; then
-  packages+=(hipcc libamdhip64-dev rocm-device-libs clang-19 lld-19)
+# The fuzzers (scripts/fuzz.sh): clang 14 and its libFuzzer and sanitizer runtimes.
+if [[ "${role}" == fuzz ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
 fi
 
 if [[ "${TPRIMAT_SKIP_DEPS:-0}" == 1 ]]; then

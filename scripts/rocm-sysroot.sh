@@ -54,7 +54,7 @@ default_targets+=" tprimat_gpu_model_parallel_tests"
 
 # The ROCm packages of the issue and the build's own dependencies (cmake, Ninja, g++ for the
 # toolchain CMake's checks expect: the host code itself is compiled by hipcc's clang++-22 with
-# g++'s libstdc++; the libraries of CMakeLists.txt and examples/cli; OpenMPI for the CLI's
+# g++'s libstdc++; the libraries of CMakeLists.txt and apps/tprimat; OpenMPI for the CLI's
 # multi-rank path and the GPU tests under mpirun; no Google Benchmark: the ROCm build has no
 # benchmarks).
 # libhipblas-common-dev: hipblaslt.h and hipblaslt's CMake config need it, and Debian's
@@ -262,7 +262,7 @@ case "${1:-}" in
     shift
     dir=$1
     shift
-    cli="${dir}/examples/cli/tprimat"
+    cli="${dir}/apps/tprimat/tprimat"
     cmake -S "${TPRIMAT_ROOT}" -B "${dir}" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CXX_COMPILER=clang++-22 -DTPRIMAT_CUDA=OFF -DTPRIMAT_HIP=ON -DTPRIMAT_ROCM_ROOT=/usr \
       "-DCMAKE_HIP_ARCHITECTURES=${TPRIMAT_ROCM_ARCHS}" -DTPRIMAT_BUILD_BENCHMARKS=OFF "$@" >/dev/null

@@ -4,12 +4,13 @@
 # Every test, in three stages. main: installs dependencies, builds everything in ./build, runs CTest
 # (MPI tests included); extra arguments go to this ctest. asan: the CPU tests again, built with
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks fail too) in ./build-asan; skip it with
-# TPRIMAT_SKIP_ASAN=1. hip: the README's ROCm build of the CLI (no CUDA, backend::Hip by hipcc) in
+# TPRIMAT_SKIP_ASAN=1. hip: docs/rocm.md's build of the CLI (no CUDA, backend::Gpu by hipcc) in
 # ./build-hip, run without an AMD GPU; skipped without hipcc or with TPRIMAT_SKIP_HIP=1. rocm7: the
 # HIP backend built against ROCm 7 in a Debian sid root (scripts/rocm-sysroot.sh) in ./build-rocm7;
 # skipped, loudly, when apt cannot install it, or with TPRIMAT_SKIP_ROCM7=1. Fails if any stage
 # fails; prints each stage's timings.
 set -euo pipefail
+TPRIMAT_ROLE=all
 source "$(dirname "${BASH_SOURCE[0]}")/configure.sh"
 
 # MPI tests launch mpirun; as root (CI) Open MPI needs these to agree.
@@ -103,7 +104,7 @@ else
 fi
 
 # ---- hip stage ----------------------------------------------------------------------------------
-# The ROCm build line of the README on this machine: CUDA off, so backend::Hip is built by hipcc
+# The ROCm build line of docs/rocm.md on this machine: CUDA off, so backend::Gpu is built by hipcc
 # (src/hip) into the CLI. Without an AMD GPU the CLI must refuse --backend hip with the reason
 # (exit 2) and run the CPU backend. The HIP compile checks themselves ran in the main stage.
 hip_status=0
@@ -114,7 +115,7 @@ if [[ "${TPRIMAT_SKIP_HIP:-0}" == 1 || " ${TPRIMAT_CMAKE_ARGS:-} " == *" -DTPRIM
 else
   hip_dir="${TPRIMAT_HIP_BUILD_DIR:-${TPRIMAT_ROOT}/build-hip}"
   t=$(date +%s)
-  hip_cli="${hip_dir}/examples/cli/tprimat"
+  hip_cli="${hip_dir}/apps/tprimat/tprimat"
   { configure_stage "${hip_dir}" -DTPRIMAT_CUDA=OFF -DTPRIMAT_HIP=ON -DTPRIMAT_BUILD_TESTS=OFF \
       -DTPRIMAT_BUILD_BENCHMARKS=OFF &&
       cmake --build "${hip_dir}" --parallel "${TPRIMAT_JOBS}" --target tprimat_cli; } ||
