@@ -54,6 +54,7 @@ struct Shard {
   bool last_stage = true;
   int slots = 1;
   int stages = 1;
+  int stage = 0;  ///< this stage's index in [0, stages)
   /// Megatron's sequence parallelism (TP > 1 only): the residual stream, the norms and the
   /// stage's input and output hold token rows [tp_rank n / TP, +n / TP) of the micro-batch's n.
   bool sequence_parallel = false;

@@ -11,7 +11,8 @@
 
 #include "tprimat/backend/concept.hpp"
 #include "tprimat/train/config.hpp"
-#include "tprimat/train/cpu/transformer.hpp"
+#include "tprimat/train/cpu/aligned_vector.hpp"
+#include "tprimat/train/parameters.hpp"
 
 namespace tprimat::train {
 

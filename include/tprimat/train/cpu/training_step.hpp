@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tprimat/backend/concept.hpp"
@@ -30,48 +31,29 @@
 
 namespace tprimat::train {
 
-/// The whole benchmark: model M under layout L on backend Backend, over the ranks of `world`.
-/// Model and layout are compile-time (a bad layout does not compile: LayoutFits' static_asserts);
-/// the numerics run at run-time dims in Transformer<Backend, float>, compiled once in src/.
-/// Weights, gradients and AdamW moments are fp32: on the CPU the weights are the master copy.
-/// `precision` bf16 (the default) runs fp32 throughout on the CPU; FP8 emulates its recipe in
-/// the decoder layers' projections (Transformer, docs/fp8.md), the reference of the GPU's FP8.
-///
-/// Parallelism: the world is split into TP x PP x DP groups in Megatron's order
-/// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard), with its sequence
-/// parallelism where StepShape::sequence_parallel asks for it; PP gives each stage
-/// layers / PP consecutive layers, or StepShape::stage_layers' counts (embedding on the first,
-/// norm + head + loss on the last) and
-/// runs 1F1B over the micro-batches (train/cpu/pipeline.hpp); DP all-reduces gradients,
-/// or with OptimizerConfig::distributed_optimizer (ZeRO-1) reduce-scatters them, updates one
-/// shard of the fp32 master weights and AdamW state per DP rank and all-gathers the weights.
-/// Tokens: every rank of one DP replica (all its TP ranks and PP stages) gets the same DP share;
-/// the first stage reads the inputs, the last the targets.
-template <class Backend, model::ModelSpec M, parallel::LayoutSpec L,
-          parallel::Communicator C = parallel::comm::Single>
-class TrainingStep {
-  static_assert(parallel::LayoutFits<M, L>::value);
-  static_assert(backend::Backend<Backend>, "tprimat: Backend must model backend::Backend");
+namespace cpu {
 
+/// The CPU step of any model and layout, what TrainingStep<Backend, M, L, C> runs (its base):
+/// written at run-time dims and TP x PP so that it compiles once per backend and communicator,
+/// not once per model and layout.
+template <class Backend, parallel::Communicator C>
+class Step {
  public:
   using Element = float;
 
-  /// `world` holds every rank of the job (one process: comm::Single); its size must be a
-  /// multiple of TP x PP, checked before anything is allocated. shape.layers 0 = full depth.
-  /// Collective: every rank of `world` constructs its step together.
-  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
-               PrecisionConfig precision = {})
-      : TrainingStep(shape, opt, seed, groups_for(std::move(world)), precision) {}
-
-  /// The same over groups already split from the world (their shape must match L).
-  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed, parallel::Groups<C> groups,
-               PrecisionConfig precision = {})
-      : shape_(check_step_shape<M, L>(shape)),
+  /// Model `full` (layers: those run) under TP x PP = `tp` x `pp` over `groups`, split from the
+  /// world in Megatron's order; `shape` already checked against the model and the layout
+  /// (check_step_shape). Collective: every rank of the groups constructs its step together.
+  Step(const model::Dims& full, int tp, int pp, StepShape shape, OptimizerConfig opt,
+       std::uint64_t seed, parallel::Groups<C> groups, PrecisionConfig precision)
+      : tp_(tp),
+        pp_(pp),
+        shape_(std::move(shape)),
         opt_(opt),
-        groups_(checked_groups(std::move(groups))),
+        groups_(checked_groups(std::move(groups), tp, pp)),
         tp_comm_(std::make_shared<C>(groups_.tp)),
-        model_(model::dims<M>().with_layers(shape_.layers), shape_.mbs, shape_.seq, opt.init_std,
-               seed, shard_of(shape_, groups_), tp_ops(tp_comm_), precision),
+        model_(full, shape_.mbs, shape_.seq, opt.init_std, seed, shard_of(shape_, groups_, pp),
+               tp_ops(tp_comm_), precision),
         zero_(opt.distributed_optimizer && groups_.shape.dp > 1),
         chunk_(zero_ ? (model_.parameter_count() + groups_.shape.dp - 1) / groups_.shape.dp
                      : model_.parameter_count()),
@@ -91,7 +73,7 @@ class TrainingStep {
   /// identical on every rank.
   StepStats run(std::span<const std::int32_t> tokens) {
     const std::int64_t per_micro = std::int64_t{shape_.mbs} * (shape_.seq + 1);
-    check_step_tokens(tokens, shape_, model_.dims().vocab, M::name);
+    check_step_tokens(tokens, shape_, model_.dims().vocab, model_.dims().name);
 
     // Each rank pre-scales by 1 / (target tokens of the global batch); the sum over DP ranks is
     // the global mean, whatever the DP size.
@@ -102,7 +84,7 @@ class TrainingStep {
     model_.zero_grads();
     model_.begin_step();  // FP8: this step's weight casts
     double loss = 0;
-    if (L::pp > 1) {
+    if (pp_ > 1) {
       loss = run_1f1b(model_, groups_.pp, shape_.grad_accum, tokens, per_micro, scale);
     } else {
       for (int micro = 0; micro < shape_.grad_accum; ++micro)
@@ -167,7 +149,7 @@ class TrainingStep {
   int steps_done() const { return steps_done_; }
   /// Idle fraction of the 1F1B schedule this step runs (0 without pipelining).
   double pipeline_bubble_fraction() const {
-    return train::pipeline_bubble_fraction(L::pp, shape_.grad_accum);
+    return train::pipeline_bubble_fraction(pp_, shape_.grad_accum);
   }
 
   const StepShape& shape() const { return shape_; }
@@ -179,31 +161,28 @@ class TrainingStep {
   const Transformer<Backend, Element>& model() const { return model_; }
 
  private:
-  /// Splits the world into this layout's groups (the world size is checked first).
-  static parallel::Groups<C> groups_for(C world) {
-    return parallel::make_groups(std::move(world), L::tp, L::pp);
-  }
-  static Shard shard_of(const StepShape& shape, const parallel::Groups<C>& g) {
-    const auto stage = parallel::stage_range(shape.layers, L::pp, shape.stage_layers, g.at.pp);
+  static Shard shard_of(const StepShape& shape, const parallel::Groups<C>& g, int pp) {
+    const auto stage = parallel::stage_range(shape.layers, pp, shape.stage_layers, g.at.pp);
     Shard s;
     s.tp_rank = g.at.tp;
-    s.tp_size = L::tp;
-    s.stages = L::pp;
+    s.tp_size = g.shape.tp;
+    s.stages = pp;
     s.layer_begin = stage.begin;
     s.layer_count = stage.count;
     s.first_stage = g.first_stage();
     s.last_stage = g.last_stage();
-    s.slots = pipeline_slots(L::pp, g.at.pp, shape.grad_accum);
+    s.stage = g.at.pp;
+    s.slots = pipeline_slots(pp, g.at.pp, shape.grad_accum);
     s.sequence_parallel = shape.sequence_parallel;
     return s;
   }
-  static parallel::Groups<C> checked_groups(parallel::Groups<C> g) {
-    if (g.shape.tp != L::tp || g.shape.pp != L::pp || g.tp.size() != L::tp ||
-        g.pp.size() != L::pp || g.dp.size() != g.shape.dp)
+  static parallel::Groups<C> checked_groups(parallel::Groups<C> g, int tp, int pp) {
+    if (g.shape.tp != tp || g.shape.pp != pp || g.tp.size() != tp || g.pp.size() != pp ||
+        g.dp.size() != g.shape.dp)
       throw core::InputError("parallel groups of TP=" + std::to_string(g.tp.size()) +
                              " x PP=" + std::to_string(g.pp.size()) +
-                             " do not match the layout TP=" + std::to_string(L::tp) +
-                             " x PP=" + std::to_string(L::pp));
+                             " do not match the layout TP=" + std::to_string(tp) +
+                             " x PP=" + std::to_string(pp));
     return g;
   }
   static TensorParallelOps<Element> tp_ops(const std::shared_ptr<C>& tp) {
@@ -228,6 +207,7 @@ class TrainingStep {
     return total;
   }
 
+  int tp_, pp_;
   StepShape shape_;
   OptimizerConfig opt_;
   parallel::Groups<C> groups_;
@@ -240,6 +220,52 @@ class TrainingStep {
   AdamW<Backend, Element> adam_;
   AlignedVector<Element> grad_pad_, chunk_buf_;  // ZeRO-1 staging: padded flat buffer, one shard
   int steps_done_ = 0;
+};
+
+
+}  // namespace cpu
+
+/// The whole benchmark: model M under layout L on backend Backend, over the ranks of `world`.
+/// Model and layout are compile-time (a bad layout does not compile: LayoutFits' static_asserts);
+/// the numerics run at run-time dims in Transformer<Backend, float>, compiled once in src/.
+/// Weights, gradients and AdamW moments are fp32: on the CPU the weights are the master copy.
+/// `precision` bf16 (the default) runs fp32 throughout on the CPU; FP8 emulates its recipe in
+/// the decoder layers' projections (Transformer, docs/fp8.md), the reference of the GPU's FP8.
+///
+/// Parallelism: the world is split into TP x PP x DP groups in Megatron's order
+/// (parallel/groups.hpp). TP follows Megatron (Transformer's Shard), with its sequence
+/// parallelism where StepShape::sequence_parallel asks for it; PP gives each stage
+/// layers / PP consecutive layers, or StepShape::stage_layers' counts (embedding on the first,
+/// norm + head + loss on the last) and
+/// runs 1F1B over the micro-batches (train/cpu/pipeline.hpp); DP all-reduces gradients,
+/// or with OptimizerConfig::distributed_optimizer (ZeRO-1) reduce-scatters them, updates one
+/// shard of the fp32 master weights and AdamW state per DP rank and all-gathers the weights.
+/// Tokens: every rank of one DP replica (all its TP ranks and PP stages) gets the same DP share;
+/// the first stage reads the inputs, the last the targets.
+template <class Backend, model::ModelSpec M, parallel::LayoutSpec L,
+          parallel::Communicator C = parallel::comm::Single>
+class TrainingStep : public cpu::Step<Backend, C> {
+  static_assert(parallel::LayoutFits<M, L>::value);
+  static_assert(backend::Backend<Backend>, "tprimat: Backend must model backend::Backend");
+
+ public:
+  /// What the step runs on, whatever M and L: what a caller that serves every model and layout
+  /// takes by reference, so that its code compiles once.
+  using Base = cpu::Step<Backend, C>;
+
+  /// `world` holds every rank of the job (one process: comm::Single); its size must be a
+  /// multiple of TP x PP, checked before anything is allocated. shape.layers 0 = full depth.
+  /// Collective: every rank of `world` constructs its step together.
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
+               PrecisionConfig precision = {})
+      : TrainingStep(shape, opt, seed, parallel::make_groups(std::move(world), L::tp, L::pp),
+                     precision) {}
+
+  /// The same over groups already split from the world (their shape must match L).
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed, parallel::Groups<C> groups,
+               PrecisionConfig precision = {})
+      : Base(model::dims<M>().with_layers(check_step_shape<M, L>(shape).layers), L::tp, L::pp,
+             check_step_shape<M, L>(shape), opt, seed, std::move(groups), precision) {}
 };
 
 }  // namespace tprimat::train

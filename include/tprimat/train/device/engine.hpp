@@ -16,6 +16,7 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/split_float.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"
@@ -29,13 +30,18 @@
 #include "tprimat/train/device/parameters.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
 #include "tprimat/train/device/pipeline.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/step_io.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
 #include "tprimat/train/device/transformer.hpp"
 
 namespace tprimat::train::device {
+
+/// Size and rank of one group's device collectives, or (1, 0) without one.
+inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& group) {
+  return group ? GroupPlace{group->size(), group->rank()} : GroupPlace{};
+}
 
 /// Collectives that wait on the host (host-staged) cannot be captured in a graph.
 inline bool capturable(const DeviceGroups& g) {

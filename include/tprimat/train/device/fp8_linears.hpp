@@ -19,7 +19,7 @@
 #include "tprimat/train/device/fp8_scales.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
 #include "tprimat/train/precision.hpp"

@@ -16,7 +16,7 @@
 #include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/profile/nvtx.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/gradient_buckets.hpp"
 

@@ -17,7 +17,7 @@
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
 
 namespace tprimat::train::device {

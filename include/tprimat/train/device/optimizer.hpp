@@ -18,7 +18,7 @@
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/device/gradient_sync.hpp"
 #include "tprimat/train/device/parameters.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
 namespace tprimat::train::device {

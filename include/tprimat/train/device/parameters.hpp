@@ -12,7 +12,7 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/gradient_buckets.hpp"
 #include "tprimat/train/parameters.hpp"

@@ -13,7 +13,7 @@
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/pipeline_schedule.hpp"
 
 namespace tprimat::train::device {

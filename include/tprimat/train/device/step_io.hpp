@@ -11,7 +11,7 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/backend/gpu/embedding_groups.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
 namespace tprimat::train::device {

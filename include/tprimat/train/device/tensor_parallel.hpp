@@ -15,7 +15,7 @@
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/phase_timer.hpp"
-#include "tprimat/train/device/rank_plan.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
 namespace tprimat::train::device {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "tprimat/backend/concept.hpp"
 #include "tprimat/core/error.hpp"
@@ -38,35 +39,32 @@ std::shared_ptr<parallel::DeviceCollectives> device_collectives_of(const C& grou
     return parallel::host_staged_collectives(parallel::host_collectives_of(group));
 }
 
-/// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
-/// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
-/// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
-/// The ranks of `world`, one GPU each, are split into TP x PP x DP groups in Megatron's order
-/// (parallel/groups.hpp): the DeviceTransformer shards the model over TP, runs its stage of the
-/// pipeline under 1F1B, and reduces the gradients over DP (OptimizerConfig::
-/// distributed_optimizer shards the optimizer too). Every rank passes its DP replica's share of
-/// the global batch (the same on a replica's TP ranks and stages).
-template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
-  requires backend::DeviceBackend<Backend>
-class TrainingStep<Backend, M, L, C> {
-  static_assert(parallel::LayoutFits<M, L>::value);
+namespace device {
 
+/// The device step of any model and layout, what TrainingStep<Backend, M, L, C> runs on a GPU
+/// (its base): compiled once per backend and communicator, not once per model and layout.
+template <class Backend, parallel::Communicator C>
+class Step {
  public:
   using Element = float;
 
-  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
-               DeviceOptions device = {})
-      : shape_(check_step_shape<M, L>(shape)),
+  /// Model `full` (layers: those run) with PP = `pp` over `groups`, split from the world in
+  /// Megatron's order; `shape` already checked against the model and the layout.
+  Step(const model::Dims& full, int pp, StepShape shape, OptimizerConfig opt, std::uint64_t seed,
+       parallel::Groups<C> groups, DeviceOptions device)
+      : full_(full),
+        pp_(pp),
+        shape_(std::move(shape)),
         opt_(opt),
-        groups_(groups_of(std::move(world))),
-        engine_(model::dims<M>().with_layers(shape_.layers), shape_, opt_, seed, device,
+        groups_(std::move(groups)),
+        engine_(full_, shape_, opt_, seed, device,
                 DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
                              device_collectives_of(groups_.dp)}) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
   StepStats run(std::span<const std::int32_t> tokens) {
-    check_step_tokens(tokens, shape_, dims().vocab, M::name);
+    check_step_tokens(tokens, shape_, full_.vocab, full_.name);
     const double lr = learning_rate(opt_, steps_done_);
     StepStats st = engine_.step(tokens, lr, steps_done_ + 1);
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
@@ -77,14 +75,14 @@ class TrainingStep<Backend, M, L, C> {
     return st;
   }
 
-  model::Dims dims() const { return model::dims<M>().with_layers(shape_.layers); }
+  const model::Dims& dims() const { return full_; }
   std::int64_t parameter_count() const { return engine_.parameter_count(); }
   /// The device pool's high-water mark of bytes in use since the step was built.
   std::size_t peak_bytes() const { return engine_.peak_allocated_bytes(); }
   std::size_t peak_reserved_bytes() const { return engine_.peak_reserved_bytes(); }
   int steps_done() const { return steps_done_; }
   double pipeline_bubble_fraction() const {
-    return train::pipeline_bubble_fraction(L::pp, shape_.grad_accum);
+    return train::pipeline_bubble_fraction(pp_, shape_.grad_accum);
   }
   const StepShape& shape() const { return shape_; }
   C& comm() { return groups_.world; }
@@ -93,15 +91,46 @@ class TrainingStep<Backend, M, L, C> {
   const DeviceTransformer<Backend>& engine() const { return engine_; }
 
  private:
-  static parallel::Groups<C> groups_of(C world) {
-    return parallel::make_groups(std::move(world), L::tp, L::pp);
-  }
-
+  model::Dims full_;
+  int pp_;
   StepShape shape_;
   OptimizerConfig opt_;
   parallel::Groups<C> groups_;
   DeviceTransformer<Backend> engine_;
   int steps_done_ = 0;
+};
+
+}  // namespace device
+
+/// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
+/// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
+/// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
+/// The ranks of `world`, one GPU each, are split into TP x PP x DP groups in Megatron's order
+/// (parallel/groups.hpp): the DeviceTransformer shards the model over TP, runs its stage of the
+/// pipeline under 1F1B, and reduces the gradients over DP (OptimizerConfig::
+/// distributed_optimizer shards the optimizer too). Every rank passes its DP replica's share of
+/// the global batch (the same on a replica's TP ranks and stages).
+template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, parallel::Communicator C>
+  requires backend::DeviceBackend<Backend>
+class TrainingStep<Backend, M, L, C> : public device::Step<Backend, C> {
+  static_assert(parallel::LayoutFits<M, L>::value);
+
+ public:
+  /// What the step runs on, whatever M and L (see the host TrainingStep's Base).
+  using Base = device::Step<Backend, C>;
+
+  TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
+               DeviceOptions device = {})
+      : TrainingStep(std::in_place, check_step_shape<M, L>(shape), opt, seed, std::move(world),
+                     device) {}
+
+ private:
+  /// The shape checked first, then the world split into groups (its size checked), as the
+  /// messages of a bad shape and a bad world come in that order.
+  TrainingStep(std::in_place_t, StepShape checked, OptimizerConfig opt, std::uint64_t seed,
+               C world, DeviceOptions device)
+      : Base(model::dims<M>().with_layers(checked.layers), L::pp, checked, opt, seed,
+             parallel::make_groups(std::move(world), L::tp, L::pp), device) {}
 };
 
 }  // namespace tprimat::train

@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// RankPlan: what one rank of a TP x PP x DP layout computes, decided once at construction.
+// RankPlan: what one rank of a TP x PP x DP layout computes, decided once at construction, for
+// the CPU engine and the device engine alike.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "tprimat/model/spec.hpp"
-#include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/parameters.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
 
-namespace tprimat::train::device {
+namespace tprimat::train {
 
 /// A rank's place in its TP, PP and DP groups, its share of the model and its buffers' sizes.
-/// Every concern of the engine reads it; none changes it.
+/// Every concern of an engine reads it; none changes it.
 struct RankPlan {
   model::Dims full;  ///< the whole model (layers: those run)
   model::Dims d;     ///< this TP rank's share: heads, KV heads, FFN and vocabulary / TP
@@ -58,8 +57,35 @@ struct RankPlan {
 struct GroupPlace {
   int size = 1, rank = 0;
 };
-inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& group) {
-  return group ? GroupPlace{group->size(), group->rank()} : GroupPlace{};
+
+/// The plan of a rank whose part of the model is `shard` (its TP block and pipeline stage),
+/// running micro-batches of `shape`: what the CPU engine builds from its Shard, and the device
+/// engine through plan_rank. Alone in DP (plan_rank sets the DP fields).
+inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, const Shard& shard) {
+  RankPlan p;
+  p.full = dims;
+  p.d = dims;
+  p.shape = shape;
+  p.n = std::int64_t{shape.mbs} * shape.seq;
+  p.tp = shard.tp_size;
+  p.tp_rank = shard.tp_rank;
+  p.sequence_parallel = shard.sequence_parallel && p.tp > 1;
+  p.rows = p.sequence_parallel ? p.n / p.tp : p.n;
+  p.stages = shard.stages;
+  p.stage = shard.stage;
+  p.first_stage = shard.first_stage;
+  p.last_stage = shard.last_stage;
+  p.local_layers = shard.layer_count < 0 ? dims.layers : shard.layer_count;
+  p.layer_begin = shard.layer_begin;
+  p.slots = shard.slots;
+  p.d.heads /= p.tp;
+  p.d.kv_heads /= p.tp;
+  p.d.ffn /= p.tp;
+  p.d.vocab /= p.tp;
+  p.vocab_begin = std::int64_t{p.d.vocab} * p.tp_rank;
+  p.table = make_parameter_table(dims, shard);
+  p.params = p.table.total();
+  return p;
 }
 
 /// The plan of a rank at places tp, pp, dp of its groups. Throws core::InputError when the
@@ -67,46 +93,26 @@ inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& g
 inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
                           const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp, GroupPlace dp) {
   parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
-  RankPlan p;
-  p.full = dims;
-  p.d = dims;
-  p.shape = shape;
-  p.n = std::int64_t{shape.mbs} * shape.seq;
-  p.sequence_parallel = shape.sequence_parallel && tp.size > 1;
-  if (p.sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size);
-  p.rows = p.sequence_parallel ? p.n / tp.size : p.n;
-  p.tp = tp.size;
-  p.tp_rank = tp.rank;
-  p.stages = pp.size;
-  p.stage = pp.rank;
+  const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
+  if (sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size);
+  const auto stage = parallel::stage_range(dims.layers, pp.size, shape.stage_layers, pp.rank);
+  Shard shard;
+  shard.tp_rank = tp.rank;
+  shard.tp_size = tp.size;
+  shard.stages = pp.size;
+  shard.stage = pp.rank;
+  shard.layer_begin = stage.begin;
+  shard.layer_count = stage.count;
+  shard.first_stage = pp.rank == 0;
+  shard.last_stage = pp.rank == pp.size - 1;
+  shard.slots = pipeline_slots(pp.size, pp.rank, shape.grad_accum);
+  shard.sequence_parallel = sequence_parallel;
+  RankPlan p = plan_shard(dims, shape, shard);
   p.dp = dp.size;
   p.dp_rank = dp.rank;
   p.zero = dp.size > 1 && opt.distributed_optimizer;
-  p.first_stage = p.stage == 0;
-  p.last_stage = p.stage == p.stages - 1;
-  const auto stage = parallel::stage_range(dims.layers, p.stages, shape.stage_layers, p.stage);
-  p.local_layers = stage.count;
-  p.layer_begin = stage.begin;
-  p.slots = pipeline_slots(p.stages, p.stage, shape.grad_accum);
-  p.d.heads /= p.tp;
-  p.d.kv_heads /= p.tp;
-  p.d.ffn /= p.tp;
-  p.d.vocab /= p.tp;
-  p.vocab_begin = std::int64_t{p.d.vocab} * p.tp_rank;
   p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
-  Shard shard;
-  shard.tp_rank = p.tp_rank;
-  shard.tp_size = p.tp;
-  shard.stages = p.stages;
-  shard.layer_begin = p.layer_begin;
-  shard.layer_count = p.local_layers;
-  shard.first_stage = p.first_stage;
-  shard.last_stage = p.last_stage;
-  shard.slots = p.slots;
-  shard.sequence_parallel = p.sequence_parallel;
-  p.table = make_parameter_table(dims, shard);
-  p.params = p.table.total();
   return p;
 }
 
-}  // namespace tprimat::train::device
+}  // namespace tprimat::train
