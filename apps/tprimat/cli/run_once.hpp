@@ -53,25 +53,15 @@ void save_weights(const Job& job, int run, bench::RunRecord& rec, const train::P
   rep.line("tprimat: saved the weights after run " + std::to_string(run + 1) + " to " + c.save);
 }
 
-/// The only code compiled per (backend, model, layout, communicator): build the step, hand it to
-/// the loop. A layout the backend cannot run yet throws core::InputError from the constructor.
-template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
-bench::RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
+/// A built step of any model and layout (`Step`: TrainingStep's Base, which compiles once per
+/// backend and communicator) handed to the loop, with --init before it and --save after.
+template <class Backend, class Comm, class Step>
+bench::RunRecord drive_step(const Job& job, int run, Comm& comm, Reporter& rep, Step& step) {
   const auto& c = job.ctx;
-  if (run == 0) refuse_conflicting_result(job, comm);
   // Megatron rank order (parallel/groups.hpp): every TP rank and PP stage of a replica reads
   // the same DP share.
   const int dp_rank = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp}).dp;
-  train::StepShape shape;
-  shape.mbs = c.mbs;
-  shape.seq = c.seq;
-  shape.grad_accum = c.plan.grad_accum;
-  shape.layers = c.dims.layers;
-  shape.stage_layers = c.plan.stage_layers;
-  shape.sequence_parallel = c.sequence_parallel;
   if constexpr (backend::DeviceBackend<Backend>) {
-    train::TrainingStep<Backend, M, L, Comm> step(
-        shape, c.optimizer, static_cast<std::uint64_t>(c.seed), comm, c.device_options);
     if (c.init != "random")  // PP = 1 on a GPU: each rank's table is its TP shard
       step.engine().load_parameters(init_weights(job, step.engine().table()));
     StepDriver d{[&](std::span<const std::int32_t> t) { return step.run(t); },
@@ -91,8 +81,6 @@ bench::RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
     }
     return rec;
   } else {
-    train::TrainingStep<Backend, M, L, Comm> step(shape, c.optimizer,
-                                                  static_cast<std::uint64_t>(c.seed), comm);
     if (c.init != "random") {
       auto& model = step.model();
       const auto w = init_weights(job, train::make_parameter_table(model.dims(), model.shard()));
@@ -110,6 +98,24 @@ bench::RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
                    model.params(), comm, rep);
     }
     return rec;
+  }
+}
+
+/// The only code compiled per (backend, model, layout, communicator): build the step and hand
+/// its Base to drive_step. A layout the backend cannot run yet throws core::InputError from the
+/// constructor.
+template <class Backend, model::ModelSpec M, parallel::LayoutSpec L, class Comm>
+bench::RunRecord run_once(const Job& job, int run, Comm comm, Reporter& rep) {
+  const auto& c = job.ctx;
+  if (run == 0) refuse_conflicting_result(job, comm);
+  using Step = train::TrainingStep<Backend, M, L, Comm>;
+  const auto seed = static_cast<std::uint64_t>(c.seed);
+  if constexpr (backend::DeviceBackend<Backend>) {
+    Step step(step_shape(job), c.optimizer, seed, comm, c.device_options);
+    return drive_step<Backend>(job, run, comm, rep, static_cast<typename Step::Base&>(step));
+  } else {
+    Step step(step_shape(job), c.optimizer, seed, comm);
+    return drive_step<Backend>(job, run, comm, rep, static_cast<typename Step::Base&>(step));
   }
 }
 

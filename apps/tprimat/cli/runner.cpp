@@ -244,6 +244,18 @@ std::vector<float> init_weights(const Job& job, const train::ParameterTable& tab
 }
 
 /// Whether `--save` writes after this run: the job's last.
+train::StepShape step_shape(const Job& job) {
+  const auto& c = job.ctx;
+  train::StepShape shape;
+  shape.mbs = c.mbs;
+  shape.seq = c.seq;
+  shape.grad_accum = c.plan.grad_accum;
+  shape.layers = c.dims.layers;
+  shape.stage_layers = c.plan.stage_layers;
+  shape.sequence_parallel = c.sequence_parallel;
+  return shape;
+}
+
 bool saves_after(const Job& job, int run) {
   return !job.ctx.save.empty() && run == job.runs - 1;
 }

@@ -57,6 +57,10 @@ bench::RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
 /// in table order. Every run starts from it, so runs repeat one workload.
 std::vector<float> init_weights(const Job& job, const train::ParameterTable& table);
 
+/// The step shape of `job`: its micro-batch, sequence, accumulation, layers, pipeline split and
+/// sequence parallelism.
+train::StepShape step_shape(const Job& job);
+
 /// Whether `--save` writes after this run: the job's last.
 bool saves_after(const Job& job, int run);
 
