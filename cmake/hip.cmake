@@ -137,15 +137,15 @@ endif()
 message(STATUS "tprimat: HIP backend ${TPRIMAT_HIP_BACKEND} (${TPRIMAT_HIP_LINK_ARCHS})")
 
 # AMD's libraries of the HIP build, each AUTO (used where found), ON (required) or OFF (the
-# fallback): hipBLASLt for backend::Gpu on HIP's GEMMs (else the tiled kernel), RCCL for comm::Nccl
+# fallback): hipBLASLt for the HIP backend's GEMMs (else the tiled kernel), RCCL for comm::Nccl
 # (else one GPU a job). HIP only: the CUDA backend has cuBLASLt and NCCL.
-set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "backend::Gpu on HIP's GEMMs through hipBLASLt: AUTO, ON or OFF")
+set(TPRIMAT_HIPBLASLT AUTO CACHE STRING "the HIP backend's GEMMs through hipBLASLt: AUTO, ON or OFF")
 set_property(CACHE TPRIMAT_HIPBLASLT PROPERTY STRINGS AUTO ON OFF)
 set(TPRIMAT_RCCL AUTO CACHE STRING "Several AMD GPUs a job through RCCL: AUTO, ON or OFF")
 set_property(CACHE TPRIMAT_RCCL PROPERTY STRINGS AUTO ON OFF)
 
 # tprimat::hip: what a project that compiles backend::Gpu on HIP with hipcc links (the headers, the HIP
-# runtime and, where found, hipBLASLt: backend::Gpu on HIP's GEMMs), exported with the package.
+# runtime and, where found, hipBLASLt: the HIP backend's GEMMs), exported with the package.
 include(${CMAKE_CURRENT_LIST_DIR}/tprimatHipDependencies.cmake)
 add_library(tprimat_hip INTERFACE)
 add_library(tprimat::hip ALIAS tprimat_hip)
@@ -176,10 +176,10 @@ foreach(lib HIPBLASLT RCCL)
   endif()
 endforeach()
 if(TPRIMAT_HIPBLASLT_FOUND)
-  message(STATUS "tprimat: backend::Gpu on HIP's GEMMs through hipBLASLt (${TPRIMAT_HIPBLASLT_LIBRARY})")
+  message(STATUS "tprimat: the HIP backend's GEMMs through hipBLASLt (${TPRIMAT_HIPBLASLT_LIBRARY})")
 else()
   message(NOTICE "tprimat: NOTICE: hipBLASLt not found (TPRIMAT_HIPBLASLT=${TPRIMAT_HIPBLASLT}): "
-                 "backend::Gpu on HIP's GEMMs run the portable tiled kernel, correct and far slower than "
+                 "the HIP backend's GEMMs run the portable tiled kernel, correct and far slower than "
                  "hipBLASLt on an MI300X (results say gpu_info.gemm \"fallback\"), and "
                  "--precision fp8 is refused on HIP; install hipBLASLt (ROCm 6.2+) or set "
                  "ROCM_PATH")

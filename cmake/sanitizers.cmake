@@ -49,8 +49,8 @@ set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${tprimat_sanitizer_en
 
 # Deferred to the end of the top-level CMakeLists.txt, when these targets exist:
 # - Targets that only compile, or that no asan test runs, cost sanitizer compile time for nothing:
-#   the header TUs (tests/headers; the normal build checks them) and the 20 example binaries
-#   (examples/models, minutes each when sanitized). Their smoke tests (examples.*) are left out of
+#   the header TUs (tests/headers; the normal build checks them), the 20 example binaries
+#   (examples/models, minutes each when sanitized) and the numbered examples. Their smoke tests (examples.*) are left out of
 #   the asan run; the code they share, bench::example_main, runs sanitized in cli.example_main_*.
 # - The CPU engine (tprimat_cpu) is where the tests spend their time, 90% of it in Eigen's GEMM
 #   kernel: it gets -O2, and leaves out UBSan's null and alignment checks, which on every packet
@@ -65,15 +65,19 @@ function(tprimat_sanitize_adjust_targets)
     target_compile_options(tprimat_cpu PRIVATE
                            "$<$<COMPILE_LANGUAGE:CXX>:-O2;-fno-sanitize=null,alignment>")
   endif()
+  # The fixed-layout binaries (examples/models) and the numbered examples (examples/): their
+  # tests (examples.*) are left out of the asan run.
   if(NOT TARGET tprimat-examples)
     return()
   endif()
-  get_property(targets DIRECTORY ${PROJECT_SOURCE_DIR}/examples/models PROPERTY BUILDSYSTEM_TARGETS)
-  foreach(target IN LISTS targets)
-    get_target_property(type ${target} TYPE)
-    if(type STREQUAL "EXECUTABLE")
-      set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
-    endif()
+  foreach(dir examples/models examples)
+    get_property(targets DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(target IN LISTS targets)
+      get_target_property(type ${target} TYPE)
+      if(type STREQUAL "EXECUTABLE")
+        set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+      endif()
+    endforeach()
   endforeach()
 endfunction()
 cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL tprimat_sanitize_adjust_targets)

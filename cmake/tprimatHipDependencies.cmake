@@ -33,7 +33,7 @@ if(NOT TARGET tprimat::hip_runtime)
   endif()
 endif()
 
-# AMD's optional libraries, beside the runtime: tprimat::hipblaslt_library (backend::Gpu on HIP's GEMMs,
+# AMD's optional libraries, beside the runtime: tprimat::hipblaslt_library (the HIP backend's GEMMs,
 # TPRIMAT_HAVE_HIPBLASLT) and tprimat::rccl_library (comm::Nccl over RCCL's NCCL API,
 # TPRIMAT_HAVE_NCCL and TPRIMAT_HAVE_RCCL), each empty where missing or switched off
 # (TPRIMAT_HIPBLASLT, TPRIMAT_RCCL: AUTO, ON or OFF), when the code takes its fallback: the tiled

@@ -20,6 +20,10 @@ enum class Fp8Format : std::uint8_t {
   e5m2_fnuz,  ///< gfx942 E5M2: bias 16, max 57344
 };
 
+/// Every format, in the enum's order.
+inline constexpr Fp8Format all_fp8_formats[] = {Fp8Format::e4m3, Fp8Format::e5m2,
+                                                Fp8Format::e4m3_fnuz, Fp8Format::e5m2_fnuz};
+
 /// The layout of one format.
 struct Fp8Spec {
   int exponent_bits;

@@ -10,9 +10,6 @@
 namespace tprimat::kernels {
 namespace {
 
-constexpr Fp8Format all_formats[] = {Fp8Format::e4m3, Fp8Format::e5m2, Fp8Format::e4m3_fnuz,
-                                     Fp8Format::e5m2_fnuz};
-
 // The value of a byte from its fields with ldexp, written apart from the bit construction
 // fp8_to_float uses; NaN and infinity per the format's rules as OCP and AMD state them.
 double expected_value(std::uint8_t b, Fp8Format f) {
@@ -31,7 +28,7 @@ double expected_value(std::uint8_t b, Fp8Format f) {
 }
 
 TEST(Fp8Format, EveryByteOfEveryFormat) {
-  for (const Fp8Format f : all_formats)
+  for (const Fp8Format f : all_fp8_formats)
     for (int b = 0; b < 256; ++b) {
       const double want = expected_value(std::uint8_t(b), f);
       const float got = fp8_to_float(std::uint8_t(b), f);
@@ -55,7 +52,7 @@ TEST(Fp8Format, LargestFiniteAndSmallestSubnormal) {
   EXPECT_EQ(fp8_to_float(0x01, Fp8Format::e5m2), std::ldexp(1.0f, -16));
   EXPECT_EQ(fp8_to_float(0x01, Fp8Format::e4m3_fnuz), std::ldexp(1.0f, -10));
   EXPECT_EQ(fp8_to_float(0x01, Fp8Format::e5m2_fnuz), std::ldexp(1.0f, -17));
-  for (const Fp8Format f : all_formats) {
+  for (const Fp8Format f : all_fp8_formats) {
     float largest = 0;
     for (int b = 0; b < 128; ++b)
       if (!fp8_is_nan(std::uint8_t(b), f) && std::isfinite(fp8_to_float(std::uint8_t(b), f)))

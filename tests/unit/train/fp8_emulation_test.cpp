@@ -17,24 +17,17 @@
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/training_step.hpp"
+#include "../../support/step_shape.hpp"
 
 namespace {
 
 using namespace tprimat;
+using tprimat::testing::step_shape;
 using kernels::Fp8Format;
 using train::Fp8Tensor;
 using TinyStep = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>>;
 
 constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
-
-train::StepShape shape(int mbs, int seq, int accum, int layers) {
-  train::StepShape s;
-  s.mbs = mbs;
-  s.seq = seq;
-  s.grad_accum = accum;
-  s.layers = layers;
-  return s;
-}
 
 train::OptimizerConfig optimizer() {
   train::OptimizerConfig opt;
@@ -170,8 +163,8 @@ TEST(Fp8Emulation, CurrentRecipeKeepsFirstAndLastLayersInBf16) {
 
 // (c) Under the current recipe a 2-layer model has no FP8 layer: bit for bit the fp32 run.
 TEST(Fp8Step, CurrentRecipeOnTwoLayersIsTheFp32Run) {
-  TinyStep plain(shape(1, 16, 2, 2), optimizer());
-  TinyStep fp8_step(shape(1, 16, 2, 2), optimizer(), 42, parallel::comm::Single{},
+  TinyStep plain(step_shape(1, 16, 2, 2), optimizer());
+  TinyStep fp8_step(step_shape(1, 16, 2, 2), optimizer(), 42, parallel::comm::Single{},
                     fp8(train::Fp8Recipe::current));
   for (int s = 0; s < 2; ++s) {
     const auto tokens = batch(s, 2, 16);
@@ -191,8 +184,8 @@ TEST(Fp8Step, CurrentRecipeOnTwoLayersIsTheFp32Run) {
 // everything with scale 1 measured 3.7% on the norm, E5M2 flushing the smallest gradients):
 // the scale tests below do.
 void expect_close_to_fp32(train::Fp8Recipe recipe, const char* name) {
-  TinyStep plain(shape(2, 32, 2, 4), optimizer());
-  TinyStep fp8_step(shape(2, 32, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
+  TinyStep plain(step_shape(2, 32, 2, 4), optimizer());
+  TinyStep fp8_step(step_shape(2, 32, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
   double worst_loss = 0, worst_norm = 0;
   for (int s = 0; s < 4; ++s) {
     const auto tokens = batch(s, 4, 32);
@@ -222,8 +215,8 @@ TEST(Fp8Step, CurrentIsCloseToFp32ButNotEqual) {
 // (e) Two identical FP8 runs agree bit for bit.
 TEST(Fp8Step, Deterministic) {
   for (auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
-    TinyStep a(shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
-    TinyStep b(shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
+    TinyStep a(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
+    TinyStep b(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
     for (int s = 0; s < 3; ++s) {
       const auto tokens = batch(s, 2, 16);
       const auto sa = a.run(tokens), sb = b.run(tokens);
@@ -241,7 +234,7 @@ TEST(Fp8Step, Deterministic) {
 // Current: each weight is cast with max_finite / its amax now, and the FP8 copy holds exactly
 // Q(w) of the master before the step's update.
 TEST(Fp8Step, CurrentScalesWeightsByTheirAmaxNow) {
-  TinyStep step(shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{},
+  TinyStep step(step_shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{},
                 fp8(train::Fp8Recipe::current));
   for (int s = 0; s < 2; ++s) {
     const auto w = weight_of(step.model(), 1, "mlp.w_up");
@@ -267,7 +260,7 @@ TEST(Fp8Step, FnuzSettingsCastToGfx942Formats) {
   p.fp8.gradient_format = Fp8Format::e5m2_fnuz;
   EXPECT_EQ(train::fp8_format_of(Fp8Tensor::x_qkv, p.fp8), Fp8Format::e4m3_fnuz);
   EXPECT_EQ(train::fp8_format_of(Fp8Tensor::g_q, p.fp8), Fp8Format::e5m2_fnuz);
-  TinyStep step(shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{}, p);
+  TinyStep step(step_shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{}, p);
   const auto w = weight_of(step.model(), 1, "mlp.w_up");
   step.run(batch(0, 1, 16));
   const float want = 240.0f / amax(w);
@@ -288,7 +281,7 @@ TEST(Fp8Step, FnuzSettingsCastToGfx942Formats) {
 TEST(Fp8Step, DelayedScalesComeFromTheHistory) {
   auto p = fp8(train::Fp8Recipe::delayed);
   p.fp8.amax_history = 2;  // so that the third step drops the first step's amax
-  TinyStep step(shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, p);
+  TinyStep step(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, p);
   const auto& f = step.model().fp8();
   std::vector<float> amaxes;  // the w_gate amax of layer 2 at each step's start
   for (int s = 0; s < 4; ++s) {

@@ -17,20 +17,13 @@
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/parallel/layout.hpp"
+#include "../../support/step_shape.hpp"
 
 namespace {
 
 using namespace tprimat;
+using tprimat::testing::step_shape;
 using TinyStep = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>>;
-
-train::StepShape shape(int mbs, int seq, int accum = 1, int layers = 0) {
-  train::StepShape s;
-  s.mbs = mbs;
-  s.seq = seq;
-  s.grad_accum = accum;
-  s.layers = layers;
-  return s;
-}
 
 std::vector<std::int32_t> batch(const data::SyntheticTokens& data, std::int64_t step, int gbs,
                                 int seq) {
@@ -44,7 +37,7 @@ TEST(TrainingStep, ModelParallelLayoutNeedsItsRanks) {
   // cannot host it: the world size is checked before anything is allocated.
   using Step = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<2, 2>>;
   try {
-    Step step(shape(1, 8), {});
+    Step step(step_shape(1, 8), {});
     FAIL() << "expected InputError";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layout TP=2 x PP=2 needs a multiple of 4 ranks, but "
@@ -62,12 +55,12 @@ TEST(TrainingStep, PipelineBubbleAndSlots) {
   EXPECT_EQ(train::pipeline_slots(4, 0, 8), 4);  // first stage: PP micro-batches in flight
   EXPECT_EQ(train::pipeline_slots(4, 3, 8), 1);  // last stage: forward then backward at once
   EXPECT_EQ(train::pipeline_slots(4, 0, 2), 2);  // never more than there are micro-batches
-  TinyStep step(shape(1, 8), {});
+  TinyStep step(step_shape(1, 8), {});
   EXPECT_EQ(step.pipeline_bubble_fraction(), 0.0);
 }
 
 TEST(TrainingStep, RejectsBadTokensAndSizes) {
-  TinyStep step(shape(1, 4), {});
+  TinyStep step(step_shape(1, 4), {});
   std::vector<std::int32_t> tokens{1, 2, 3, 4, 5};
   tokens[3] = 256;  // vocab of Tiny is 256
   try {
@@ -81,15 +74,15 @@ TEST(TrainingStep, RejectsBadTokensAndSizes) {
   tokens.pop_back();
   EXPECT_THROW(step.run(tokens), core::InputError);  // needs mbs x (seq + 1) = 5 ids
   EXPECT_EQ(step.steps_done(), 0);
-  EXPECT_THROW(TinyStep(shape(1, 4, 1, 5), {}), core::InputError);  // Tiny has 4 layers
-  EXPECT_THROW(TinyStep(shape(0, 4), {}), core::InputError);
+  EXPECT_THROW(TinyStep(step_shape(1, 4, 1, 5), {}), core::InputError);  // Tiny has 4 layers
+  EXPECT_THROW(TinyStep(step_shape(0, 4), {}), core::InputError);
 }
 
 TEST(TrainingStep, CountsAndBytes) {
-  TinyStep full(shape(1, 16), {});
+  TinyStep full(step_shape(1, 16), {});
   EXPECT_EQ(full.dims().layers, 4);
   EXPECT_EQ(full.parameter_count(), model::total_params(model::dims<model::Tiny>()));
-  TinyStep two(shape(2, 16, 1, 2), {});
+  TinyStep two(step_shape(2, 16, 1, 2), {});
   EXPECT_EQ(two.dims().layers, 2);
   EXPECT_EQ(two.parameter_count(), model::total_params(model::dims<model::Tiny>().with_layers(2)));
   // Weights, gradients and two AdamW moments in fp32, plus at least the [n, vocab] logits.
@@ -97,7 +90,7 @@ TEST(TrainingStep, CountsAndBytes) {
       4 * sizeof(float) * two.parameter_count() + 2 * 16 * 256 * sizeof(float);
   EXPECT_GT(two.peak_bytes(), floor);
   // Activations grow with the tokens of a micro-batch.
-  TinyStep longer(shape(2, 64, 1, 2), {});
+  TinyStep longer(step_shape(2, 64, 1, 2), {});
   EXPECT_GT(longer.peak_bytes(), two.peak_bytes());
 }
 
@@ -106,7 +99,7 @@ TEST(TrainingStep, FirstStepLossIsLnVocabAndFollowsSchedule) {
   opt.lr_peak = 1e-3;
   opt.warmup_steps = 4;
   opt.decay_steps = 10;
-  TinyStep step(shape(2, 32), opt);
+  TinyStep step(step_shape(2, 32), opt);
   data::SyntheticTokens data(256);
   const auto s0 = step.run(batch(data, 0, 2, 32));
   // Init std 0.02 makes the logits nearly uniform: loss ~ ln(256) = 5.545; 0.05 covers the
@@ -122,7 +115,7 @@ TEST(TrainingStep, FirstStepLossIsLnVocabAndFollowsSchedule) {
 
 TEST(TrainingStep, SameSeedSameNumbers) {
   data::SyntheticTokens data(256);
-  TinyStep a(shape(1, 16, 1, 2), {}, 7), b(shape(1, 16, 1, 2), {}, 7), c(shape(1, 16, 1, 2), {}, 8);
+  TinyStep a(step_shape(1, 16, 1, 2), {}, 7), b(step_shape(1, 16, 1, 2), {}, 7), c(step_shape(1, 16, 1, 2), {}, 8);
   for (int s = 0; s < 2; ++s) {
     const auto tokens = batch(data, s, 1, 16);
     const auto sa = a.run(tokens), sb = b.run(tokens), sc = c.run(tokens);
@@ -138,7 +131,7 @@ TEST(TrainingStep, DistributedOptimizerOnOneRankChangesNothing) {
   data::SyntheticTokens data(256);
   train::OptimizerConfig zero;
   zero.distributed_optimizer = true;
-  TinyStep plain(shape(1, 16, 2, 2), {}), sharded(shape(1, 16, 2, 2), zero);
+  TinyStep plain(step_shape(1, 16, 2, 2), {}), sharded(step_shape(1, 16, 2, 2), zero);
   for (int s = 0; s < 2; ++s) {
     const auto tokens = batch(data, s, 2, 16);
     const auto sp = plain.run(tokens), sz = sharded.run(tokens);
@@ -156,7 +149,7 @@ TEST(TrainingStep, AccumulationEqualsBiggerMicroBatch) {
   data::SyntheticTokens data(256, 3);
   train::OptimizerConfig opt;
   opt.warmup_steps = 1;
-  TinyStep accum(shape(1, 32, 2, 2), opt), wide(shape(2, 32, 1, 2), opt);
+  TinyStep accum(step_shape(1, 32, 2, 2), opt), wide(step_shape(2, 32, 1, 2), opt);
   for (int s = 0; s < 2; ++s) {
     const auto tokens = batch(data, s, 2, 32);
     const auto sa = accum.run(tokens), sw = wide.run(tokens);
@@ -181,7 +174,7 @@ TEST(TrainingStep, LossFallsOnSyntheticTask) {
   opt.lr_min = 1e-3;
   opt.warmup_steps = 5;
   opt.decay_steps = 60;
-  TinyStep step(shape(8, 64), opt);
+  TinyStep step(step_shape(8, 64), opt);
   data::SyntheticTokens data(256);
   double first = 0, tail = 0;
   for (int s = 0; s < 60; ++s) {
