@@ -5,16 +5,15 @@
 
 #include <cstdint>
 
+#include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 
 namespace tprimat::model {
 
 /// Parameters of one transformer layer: two RMSNorm gains, QKV (+bias), O, gate/up/down.
 constexpr std::int64_t layer_params(const Dims& d) {
-  const std::int64_t h = d.hidden, q = d.q_dim(), kv = d.kv_dim(), f = d.ffn;
-  const std::int64_t attn = h * q + 2 * h * kv + q * h + (d.qkv_bias ? q + 2 * kv : 0);
-  const std::int64_t mlp = 3 * h * f;
-  return attn + mlp + 2 * h;
+  const std::int64_t biases = d.qkv_bias ? std::int64_t{d.q_dim()} + 2 * d.kv_dim() : 0;
+  return projection_params(d) + biases + 2 * std::int64_t{d.hidden};
 }
 
 constexpr std::int64_t embedding_params(const Dims& d) {

@@ -3,14 +3,18 @@
 // The parameter table of a model shard (names, shapes, TP blocks, flat offsets) and its init.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 
 namespace tprimat::train {
+
+using model::Projection;
 
 /// How a parameter tensor starts: matrices normal(0, init_std), norm gains 1, biases 0.
 enum class Init { normal, ones, zeros };
@@ -62,15 +66,11 @@ struct Shard {
 
 /// Offsets of one layer's tensors in the flat buffers; bias offsets -1 without qkv_bias.
 struct LayerParams {
-  std::int64_t attn_norm, wq, wk, wv, bq = -1, bk = -1, bv = -1, wo;
-  std::int64_t mlp_norm, w_gate, w_up, w_down;
+  std::int64_t attn_norm = -1, bq = -1, bk = -1, bv = -1, mlp_norm = -1;
+  std::array<std::int64_t, model::projection_count> projections{};  ///< model::projections' order
 
-  /// The offset of projection weight `w` in the order q, k, v, o, gate, up, down (FP8's weight
-  /// tensors, docs/fp8.md).
-  std::int64_t projection(int w) const {
-    const std::int64_t offsets[7] = {wq, wk, wv, wo, w_gate, w_up, w_down};
-    return offsets[w];
-  }
+  /// The offset of projection weight `w` (`lp[wq]` after `using enum Projection`).
+  std::int64_t operator[](Projection w) const { return projections[model::index_of(w)]; }
 };
 
 /// Where every parameter of one shard lives in the flat parameter (and gradient) buffer, in the
@@ -124,31 +124,34 @@ inline std::int64_t add_tensor(ParameterTable& t, const Shard& shard, std::strin
 inline ParameterTable make_parameter_table(const model::Dims& d, const Shard& shard) {
   ParameterTable t;
   const int local_layers = shard.layer_count < 0 ? d.layers : shard.layer_count;
-  const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn, v = d.vocab;
+  const std::int64_t h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), v = d.vocab;
   t.embedding = detail::add_tensor(t, shard, "embedding", v, h, Init::normal, Split::rows,
                                    shard.first_stage);
   for (int l = 0; l < d.layers; ++l) {
     const std::string pre = "layers." + std::to_string(l) + ".";
     const bool mine = l >= shard.layer_begin && l < shard.layer_begin + local_layers;
+    LayerParams lp;
     auto add = [&](std::string name, std::int64_t rows, std::int64_t cols, Init init,
                    Split split = Split::none) {
       return detail::add_tensor(t, shard, pre + name, rows, cols, init, split, mine);
     };
-    LayerParams lp{};
+    auto add_projection = [&](Projection w) {
+      const model::WeightShape shape = model::projection_shape(d, w);
+      const Split split = model::tp_split(w) == model::TpSplit::outputs ? Split::cols : Split::rows;
+      lp.projections[model::index_of(w)] =
+          add(std::string(model::projection_name(w)), shape.in, shape.out, Init::normal, split);
+    };
+    using enum Projection;
     lp.attn_norm = add("attn_norm", 1, h, Init::ones);
-    lp.wq = add("attn.wq", h, qd, Init::normal, Split::cols);
-    lp.wk = add("attn.wk", h, kvd, Init::normal, Split::cols);
-    lp.wv = add("attn.wv", h, kvd, Init::normal, Split::cols);
+    for (Projection w : {wq, wk, wv}) add_projection(w);
     if (d.qkv_bias) {
       lp.bq = add("attn.bq", 1, qd, Init::zeros, Split::cols);
       lp.bk = add("attn.bk", 1, kvd, Init::zeros, Split::cols);
       lp.bv = add("attn.bv", 1, kvd, Init::zeros, Split::cols);
     }
-    lp.wo = add("attn.wo", qd, h, Init::normal, Split::rows);
+    add_projection(wo);
     lp.mlp_norm = add("mlp_norm", 1, h, Init::ones);
-    lp.w_gate = add("mlp.w_gate", h, f, Init::normal, Split::cols);
-    lp.w_up = add("mlp.w_up", h, f, Init::normal, Split::cols);
-    lp.w_down = add("mlp.w_down", f, h, Init::normal, Split::rows);
+    for (Projection w : {w_gate, w_up, w_down}) add_projection(w);
     if (mine) t.layers.push_back(lp);
   }
   t.final_norm = detail::add_tensor(t, shard, "final_norm", 1, h, Init::ones, Split::none,

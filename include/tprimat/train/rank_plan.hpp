@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/validate.hpp"
@@ -64,7 +65,6 @@ struct GroupPlace {
 inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, const Shard& shard) {
   RankPlan p;
   p.full = dims;
-  p.d = dims;
   p.shape = shape;
   p.n = std::int64_t{shape.mbs} * shape.seq;
   p.tp = shard.tp_size;
@@ -78,10 +78,7 @@ inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, cons
   p.local_layers = shard.layer_count < 0 ? dims.layers : shard.layer_count;
   p.layer_begin = shard.layer_begin;
   p.slots = shard.slots;
-  p.d.heads /= p.tp;
-  p.d.kv_heads /= p.tp;
-  p.d.ffn /= p.tp;
-  p.d.vocab /= p.tp;
+  p.d = model::tp_share(dims, p.tp);
   p.vocab_begin = std::int64_t{p.d.vocab} * p.tp_rank;
   p.table = make_parameter_table(dims, shard);
   p.params = p.table.total();

@@ -50,7 +50,7 @@ enum class Fp8Tensor : std::uint8_t {
   g_v,
 };
 inline constexpr int fp8_tensors_per_layer = 18;
-inline constexpr int fp8_weights_per_layer = 7;
+inline constexpr int fp8_weights_per_layer = model::projection_count;
 inline constexpr int fp8_activations_per_layer = 4;
 
 inline const char* fp8_tensor_name(Fp8Tensor t) {
@@ -72,9 +72,15 @@ inline bool fp8_split_by_tp(Fp8Tensor t) {
   return !(t == Fp8Tensor::x_qkv || t == Fp8Tensor::x_mlp || t == Fp8Tensor::g_down ||
            t == Fp8Tensor::g_o);
 }
+/// The FP8 tensor of projection w's weight: the weights lead the tensors in
+/// model::projections' order.
+constexpr Fp8Tensor fp8_weight(Projection w) {
+  static_assert(int(Fp8Tensor::w_down) + 1 == model::projection_count);
+  return static_cast<Fp8Tensor>(w);
+}
 /// Where weight `w` of a layer lives in the flat parameter buffer.
 inline std::int64_t fp8_weight_offset(const LayerParams& lp, Fp8Tensor w) {
-  return lp.projection(static_cast<int>(w));
+  return lp[static_cast<Projection>(w)];
 }
 
 /// Q_F(x; s) = decode_F(cast_F(x * s)) * (1.0f / s): the value an FP8 GEMM sees for `x`, through

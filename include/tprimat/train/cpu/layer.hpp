@@ -44,6 +44,7 @@ struct LayerResources {
 template <class Backend, class T>
 class DecoderLayer {
  public:
+  using enum Projection;
   explicit DecoderLayer(const LayerResources<Backend, T>& resources)
       : r(resources),
         d(resources.plan.d),
@@ -79,8 +80,9 @@ class DecoderLayer {
   T* g(std::int64_t offset) const { return r.grads + offset; }
   /// The weight the forward and input-gradient GEMMs of local layer `l` read: its FP8 copy in an
   /// FP8 layer, the master otherwise (the weight gradient always goes to the master's).
-  const T* weight(int l, std::int64_t offset, Fp8Tensor w) const {
-    return r.fp8.layer_in_fp8(l) ? r.fp8.weight(l, w) : p(offset);
+  /// Projection w of local layer l as its GEMMs read it: FP8-quantised in an FP8 layer.
+  const T* weight(int l, const LayerParams& lp, Projection w) const {
+    return r.fp8.layer_in_fp8(l) ? r.fp8.weight(l, fp8_weight(w)) : p(lp[w]);
   }
 
   void attention_forward(int l, int slot, LayerActivations<T>& a) {
@@ -88,11 +90,11 @@ class DecoderLayer {
     const bool q8 = r.fp8.layer_in_fp8(l);
     r.tp.norm_forward(a.x.data(), p(lp.attn_norm), a.xn1.data(), a.rstd1.data());
     if (q8) r.fp8.cast_activation(l, F::x_qkv, slot, a.xn1.data(), a.xn1.data(), n * h);
-    B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, weight(l, lp.wq, F::w_q), qd, T(0),
+    B::gemm(false, false, n, qd, h, T(1), a.xn1.data(), h, weight(l, lp, wq), qd, T(0),
             a.q.data(), qd);
-    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, weight(l, lp.wk, F::w_k), kvd, T(0),
+    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, weight(l, lp, wk), kvd, T(0),
             a.k.data(), kvd);
-    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, weight(l, lp.wv, F::w_v), kvd, T(0),
+    B::gemm(false, false, n, kvd, h, T(1), a.xn1.data(), h, weight(l, lp, wv), kvd, T(0),
             a.v.data(), kvd);
     if (d.qkv_bias) {
       B::add_bias(a.q.data(), p(lp.bq), n, qd);
@@ -108,13 +110,13 @@ class DecoderLayer {
       r.fp8.cast_activation(l, F::x_o, slot, a.attn.data(), s.fp8_attn.data(), n * qd);
       attn = s.fp8_attn.data();
     }
-    const T* wo = weight(l, lp.wo, F::w_o);
+    const T* o_weight = weight(l, lp, wo);
     if (!r.tp.splits()) {
       std::copy(a.x.begin(), a.x.end(), a.x_mid.begin());  // residual
-      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(1), a.x_mid.data(), h);
+      B::gemm(false, false, n, h, qd, T(1), attn, qd, o_weight, h, T(1), a.x_mid.data(), h);
     } else {  // row-parallel O: partial products summed over TP, then the residual
       T* partial = r.tp.partial_buffer(a.x_mid.data());
-      B::gemm(false, false, n, h, qd, T(1), attn, qd, wo, h, T(0), partial, h);
+      B::gemm(false, false, n, h, qd, T(1), attn, qd, o_weight, h, T(0), partial, h);
       r.tp.row_parallel_sum(partial, a.x.data(), a.x_mid.data());
     }
   }
@@ -124,19 +126,19 @@ class DecoderLayer {
     const bool q8 = r.fp8.layer_in_fp8(l);
     r.tp.norm_forward(a.x_mid.data(), p(lp.mlp_norm), a.xn2.data(), a.rstd2.data());
     if (q8) r.fp8.cast_activation(l, F::x_mlp, slot, a.xn2.data(), a.xn2.data(), n * h);
-    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, weight(l, lp.w_gate, F::w_gate), f, T(0),
+    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, weight(l, lp, w_gate), f, T(0),
             a.gate.data(), f);
-    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, weight(l, lp.w_up, F::w_up), f, T(0),
+    B::gemm(false, false, n, f, h, T(1), a.xn2.data(), h, weight(l, lp, w_up), f, T(0),
             a.up.data(), f);
     B::swiglu_forward(a.gate.data(), a.up.data(), s.h.data(), n * f);
     if (q8) r.fp8.cast_activation(l, F::x_down, slot, s.h.data(), s.h.data(), n * f);
-    const T* w_down = weight(l, lp.w_down, F::w_down);
+    const T* down_weight = weight(l, lp, w_down);
     if (!r.tp.splits()) {
       std::copy(a.x_mid.begin(), a.x_mid.end(), next);  // residual
-      B::gemm(false, false, n, h, f, T(1), s.h.data(), f, w_down, h, T(1), next, h);
+      B::gemm(false, false, n, h, f, T(1), s.h.data(), f, down_weight, h, T(1), next, h);
     } else {  // row-parallel down: as O
       T* partial = r.tp.partial_buffer(next);
-      B::gemm(false, false, n, h, f, T(1), s.h.data(), f, w_down, h, T(0), partial, h);
+      B::gemm(false, false, n, h, f, T(1), s.h.data(), f, down_weight, h, T(0), partial, h);
       r.tp.row_parallel_sum(partial, a.x_mid.data(), next);
     }
   }
@@ -151,19 +153,19 @@ class DecoderLayer {
       r.fp8.cast_gradient(l, F::g_down, d_next, s.fp8_grad.data(), n * h);
       d_next = s.fp8_grad.data();
     }
-    B::gemm(true, false, f, h, n, T(1), s.h.data(), f, d_next, h, T(1), g(lp.w_down), h);
-    B::gemm(false, true, n, f, h, T(1), d_next, h, weight(l, lp.w_down, F::w_down), h, T(0),
+    B::gemm(true, false, f, h, n, T(1), s.h.data(), f, d_next, h, T(1), g(lp[w_down]), h);
+    B::gemm(false, true, n, f, h, T(1), d_next, h, weight(l, lp, w_down), h, T(0),
             s.dh.data(), f);
     B::swiglu_backward(a.gate.data(), a.up.data(), s.dh.data(), s.dgate.data(), s.dup.data(), n * f);
     if (q8) {
       r.fp8.cast_gradient(l, F::g_gate, s.dgate.data(), s.dgate.data(), n * f);
       r.fp8.cast_gradient(l, F::g_up, s.dup.data(), s.dup.data(), n * f);
     }
-    B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, s.dgate.data(), f, T(1), g(lp.w_gate), f);
-    B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, s.dup.data(), f, T(1), g(lp.w_up), f);
-    B::gemm(false, true, n, h, f, T(1), s.dgate.data(), f, weight(l, lp.w_gate, F::w_gate), f, T(0),
+    B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, s.dgate.data(), f, T(1), g(lp[w_gate]), f);
+    B::gemm(true, false, h, f, n, T(1), a.xn2.data(), h, s.dup.data(), f, T(1), g(lp[w_up]), f);
+    B::gemm(false, true, n, h, f, T(1), s.dgate.data(), f, weight(l, lp, w_gate), f, T(0),
             s.dxn.data(), h);
-    B::gemm(false, true, n, h, f, T(1), s.dup.data(), f, weight(l, lp.w_up, F::w_up), f, T(1),
+    B::gemm(false, true, n, h, f, T(1), s.dup.data(), f, weight(l, lp, w_up), f, T(1),
             s.dxn.data(), h);
     r.tp.norm_backward(s.dxn.data(), a.x_mid.data(), p(lp.mlp_norm), a.rstd2.data(), s.dx.data(),
                        g(lp.mlp_norm));
@@ -180,8 +182,8 @@ class DecoderLayer {
       attn = s.fp8_attn.data();
       d_mid = s.fp8_grad.data();
     }
-    B::gemm(true, false, qd, h, n, T(1), attn, qd, d_mid, h, T(1), g(lp.wo), h);
-    B::gemm(false, true, n, qd, h, T(1), d_mid, h, weight(l, lp.wo, F::w_o), h, T(0), s.dattn.data(),
+    B::gemm(true, false, qd, h, n, T(1), attn, qd, d_mid, h, T(1), g(lp[wo]), h);
+    B::gemm(false, true, n, qd, h, T(1), d_mid, h, weight(l, lp, wo), h, T(0), s.dattn.data(),
             qd);
     B::attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
                           s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(), mbs, seq, d.heads,
@@ -198,14 +200,14 @@ class DecoderLayer {
       r.fp8.cast_gradient(l, F::g_k, s.dk.data(), s.dk.data(), n * kvd);
       r.fp8.cast_gradient(l, F::g_v, s.dv.data(), s.dv.data(), n * kvd);
     }
-    B::gemm(true, false, h, qd, n, T(1), a.xn1.data(), h, s.dq.data(), qd, T(1), g(lp.wq), qd);
-    B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, s.dk.data(), kvd, T(1), g(lp.wk), kvd);
-    B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, s.dv.data(), kvd, T(1), g(lp.wv), kvd);
-    B::gemm(false, true, n, h, qd, T(1), s.dq.data(), qd, weight(l, lp.wq, F::w_q), qd, T(0),
+    B::gemm(true, false, h, qd, n, T(1), a.xn1.data(), h, s.dq.data(), qd, T(1), g(lp[wq]), qd);
+    B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, s.dk.data(), kvd, T(1), g(lp[wk]), kvd);
+    B::gemm(true, false, h, kvd, n, T(1), a.xn1.data(), h, s.dv.data(), kvd, T(1), g(lp[wv]), kvd);
+    B::gemm(false, true, n, h, qd, T(1), s.dq.data(), qd, weight(l, lp, wq), qd, T(0),
             s.dxn.data(), h);
-    B::gemm(false, true, n, h, kvd, T(1), s.dk.data(), kvd, weight(l, lp.wk, F::w_k), kvd, T(1),
+    B::gemm(false, true, n, h, kvd, T(1), s.dk.data(), kvd, weight(l, lp, wk), kvd, T(1),
             s.dxn.data(), h);
-    B::gemm(false, true, n, h, kvd, T(1), s.dv.data(), kvd, weight(l, lp.wv, F::w_v), kvd, T(1),
+    B::gemm(false, true, n, h, kvd, T(1), s.dv.data(), kvd, weight(l, lp, wv), kvd, T(1),
             s.dxn.data(), h);
     r.tp.norm_backward(s.dxn.data(), a.x.data(), p(lp.attn_norm), a.rstd1.data(), s.dx.data(),
                        g(lp.attn_norm));

@@ -26,8 +26,10 @@
 
 namespace tprimat::train::device {
 
-/// A layer's seven projection weights, in LayerParams order.
-enum Fp8Weight : int { w_q, w_k, w_v, w_o, w_gate, w_up, w_down, fp8_weights };
+using model::index_of;
+
+/// A layer's FP8 weights: its seven projections (model/projection.hpp), one scale each.
+inline constexpr int fp8_weights = model::projection_count;
 /// The activations the forward casts (E4M3), each read again by its weight gradient: the
 /// transposes of x_qkv and x_mlp are kept; those of x_o and x_down too, unless the copies are
 /// recast (then the backward casts the kept attention output and the recomputed SwiGLU again).
@@ -71,21 +73,19 @@ class Fp8Linears {
     for (int l = 0; l < layers_; ++l)
       on_[l] = precision.layer_in_fp8(p.layer_begin + l, p.full.layers);
     // Weight w of layer l: [in, out] as the bf16 weight, and its transpose.
-    const std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> shapes = {
-        {{h, qd}, {h, kvd}, {h, kvd}, {qd, h}, {h, f}, {h, f}, {f, h}}};
     kept_ = precision.fp8.copies == Fp8Copies::kept;
-    for (int w = 0; w < fp8_weights; ++w) weight_shape_[w] = shapes[w];
+    for (Projection w : model::projections)
+      weight_shape_[index_of(w)] = model::projection_shape(p.d, w);
     weights_.resize(static_cast<std::size_t>(layers_));
     std::int64_t largest_weight = 0;
     for (int l = 0; l < layers_; ++l) {
       if (!on_[l] || !kept_) continue;
       for (int w = 0; w < fp8_weights; ++w) {
-        const std::int64_t size = shapes[w].first * shapes[w].second;
-        weights_[l].rows[w] = a.alloc<std::uint8_t>(size);
-        weights_[l].cols[w] = a.alloc<std::uint8_t>(size);
+        weights_[l].rows[w] = a.alloc<std::uint8_t>(weight_shape_[w].size());
+        weights_[l].cols[w] = a.alloc<std::uint8_t>(weight_shape_[w].size());
       }
     }
-    for (const auto& [in, out] : shapes) largest_weight = std::max(largest_weight, in * out);
+    for (const auto& shape : weight_shape_) largest_weight = std::max(largest_weight, shape.size());
     // Recast: one weight at a time, cast just before the GEMM that reads it (the stream orders
     // the next cast after that GEMM).
     if (!kept_) recast_weight_ = a.alloc<std::uint8_t>(largest_weight);
@@ -128,10 +128,11 @@ class Fp8Linears {
     auto for_each_weight = [&](auto&& f) {
       for (int l = 0; l < layers_; ++l) {
         if (!on_[l]) continue;
-        for (int w = 0; w < fp8_weights; ++w) f(l, w, params.w(p.table.layers[l].projection(w)));
+        for (Projection w : model::projections)
+          f(l, index_of(w), params.w(p.table.layers[l][w]));
       }
     };
-    auto size = [&](int w) { return weight_shape_[w].first * weight_shape_[w].second; };
+    auto size = [&](int w) { return weight_shape_[w].size(); };
     const std::int64_t count = std::int64_t{layers_} * fp8_weights;
     if (scaled_alone()) {
       for_each_weight([&](int l, int w, const bf16* x) {
@@ -149,7 +150,7 @@ class Fp8Linears {
     }
     for_each_weight([&](int l, int w, const bf16* x) {
       const int id = weight_id(l, w);
-      backend::Gpu::fp8_cast_transpose(x, weight_shape_[w].first, weight_shape_[w].second,
+      backend::Gpu::fp8_cast_transpose(x, weight_shape_[w].in, weight_shape_[w].out,
                                        forward_.format(), forward_.scale(id),
                                        weights_[l].rows[w].data(), weights_[l].cols[w].data(),
                                        records_amax() ? forward_.amax(id) : nullptr, stream);
@@ -205,20 +206,22 @@ class Fp8Linears {
     return Fp8Cast{rows, cols, backward_.scale_inv(id)};
   }
   /// Weight w of layer l as the forward GEMM reads it (the transpose), cast now if recast.
-  Fp8Cast forward_weight(const LayerParams& lp, int l, Fp8Weight w, gpuStream_t stream) {
-    const int id = weight_id(l, w);
-    if (kept_) return Fp8Cast{nullptr, weights_[l].cols[w].data(), forward_.scale_inv(id)};
-    backend::Gpu::fp8_cast_transpose(params_->w(lp.projection(w)), weight_shape_[w].first,
-                                     weight_shape_[w].second, forward_.format(), forward_.scale(id),
+  Fp8Cast forward_weight(const LayerParams& lp, int l, Projection w, gpuStream_t stream) {
+    const int id = weight_id(l, index_of(w));
+    const auto& shape = weight_shape_[index_of(w)];
+    if (kept_)
+      return Fp8Cast{nullptr, weights_[l].cols[index_of(w)].data(), forward_.scale_inv(id)};
+    backend::Gpu::fp8_cast_transpose(params_->w(lp[w]), shape.in, shape.out,
+                                     forward_.format(), forward_.scale(id),
                                      nullptr, recast_weight_.data(), nullptr, stream);
     return Fp8Cast{nullptr, recast_weight_.data(), forward_.scale_inv(id)};
   }
   /// Weight w of layer l as the input-gradient GEMM reads it (the rows), cast now if recast.
-  Fp8Cast backward_weight(const LayerParams& lp, int l, Fp8Weight w, gpuStream_t stream) {
-    const int id = weight_id(l, w);
-    if (kept_) return Fp8Cast{weights_[l].rows[w].data(), nullptr, forward_.scale_inv(id)};
-    backend::Gpu::fp8_cast(params_->w(lp.projection(w)),
-                           weight_shape_[w].first * weight_shape_[w].second, forward_.format(),
+  Fp8Cast backward_weight(const LayerParams& lp, int l, Projection w, gpuStream_t stream) {
+    const int id = weight_id(l, index_of(w));
+    if (kept_)
+      return Fp8Cast{weights_[l].rows[index_of(w)].data(), nullptr, forward_.scale_inv(id)};
+    backend::Gpu::fp8_cast(params_->w(lp[w]), weight_shape_[index_of(w)].size(), forward_.format(),
                            forward_.scale(id), recast_weight_.data(), nullptr, stream);
     return Fp8Cast{recast_weight_.data(), nullptr, forward_.scale_inv(id)};
   }
@@ -307,7 +310,7 @@ class Fp8Linears {
   TensorParallel* tp_ = nullptr;
   int layers_ = 0, slots_ = 1;
   std::vector<bool> on_;
-  std::array<std::pair<std::int64_t, std::int64_t>, fp8_weights> weight_shape_{};
+  std::array<model::WeightShape, fp8_weights> weight_shape_{};  ///< this TP rank's [in, out]
   std::array<std::int64_t, fp8_inputs> input_width_{};
   std::vector<LayerWeights> weights_;
   std::vector<Saved> saved_;

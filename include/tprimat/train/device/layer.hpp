@@ -48,6 +48,7 @@ struct RopeTables {
 /// layer Fp8Linears::on(), the projections run in FP8 (docs/fp8.md); everything else is the same.
 struct DecoderLayer {
   using Gpu = backend::Gpu;
+  using enum Projection;
   const RankPlan& plan;
   DeviceParameters& params;
   Scratch& scratch;
@@ -75,20 +76,20 @@ struct DecoderLayer {
     if (f8) {
       tp.gather_rows(xn1, stream, timer);
       const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_q, stream), h, qd, a.q.data(), nullptr,
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wq, stream), h, qd, a.q.data(), nullptr,
                         bias ? params.w(lp.bq) : nullptr);
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_k, stream), h, kvd, a.k.data(),
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wk, stream), h, kvd, a.k.data(),
                         nullptr, bias ? params.w(lp.bk) : nullptr);
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_v, stream), h, kvd, a.v.data(),
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wv, stream), h, kvd, a.v.data(),
                         nullptr, bias ? params.w(lp.bv) : nullptr);
     } else {
       tp.gather_rows_then(xn1, stream, timer, [&](std::int64_t r, std::int64_t m) {
         const bf16* x = xn1 + r * h;
-        gemm(false, false, m, qd, h, x, h, params.w(lp.wq), qd, 0.f, a.q.data() + r * qd, qd,
+        gemm(false, false, m, qd, h, x, h, params.w(lp[wq]), qd, 0.f, a.q.data() + r * qd, qd,
              bias ? params.w(lp.bq) : nullptr);
-        gemm(false, false, m, kvd, h, x, h, params.w(lp.wk), kvd, 0.f, a.k.data() + r * kvd, kvd,
+        gemm(false, false, m, kvd, h, x, h, params.w(lp[wk]), kvd, 0.f, a.k.data() + r * kvd, kvd,
              bias ? params.w(lp.bk) : nullptr);
-        gemm(false, false, m, kvd, h, x, h, params.w(lp.wv), kvd, 0.f, a.v.data() + r * kvd, kvd,
+        gemm(false, false, m, kvd, h, x, h, params.w(lp[wv]), kvd, 0.f, a.v.data() + r * kvd, kvd,
              bias ? params.w(lp.bv) : nullptr);
       });
     }
@@ -101,9 +102,9 @@ struct DecoderLayer {
     timer.mark("elementwise");
     if (f8)
       fp8_row_parallel_add(fp8.cast_input(slot, l, x_o, a.attn.data(), stream),
-                           fp8.forward_weight(lp, l, w_o, stream), qd, a.x.data(), a.x_mid.data());
+                           fp8.forward_weight(lp, l, wo, stream), qd, a.x.data(), a.x_mid.data());
     else
-      tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp.wo), a.x.data(),
+      tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp[wo]), a.x.data(),
                           a.x_mid.data(), timer);
     Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, plan.rows, d.hidden, eps,
                          plan.own_rows(xn2), a.rstd2.data(), stream);
@@ -115,8 +116,8 @@ struct DecoderLayer {
     } else {
       tp.gather_rows_then(xn2, stream, timer, [&](std::int64_t r, std::int64_t m) {
         const bf16* x = xn2 + r * h;
-        gemm(false, false, m, f, h, x, h, params.w(lp.w_gate), f, 0.f, a.gate.data() + r * f, f);
-        gemm(false, false, m, f, h, x, h, params.w(lp.w_up), f, 0.f, a.up.data() + r * f, f);
+        gemm(false, false, m, f, h, x, h, params.w(lp[w_gate]), f, 0.f, a.gate.data() + r * f, f);
+        gemm(false, false, m, f, h, x, h, params.w(lp[w_up]), f, 0.f, a.up.data() + r * f, f);
       });
     }
     Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
@@ -124,7 +125,7 @@ struct DecoderLayer {
       fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
                            fp8.forward_weight(lp, l, w_down, stream), f, a.x_mid.data(), next);
     else
-      tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp.w_down), a.x_mid.data(),
+      tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp[w_down]), a.x_mid.data(),
                           next, timer);
   }
 
@@ -145,24 +146,24 @@ struct DecoderLayer {
     // The input gradient first: the SwiGLU backward then recomputes the forward's h (not kept)
     // in the same pass over gate and up, for the down projection's weight gradient.
     tp.gather_rows_then(s.dres_bf.data(), stream, timer, [&](std::int64_t r, std::int64_t m) {
-      gemm(false, true, m, f, h, s.dres_bf.data() + r * h, h, params.w(lp.w_down), h, 0.f,
+      gemm(false, true, m, f, h, s.dres_bf.data() + r * h, h, params.w(lp[w_down]), h, 0.f,
            s.dhidden.data() + r * f, f);
     });
     Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
     // The input gradient before the weight gradients: its TP all-reduce runs beside them.
-    gemm(false, true, n, h, f, s.dgate.data(), f, params.w(lp.w_gate), f, 0.f, s.dxn.data(), h);
-    gemm(false, true, n, h, f, s.dup.data(), f, params.w(lp.w_up), f, 1.f, s.dxn.data(), h);
+    gemm(false, true, n, h, f, s.dgate.data(), f, params.w(lp[w_gate]), f, 0.f, s.dxn.data(), h);
+    gemm(false, true, n, h, f, s.dup.data(), f, params.w(lp[w_up]), f, 1.f, s.dxn.data(), h);
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
-    gemm(true, false, f, h, n, s.hidden.data(), f, s.dres_bf.data(), h, acc, params.g(lp.w_down),
+    gemm(true, false, f, h, n, s.hidden.data(), f, s.dres_bf.data(), h, acc, params.g(lp[w_down]),
          h);
     // Under sequence parallelism with overlap the gate and up weight gradients wait until the
     // norm's backward is done: they hide the attention half's all-gather instead, the down
     // projection's alone the reduce-scatter (each about the size of what it hides).
     const bool gather_beside = tp.gathers_beside();
     const auto gate_up_weight_grads = [&] {
-      gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp.w_gate), f);
-      gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp.w_up), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp[w_gate]), f);
+      gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp[w_up]), f);
     };
     if (!gather_beside) gate_up_weight_grads();
     tp.end_all_reduce(stream);
@@ -173,7 +174,7 @@ struct DecoderLayer {
     // Attention half: x_mid = x + attention(rope(xn1 Wq + bq), rope(xn1 Wk + bk), xn1 Wv + bv)Wo.
     // The row-parallel O's input gradient needs every row of dres_bf (gathered).
     const auto o_input_grad = [&](std::int64_t r, std::int64_t m) {
-      gemm(false, true, m, qd, h, s.dres_bf.data() + r * h, h, params.w(lp.wo), h, 0.f,
+      gemm(false, true, m, qd, h, s.dres_bf.data() + r * h, h, params.w(lp[wo]), h, 0.f,
            s.dattn.data() + r * qd, qd);
     };
     if (gather_beside) {
@@ -185,16 +186,16 @@ struct DecoderLayer {
       tp.gather_rows_then(s.dres_bf.data(), stream, timer, o_input_grad);
     }
     attention_backward(lp, a);
-    gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp.wq), qd, 0.f, s.dxn.data(), h);
-    gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp.wk), kvd, 1.f, s.dxn.data(), h);
-    gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp.wv), kvd, 1.f, s.dxn.data(), h);
+    gemm(false, true, n, h, qd, s.dq.data(), qd, params.w(lp[wq]), qd, 0.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dk.data(), kvd, params.w(lp[wk]), kvd, 1.f, s.dxn.data(), h);
+    gemm(false, true, n, h, kvd, s.dv.data(), kvd, params.w(lp[wv]), kvd, 1.f, s.dxn.data(), h);
     // O's weight gradient here (dres_bf and attn are unchanged since): with Q, K and V's it
     // runs beside the input gradient's reduction.
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
-    gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp.wo), h);
-    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp.wq), qd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp.wk), kvd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp.wv), kvd);
+    gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp[wo]), h);
+    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp[wq]), qd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp[wk]), kvd);
+    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp[wv]), kvd);
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(),
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
@@ -254,7 +255,7 @@ struct DecoderLayer {
     Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
     fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down, s.hidden.data(), stream), gd, f, h, acc,
-                    params.g(lp.w_down));
+                    params.g(lp[w_down]));
     const Fp8Cast gg = fp8.cast_grad(l, g_gate, s.dgate.data(), f, 1, 0, stream);
     const Fp8Cast gu = fp8.cast_grad(l, g_up, s.dup.data(), f, 0, 0, stream);
     fp8.input_grad<float>(gemm, gg, fp8.backward_weight(lp, l, w_gate, stream), h, f, 0.f,
@@ -263,8 +264,8 @@ struct DecoderLayer {
                           s.dxn.data());
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
     const Fp8Cast xm = fp8.saved_input(slot, l, x_mlp, nullptr, stream);
-    fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp.w_gate));
-    fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp.w_up));
+    fp8.weight_grad(gemm, xm, gg, h, f, acc, params.g(lp[w_gate]));
+    fp8.weight_grad(gemm, xm, gu, h, f, acc, params.g(lp[w_up]));
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, a.rstd2.data(),
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
@@ -274,24 +275,24 @@ struct DecoderLayer {
     // Attention half.
     const Fp8Cast go = fp8.cast_grad(l, g_o, s.dres_bf.data(), h, 0, 0, stream);
     fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_o, a.attn.data(), stream), go, qd, h, acc,
-                    params.g(lp.wo));
-    fp8.input_grad<bf16>(gemm, go, fp8.backward_weight(lp, l, w_o, stream), qd, h, 0.f,
+                    params.g(lp[wo]));
+    fp8.input_grad<bf16>(gemm, go, fp8.backward_weight(lp, l, wo, stream), qd, h, 0.f,
                          s.dattn.data());
     attention_backward(lp, a);
     const Fp8Cast gq = fp8.cast_grad(l, g_q, s.dq.data(), qd, 0, 0, stream);
     const Fp8Cast gk = fp8.cast_grad(l, g_k, s.dk.data(), kvd, 1, 0, stream);
     const Fp8Cast gv = fp8.cast_grad(l, g_v, s.dv.data(), kvd, 1, n * kvd, stream);
-    fp8.input_grad<float>(gemm, gq, fp8.backward_weight(lp, l, w_q, stream), h, qd, 0.f,
+    fp8.input_grad<float>(gemm, gq, fp8.backward_weight(lp, l, wq, stream), h, qd, 0.f,
                           s.dxn.data());
-    fp8.input_grad<float>(gemm, gk, fp8.backward_weight(lp, l, w_k, stream), h, kvd, 1.f,
+    fp8.input_grad<float>(gemm, gk, fp8.backward_weight(lp, l, wk, stream), h, kvd, 1.f,
                           s.dxn.data());
-    fp8.input_grad<float>(gemm, gv, fp8.backward_weight(lp, l, w_v, stream), h, kvd, 1.f,
+    fp8.input_grad<float>(gemm, gv, fp8.backward_weight(lp, l, wv, stream), h, kvd, 1.f,
                           s.dxn.data());
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
     const Fp8Cast xq = fp8.saved_input(slot, l, x_qkv, nullptr, stream);
-    fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp.wq));
-    fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp.wk));
-    fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp.wv));
+    fp8.weight_grad(gemm, xq, gq, h, qd, acc, params.g(lp[wq]));
+    fp8.weight_grad(gemm, xq, gk, h, kvd, acc, params.g(lp[wk]));
+    fp8.weight_grad(gemm, xq, gv, h, kvd, acc, params.g(lp[wv]));
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(),
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),

@@ -96,8 +96,7 @@ class DeviceParameters {
 inline std::vector<std::pair<std::int64_t, std::int64_t>> plan_gradient_zeroing(const RankPlan& p) {
   std::vector<std::int64_t> gemm_written;
   for (const auto& lp : p.table.layers)
-    for (std::int64_t o : {lp.wq, lp.wk, lp.wv, lp.wo, lp.w_gate, lp.w_up, lp.w_down})
-      gemm_written.push_back(o);
+    for (Projection w : model::projections) gemm_written.push_back(lp[w]);
   gemm_written.push_back(p.d.tied_embeddings ? p.table.embedding : p.table.head);
   if (p.sparse_embedding_zeroing) gemm_written.push_back(p.table.embedding);
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
