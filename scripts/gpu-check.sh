@@ -8,7 +8,7 @@
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
 #                        [scaling-balanced] [scaling-balanced-full] [scaling-sp] [scaling-4gpu]
-#                        [scaling-4gpu-full] [nvidia-recipe]
+#                        [scaling-4gpu-full] [nvidia-recipe] [recompute]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -55,7 +55,7 @@ if has build; then
       tprimat_gpu_elementwise_tests tprimat_gpu_attention_tests tprimat_gpu_step_tests \
       tprimat_gpu_init_checkpoint_tests tprimat_gpu_gemm_tiled_tests tprimat_gpu_profile_tests \
       tprimat_gpu_fp8_cast_tests tprimat_gpu_fp8_gemm_tests tprimat_gpu_fp8_step_tests \
-      tprimat_bench_gpu_micro tprimat_bench_step_cuda tprimat_example_02_gpu_step \
+      tprimat_gpu_recompute_tests tprimat_bench_gpu_micro tprimat_bench_step_cuda tprimat_example_02_gpu_step \
       $(ninja -C "$build" -t targets all 2>/dev/null |
           grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u)}; } 2>&1 |
     tee "$out/build.log" | tail -30
@@ -68,7 +68,7 @@ done
 if has test; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
   for t in gemm elementwise attention step init_checkpoint gemm_tiled profile fp8_cast fp8_gemm \
-    fp8_step; do
+    fp8_step recompute; do
     "$build/tests/gpu/tprimat_gpu_${t}_tests" --gtest_brief=0 2>&1 | tee "$out/test_${t}.log" | tail -25
   done
   # The numbered GPU example (examples/02_gpu_step): runs, its loss finite.
@@ -143,6 +143,19 @@ scale_run() {
     "$out/scaling/$name.log")$(memory_of "$out/scaling/$name/benchmark_cuda_llama.json")" |
     tee -a "$out/scaling.log"
 }
+# Issue 35: recomputation's cost on one GPU, Llama 3.1 8B width, 8 layers, seq 8192, mbs 1,
+# gbs 16: none against full (uniform 1, block 4), BF16 and FP8 delayed, each line with its peak
+# beside the plan.
+recompute_run() {
+  local name=$1
+  shift
+  "$build/apps/tprimat/tprimat" bench --model llama --layers 8 --seq 8192 --mbs 1 --gbs 16 \
+    --steps 5 --warmup-steps 2 --output-dir "$out/recompute/$name" "$@" \
+    >"$out/recompute/$name.log" 2>&1
+  echo "$name ($*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/recompute/$name.log" || tail -2 \
+    "$out/recompute/$name.log")$(memory_of "$out/recompute/$name/benchmark_cuda_llama.json")" |
+    tee -a "$out/recompute.log"
+}
 # ", peak P GiB (reserved R), plan Q GiB" from a result JSON ("" without one).
 memory_of() {
   [ -f "$1" ] || return 0
@@ -151,6 +164,15 @@ m = json.load(open(sys.argv[1]))["memory_metrics"]
 print(", peak %.2f GiB (reserved %.2f), plan %.2f GiB" % (m["peak_allocated_gib"],
       m["peak_reserved_gib"], m["predicted_gib"]))' "$1" 2>/dev/null
 }
+if has recompute; then
+  mkdir -p "$out/recompute"
+  for precision in bf16 fp8; do
+    recompute_run ${precision}_none --precision $precision
+    recompute_run ${precision}_uniform1 --precision $precision --recompute-granularity full
+    recompute_run ${precision}_block4 --precision $precision --recompute-granularity full \
+      --recompute-method block --recompute-num-layers 4
+  done
+fi
 if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balanced ||
   has scaling-balanced-full || has scaling-sp || has scaling-4gpu || has scaling-4gpu-full; then
   gpus=$(nvidia-smi -L | wc -l)

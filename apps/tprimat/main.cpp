@@ -250,6 +250,7 @@ int main(int argc, char** argv) {
   cli::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
   for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
                   "--backend", "--peak-tflops", "--distributed-optimizer", "--sequence-parallel",
+                  "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
                   "--precision", "--fp8-recipe"}) {
     cli::for_each_run_flag(plan_opts,
                              [&](std::string_view flag, auto& field, std::string_view help,

@@ -21,6 +21,7 @@
 #include "cli/jobs.hpp"
 #include "cli/output_lock.hpp"
 #include "cli/progress.hpp"
+#include "cli/recompute_flags.hpp"
 #include "cli/runner.hpp"
 
 namespace tprimat::cli {
@@ -34,7 +35,8 @@ std::string describe_job(const Job& job) {
                   " PP=" + std::to_string(c.plan.pp) + " DP=" + std::to_string(c.plan.dp) +
                   " GradAccum=" + std::to_string(c.plan.grad_accum) +
                   (c.optimizer.distributed_optimizer ? " ZeRO-1" : "") +
-                  (c.sequence_parallel ? " SP" : "") + ", mbs " + std::to_string(c.mbs) + " gbs " +
+                  (c.sequence_parallel ? " SP" : "") +
+                  (c.recompute.on() ? " recompute " + recompute_text(c.recompute) : "") + ", mbs " + std::to_string(c.mbs) + " gbs " +
                   std::to_string(c.gbs) + " seq " + std::to_string(c.seq) + ", " + c.precision +
                   " on " + c.device.device_name;
   return s;

@@ -35,10 +35,12 @@
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/profile/config.hpp"
 #include "tprimat/train/parameters.hpp"
+#include "tprimat/train/step_checks.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/options.hpp"
 #include "cli/output_lock.hpp"
 #include "cli/precision_flags.hpp"
+#include "cli/recompute_flags.hpp"
 
 namespace tprimat::cli {
 
@@ -390,6 +392,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.grad_accum = plan.grad_accum;
   mem.distributed_optimizer = o.distributed_optimizer;
   mem.sequence_parallel = sequence_parallel;
+  mem.recompute = recompute_from_flags(o.recompute_granularity, o.recompute_method,
+                                       o.recompute_num_layers);
   const bool cpu = platform == "cpu";
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
@@ -436,6 +440,11 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   plan.stage_layers = parallel::resolve_stage_layers(
       dims, plan.pp, o.seq, uneven ? split_request : parallel::PipelineSplitRequest{});
   check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
+  try {
+    train::check_recompute(mem.recompute, layers);
+  } catch (const core::SettingError& e) {
+    throw with_flag_advice(e);
+  }
   mem.dims = dims;
   mem.stage_layers = plan.stage_layers;
   // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
@@ -481,6 +490,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.sequence_parallel = sequence_parallel;
+  c.recompute = mem.recompute;
   c.predicted = predicted;
   c.command_line = env.command_line;
   c.nodes = env.nodes;

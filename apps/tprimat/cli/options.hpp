@@ -88,6 +88,10 @@ struct BenchOptions {
   /// Megatron's sequence parallelism under TP (or a config file's sequence_parallel); no effect
   /// at TP 1
   bool sequence_parallel = false;
+  /// Megatron's activation recomputation (cli/recompute_flags.hpp reads them): granularity
+  /// full ("": none), method uniform or block ("": uniform), layers a group or a stage (0: 1)
+  std::string recompute_granularity, recompute_method;
+  int recompute_num_layers = 0;
   std::string output_dir = "./output";
   bool overwrite = false;  ///< replace a result file of another configuration instead of refusing
   int runs = 1;
@@ -176,6 +180,18 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "along the tokens, all-gather / reduce-scatter instead of all-reduce (no effect at TP 1; "
     "default: off, or the --parallel config's sequence_parallel)",
     "");
+  f("--recompute-granularity", o.recompute_granularity,
+    "full: recompute each recomputed layer's forward in its backward, keeping only its group's "
+    "input: the same numbers in less memory for about a third more compute (Megatron's flag; "
+    "default: none)",
+    "");
+  f("--recompute-method", o.recompute_method,
+    "with --recompute-granularity: uniform (every layer, in groups of --recompute-num-layers) or "
+    "block (each stage's first --recompute-num-layers layers) (default: uniform)",
+    "");
+  f("--recompute-num-layers", o.recompute_num_layers,
+    "with --recompute-granularity: layers a group (uniform) or a stage (block) (default: 1)", "",
+    limits::stage_layers_range);
   f("--seq", o.seq, "sequence length (default: 2048)", "", limits::seq_range);
   f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
@@ -384,6 +400,7 @@ inline std::string_view flag_of_setting(std::string_view setting) {
   if (setting == "attention") return "--attention";
   if (setting == "precision") return "--precision";
   if (setting == "layers") return "--layers";
+  if (setting == "recompute_num_layers") return "--recompute-num-layers";
   return "";
 }
 

@@ -253,6 +253,7 @@ train::StepShape step_shape(const Job& job) {
   shape.layers = c.dims.layers;
   shape.stage_layers = c.plan.stage_layers;
   shape.sequence_parallel = c.sequence_parallel;
+  shape.recompute = c.recompute;
   return shape;
 }
 

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "tprimat/model/counts.hpp"
+#include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
+#include "tprimat/train/config.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::bench {
@@ -35,6 +37,9 @@ struct MemoryPlanInput {
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
   train::PrecisionConfig precision;
+  /// Recomputed layers keep their group's fp32 input only; one group's activations are held
+  /// once, for the group's forward and its backward.
+  train::Recompute recompute = {};
 };
 
 /// Bytes per GPU, for one pipeline stage or the busiest (the first holds the embedding and the
@@ -93,7 +98,8 @@ constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_fli
   const bool kept = in.precision.fp8.copies == train::Fp8Copies::kept;
   const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
   // Kept: every layer's rows and transpose, a byte each; recast: the largest weight's one copy.
-  const double weights_per_layer = kept ? 2.0 * (2 * h * q + 2 * h * kv + 3 * h * f) : 0.0;
+  const double weights_per_layer =
+      kept ? 2.0 * double(model::projection_params(model::tp_share(d, in.tp))) : 0.0;
   const double weight_scratch = kept ? 0.0 : h * widest;
   // Kept: x_qkv, x_o, x_mlp and x_down's transposes; recast: x_qkv's and x_mlp's.
   const double inputs = tokens * (kept ? h + q + h + f : 2 * h);
@@ -128,10 +134,24 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.grad_accum, 1)));
   const double tokens = double(in.mbs) * in.seq;
   const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
+  // Recomputation: a group's input (fp32) per micro-batch in flight, one group's activations
+  // and its output once (as bf16 layers: a bound where FP8 layers keep less).
+  int kept_bf16 = 0, kept_fp8 = 0, group_inputs = 0;
+  for (int l = 0; l < layers_here; ++l) {
+    const bool fp8 = in.precision.layer_in_fp8(range.begin + l, d.layers);
+    if (!in.recompute.recomputed(l, layers_here))
+      (fp8 ? kept_fp8 : kept_bf16) += 1;
+    else if (in.recompute.group_begin(l) == l)
+      group_inputs += 1;
+  }
+  const double residual_fp32 = d.hidden * 4.0 / residual_split(in);
+  const int group = in.recompute.on() ? std::min(in.recompute.group_layers(), layers_here) : 0;
   m.activations = tokens * in_flight *
-                  ((layers_here - fp8_layers) * layer_activation_bytes_per_token(in) +
-                   fp8_layers * layer_activation_bytes_per_token(in, true) +
-                   d.hidden * 4.0 / residual_split(in));  // the stage's fp32 output
+                      (kept_bf16 * layer_activation_bytes_per_token(in) +
+                       kept_fp8 * layer_activation_bytes_per_token(in, true) +
+                       group_inputs * residual_fp32 + residual_fp32) +  // + the stage's output
+                  tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) +
+                                            residual_fp32 : 0.0);
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
   m.workspace = in.workspace_bytes;

@@ -83,6 +83,8 @@ struct ResultContext {
   train::OptimizerConfig optimizer;
   /// Megatron's sequence parallelism as run: asked for and TP > 1
   bool sequence_parallel = false;
+  /// Activation recomputation as run (none by default)
+  train::Recompute recompute;
   /// GPU backends: attention policy, CUDA graph, overlap; the precision (bf16 or FP8, whose
   /// settings training_config.fp8 records) on any backend
   train::DeviceOptions device_options;

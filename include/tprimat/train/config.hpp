@@ -27,6 +27,43 @@ struct OptimizerConfig {
   bool distributed_optimizer = false;
 };
 
+/// Activation recomputation, as Megatron names it (`--recompute-granularity full`,
+/// `--recompute-method uniform|block`, `--recompute-num-layers N`): a recomputed layer keeps only
+/// what starts its group, and its backward reruns the group's forward first, with the same
+/// kernels on the same inputs, so the step's numbers do not change.
+enum class RecomputeGranularity { none, full };
+/// `uniform`: every layer of the stage, in groups of N consecutive layers, each group keeping
+/// its first layer's input only; `block`: the stage's first N layers, each keeping its input.
+enum class RecomputeMethod { uniform, block };
+
+struct Recompute {
+  RecomputeGranularity granularity = RecomputeGranularity::none;
+  RecomputeMethod method = RecomputeMethod::uniform;
+  int num_layers = 1;  ///< uniform: layers a group; block: layers recomputed a stage
+
+  constexpr bool on() const { return granularity != RecomputeGranularity::none; }
+  /// Group size: how many layers' activations a backward holds at once.
+  constexpr int group_layers() const {
+    if (!on()) return 0;
+    return method == RecomputeMethod::uniform ? num_layers : 1;
+  }
+  /// Whether local layer l of a stage of `stage_layers` layers is recomputed.
+  constexpr bool recomputed(int l, int stage_layers) const {
+    if (!on()) return false;
+    return method == RecomputeMethod::uniform ? l < stage_layers : l < num_layers;
+  }
+  /// The first local layer of l's group (l itself when not recomputed).
+  constexpr int group_begin(int l) const {
+    return on() && method == RecomputeMethod::uniform ? l - l % num_layers : l;
+  }
+  /// Whether local layer l ends its group (the backward recomputes the group there).
+  constexpr bool group_end(int l, int stage_layers) const {
+    return recomputed(l, stage_layers) &&
+           (l + 1 == stage_layers || group_begin(l + 1) != group_begin(l) ||
+            !recomputed(l + 1, stage_layers));
+  }
+};
+
 /// Per-rank shape of one optimizer step.
 struct StepShape {
   int mbs = 1;         ///< sequences per micro-batch
@@ -41,6 +78,7 @@ struct StepShape {
   /// column-parallel GEMM and reduce-scattered after each row-parallel one. Without TP it
   /// means nothing: check_step_shape turns it off.
   bool sequence_parallel = false;
+  Recompute recompute = {};
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

@@ -36,6 +36,17 @@ inline void check_step_tokens(std::span<const std::int32_t> tokens, const StepSh
                              "use token ids below the model's vocab_size");
 }
 
+/// Checks recomputation's layer count against the `layers` run.
+inline void check_recompute(const Recompute& recompute, int layers) {
+  if (recompute.on() && (recompute.num_layers < 1 || recompute.num_layers > layers))
+    throw core::SettingError("recompute_num_layers",
+                             "recomputation of " + std::to_string(recompute.num_layers) +
+                                 " layers a " +
+                                 (recompute.method == RecomputeMethod::uniform ? "group" : "stage") +
+                                 " cannot run with " + std::to_string(layers) + " layers",
+                             "between 1 and " + std::to_string(layers));
+}
+
 /// Checks a step shape against model M and layout L; layers 0 becomes the full depth, and
 /// sequence parallelism is off where TP = 1 (the value the step runs with).
 template <model::ModelSpec M, parallel::LayoutSpec L>
@@ -55,6 +66,7 @@ StepShape check_step_shape(StepShape shape) {
     throw core::InputError("mbs, seq and gradient accumulation must be at least 1 (got mbs " +
                            std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +
                            ", grad_accum " + std::to_string(shape.grad_accum) + ")");
+  check_recompute(shape.recompute, shape.layers);
   shape.sequence_parallel = shape.sequence_parallel && L::tp > 1;
   if (shape.sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, L::tp);
   return shape;

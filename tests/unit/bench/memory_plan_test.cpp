@@ -240,3 +240,34 @@ TEST(MemoryPlan, PredictsTheCpuStepWithinTenPercent) {
 }
 
 }  // namespace
+
+// Full recomputation keeps a group's fp32 input per micro-batch in flight and one group's
+// activations (and its output again) once; PP 4 keeps up to 4 micro-batches on stage 0.
+TEST(MemoryPlan, RecomputationKeepsGroupInputsAndOneGroupByHand) {
+  auto in = llama_input();
+  in.dims = in.dims.with_layers(8);
+  in.pp = 2;
+  in.grad_accum = 8;
+  const double per_token = 2.0 * (4 * 4096 + 2 * 4096 + 2 * 1024 + 3 * 14336) + 4.0 * (32 + 2);
+  const double tokens = 2048, input = 4096 * 4.0;
+  const double plain = bench::plan_stages(in)[0].activations;
+  // Stage 0 of 2: 4 layers, 2 micro-batches in flight, the stage's output each.
+  EXPECT_DOUBLE_EQ(plain, tokens * 2 * (4 * per_token + input));
+  in.recompute = {.granularity = train::RecomputeGranularity::full,
+                  .method = train::RecomputeMethod::uniform, .num_layers = 2};
+  EXPECT_DOUBLE_EQ(bench::plan_stages(in)[0].activations,
+                   tokens * 2 * (2 * input + input) + tokens * (2 * per_token + input));
+  in.recompute.method = train::RecomputeMethod::block;
+  in.recompute.num_layers = 3;
+  EXPECT_DOUBLE_EQ(bench::plan_stages(in)[0].activations,
+                   tokens * 2 * (1 * per_token + 3 * input + input) + tokens * (per_token + input));
+  // The plan the engine runs: every layer recomputed fits where the kept activations do not.
+  in.dims = model::dims<model::Llama31_8B>();
+  in.pp = 1;
+  in.seq = 8192;
+  in.recompute = {};
+  const double kept = bench::plan_memory(in).total;
+  in.recompute = {.granularity = train::RecomputeGranularity::full,
+                  .method = train::RecomputeMethod::uniform, .num_layers = 1};
+  EXPECT_LT(bench::plan_memory(in).total, kept - 32 * 8192 * (per_token - input) * 0.9);
+}

@@ -64,10 +64,18 @@ struct MicroBatchActivations {
   AlignedVector<T> logits;                  // [n, vocab / TP] (last stage)
   std::vector<std::int32_t> inputs, targets;  // [n]
 
+  /// A layer recomputed (StepShape::recompute) keeps only its group's input: the group's first
+  /// layer its x, the others nothing (the engine's recomputation buffers hold their forward).
   void allocate(const RankPlan& s) {
     const std::int64_t h = s.d.hidden;
+    const Recompute& recompute = s.shape.recompute;
     layers.resize(s.local_layers);
-    for (auto& a : layers) a.allocate(s);
+    for (int l = 0; l < s.local_layers; ++l) {
+      if (!recompute.recomputed(l, s.local_layers))
+        layers[l].allocate(s);
+      else if (recompute.group_begin(l) == l)
+        layers[l].x.resize(s.rows * h);
+    }
     x_final.resize(s.rows * h);
     if (s.last_stage) {
       xn_final.resize(s.n * h);

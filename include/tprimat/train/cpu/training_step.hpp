@@ -53,7 +53,7 @@ class Step {
         groups_(checked_groups(std::move(groups), tp, pp)),
         tp_comm_(std::make_shared<C>(groups_.tp)),
         model_(full, shape_.mbs, shape_.seq, opt.init_std, seed, shard_of(shape_, groups_, pp),
-               tp_ops(tp_comm_), precision),
+               tp_ops(tp_comm_), precision, shape_.recompute),
         zero_(opt.distributed_optimizer && groups_.shape.dp > 1),
         chunk_(zero_ ? (model_.parameter_count() + groups_.shape.dp - 1) / groups_.shape.dp
                      : model_.parameter_count()),

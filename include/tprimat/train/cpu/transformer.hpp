@@ -49,8 +49,11 @@ class Transformer {
   /// process start identical. `ops` are the TP group's collectives (unused when TP = 1).
   /// `precision` FP8 emulates its recipe; then every optimizer step is bracketed by
   /// begin_step() and end_step().
+  /// `recompute`: the layers whose activations are recomputed in the backward pass instead of
+  /// kept (the same numbers, less memory).
   Transformer(const model::Dims& d, int mbs, int seq, double init_std, std::uint64_t seed,
-              Shard shard, TensorParallelOps<T> ops, PrecisionConfig precision = {});
+              Shard shard, TensorParallelOps<T> ops, PrecisionConfig precision = {},
+              Recompute recompute = {});
 
   const model::Dims& dims() const { return plan_.full; }
   const Shard& shard() const { return shard_; }
@@ -114,6 +117,12 @@ class Transformer {
   void load_tokens(std::span<const std::int32_t> tokens, int slot = 0);
   double run_forward(bool with_grad, double grad_scale);
   void run_backward();
+  /// Layer l's activations in micro-batch m: its own, or its place in the recomputation buffers.
+  cpu::LayerActivations<T>& layer_activations(cpu::MicroBatchActivations<T>& m, int l);
+  /// Where layer l writes its output: the next layer's input (or the stage's output).
+  T* layer_output(cpu::MicroBatchActivations<T>& m, int l);
+  /// Reruns the forward of recomputed layer l's group from its kept input, for its backward.
+  void recompute_group(cpu::MicroBatchActivations<T>& m, int l, int slot);
   cpu::LayerResources<Backend, T> layer_resources() {
     return {plan_,           params_.data(), grads_.data(), rope_cos_.data(), rope_sin_.data(),
             attn_workspace_.data(), tp_,     fp8_,          scratch_};
@@ -129,6 +138,10 @@ class Transformer {
   AlignedVector<T> params_, grads_;
   std::vector<cpu::MicroBatchActivations<T>> slots_;  // one per micro-batch in flight
   cpu::MicroBatchActivations<T>* cur_ = nullptr;       // the slot forward/backward work on
+  /// Recomputation: one group's activations, shared by every group and micro-batch, and where
+  /// the group's last layer writes its output again (the next layer's input is already kept).
+  std::vector<cpu::LayerActivations<T>> recomputed_;
+  AlignedVector<T> recomputed_output_;
   AlignedVector<T> rope_cos_, rope_sin_;  // [seq, head_dim/2]
   AlignedVector<T> attn_workspace_;
   cpu::BackwardScratch<T> scratch_;
@@ -177,12 +190,11 @@ const model::Dims& Transformer<Backend, T>::checked(const model::Dims& d, int mb
 template <class Backend, class T>
 Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, double init_std,
                                      std::uint64_t seed, Shard shard, TensorParallelOps<T> ops,
-                                     PrecisionConfig precision)
+                                     PrecisionConfig precision, Recompute recompute)
     : shard_(shard),
-      plan_(plan_shard(checked(d, mbs, seq, shard, ops), StepShape{.mbs = mbs, .seq = seq},
-                       shard)) {
+      plan_(plan_shard(checked(d, mbs, seq, shard, ops),
+                       StepShape{.mbs = mbs, .seq = seq, .recompute = recompute}, shard)) {
   const RankPlan& p = plan_;
-  const std::int64_t h = d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim(), f = p.d.ffn;
   try {
     std::int64_t replicated = 0;  // the norm gains: their gradients summed over TP under SP
     for (const auto& t : p.table.tensors) replicated += t.split == Split::none ? t.size() : 0;
@@ -194,15 +206,23 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     slots_.resize(p.slots);
     for (auto& slot : slots_) slot.allocate(p);
     cur_ = &slots_[0];
+    if (recompute.on() && p.local_layers > 0) {
+      recomputed_.resize(std::min(recompute.group_layers(), p.local_layers));
+      for (auto& a : recomputed_) a.allocate(p);
+      recomputed_output_.resize(p.rows * p.d.hidden);
+    }
     rope_cos_.resize(std::int64_t{seq} * (d.head_dim / 2));
     rope_sin_.resize(rope_cos_.size());
     attn_workspace_.resize(Backend::attention_workspace(seq));
     scratch_.allocate(p, precision.is_fp8());
     loss_.allocate(p.n, p.tp > 1);
-    if (precision.is_fp8())
-      fp8_ = Fp8Emulation<T>(precision, p.layer_begin, p.local_layers, d.layers, p.slots,
-                             {h * qd, h * kvd, h * kvd, qd * h, h * f, h * f, f * h},
+    if (precision.is_fp8()) {
+      typename Fp8Emulation<T>::WeightSizes sizes{};
+      for (Projection w : model::projections)
+        sizes[model::index_of(w)] = model::projection_shape(p.d, w).size();
+      fp8_ = Fp8Emulation<T>(precision, p.layer_begin, p.local_layers, d.layers, p.slots, sizes,
                              p.tp > 1 ? tp_.ops().all_reduce_max : nullptr);
+    }
   } catch (const std::bad_alloc&) {
     throw core::InputError(std::string(d.name) + " with " + std::to_string(d.layers) +
                                " layers at mbs " + std::to_string(mbs) + ", seq " +
@@ -224,6 +244,8 @@ std::size_t Transformer<Backend, T>::bytes() const {
                       attn_workspace_.size() + scratch_.elements() + loss_.elements() +
                       tp_.elements();
   std::size_t ids = 0;
+  elems += recomputed_output_.size();
+  for (const auto& a : recomputed_) elems += a.elements();
   for (const auto& slot : slots_) {
     elems += slot.elements();
     ids += slot.ids();
@@ -304,24 +326,61 @@ double Transformer<Backend, T>::run_forward(bool with_grad, double grad_scale) {
   // A stage other than the first: the caller received its input into input_activation().
   if (plan_.first_stage) cpu::embedding_forward(head_resources(), m, x);
   cpu::DecoderLayer<Backend, T> layer(layer_resources());
-  for (int l = 0; l < layers; ++l)
-    layer.forward(l, slot, m.layers[l], l + 1 < layers ? m.layers[l + 1].x.data() : m.x_final.data());
+  const Recompute& recompute = plan_.shape.recompute;
+  for (int l = 0; l < layers; ++l) {
+    cpu::LayerActivations<T>& a = layer_activations(m, l);
+    if (recompute.recomputed(l, layers) && recompute.group_begin(l) == l)
+      std::copy(m.layers[l].x.begin(), m.layers[l].x.end(), a.x.begin());  // the kept input
+    layer.forward(l, slot, a, layer_output(m, l));
+  }
   if (!plan_.last_stage) return 0.0;  // the caller sends output_activation() on
   return cpu::head_forward(head_resources(), m, grad_scale, with_grad);
 }
 
 template <class Backend, class T>
 void Transformer<Backend, T>::run_backward() {
-  const cpu::MicroBatchActivations<T>& m = *cur_;
+  cpu::MicroBatchActivations<T>& m = *cur_;
   const int slot = slot_index();
   // A stage other than the last: the caller received the gradient of its output into
   // output_grad() (scratch_.dx).
   if (plan_.last_stage) cpu::head_backward(head_resources(), m);
   cpu::DecoderLayer<Backend, T> layer(layer_resources());
-  for (int l = plan_.local_layers - 1; l >= 0; --l) layer.backward(l, slot, m.layers[l]);
+  for (int l = plan_.local_layers - 1; l >= 0; --l) {
+    if (plan_.shape.recompute.group_end(l, plan_.local_layers)) recompute_group(m, l, slot);
+    layer.backward(l, slot, layer_activations(m, l));
+  }
   // A stage other than the first: scratch_.dx holds the gradient of its input, which the caller
   // sends back (input_grad()).
   if (plan_.first_stage) cpu::embedding_backward(head_resources(), m);
+}
+
+template <class Backend, class T>
+cpu::LayerActivations<T>& Transformer<Backend, T>::layer_activations(
+    cpu::MicroBatchActivations<T>& m, int l) {
+  const Recompute& recompute = plan_.shape.recompute;
+  if (!recompute.recomputed(l, plan_.local_layers)) return m.layers[l];
+  return recomputed_[static_cast<std::size_t>(l - recompute.group_begin(l))];
+}
+
+template <class Backend, class T>
+T* Transformer<Backend, T>::layer_output(cpu::MicroBatchActivations<T>& m, int l) {
+  if (l + 1 == plan_.local_layers) return m.x_final.data();
+  const Recompute& recompute = plan_.shape.recompute;
+  // Inside a recomputed group the next layer's input is the group's to hold; a kept input
+  // (a group's first layer, or a layer not recomputed) is the micro-batch's.
+  const bool inside_group = recompute.recomputed(l + 1, plan_.local_layers) &&
+                            recompute.group_begin(l + 1) != l + 1;
+  return inside_group ? layer_activations(m, l + 1).x.data() : m.layers[l + 1].x.data();
+}
+
+template <class Backend, class T>
+void Transformer<Backend, T>::recompute_group(cpu::MicroBatchActivations<T>& m, int l, int slot) {
+  const int begin = plan_.shape.recompute.group_begin(l);
+  cpu::DecoderLayer<Backend, T> layer(layer_resources());
+  std::copy(m.layers[begin].x.begin(), m.layers[begin].x.end(), recomputed_[0].x.begin());
+  for (int j = begin; j <= l; ++j)
+    layer.forward(j, slot, layer_activations(m, j),
+                  j < l ? layer_activations(m, j + 1).x.data() : recomputed_output_.data());
 }
 
 }  // namespace tprimat::train

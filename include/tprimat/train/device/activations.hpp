@@ -4,6 +4,7 @@
 // layer), and the scratch every layer shares.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -32,12 +33,18 @@ struct LayerActivations {
 };
 
 /// The activations of every slot (micro-batches in flight under 1F1B) and local layer, the
-/// stage's outputs, and on the last stage the head's.
+/// stage's outputs, and on the last stage the head's. A recomputed layer (StepShape::recompute)
+/// keeps only its group's input (the group's first layer its x, the others nothing); its forward
+/// runs in `recomputed`, shared by every group and slot, once in the forward pass and again
+/// just before the group's backward.
 struct Activations {
   std::vector<LayerActivations> layers;  // [slot][local layer]
+  std::vector<LayerActivations> recomputed;  // [layer's place in its group]
   int local_layers = 0;
+  Recompute recompute;
   std::int64_t slot_stride = 0;    // rows * h: one slot's stage output
   DeviceBuffer<float> x_final;     // [slot][rows, h]: the stage's output (last: final norm's input)
+  DeviceBuffer<float> recomputed_output;  // [rows, h] a group's output, computed again
   DeviceBuffer<bf16> xn_final;     // [n, h] last stage: the final norm's output (gathered)
   DeviceBuffer<float> rstd_final;  // [rows]
   DeviceBuffer<bf16> logits;       // [n, vocab / TP]; the loss's gradient overwrites it
@@ -45,28 +52,26 @@ struct Activations {
 
   /// `fp8_layer[l]`: local layer l runs its projections in FP8 (empty: none does).
   void allocate(BufferAllocator& a, const RankPlan& p, const std::vector<bool>& fp8_layer) {
-    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
+    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden;
     local_layers = p.local_layers;
+    recompute = p.shape.recompute;
     slot_stride = rows * h;
+    auto in_fp8 = [&](int l) { return l < static_cast<int>(fp8_layer.size()) && fp8_layer[l]; };
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      LayerActivations& l = layers[i];
-      const std::size_t local = i % static_cast<std::size_t>(p.local_layers);
-      l.x = a.alloc<float>(rows * h);
-      l.x_mid = a.alloc<float>(rows * h);
-      if (local >= fp8_layer.size() || !fp8_layer[local]) {
-        l.xn1 = a.alloc<bf16>(n * h);
-        l.xn2 = a.alloc<bf16>(n * h);
-      }
-      l.rstd1 = a.alloc<float>(rows);
-      l.rstd2 = a.alloc<float>(rows);
-      l.q = a.alloc<bf16>(n * qd);
-      l.k = a.alloc<bf16>(n * kvd);
-      l.v = a.alloc<bf16>(n * kvd);
-      l.attn = a.alloc<bf16>(n * qd);
-      l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.shape.seq);
-      l.gate = a.alloc<bf16>(n * p.d.ffn);
-      l.up = a.alloc<bf16>(n * p.d.ffn);
+      const int l = static_cast<int>(i % static_cast<std::size_t>(p.local_layers));
+      if (!recompute.recomputed(l, local_layers))
+        allocate_layer(a, p, layers[i], in_fp8(l) ? NormOutputs::fp8_only : NormOutputs::kept);
+      else if (recompute.group_begin(l) == l)
+        layers[i].x = a.alloc<float>(rows * h);
+    }
+    if (recompute.on() && local_layers > 0) {
+      bool any_bf16 = false;
+      for (int l = 0; l < local_layers; ++l) any_bf16 = any_bf16 || !in_fp8(l);
+      recomputed.resize(static_cast<std::size_t>(std::min(recompute.group_layers(), local_layers)));
+      for (auto& r : recomputed)
+        allocate_layer(a, p, r, any_bf16 ? NormOutputs::kept : NormOutputs::fp8_only);
+      recomputed_output = a.alloc<float>(rows * h);
     }
     x_final = a.alloc<float>(p.slots * rows * h);
     if (p.last_stage) {
@@ -77,14 +82,54 @@ struct Activations {
     }
   }
 
+  /// Local layer l's activations in slot `slot`: its own, or its place in `recomputed`.
   LayerActivations& at(int slot, int l) {
+    if (recompute.recomputed(l, local_layers))
+      return recomputed[static_cast<std::size_t>(l - recompute.group_begin(l))];
+    return kept(slot, l);
+  }
+  /// What slot `slot` keeps of local layer l (of a recomputed layer: its group's input, or none).
+  LayerActivations& kept(int slot, int l) {
     return layers[std::size_t(slot) * local_layers + std::size_t(l)];
+  }
+  /// Where local layer l writes its output: the next layer's input, or the stage's output.
+  float* layer_output(int slot, int l) {
+    if (l + 1 == local_layers) return stage_output(slot);
+    // Inside a recomputed group the next layer's input is the group's; a kept input (a group's
+    // first layer, or a layer not recomputed) is the slot's.
+    const bool inside_group =
+        recompute.recomputed(l + 1, local_layers) && recompute.group_begin(l + 1) != l + 1;
+    return inside_group ? at(slot, l + 1).x.data() : kept(slot, l + 1).x.data();
   }
   /// The stage's output in slot `slot`: sent on, or the final norm's input.
   float* stage_output(int slot) { return x_final.data() + slot * slot_stride; }
   /// The stage's input (received from the previous stage, or the embedding's output).
   float* stage_input(int slot) {
-    return local_layers == 0 ? stage_output(slot) : at(slot, 0).x.data();
+    return local_layers == 0 ? stage_output(slot) : kept(slot, 0).x.data();
+  }
+
+ private:
+  /// An FP8 layer's weight gradients read its norms' outputs as FP8 transposes (Fp8Linears).
+  enum class NormOutputs { kept, fp8_only };
+  static void allocate_layer(BufferAllocator& a, const RankPlan& p, LayerActivations& l,
+                             NormOutputs norms) {
+    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, qd = p.d.q_dim(),
+                       kvd = p.d.kv_dim();
+    l.x = a.alloc<float>(rows * h);
+    l.x_mid = a.alloc<float>(rows * h);
+    if (norms == NormOutputs::kept) {
+      l.xn1 = a.alloc<bf16>(n * h);
+      l.xn2 = a.alloc<bf16>(n * h);
+    }
+    l.rstd1 = a.alloc<float>(rows);
+    l.rstd2 = a.alloc<float>(rows);
+    l.q = a.alloc<bf16>(n * qd);
+    l.k = a.alloc<bf16>(n * kvd);
+    l.v = a.alloc<bf16>(n * kvd);
+    l.attn = a.alloc<bf16>(n * qd);
+    l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.shape.seq);
+    l.gate = a.alloc<bf16>(n * p.d.ffn);
+    l.up = a.alloc<bf16>(n * p.d.ffn);
   }
 };
 

@@ -246,15 +246,36 @@ class Engine {
       tp_.sum_rows(rows, x0, stream_, timer_);
     }
     DecoderLayer layers = layer();
+    const Recompute& recompute = plan.shape.recompute;
     for (int l = 0; l < plan.local_layers; ++l) {
       const profile::Range layer_range("forward layer", l);
-      float* next =
-          l + 1 < plan.local_layers ? acts_.at(slot, l + 1).x.data() : acts_.stage_output(slot);
-      layers.forward(plan.table.layers[l], acts_.at(slot, l), next, l, slot);
+      if (recompute.recomputed(l, plan.local_layers) && recompute.group_begin(l) == l)
+        copy_input(acts_.kept(slot, l), acts_.at(slot, l));
+      layers.forward(plan.table.layers[l], acts_.at(slot, l), acts_.layer_output(slot, l), l, slot);
     }
     if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
     head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale, io_.results.data(),
                    io_.loss_partials.data());
+  }
+
+  /// A recomputed group's kept input into the recomputation buffers.
+  void copy_input(LayerActivations& kept, LayerActivations& into) {
+    backend::gpu_check(gpuMemcpyAsync(into.x.data(), kept.x.data(), kept.x.bytes(),
+                                      gpuMemcpyDeviceToDevice, stream_),
+                       "recomputation input");
+  }
+
+  /// The forward of recomputed layer l's group again, from its kept input, just before the
+  /// group's backward: the same kernels on the same inputs (FP8: the same scales), so the
+  /// gradients equal those of the step that kept everything.
+  void recompute_group(DecoderLayer& layers, int l, int slot) {
+    const profile::Range range("recompute", l);
+    const int begin = plan.shape.recompute.group_begin(l);
+    copy_input(acts_.kept(slot, begin), acts_.at(slot, begin));
+    for (int j = begin; j <= l; ++j)
+      layers.forward(plan.table.layers[j], acts_.at(slot, j),
+                     j < l ? acts_.at(slot, j + 1).x.data() : acts_.recomputed_output.data(), j,
+                     slot);
   }
 
   /// Micro-batch `micro` backward from slot `slot`: from the loss on the last stage (else from the
@@ -283,6 +304,7 @@ class Engine {
     for (int l = plan.local_layers - 1; l >= 0; --l) {
       const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = plan.table.layers[l];
+      if (plan.shape.recompute.group_end(l, plan.local_layers)) recompute_group(layers, l, slot);
       layers.backward(lp, acts_.at(slot, l), acc, l, slot);
       if (last) {
         tp_.sum_norm_grad(params_.g(lp.attn_norm), h, stream_, timer_);
