@@ -65,6 +65,7 @@ struct Result {
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
   double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
+  double log_tokens_per_second_per_gpu = unknown;  ///< the same for tokens/s/GPU (Primus)
   /// The value of each of bench::experiment_fields (null where the file lacks it): results
   /// equal in all of them are runs of one experiment, the only ones a report pools.
   std::vector<nlohmann::json> experiment;
@@ -90,6 +91,9 @@ struct Result {
     bench::SanityFigures f{tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu};
     f.fp8 = fp8();
     f.fp8_peak_tflops = peak_tflops_fp8_dense;
+    // Every figure the check judges where the result was written, so no report drops a flag.
+    f.tokens_per_gpu = tokens_per_second_per_gpu;
+    f.log_tokens_per_gpu = log_tokens_per_second_per_gpu;
     return bench::sanity_warnings(f);
   }
   /// The one predicate every report ranks by: a flagged result (an impossible or contradicted
@@ -244,6 +248,7 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
   r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
+  r.log_tokens_per_second_per_gpu = number(j, {"imported", "log_tokens_per_second_per_gpu_mean"});
   r.framework = string(j, {"imported", "format"}, r.format == "tprimat" ? "tprimat" : "");
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
     r.experiment.push_back(bench::experiment_value(j, i));

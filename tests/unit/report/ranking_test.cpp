@@ -98,6 +98,30 @@ TEST(ReportRanking, AFlaggedResultIsNeverAWinnerAndIsListedApart) {
   EXPECT_EQ(group_results(same).size(), 2u);
 }
 
+TEST(ReportRanking, ALogsOwnTokensPerSecondContradictedIsFlagged) {
+  // An imported Primus log states 6,000 tokens/s/GPU; ours read 8,000 from its configuration.
+  nlohmann::json doc = {
+      {"platform", "amd"},
+      {"model", {{"cli_name", "llama"}}},
+      {"gpu_info", {{"device_name", "AMD Instinct MI300X"}, {"device_count", 8}}},
+      {"training_config", {{"global_batch_size", 64}, {"sequence_length", 2048}}},
+      {"performance_metrics", {{"tokens_per_second", 64000}, {"tokens_per_second_per_gpu", 8000}}},
+      {"imported", {{"format", "primus"}, {"log_tokens_per_second_per_gpu_mean", 6000}}}};
+  const Result r = from_json(doc, "i/benchmark_rocm_llama.json");
+  EXPECT_EQ(r.framework, "primus");
+  ASSERT_FALSE(r.usable_for_ranking());
+  EXPECT_EQ(r.warnings()[0].rfind("computed 8000.0 tokens/s/GPU differs from the log's own", 0), 0u)
+      << r.warnings()[0];
+}
+
+TEST(ReportRanking, OverTheFp8PeakWithoutABf16PeakIsFlagged) {
+  bench::SanityFigures f{2100, 0, "a device the table lacks"};
+  f.fp8_peak_tflops = 1978.9;
+  const auto w = bench::sanity_warnings(f);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].rfind("MFU against the FP8 peak 106.1% exceeds 100%", 0), 0u) << w[0];
+}
+
 TEST(ReportRanking, FlaggedBarsHaveAColourNoPlatformHas) {
   for (const char* p : {"nvd", "amd", "cpu", "other"}) {
     EXPECT_NE(flagged_colour, platform_colour(p)) << p;
