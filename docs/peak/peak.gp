@@ -57,6 +57,7 @@ set xtics () norotate font ",9"
 do for [i=1:2] { set xtics add (strip_tick[i] i-1) }
 set autoscale y
 set offsets 0, 0, graph 0.08, graph 0.08
+set yrange [0<*:*]
 plot "peak_steps.dat" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable notitle, \
      "" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "black" notitle
 unset multiplot
