@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,9 +21,15 @@ namespace tprimat::report {
 
 /// One CSV field as RFC 4180 writes it: quoted where it holds a comma, a quote, a line break or
 /// edge spaces, a quote doubled inside. Control characters are escaped first (printable()), so a
-/// name never breaks a row, whatever a spreadsheet does with quoted line breaks.
+/// name never breaks a row, whatever a spreadsheet does with quoted line breaks; a name that a
+/// spreadsheet would run as a formula (=, +, -, @ first, and not a number) starts with a '.
 inline std::string csv_field(std::string_view text) {
-  const std::string s = printable(text);
+  std::string s = printable(text);
+  if (!s.empty() && std::string_view("=+-@").find(s.front()) != std::string_view::npos) {
+    char* end = nullptr;
+    std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size()) s.insert(0, 1, '\'');
+  }
   const bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
                      (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) return s;

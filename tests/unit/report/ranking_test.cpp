@@ -265,6 +265,10 @@ TEST(ReportCsv, FieldsAreQuotedAsRfc4180) {
   EXPECT_EQ(csv_field("two\nlines"), "two\\nlines");  // escaped: a row stays one line
   EXPECT_EQ(csv_field(" edge"), "\" edge\"");
   EXPECT_EQ(csv_number(unknown), "");
+  // What a spreadsheet would run as a formula is text; a negative number stays a number.
+  EXPECT_EQ(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+  EXPECT_EQ(csv_field("@cmd"), "'@cmd");
+  EXPECT_EQ(csv_field("-3.5"), "-3.5");
 }
 
 TEST(ReportCsv, OneRowPerResultWithUnits) {
