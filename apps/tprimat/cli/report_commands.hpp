@@ -188,9 +188,9 @@ inline int run_compare(const CompareOptions& o) {
   if (o.csv) {
     std::vector<const report::Result*> rows;
     for (const auto& r : in.results) rows.push_back(&r);
-    std::printf("wrote %s\n", report::write_report_file(o.output_dir, "compare.csv",
-                                                        report::results_csv(rows))
-                                  .c_str());
+    const auto csv =
+        report::write_report_file(o.output_dir, "compare.csv", report::results_csv(rows));
+    std::printf("wrote %s\n", csv.c_str());
   }
   const auto script = report::write_compare_plot(o.output_dir, groups);
   for (const auto& line : report::draw(o.output_dir, script, "compare"))
@@ -209,10 +209,11 @@ inline int run_peak(const PeakCommandOptions& o) {
   std::fputs(text.c_str(), stdout);
   const auto path = report::write_report_file(o.output_dir, "peak_throughput_analysis.txt", text);
   std::printf("wrote %s\n", path.c_str());
-  if (o.csv)
-    std::printf("wrote %s\n", report::write_report_file(o.output_dir, "peak.csv",
-                                                        report::peak_csv(in.results))
-                                  .c_str());
+  if (o.csv) {
+    const auto csv =
+        report::write_report_file(o.output_dir, "peak.csv", report::peak_csv(in.results));
+    std::printf("wrote %s\n", csv.c_str());
+  }
   const auto script = report::write_peak_plot(o.output_dir, in.results);
   for (const auto& line : report::draw(o.output_dir, script, "peak_throughput_analysis"))
     std::printf("%s\n", line.c_str());

@@ -394,15 +394,14 @@ inline Table results_table(const std::vector<const Group*>& rows) {
     std::vector<std::string> row{g.model,        g.strategy,    g.platform,
                                  g.runs_label(), r.device_name, std::to_string(r.num_gpus)};
     if (configs) row.push_back(g.configuration().empty() ? "-" : g.configuration());
-    for (auto cell : {std::to_string(g.per_gpu.count), tokens_cell(g),
-                      num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
-                      num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-                      // Both MFU figures of a flagged result carry the marker: neither is one.
-                      flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
-                              g.flagged),
-                      flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })),
-                              g.flagged),
-                      num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
+    for (auto cell :
+         {std::to_string(g.per_gpu.count), tokens_cell(g),
+          num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+          num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+          // Both MFU figures of a flagged result carry the marker: neither is one.
+          flagged(percent(g.average([](const Result& x) { return x.mfu(); })), g.flagged),
+          flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })), g.flagged),
+          num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
       row.push_back(std::move(cell));
     t.add(std::move(row));
   }
@@ -463,8 +462,9 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   out +=
       "tokens/s/GPU: every measured step of a configuration's runs (total tokens over total "
       "time, the figure its result file states) ± the sample std of its runs' own figures "
-      "(results differing in any field that defines an experiment are never pooled). TFLOP/s/GPU: model FLOPs, "
-      "PaLM convention (6 P_matmul + 12 L H Dh S per token), the same for every precision. "
+      "(results differing in any field that defines an experiment are never pooled). "
+      "TFLOP/s/GPU: model FLOPs, PaLM convention (6 P_matmul + 12 L H Dh S per token), the same "
+      "for every precision. "
       "MFU (bf16 peak): against the dense bf16 peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); "
       "MFU (FP8 peak): the same FLOPs against the dense FP8 peak (H100/H200 1978.9, MI300X "
       "2614.9), the bound of an FP8 run; n/a where the device's peak is unknown.";

@@ -29,9 +29,12 @@ inline std::uint32_t platform_colour(const std::string& platform) {
 /// A flagged result's bar: a grey no platform has, so it never reads as one platform's bar.
 inline constexpr std::uint32_t flagged_colour = 0x8C8C8C;
 
-/// The colour of a bar of `platform`'s result that is `usable` for ranking, or flagged.
-inline std::uint32_t bar_colour(const std::string& platform, bool usable) {
-  return usable ? platform_colour(platform) : flagged_colour;
+/// The colour of a result's bar, or a group's: its platform's, or the flag's where it is flagged.
+inline std::uint32_t bar_colour(const Result& r) {
+  return r.usable_for_ranking() ? platform_colour(r.platform) : flagged_colour;
+}
+inline std::uint32_t bar_colour(const Group& g) {
+  return g.usable_for_ranking() ? platform_colour(g.platform) : flagged_colour;
 }
 
 /// The x tick step of a step axis of `steps` steps: a whole number (1, 2, 5, 10, 20, ...)
@@ -55,8 +58,7 @@ inline std::vector<std::vector<std::string>> group_label_rows(const std::vector<
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
     std::vector<std::string> row{printable(g.platform), printable(g.first().device_name),
-                                 printable(g.model), printable(g.strategy),
-                                 gpus_label(g.num_gpus)};
+                                 printable(g.model), printable(g.strategy), gpus_label(g.num_gpus)};
     for (std::size_t f : named)
       row.push_back(
           std::find(g.differing.begin(), g.differing.end(), f) == g.differing.end()
@@ -167,8 +169,7 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
     const Group& g = groups[i];
     tflops.push_back(g.average([](const Result& x) { return x.tflops_per_gpu(); }));
     memory.push_back(g.average([](const Result& x) { return x.memory_gb; }));
-    bar_data.row({i, bars.full[i], tflops.back(), memory.back(),
-                  DataField::colour(bar_colour(g.platform, g.usable_for_ranking())),
+    bar_data.row({i, bars.full[i], tflops.back(), memory.back(), DataField::colour(bar_colour(g)),
                   g.usable_for_ranking() ? 0 : 1});
   }
   write_report_file(dir, "compare_bars.dat", bar_data.text());
@@ -205,8 +206,7 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
           return k < v.size() ? v[k] : unknown;
         };
         DataFile text;
-        text.comment(r->file +
-                     (r->run_series.size() > 1 ? " run " + std::to_string(run + 1) : ""))
+        text.comment(r->file + (r->run_series.size() > 1 ? " run " + std::to_string(run + 1) : ""))
             .comment("step loss learning_rate memory_gib step_time_s");
         for (std::size_t k = 0; k < n; ++k)
           text.row({k + 1, at(rs.losses, k), at(rs.learning_rates, k), at(rs.memory, k),

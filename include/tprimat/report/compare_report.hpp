@@ -92,14 +92,16 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
   };
   if (const auto usable = usable_groups(groups); !usable.empty()) md += perf_table(usable);
   if (const auto apart = flagged_groups(groups); !apart.empty())
-    md += "\n### Flagged results\n\nA figure no run can reach (see Warnings): never compared, "
-          "ranked or projected.\n\n" +
-          perf_table(apart);
-  md += "\ntokens/s/GPU: every measured step of the configuration's runs, total tokens over "
-        "total time (warm-up excluded), the figure each result file states. One sample per run "
-        "for the spread: the run's own tokens/s/GPU; std is their sample standard deviation "
-        "(n - 1); the 95% confidence interval of their mean uses Student's t and is given from "
-        "3 runs on.\n";
+    md +=
+        "\n### Flagged results\n\nA figure no run can reach (see Warnings): never compared, "
+        "ranked or projected.\n\n" +
+        perf_table(apart);
+  md +=
+      "\ntokens/s/GPU: every measured step of the configuration's runs, total tokens over "
+      "total time (warm-up excluded), the figure each result file states. One sample per run "
+      "for the spread: the run's own tokens/s/GPU; std is their sample standard deviation "
+      "(n - 1); the 95% confidence interval of their mean uses Student's t and is given from "
+      "3 runs on.\n";
 
   md += "\n## Memory\n\n";
   Table mem(with_configuration(

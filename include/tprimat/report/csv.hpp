@@ -7,11 +7,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tprimat/bench/experiment.hpp"
 #include "tprimat/report/load.hpp"
@@ -139,12 +138,13 @@ inline std::string results_csv(const std::vector<const Result*>& results,
       row.push_back(csv_field(detail::csv_experiment_value(i, detail::csv_config_value(r, i))));
     std::string warnings;
     for (const auto& w : r.warnings()) warnings += (warnings.empty() ? "" : "; ") + w;
-    for (double v : {r.tokens_per_second, r.tokens_per_second_per_gpu, r.avg_step_time,
-                     r.std_step_time, r.step_times.empty() ? unknown : double(r.step_times.size()),
-                     r.tflops_per_gpu(), r.tflops_per_gpu_6n(), 100 * r.mfu(),
-                     100 * r.mfu_fp8_peak(), r.peak_tflops_dense > 0 ? r.peak_tflops_dense : unknown,
-                     r.peak_tflops_fp8_dense > 0 ? r.peak_tflops_fp8_dense : unknown, r.memory_gb,
-                     r.predicted_memory_gb})
+    for (double v :
+         {r.tokens_per_second, r.tokens_per_second_per_gpu, r.avg_step_time, r.std_step_time,
+          r.step_times.empty() ? unknown : double(r.step_times.size()), r.tflops_per_gpu(),
+          r.tflops_per_gpu_6n(), 100 * r.mfu(), 100 * r.mfu_fp8_peak(),
+          r.peak_tflops_dense > 0 ? r.peak_tflops_dense : unknown,
+          r.peak_tflops_fp8_dense > 0 ? r.peak_tflops_fp8_dense : unknown, r.memory_gb,
+          r.predicted_memory_gb})
       row.push_back(csv_number(v));
     row.push_back(r.usable_for_ranking() ? "false" : "true");
     row.push_back(csv_field(warnings));

@@ -337,7 +337,7 @@ inline void name_runs_apart(std::vector<Result>& results) {
   };
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::size_t n = 1;
-    for (bool clash = true; clash && n < parts[i].size(); ) {
+    for (bool clash = true; clash && n < parts[i].size();) {
       clash = false;
       for (std::size_t j = 0; j < results.size() && !clash; ++j)
         clash = parts[j] != parts[i] && suffix(j, n) == suffix(i, n);

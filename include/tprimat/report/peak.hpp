@@ -185,9 +185,10 @@ inline std::string peak_text_tail(const LoadOutcome& in, const std::string& warn
   for (const auto& f : in.inputs) out += "  " + printable(f) + "\n";
   for (const auto& p : in.problems) out += "  not used: " + printable(without_prefix(p)) + "\n";
 
-  out += "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
-         "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "
-         "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
+  out +=
+      "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
+      "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "
+      "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
   out += o.peak_tflops > 0 ? " given with --peak-tflops (" + num(o.peak_tflops, 1) + " TFLOP/s)"
                            : std::string(" (H100 SXM/H200 989.4, MI300X 1307.4 TFLOP/s)");
   out += ". The seeds used H100's 2:4-sparse " + num(backend::seeds_sparse_h100_tflops, 0) +

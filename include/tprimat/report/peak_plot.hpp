@@ -56,8 +56,7 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
                          r.tflops_per_gpu(),  r.avg_step_time};
     for (int c = 0; c < 6; ++c) columns[c].push_back(v[c]);
     bar_data.row({i, bars.full[i], v[0], v[1], v[2], v[3], v[4], v[5],
-                  DataField::colour(bar_colour(r.platform, r.usable_for_ranking())),
-                  r.usable_for_ranking() ? 0 : 1});
+                  DataField::colour(bar_colour(r)), r.usable_for_ranking() ? 0 : 1});
   }
   write_report_file(dir, "peak_bars.dat", bar_data.text());
 
@@ -82,8 +81,7 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
     for (const auto* r : g.results)
       times.insert(times.end(), r->step_times.begin(), r->step_times.end());
     for (std::size_t k = 0; k < times.size(); ++k)
-      steps.row({i + strip_jitter(k), times[k],
-                 DataField::colour(bar_colour(g.platform, g.usable_for_ranking()))});
+      steps.row({i + strip_jitter(k), times[k], DataField::colour(bar_colour(g))});
     if (times.empty()) continue;
     all_means.push_back(core::mean(times));
     means.row({i - 0.35, all_means.back(), 0.7});
@@ -140,7 +138,7 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
     const auto [lo, hi] = std::minmax_element(all_means.begin(), all_means.end());
     // Never an axis below zero for times (a log axis has none).
     gp << (*lo > 0 && *hi / *lo >= 10 ? ScriptLiteral("set logscale y\n")
-                                       : ScriptLiteral("set yrange [0<*:*]\n"));
+                                      : ScriptLiteral("set yrange [0<*:*]\n"));
     gp << "plot \"peak_steps.dat\" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable "
           "notitle, \\\n     \"\" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "
           "\"black\" notitle\n";

@@ -7,10 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
@@ -30,8 +29,7 @@ Result mi300x(double per_gpu, std::vector<double> runs = {}, std::string file = 
       {"platform", "amd"},
       {"model", {{"cli_name", "llama"}}},
       {"gpu_info", {{"device_name", "AMD Instinct MI300X"}, {"device_count", 8}}},
-      {"training_config",
-       {{"global_batch_size", 64}, {"sequence_length", 2048}, {"num_gpus", 8}}},
+      {"training_config", {{"global_batch_size", 64}, {"sequence_length", 2048}, {"num_gpus", 8}}},
       {"performance_metrics",
        {{"avg_step_time_seconds", 64 * 2048 / (8 * per_gpu)},
         {"tokens_per_second", 8 * per_gpu},
@@ -123,11 +121,14 @@ TEST(ReportRanking, OverTheFp8PeakWithoutABf16PeakIsFlagged) {
 }
 
 TEST(ReportRanking, FlaggedBarsHaveAColourNoPlatformHas) {
-  for (const char* p : {"nvd", "amd", "cpu", "other"}) {
+  for (const char* p : {"nvd", "amd", "cpu", "other"})
     EXPECT_NE(flagged_colour, platform_colour(p)) << p;
-    EXPECT_EQ(bar_colour(p, false), flagged_colour);
-    EXPECT_EQ(bar_colour(p, true), platform_colour(p));
-  }
+  const std::vector<Result> rs{mi300x(72500), mi300x(6000)};
+  EXPECT_EQ(bar_colour(rs[0]), flagged_colour);
+  EXPECT_EQ(bar_colour(rs[1]), platform_colour("amd"));
+  const auto groups = group_results(rs);
+  EXPECT_EQ(bar_colour(groups[0]), platform_colour("amd"));
+  EXPECT_EQ(bar_colour(groups[1]), flagged_colour);
 }
 
 Result runs_of(std::string platform, std::vector<double> runs, double step_cv) {
@@ -233,8 +234,9 @@ TEST(ReportPlot, StepTicksAreWholeNumbers) {
 }
 
 TEST(ReportPlot, RunsAreOverlaidFromStepOne) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tprimat_runs_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("tprimat_runs_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::create_directories(dir);
   Result r = mi300x(6000, {5900, 6100});
   r.run_series = {{{1.0, 1.1}, {10.0, 9.0}, {}, {}}, {{1.2, 1.0}, {10.1, 9.1}, {}, {}}};
@@ -278,10 +280,11 @@ TEST(ReportCsv, OneRowPerResultWithUnits) {
   for (std::size_t at = 0, end; (end = csv.find("\r\n", at)) != std::string::npos; at = end + 2)
     lines.push_back(csv.substr(at, end - at));
   ASSERT_EQ(lines.size(), 3u) << csv;
-  for (const char* h : {"file", "framework", "platform", "TP", "PP", "layers per stage [layers]",
-                        "DP", "mbs [sequences]", "gbs [sequences]", "seq [tokens]", "precision",
-                        "data", "tokens/s [tokens/s]", "step time mean [s]", "MFU dense bf16 peak [%]",
-                        "peak allocated per GPU [GiB]", "flagged", "peak of its platform x model"})
+  for (const char* h :
+       {"file", "framework", "platform", "TP", "PP", "layers per stage [layers]", "DP",
+        "mbs [sequences]", "gbs [sequences]", "seq [tokens]", "precision", "data",
+        "tokens/s [tokens/s]", "step time mean [s]", "MFU dense bf16 peak [%]",
+        "peak allocated per GPU [GiB]", "flagged", "peak of its platform x model"})
     EXPECT_NE(lines[0].find(h), std::string::npos) << h;
   EXPECT_EQ(lines[1].rfind("\"p/x,y.json\",", 0), 0u) << lines[1];
   EXPECT_NE(lines[1].find(",true,MFU 267.6% exceeds 100%"), std::string::npos) << lines[1];
