@@ -145,16 +145,43 @@ inline std::vector<const Result*> flagged_results(const std::vector<Result>& rs)
   return out;
 }
 
-inline Table peak_table(const std::vector<const Result*>& rows) {
-  Table t({"platform", "model", "device", "GPUs", "strategy", "run", "tokens/s", "tokens/s/GPU",
-           "TFLOP/s total", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)",
-           "step time (s)"});
+/// What tells each of `rows` apart beyond the table's own columns ("seq 4096, gbs 128"): the
+/// experiment fields in which the rows differ, hardware left to the device column; "" for every
+/// row where none does.
+inline std::vector<std::string> row_configurations(const std::vector<const Result*>& rows) {
+  std::vector<const std::vector<nlohmann::json>*> configs;
+  for (const auto* r : rows) configs.push_back(&r->experiment);
+  const auto fields = rows.empty() ? std::vector<std::size_t>{} : detail::differing_fields(configs);
+  std::vector<std::string> out;
   for (const auto* r : rows)
-    t.add({r->platform, r->model, r->device_name, std::to_string(r->num_gpus), r->strategy, r->run,
-           grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
-           num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
-           num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->usable_for_ranking()),
-           num(r->avg_step_time, 4)});
+    out.push_back(detail::configuration_label(r->experiment, fields, /*with_hardware=*/false));
+  return out;
+}
+
+inline Table peak_table(const std::vector<const Result*>& rows) {
+  // A configuration column only where the rows differ in more than the columns say.
+  const auto configs = row_configurations(rows);
+  const bool named = std::any_of(configs.begin(), configs.end(),
+                                 [](const std::string& c) { return !c.empty(); });
+  std::vector<std::string> header{"platform", "model", "device", "GPUs", "strategy", "run"};
+  if (named) header.push_back("configuration");
+  for (const char* h : {"tokens/s", "tokens/s/GPU", "TFLOP/s total", "TFLOP/s/GPU (PaLM)",
+                        "TFLOP/s/GPU (6N)", "MFU (dense)", "step time (s)"})
+    header.push_back(h);
+  Table t(header);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Result* r = rows[i];
+    std::vector<std::string> row{r->platform,   r->model, r->device_name, std::to_string(r->num_gpus),
+                                 r->strategy, r->run};
+    if (named) row.push_back(configs[i].empty() ? "-" : configs[i]);
+    for (auto cell :
+         {grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
+          num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
+          num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->usable_for_ranking()),
+          num(r->avg_step_time, 4)})
+      row.push_back(std::move(cell));
+    t.add(std::move(row));
+  }
   return t;
 }
 

@@ -37,9 +37,11 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
   for (const auto* r : flagged_results(rs)) peaks.push_back(r);
   std::vector<std::vector<std::string>> bar_rows;
   std::vector<std::vector<const Result*>> bar_results;
-  for (const auto* r : peaks) {
+  const auto configs = row_configurations(peaks);  // what differs beyond these fields
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const Result* r = peaks[i];
     bar_rows.push_back({printable(r->platform), printable(r->device_name), printable(r->model),
-                        gpus_label(r->num_gpus)});
+                        gpus_label(r->num_gpus), printable(configs[i])});
     bar_results.push_back({r});
   }
   const TickLabels bars = tick_labels(bar_rows);

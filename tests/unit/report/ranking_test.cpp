@@ -203,6 +203,23 @@ TEST(ReportLabels, FoldersOfOneNameAreToldApart) {
   EXPECT_EQ(rs[2].run, "run2");
 }
 
+TEST(ReportLabels, PeakRowsNameWhatTheColumnsDoNot) {
+  auto nvd = mi300x(6000);
+  nvd.platform = "nvd";
+  nvd.experiment[bench::experiment_field("/platform")] = "nvd";
+  nvd.experiment[bench::experiment_field("/training_config/sequence_length")] = 4096;
+  const std::vector<Result> rs{mi300x(6000), nvd};
+  const auto peaks = peaks_per_platform_model(rs);
+  EXPECT_EQ(row_configurations(peaks), (std::vector<std::string>{"seq 2048", "seq 4096"}));
+  const std::string table = peak_table(peaks).text();
+  EXPECT_NE(table.find("configuration"), std::string::npos) << table;
+  EXPECT_NE(table.find("seq 4096"), std::string::npos) << table;
+  // Alike but for the platform and device: no column.
+  const std::vector<Result> alike{mi300x(6000), mi300x(6100)};
+  EXPECT_EQ(peak_table(peaks_per_platform_model(alike)).text().find("configuration"),
+            std::string::npos);
+}
+
 TEST(ReportLabels, LayersPerStageIsNotPp) {
   constexpr auto stages = bench::experiment_field("/parallelism_config/pipeline_layers");
   EXPECT_EQ(bench::experiment_label(stages, nlohmann::json({4})), "layers per stage 4");
