@@ -39,24 +39,28 @@ plot "compare_bars.dat" using 1:4:(0.6):5 with boxes lc rgb variable notitle, \
      "" using 1:4:(bar_value($4) . ($6 > 0 ? " (!)" : "")) with labels offset 0,0.7 font ",9" notitle
 unset label
 set autoscale x
-set xtics autofreq font ",10"
+set xtics 1 font ",10"  # whole steps
 set autoscale y
 set key top right opaque font ",8"
 set xlabel "measured step"
 set offsets 0, 0, graph 0.45, graph 0.05
+set yrange [0<*:*]
 set title "Training loss"
 plot "compare_series_1.dat" using 1:2 with linespoints pt 7 ps 0.5 title series_title[1], \
      "compare_series_2.dat" using 1:2 with linespoints pt 7 ps 0.5 title series_title[2]
 set bmargin  # the second row: automatic again
-set offsets 0, 0, graph 0.45, 0
+set offsets 0, 0, graph 0.45, graph 0.05
+set yrange [0<*:*]
 set title "Learning rate"
 plot "compare_series_1.dat" using 1:3 with linespoints pt 7 ps 0.5 title series_title[1], \
      "compare_series_2.dat" using 1:3 with linespoints pt 7 ps 0.5 title series_title[2]
 set offsets 0, 0, graph 0.45, graph 0.05
+set yrange [0<*:*]
 set title "Memory per GPU (GiB)"
 plot "compare_series_1.dat" using 1:4 with linespoints pt 7 ps 0.5 title series_title[1], \
      "compare_series_2.dat" using 1:4 with linespoints pt 7 ps 0.5 title series_title[2]
 set offsets 0, 0, graph 0.45, graph 0.05
+set yrange [0<*:*]
 set title "Step time (s)"
 plot "compare_series_1.dat" using 1:5 with linespoints pt 7 ps 0.5 title series_title[1], \
      "compare_series_2.dat" using 1:5 with linespoints pt 7 ps 0.5 title series_title[2]

@@ -24,7 +24,7 @@ set grid ytics
 bar_value(v) = abs(v) >= 1000 ? sprintf("%.0f", v) : sprintf("%.3g", v)
 set style fill solid 0.8 border -1
 set multiplot layout 2,3 title title_text font ",11"
-set bmargin 3
+set bmargin 4
 set xrange [-0.5:1.5]
 set xtics () norotate font ",9"
 do for [i=1:2] { set xtics add (bar_tick[i] i-1) }
@@ -42,7 +42,7 @@ set title "MFU (% of the dense peak)"
 plot "peak_bars.dat" using 1:5:(0.6):9 with boxes lc rgb variable notitle, \
      "" using 1:5:(bar_value($5) . ($10 > 0 ? " (!)" : "")) with labels offset 0,0.7 font ",9" notitle
 unset label
-set bmargin 3
+set bmargin 4
 set title "Per-GPU throughput (tokens/s/GPU)"
 plot "peak_bars.dat" using 1:6:(0.6):9 with boxes lc rgb variable notitle, \
      "" using 1:6:(bar_value($6) . ($10 > 0 ? " (!)" : "")) with labels offset 0,0.7 font ",9" notitle
@@ -57,6 +57,7 @@ set xtics () norotate font ",9"
 do for [i=1:2] { set xtics add (strip_tick[i] i-1) }
 set autoscale y
 set offsets 0, 0, graph 0.08, graph 0.08
+set yrange [0<*:*]
 plot "peak_steps.dat" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable notitle, \
      "" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "black" notitle
 unset multiplot

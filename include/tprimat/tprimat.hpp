@@ -49,6 +49,7 @@
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
 #include "tprimat/report/compare_report.hpp"
+#include "tprimat/report/csv.hpp"
 #include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"

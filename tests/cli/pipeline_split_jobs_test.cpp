@@ -263,7 +263,7 @@ TEST(SplitResult, CheckedAndComparedWithResultsThatPredateIt) {
                 .rfind("parallelism_config.pipeline_layers.1 is 0", 0),
             0u);
   constexpr auto stages = bench::experiment_field("/parallelism_config/pipeline_layers");
-  EXPECT_EQ(bench::experiment_label(stages, nlohmann::json({17, 15})), "stages 17+15");
+  EXPECT_EQ(bench::experiment_label(stages, nlohmann::json({17, 15})), "layers per stage 17+15");
 }
 
 }  // namespace

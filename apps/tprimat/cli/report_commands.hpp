@@ -17,6 +17,7 @@
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
 #include "tprimat/report/compare_report.hpp"
+#include "tprimat/report/csv.hpp"
 #include "tprimat/report/gnuplot.hpp"
 #include "tprimat/report/import_log.hpp"
 #include "tprimat/report/load.hpp"
@@ -32,11 +33,13 @@ struct CompareOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> files;
   std::string output_dir = "output";
+  bool csv = false;  ///< also write compare.csv
 };
 
 struct PeakCommandOptions {
   std::vector<std::string> paths;
   std::string output_dir = "output";
+  bool csv = false;  ///< also write peak.csv
   report::PeakOptions peak;
 };
 
@@ -72,6 +75,9 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
                            "result files, or directories searched as --results-dir is");
   cmds.compare->add_option("--output-dir", c.output_dir, "where reports and plots go")
       ->capture_default_str();
+  cmds.compare->add_flag("--csv", c.csv,
+                         "also write compare.csv: one row per result, every configuration field "
+                         "and figure (docs/reports.md)");
 
   auto& p = cmds.peak_opts;
   cmds.peak = app.add_subcommand(
@@ -91,6 +97,9 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
       ->transform(number("--scaling-efficiency", core::between(0.01, 1.0)));
   cmds.peak->add_option("--output-dir", p.output_dir, "where reports and plots go")
       ->capture_default_str();
+  cmds.peak->add_flag("--csv", p.csv,
+                      "also write peak.csv: one row per result, every configuration field and "
+                      "figure, and which is its platform x model's peak (docs/reports.md)");
 
   auto& i = cmds.import_opts;
   cmds.import = app.add_subcommand(
@@ -176,6 +185,13 @@ inline int run_compare(const CompareOptions& o) {
   const auto md = report::write_report_file(o.output_dir, "comparison_report.md",
                                             report::comparison_report(in, groups, comparisons));
   std::printf("wrote %s\n", md.c_str());
+  if (o.csv) {
+    std::vector<const report::Result*> rows;
+    for (const auto& r : in.results) rows.push_back(&r);
+    const auto csv =
+        report::write_report_file(o.output_dir, "compare.csv", report::results_csv(rows));
+    std::printf("wrote %s\n", csv.c_str());
+  }
   const auto script = report::write_compare_plot(o.output_dir, groups);
   for (const auto& line : report::draw(o.output_dir, script, "compare"))
     std::printf("%s\n", line.c_str());
@@ -193,6 +209,11 @@ inline int run_peak(const PeakCommandOptions& o) {
   std::fputs(text.c_str(), stdout);
   const auto path = report::write_report_file(o.output_dir, "peak_throughput_analysis.txt", text);
   std::printf("wrote %s\n", path.c_str());
+  if (o.csv) {
+    const auto csv =
+        report::write_report_file(o.output_dir, "peak.csv", report::peak_csv(in.results));
+    std::printf("wrote %s\n", csv.c_str());
+  }
   const auto script = report::write_peak_plot(o.output_dir, in.results);
   for (const auto& line : report::draw(o.output_dir, script, "peak_throughput_analysis"))
     std::printf("%s\n", line.c_str());

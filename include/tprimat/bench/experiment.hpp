@@ -36,7 +36,8 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/gpu_info/device_count", "GPUs"},
     {"/parallelism_config/tensor_model_parallel_size", "TP"},
     {"/parallelism_config/pipeline_model_parallel_size", "PP"},
-    {"/parallelism_config/pipeline_layers", "stages"},
+    // Layers of each pipeline stage ("layers per stage 17+15"): never "stages 4", read as PP=4.
+    {"/parallelism_config/pipeline_layers", "layers per stage"},
     {"/parallelism_config/data_parallel_size", "DP"},
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
@@ -113,7 +114,7 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
     v = value.get<bool>() ? "on" : "off";
   } else if (value.is_number_integer() || value.is_number_unsigned()) {
     v = value.dump();
-  } else if (value.is_array()) {  // a pipeline split: "stages 17+15"
+  } else if (value.is_array()) {  // a pipeline split: "layers per stage 17+15"
     for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();
   } else if (value.is_number() && std::isfinite(value.get<double>())) {
     char buf[32];

@@ -84,6 +84,13 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense " +
                   (f.fp8 ? "FP8" : "bf16") + " peak of " + f.device_name + " (" +
                   core::num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+  // A run without a bf16 peak to judge it (its device's unknown to the table, no --peak-tflops)
+  // is still bound by the FP8 peak where that one is known: no MFU over 100% of either passes.
+  if (!f.fp8 && own <= 0 && device <= 0 && f.fp8_peak_tflops > 0 && t > f.fp8_peak_tflops)
+    out.push_back("MFU against the FP8 peak " + core::percent(t / f.fp8_peak_tflops) +
+                  " exceeds 100% (" + detail::tflops_text(t) +
+                  " TFLOP/s/GPU against a dense FP8 peak of " +
+                  detail::tflops_text(f.fp8_peak_tflops) + "): a figure behind it is wrong");
   // An unknown device has no peak to take MFU against; an absurd figure is still flagged.
   if (own <= 0 && device <= 0 && t > implausible_tflops_per_gpu)
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU is more than any GPU reaches (" +

@@ -80,17 +80,36 @@ struct Group {
   std::string model, strategy, platform;
   int num_gpus = 0;
   std::vector<nlohmann::json> experiment;  ///< the configuration, bench::experiment_fields order
+  std::string framework;  ///< Result::framework: runs of two frameworks are never pooled
+  /// Whether its results are flagged (Result::usable_for_ranking false): never pooled with
+  /// usable runs, never compared, listed apart.
+  bool flagged = false;
   /// The fields telling this group apart from the others of its model x strategy x GPU count,
   /// the groups a reader sets against it; empty where it is the only configuration there.
   std::vector<std::size_t> differing;
+  bool name_framework = false;  ///< the frameworks differ there too: labels name it
   std::vector<const Result*> results;
-  core::Summary per_gpu;  ///< tokens/s/GPU over runs (one sample per run)
+  core::Summary per_gpu;  ///< tokens/s/GPU over runs (one sample per run): the spread
+  /// tokens/s/GPU of every measured step of its runs (total tokens over total time): the figure
+  /// a result file and `bench` state, so one result reads the same everywhere.
+  double tokens_per_second_per_gpu = unknown;
 
   const Result& first() const { return *results.front(); }
+  bool usable_for_ranking() const { return !flagged; }
   /// What tells it apart ("seq 256, gbs 64"), the device and stack only `with_hardware` (the
   /// tables have a column for the device); "" when nothing does.
   std::string configuration(bool with_hardware = false) const {
-    return detail::configuration_label(experiment, differing, with_hardware);
+    std::string s = detail::configuration_label(experiment, differing, with_hardware);
+    if (name_framework) s += (s.empty() ? "" : ", ") + framework_label();
+    return s;
+  }
+  /// "framework megatron"; "framework n/a" where the file does not say.
+  std::string framework_label() const {
+    return "framework " + (framework.empty() ? std::string("n/a") : framework);
+  }
+  /// How a verdict names it: the platform, and its framework where frameworks differ.
+  std::string name() const {
+    return name_framework ? platform + " (" + framework_label() + ")" : platform;
   }
   std::string runs_label() const {
     std::string s;
@@ -136,6 +155,7 @@ struct Comparison {
                                         ///< strategy x GPU count; "" when it is the only one
   std::vector<const Group*> platforms;  ///< fastest first (tokens/s/GPU)
   std::string verdict;                  ///< "" with a single platform
+  bool has_winner = false;              ///< the leader is ahead outside the noise
   std::string noise;                    ///< why the difference may not be real; "" otherwise
 
   /// "llama / truly_identical / 8 GPUs / seq 256"
@@ -145,16 +165,46 @@ struct Comparison {
   }
 };
 
-/// Groups in input order within each model x strategy x GPU count x platform (sorted).
+namespace detail {
+
+/// tokens/s/GPU over every measured step of `results` (total tokens over total time), each
+/// result's figure weighted by its measured time; the plain mean where a time is unknown (a
+/// seeds' file without step times). One result: its own figure, as its file states it.
+inline double pooled_tokens_per_second_per_gpu(const std::vector<const Result*>& results) {
+  double tokens = 0, seconds = 0;
+  std::vector<double> figures;
+  for (const auto* r : results) {
+    figures.push_back(r->tokens_per_second_per_gpu);
+    const double time = double(std::max<std::size_t>(1, r->step_times.size())) * r->avg_step_time;
+    tokens += r->tokens_per_second_per_gpu * time;
+    seconds += time;
+  }
+  if (figures.size() == 1) return figures.front();
+  return std::isfinite(tokens) && seconds > 0 ? tokens / seconds : core::mean(figures);
+}
+
+}  // namespace detail
+
+/// Groups in input order within each model x strategy x GPU count x platform (sorted); flagged
+/// groups after every usable one.
 inline std::vector<Group> group_results(const std::vector<Result>& results) {
   std::map<std::tuple<std::string, std::string, int, std::string>, std::vector<Group>> by_key;
   for (const auto& r : results) {
     auto& groups = by_key[{r.model, r.strategy, r.num_gpus, r.platform}];
-    auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const Group& x) { return x.experiment == r.experiment; });
+    const bool flagged = !r.usable_for_ranking();
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+      return x.experiment == r.experiment && x.framework == r.framework && x.flagged == flagged;
+    });
     if (g == groups.end()) {
-      groups.push_back(
-          Group{r.model, r.strategy, r.platform, r.num_gpus, r.experiment, {}, {}, {}});
+      Group added;
+      added.model = r.model;
+      added.strategy = r.strategy;
+      added.platform = r.platform;
+      added.num_gpus = r.num_gpus;
+      added.experiment = r.experiment;
+      added.framework = r.framework;
+      added.flagged = flagged;
+      groups.push_back(std::move(added));
       g = groups.end() - 1;
     }
     g->results.push_back(&r);
@@ -167,8 +217,10 @@ inline std::vector<Group> group_results(const std::vector<Result>& results) {
         samples.insert(samples.end(), r->run_tokens_per_second_per_gpu.begin(),
                        r->run_tokens_per_second_per_gpu.end());
       g.per_gpu = core::summarize(samples);
+      g.tokens_per_second_per_gpu = detail::pooled_tokens_per_second_per_gpu(g.results);
       out.push_back(std::move(g));
     }
+  std::stable_partition(out.begin(), out.end(), [](const Group& g) { return !g.flagged; });
   // What a label must name: the fields in which the groups of one model x strategy x GPU count
   // differ (the platforms a reader compares, and any unlike configurations among them).
   std::map<std::tuple<std::string, std::string, int>, std::vector<Group*>> scopes;
@@ -189,7 +241,13 @@ inline std::vector<Group> group_results(const std::vector<Result>& results) {
             return false;
       return true;
     });
-    for (auto* g : scope) g->differing = fields;
+    const bool frameworks_differ = std::any_of(scope.begin(), scope.end(), [&](const Group* g) {
+      return g->framework != scope.front()->framework;
+    });
+    for (auto* g : scope) {
+      g->differing = fields;
+      g->name_framework = frameworks_differ;
+    }
   }
   return out;
 }
@@ -214,6 +272,7 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
            std::vector<std::pair<std::vector<nlohmann::json>, Comparison>>>
       by_key;
   for (const auto& g : groups) {
+    if (!g.usable_for_ranking()) continue;  // listed apart, never a winner
     auto& list = by_key[{g.model, g.strategy, g.num_gpus}];
     const auto config = detail::without_hardware(g);
     auto it =
@@ -233,27 +292,39 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
   for (auto& [key, list] : by_key)
     for (auto& [config, c] : list) {
       std::stable_sort(c.platforms.begin(), c.platforms.end(), [](const Group* a, const Group* b) {
-        return a->per_gpu.mean > b->per_gpu.mean;
+        return a->tokens_per_second_per_gpu > b->tokens_per_second_per_gpu;
       });
       if (c.platforms.size() >= 2) {
         const Group& w = *c.platforms[0];
-        c.verdict = w.platform + " wins:";
-        for (std::size_t i = 1; i < c.platforms.size(); ++i) {
-          const Group& o = *c.platforms[i];
-          c.verdict += " " + num(w.per_gpu.mean / o.per_gpu.mean, 2) + "x " + o.platform;
-        }
         const Group& o = *c.platforms[1];
-        if (w.per_gpu.count >= 3 && o.per_gpu.count >= 3) {
-          if (w.per_gpu.mean - w.per_gpu.ci95 <= o.per_gpu.mean + o.per_gpu.ci95)
-            c.noise = "the 95% confidence intervals of " + w.platform + " and " + o.platform +
+        const double diff = w.tokens_per_second_per_gpu / o.tokens_per_second_per_gpu - 1;
+        // A win is a difference outside the noise, and one the report can show (not "0.0%").
+        bool outside = percent(diff) != percent(0);
+        if (!outside) {
+          c.noise = "a " + percent(diff) + " difference";
+        } else if (w.per_gpu.count >= 3 && o.per_gpu.count >= 3) {
+          outside = w.per_gpu.mean - w.per_gpu.ci95 > o.per_gpu.mean + o.per_gpu.ci95;
+          if (!outside)
+            c.noise = "the 95% confidence intervals of " + w.name() + " and " + o.name() +
                       " overlap: the difference is inside the noise";
         } else {
-          const double diff = w.per_gpu.mean / o.per_gpu.mean - 1;
           const double cv = std::max(w.step_cv(), o.step_cv());
           c.noise = "fewer than 3 runs: no confidence interval";
-          if (std::isfinite(cv) && diff <= cv)
+          if (!std::isfinite(cv)) {
+            outside = false;
+            c.noise += ", and no step times: the step-to-step spread is unknown";
+          } else if (diff <= cv) {
+            outside = false;
             c.noise += "; the " + percent(diff) +
                        " difference is inside the step-to-step spread (" + percent(cv) + ")";
+          }
+        }
+        c.has_winner = outside;
+        c.verdict = outside ? w.name() + " wins:" : "no winner: " + w.name();
+        for (std::size_t i = 1; i < c.platforms.size(); ++i) {
+          const Group& x = *c.platforms[i];
+          c.verdict += " " + num(w.tokens_per_second_per_gpu / x.tokens_per_second_per_gpu, 2) +
+                       "x " + x.name();
         }
       }
       out.push_back(std::move(c));
@@ -299,11 +370,17 @@ inline std::string flagged(const std::string& figure, bool flag) {
   return flag ? figure + " (!)" : figure;
 }
 
+/// "10503.0 ± 684.2": the group's tokens/s/GPU over all its steps, ± the sample std of its runs'
+/// own figures (none with one run).
+inline std::string tokens_cell(const Group& g) {
+  return mean_std(g.tokens_per_second_per_gpu, g.per_gpu.std, 1);
+}
+
 /// The terminal table: one row per configuration x platform; a `configuration` column names
 /// what tells groups of one model x strategy x GPU count apart, where anything does.
-inline Table results_table(const std::vector<Group>& groups) {
-  const bool configs = std::any_of(groups.begin(), groups.end(),
-                                   [](const Group& g) { return !g.configuration().empty(); });
+inline Table results_table(const std::vector<const Group*>& rows) {
+  const bool configs = std::any_of(rows.begin(), rows.end(),
+                                   [](const Group* g) { return !g->configuration().empty(); });
   std::vector<std::string> header{"model", "strategy", "platform", "run", "device", "GPUs"};
   if (configs) header.push_back("configuration");
   for (const char* h :
@@ -311,25 +388,49 @@ inline Table results_table(const std::vector<Group>& groups) {
         "MFU (FP8 peak)", "memory (GiB)"})
     header.push_back(h);
   Table t(header);
-  for (const auto& g : groups) {
+  for (const auto* row_group : rows) {
+    const Group& g = *row_group;
     const Result& r = g.first();
     std::vector<std::string> row{g.model,        g.strategy,    g.platform,
                                  g.runs_label(), r.device_name, std::to_string(r.num_gpus)};
     if (configs) row.push_back(g.configuration().empty() ? "-" : g.configuration());
-    for (auto cell : {std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
-                      num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
-                      num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-                      // The marker goes on the MFU against the peak the run is bound by.
-                      flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
-                              !g.warnings().empty() && !r.fp8()),
-                      flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })),
-                              !g.warnings().empty() && r.fp8()),
-                      num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
+    for (auto cell :
+         {std::to_string(g.per_gpu.count), tokens_cell(g),
+          num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+          num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+          // Both MFU figures of a flagged result carry the marker: neither is one.
+          flagged(percent(g.average([](const Result& x) { return x.mfu(); })), g.flagged),
+          flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })), g.flagged),
+          num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
       row.push_back(std::move(cell));
     t.add(std::move(row));
   }
   return t;
 }
+
+/// The groups a report ranks, in order.
+inline std::vector<const Group*> usable_groups(const std::vector<Group>& groups) {
+  std::vector<const Group*> out;
+  for (const auto& g : groups)
+    if (g.usable_for_ranking()) out.push_back(&g);
+  return out;
+}
+/// The groups a report lists apart, with their flags, in order.
+inline std::vector<const Group*> flagged_groups(const std::vector<Group>& groups) {
+  std::vector<const Group*> out;
+  for (const auto& g : groups)
+    if (!g.usable_for_ranking()) out.push_back(&g);
+  return out;
+}
+inline Table results_table(const std::vector<Group>& groups) {
+  std::vector<const Group*> all;
+  for (const auto& g : groups) all.push_back(&g);
+  return results_table(all);
+}
+
+/// The heading above the results listed apart.
+inline constexpr const char* flagged_heading =
+    "FLAGGED: a figure no run can reach; never compared, ranked or projected (why below)";
 
 /// "(!) file: warning" for every flagged result of `groups`, one line each (printable).
 inline std::vector<std::string> warning_lines(const std::vector<Group>& groups) {
@@ -345,7 +446,11 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   std::string out = "tprimat compare: " + std::to_string(in.results.size()) + " of " +
                     std::to_string(in.inputs.size()) + " inputs loaded\n";
   if (groups.empty()) return out;
-  out += "\n" + results_table(groups).text() + "\n";
+  if (const auto usable = usable_groups(groups); !usable.empty())
+    out += "\n" + results_table(usable).text();
+  if (const auto apart = flagged_groups(groups); !apart.empty())
+    out += "\n" + std::string(flagged_heading) + "\n" + results_table(apart).text();
+  out += "\n";
   for (const auto& c : comparisons) {
     if (c.verdict.empty()) continue;
     out += printable(c.title()) + ": " + printable(c.verdict) + " (tokens/s/GPU)";
@@ -355,9 +460,11 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
   const auto warnings = warning_lines(groups);
   for (const auto& line : warnings) out += line + "\n";
   out +=
-      "tokens/s/GPU: mean ± sample std over runs of one configuration (results differing in "
-      "any field that defines an experiment are never pooled). TFLOP/s/GPU: model FLOPs, "
-      "PaLM convention (6 P_matmul + 12 L H Dh S per token), the same for every precision. "
+      "tokens/s/GPU: every measured step of a configuration's runs (total tokens over total "
+      "time, the figure its result file states) ± the sample std of its runs' own figures "
+      "(results differing in any field that defines an experiment are never pooled). "
+      "TFLOP/s/GPU: model FLOPs, PaLM convention (6 P_matmul + 12 L H Dh S per token), the same "
+      "for every precision. "
       "MFU (bf16 peak): against the dense bf16 peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); "
       "MFU (FP8 peak): the same FLOPs against the dense FP8 peak (H100/H200 1978.9, MI300X "
       "2614.9), the bound of an FP8 run; n/a where the device's peak is unknown.";

@@ -26,10 +26,30 @@ inline std::uint32_t platform_colour(const std::string& platform) {
   return 0x4C72B0;
 }
 
-/// The fields naming each group in the plots: platform, model, strategy, GPUs, then one field
-/// per experiment field that tells some groups apart ("seq 256"), "" for a group where it does
-/// not (ticks leave empty fields out). printable(): a line break in a label is ours, never one
-/// that a name brought.
+/// A flagged result's bar: a grey no platform has, so it never reads as one platform's bar.
+inline constexpr std::uint32_t flagged_colour = 0x8C8C8C;
+
+/// The colour of a result's bar, or a group's: its platform's, or the flag's where it is flagged.
+inline std::uint32_t bar_colour(const Result& r) {
+  return r.usable_for_ranking() ? platform_colour(r.platform) : flagged_colour;
+}
+inline std::uint32_t bar_colour(const Group& g) {
+  return g.usable_for_ranking() ? platform_colour(g.platform) : flagged_colour;
+}
+
+/// The x tick step of a step axis of `steps` steps: a whole number (1, 2, 5, 10, 20, ...)
+/// giving at most ten ticks, so a short run never reads "step 1.5".
+inline long long step_tick_interval(std::size_t steps) {
+  for (long long decade = 1;; decade *= 10)
+    for (long long m : {1, 2, 5})
+      if (static_cast<double>(steps) <= 10.0 * double(m * decade)) return m * decade;
+}
+
+/// The fields naming each group in the plots: platform, device, model, strategy, GPUs, then one
+/// field per experiment field that tells some groups apart ("seq 256") and the framework where
+/// frameworks differ, "" for a group where it does not (ticks leave empty fields out); a flagged
+/// group's bar says so by its colour and value label. printable(): a line break in a label is
+/// ours, never one that a name brought.
 inline std::vector<std::vector<std::string>> group_label_rows(const std::vector<Group>& groups) {
   std::vector<std::size_t> named;
   for (const auto& g : groups) named.insert(named.end(), g.differing.begin(), g.differing.end());
@@ -37,13 +57,14 @@ inline std::vector<std::vector<std::string>> group_label_rows(const std::vector<
   named.erase(std::unique(named.begin(), named.end()), named.end());
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
-    std::vector<std::string> row{printable(g.platform), printable(g.model), printable(g.strategy),
-                                 gpus_label(g.num_gpus)};
+    std::vector<std::string> row{printable(g.platform), printable(g.first().device_name),
+                                 printable(g.model), printable(g.strategy), gpus_label(g.num_gpus)};
     for (std::size_t f : named)
       row.push_back(
           std::find(g.differing.begin(), g.differing.end(), f) == g.differing.end()
               ? ""
               : printable(bench::experiment_label(f, detail::field_value(g.experiment, f))));
+    row.push_back(g.name_framework ? printable(g.framework_label()) : "");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -148,44 +169,53 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
     const Group& g = groups[i];
     tflops.push_back(g.average([](const Result& x) { return x.tflops_per_gpu(); }));
     memory.push_back(g.average([](const Result& x) { return x.memory_gb; }));
-    bar_data.row({i, bars.full[i], tflops.back(), memory.back(),
-                  DataField::colour(platform_colour(g.platform)), g.warnings().empty() ? 0 : 1});
+    bar_data.row({i, bars.full[i], tflops.back(), memory.back(), DataField::colour(bar_colour(g)),
+                  g.usable_for_ranking() ? 0 : 1});
   }
   write_report_file(dir, "compare_bars.dat", bar_data.text());
 
   struct Series {
     bool loss = false, lr = false, memory = false, time = false;
   };
+  // One series per run, each from its step 1: --runs N overlays N lines (one chain would saw
+  // back at each run's start).
   std::vector<const Result*> results;
   std::vector<std::vector<std::string>> series_rows;
+  std::vector<Series> series;
+  std::size_t most_steps = 1;
   for (std::size_t i = 0; i < groups.size(); ++i)
     for (const auto* r : groups[i].results) {
       results.push_back(r);
-      auto fields = bar_rows[i];
-      fields.push_back("(" + printable(r->run) + ")");
-      series_rows.push_back(std::move(fields));
+      for (std::size_t run = 0; run < r->run_series.size(); ++run) {
+        const auto& rs = r->run_series[run];
+        auto fields = bar_rows[i];
+        fields.push_back("(" + printable(r->run) + ")");
+        fields.push_back(r->run_series.size() > 1 ? "run " + std::to_string(run + 1) + "/" +
+                                                        std::to_string(r->run_series.size())
+                                                  : "");
+        series_rows.push_back(std::move(fields));
+        Series s;
+        s.loss = !rs.losses.empty();
+        s.lr = !rs.learning_rates.empty();
+        s.memory = !rs.memory.empty();
+        s.time = !rs.step_times.empty();
+        const std::size_t n = std::max(
+            {rs.losses.size(), rs.learning_rates.size(), rs.memory.size(), rs.step_times.size()});
+        most_steps = std::max(most_steps, n);
+        const auto at = [](const std::vector<double>& v, std::size_t k) {
+          return k < v.size() ? v[k] : unknown;
+        };
+        DataFile text;
+        text.comment(r->file + (r->run_series.size() > 1 ? " run " + std::to_string(run + 1) : ""))
+            .comment("step loss learning_rate memory_gib step_time_s");
+        for (std::size_t k = 0; k < n; ++k)
+          text.row({k + 1, at(rs.losses, k), at(rs.learning_rates, k), at(rs.memory, k),
+                    at(rs.step_times, k)});
+        write_report_file(dir, "compare_series_" + std::to_string(series.size() + 1) + ".dat",
+                          text.text());
+        series.push_back(s);
+      }
     }
-  std::vector<Series> series;
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    const Result& r = *results[k];
-    Series s;
-    s.loss = !r.losses.empty();
-    s.lr = !r.learning_rates.empty();
-    s.memory = !r.memory.empty();
-    s.time = !r.step_times.empty();
-    const std::size_t n =
-        std::max({r.losses.size(), r.learning_rates.size(), r.memory.size(), r.step_times.size()});
-    const auto at = [](const std::vector<double>& v, std::size_t i) {
-      return i < v.size() ? v[i] : unknown;
-    };
-    DataFile text;
-    text.comment(r.file).comment("step loss learning_rate memory_gib step_time_s");
-    for (std::size_t i = 0; i < n; ++i)
-      text.row(
-          {i + 1, at(r.losses, i), at(r.learning_rates, i), at(r.memory, i), at(r.step_times, i)});
-    write_report_file(dir, "compare_series_" + std::to_string(k + 1) + ".dat", text.text());
-    series.push_back(s);
-  }
 
   FigureText words;
   words.title_lines("tprimat compare (TFLOP/s: PaLM model FLOPs)");
@@ -216,18 +246,19 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
   bar_panel(gp, "Per-GPU throughput (TFLOP/s/GPU)", "compare_bars.dat", 3, 5, 6, tflops);
   bar_panel(gp, "Peak memory per GPU (GiB)", "compare_bars.dat", 4, 5, 6, memory);
   gp << "set autoscale x\n"
-        "set xtics autofreq font \",10\"\n"
+        "set xtics "
+     << step_tick_interval(most_steps)
+     << " font \",10\"  # whole steps\n"
         "set autoscale y\n"
         "set key top right opaque font \",8\"\n"
         "set xlabel \"measured step\"\n";
   int panels = 2;
-  // Headroom above the lines for the key; below them too, except for the learning rate, whose
-  // warm-up starts near 0 and would get a negative axis.
-  const auto panel = [&](ScriptLiteral title, int column, bool Series::*has,
-                         bool pad_below = true) {
+  // Headroom above the lines for the key, and a little below, but never an axis below zero:
+  // every series is 0 or more (a loss, a learning rate, memory, a time).
+  const auto panel = [&](ScriptLiteral title, int column, bool Series::*has) {
     if (++panels == 4) gp << "set bmargin  # the second row: automatic again\n";
-    gp << "set offsets 0, 0, graph 0.45, " << (pad_below ? ScriptLiteral("graph 0.05") : "0")
-       << "\nset title \"" << title << "\"\n";
+    gp << "set offsets 0, 0, graph 0.45, graph 0.05\nset yrange [0<*:*]\nset title \"" << title
+       << "\"\n";
     bool any = false;
     for (std::size_t k = 0; k < series.size(); ++k) {
       if (!(series[k].*has)) continue;
@@ -242,7 +273,7 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
     gp << "\n";
   };
   panel("Training loss", 2, &Series::loss);
-  panel("Learning rate", 3, &Series::lr, false);
+  panel("Learning rate", 3, &Series::lr);
   panel("Memory per GPU (GiB)", 4, &Series::memory);
   panel("Step time (s)", 5, &Series::time);
   gp << "unset multiplot\n";

@@ -68,28 +68,40 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
                                                                : g->configuration());
     return row;
   };
-  Table perf(with_configuration(
-      {"model", "strategy", "GPUs", "platform", "runs", "tokens/s/GPU (mean ± std)", "95% CI",
-       "step time (s)", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense bf16 peak)",
-       "MFU (dense FP8 peak)"},
-      nullptr));
-  for (const auto& g : groups)
-    perf.add(with_configuration(
-        {g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
-         std::to_string(g.per_gpu.count), mean_std(g.per_gpu.mean, g.per_gpu.std, 1),
-         g.per_gpu.count >= 3 ? "± " + num(g.per_gpu.ci95, 1) : "n/a (runs < 3)",
-         num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
-         num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-         num(g.average([](const Result& x) { return x.tflops_per_gpu_6n(); }), 3),
-         flagged(percent(g.average([](const Result& x) { return x.mfu(); })),
-                 !g.warnings().empty() && !g.first().fp8()),
-         flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })),
-                 !g.warnings().empty() && g.first().fp8())},
-        &g));
-  md += perf.markdown();
-  md += "\nOne sample per run: the mean tokens/s/GPU of its measured steps (warm-up excluded). "
-        "std is the sample standard deviation (n - 1); the 95% confidence interval of the mean "
-        "uses Student's t and is given from 3 runs on.\n";
+  const auto perf_table = [&](const std::vector<const Group*>& rows) {
+    Table perf(with_configuration(
+        {"model", "strategy", "GPUs", "platform", "runs", "tokens/s/GPU (all steps ± std of runs)",
+         "95% CI of the runs' mean", "step time (s)", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)",
+         "MFU (dense bf16 peak)", "MFU (dense FP8 peak)"},
+        nullptr));
+    for (const auto* row : rows) {
+      const Group& g = *row;
+      perf.add(with_configuration(
+          {g.model, g.strategy, std::to_string(g.num_gpus), g.platform,
+           std::to_string(g.per_gpu.count), tokens_cell(g),
+           g.per_gpu.count >= 3 ? "± " + num(g.per_gpu.ci95, 1) : "n/a (runs < 3)",
+           num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
+           num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
+           num(g.average([](const Result& x) { return x.tflops_per_gpu_6n(); }), 3),
+           flagged(percent(g.average([](const Result& x) { return x.mfu(); })), g.flagged),
+           flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })),
+                   g.flagged)},
+          &g));
+    }
+    return perf.markdown();
+  };
+  if (const auto usable = usable_groups(groups); !usable.empty()) md += perf_table(usable);
+  if (const auto apart = flagged_groups(groups); !apart.empty())
+    md +=
+        "\n### Flagged results\n\nA figure no run can reach (see Warnings): never compared, "
+        "ranked or projected.\n\n" +
+        perf_table(apart);
+  md +=
+      "\ntokens/s/GPU: every measured step of the configuration's runs, total tokens over "
+      "total time (warm-up excluded), the figure each result file states. One sample per run "
+      "for the spread: the run's own tokens/s/GPU; std is their sample standard deviation "
+      "(n - 1); the 95% confidence interval of their mean uses Student's t and is given from "
+      "3 runs on.\n";
 
   md += "\n## Memory\n\n";
   Table mem(with_configuration(
@@ -108,10 +120,11 @@ inline std::string comparison_report(const LoadOutcome& in, const std::vector<Gr
     if (c.verdict.empty()) continue;
     const Group& w = *c.platforms[0];
     md += "- " +
-          printable(c.title() + ": " + w.platform + " (" + w.first().device_name + ") leads with " +
-                    grouped(w.per_gpu.mean, 1) + " tokens/s/GPU. " +
+          printable(c.title() + ": " + w.name() + " (" + w.first().device_name + ") " +
+                    (c.has_winner ? "leads with " : "is ahead, with no winner, at ") +
+                    grouped(w.tokens_per_second_per_gpu, 1) + " tokens/s/GPU. " +
                     (c.noise.empty() ? "The difference is outside the noise."
-                                     : "Caution: " + c.noise + ".")) +
+                                     : (c.has_winner ? "Caution: " : "Why: ") + c.noise + ".")) +
           "\n";
   }
   for (const auto& g : groups)

@@ -38,7 +38,11 @@ struct Result {
   std::string platform;      ///< nvd, amd, cpu
   std::string model;         ///< cli name ("llama"), from the file or its name
   std::string strategy;      ///< parallelism_config.strategy_name, else "unknown"
-  std::string run;           ///< the directory holding the file (the seeds' output-NN)
+  std::string run;           ///< the directory holding the file (the seeds' output-NN); as many
+                             ///< of its parents as tell two inputs' directories apart
+  /// What produced the figures: "tprimat", the imported log's format ("megatron", "primus",
+  /// "nemo"), or "" where the file does not say (the seeds').
+  std::string framework;
   std::string device_name;
   std::string software_stack, driver_version, runtime_version;
   int num_gpus = 0;
@@ -61,10 +65,17 @@ struct Result {
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
   double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
+  double log_tokens_per_second_per_gpu = unknown;  ///< the same for tokens/s/GPU (Primus)
   /// The value of each of bench::experiment_fields (null where the file lacks it): results
   /// equal in all of them are runs of one experiment, the only ones a report pools.
   std::vector<nlohmann::json> experiment;
   std::vector<double> step_times, losses, learning_rates, memory;
+  /// Each run's own series (our `runs` array; one entry holding the arrays above otherwise), so
+  /// a plot draws --runs N as N overlaid runs, each from its step 1.
+  struct RunSeries {
+    std::vector<double> step_times, losses, learning_rates, memory;
+  };
+  std::vector<RunSeries> run_series;
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
@@ -80,8 +91,14 @@ struct Result {
     bench::SanityFigures f{tflops_per_gpu(), peak_tflops_dense, device_name, log_tflops_per_gpu};
     f.fp8 = fp8();
     f.fp8_peak_tflops = peak_tflops_fp8_dense;
+    // Every figure the check judges where the result was written, so no report drops a flag.
+    f.tokens_per_gpu = tokens_per_second_per_gpu;
+    f.log_tokens_per_gpu = log_tokens_per_second_per_gpu;
     return bench::sanity_warnings(f);
   }
+  /// The one predicate every report ranks by: a flagged result (an impossible or contradicted
+  /// figure, warnings()) is never a peak, a winner or a projection's base; it is listed apart.
+  bool usable_for_ranking() const { return warnings().empty(); }
 };
 
 namespace detail {
@@ -231,6 +248,8 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
   r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
+  r.log_tokens_per_second_per_gpu = number(j, {"imported", "log_tokens_per_second_per_gpu_mean"});
+  r.framework = string(j, {"imported", "format"}, r.format == "tprimat" ? "tprimat" : "");
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
     r.experiment.push_back(bench::experiment_value(j, i));
 
@@ -243,6 +262,13 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   }
   if (r.run_tokens_per_second_per_gpu.empty())
     r.run_tokens_per_second_per_gpu.push_back(r.tokens_per_second_per_gpu);
+  if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1)
+    for (const auto& run : *runs)
+      r.run_series.push_back({numbers(run, {"raw_step_times"}), numbers(run, {"raw_loss_values"}),
+                              numbers(run, {"raw_learning_rates"}),
+                              numbers(run, {"raw_memory_values"})});
+  if (r.run_series.empty())
+    r.run_series.push_back({r.step_times, r.losses, r.learning_rates, r.memory});
   return r;
 }
 
@@ -291,6 +317,36 @@ inline bool is_result_file_name(const std::string& name) {
   return (name.starts_with("benchmark_") || name.starts_with("train_")) && name.ends_with(".json");
 }
 
+/// Names each result's run by its directory and as many of its parents as tell it apart from
+/// every other input's directory (`a/run1` and `b/run1`, never two "run1"s); one directory's
+/// files share one name, as they share one run.
+inline void name_runs_apart(std::vector<Result>& results) {
+  namespace fs = std::filesystem;
+  std::vector<std::vector<std::string>> parts;  // each result's directory, innermost first
+  for (const auto& r : results) {
+    std::vector<std::string> p;
+    for (auto d = fs::absolute(r.file).parent_path(); d.has_relative_path(); d = d.parent_path())
+      p.push_back(d.filename().string());
+    parts.push_back(std::move(p));
+  }
+  const auto suffix = [&](std::size_t i, std::size_t n) {
+    std::string s;
+    for (std::size_t k = std::min(n, parts[i].size()); k-- > 0;)
+      s += (s.empty() ? "" : "/") + parts[i][k];
+    return s.empty() ? std::string(".") : s;
+  };
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    std::size_t n = 1;
+    for (bool clash = true; clash && n < parts[i].size();) {
+      clash = false;
+      for (std::size_t j = 0; j < results.size() && !clash; ++j)
+        clash = parts[j] != parts[i] && suffix(j, n) == suffix(i, n);
+      if (clash) ++n;
+    }
+    results[i].run = suffix(i, n);
+  }
+}
+
 /// Result files (is_result_file_name) below each directory (recursively, sorted), then the
 /// named files.
 /// Bad inputs become `problems`; the rest still load.
@@ -327,6 +383,7 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
       out.problems.push_back(e.what());
     }
   }
+  name_runs_apart(out.results);
   return out;
 }
 

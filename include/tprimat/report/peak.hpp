@@ -16,6 +16,7 @@
 #include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/experiment.hpp"
 #include "tprimat/report/compare.hpp"
+#include "tprimat/report/csv.hpp"
 #include "tprimat/report/load.hpp"
 #include "tprimat/report/text.hpp"
 
@@ -77,7 +78,8 @@ inline std::optional<MeasuredScaling> measured_scaling(const std::vector<Result>
                                                        const Result& peak) {
   std::map<int, std::vector<double>> per_gpu_by_count;
   for (const auto& r : rs)
-    if (std::isfinite(r.tokens_per_second_per_gpu) && per_gpu_work_differences(r, peak).empty())
+    if (r.usable_for_ranking() && std::isfinite(r.tokens_per_second_per_gpu) &&
+        per_gpu_work_differences(r, peak).empty())
       per_gpu_by_count[r.num_gpus].push_back(r.tokens_per_second_per_gpu);
   if (per_gpu_by_count.size() < 2) return std::nullopt;
   const auto& [lo, lo_values] = *per_gpu_by_count.begin();
@@ -105,7 +107,8 @@ inline ScalingChoice choose_scaling(const std::vector<Result>& rs, const Result&
   // Say why not: the nearest candidates are the peak's platform x model at other GPU counts.
   std::string why = "no result of the peak's configuration at another GPU count";
   for (const auto& r : rs) {
-    if (r.platform != peak.platform || r.model != peak.model || r.num_gpus == peak.num_gpus)
+    if (r.platform != peak.platform || r.model != peak.model || r.num_gpus == peak.num_gpus ||
+        !r.usable_for_ranking())
       continue;
     const auto d = per_gpu_work_differences(r, peak);
     std::string list;
@@ -117,10 +120,12 @@ inline ScalingChoice choose_scaling(const std::vector<Result>& rs, const Result&
   return {default_scaling_efficiency, why + "; default (pass --scaling-efficiency to change it)"};
 }
 
-/// The highest tokens/s of each platform x model, best first.
+/// The highest tokens/s of each platform x model among the results usable for ranking, best
+/// first: a flagged result is never a peak (flagged_results lists it apart).
 inline std::vector<const Result*> peaks_per_platform_model(const std::vector<Result>& rs) {
   std::map<std::pair<std::string, std::string>, const Result*> best;
   for (const auto& r : rs) {
+    if (!r.usable_for_ranking()) continue;
     auto& b = best[{r.platform, r.model}];
     if (!b || r.tokens_per_second > b->tokens_per_second) b = &r;
   }
@@ -132,17 +137,91 @@ inline std::vector<const Result*> peaks_per_platform_model(const std::vector<Res
   return out;
 }
 
-inline Table peak_table(const std::vector<const Result*>& rows) {
-  Table t({"platform", "model", "device", "GPUs", "strategy", "run", "tokens/s", "tokens/s/GPU",
-           "TFLOP/s total", "TFLOP/s/GPU (PaLM)", "TFLOP/s/GPU (6N)", "MFU (dense)",
-           "step time (s)"});
+/// The flagged results, in input order: listed apart, never ranked or projected.
+inline std::vector<const Result*> flagged_results(const std::vector<Result>& rs) {
+  std::vector<const Result*> out;
+  for (const auto& r : rs)
+    if (!r.usable_for_ranking()) out.push_back(&r);
+  return out;
+}
+
+/// What tells each of `rows` apart beyond the table's own columns ("seq 4096, gbs 128"): the
+/// experiment fields in which the rows differ, hardware left to the device column; "" for every
+/// row where none does.
+inline std::vector<std::string> row_configurations(const std::vector<const Result*>& rows) {
+  std::vector<const std::vector<nlohmann::json>*> configs;
+  for (const auto* r : rows) configs.push_back(&r->experiment);
+  const auto fields = rows.empty() ? std::vector<std::size_t>{} : detail::differing_fields(configs);
+  std::vector<std::string> out;
   for (const auto* r : rows)
-    t.add({r->platform, r->model, r->device_name, std::to_string(r->num_gpus), r->strategy, r->run,
-           grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
-           num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
-           num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->warnings().empty()),
-           num(r->avg_step_time, 4)});
+    out.push_back(detail::configuration_label(r->experiment, fields, /*with_hardware=*/false));
+  return out;
+}
+
+inline Table peak_table(const std::vector<const Result*>& rows) {
+  // A configuration column only where the rows differ in more than the columns say.
+  const auto configs = row_configurations(rows);
+  const bool named = std::any_of(configs.begin(), configs.end(),
+                                 [](const std::string& c) { return !c.empty(); });
+  std::vector<std::string> header{"platform", "model", "device", "GPUs", "strategy", "run"};
+  if (named) header.push_back("configuration");
+  for (const char* h : {"tokens/s", "tokens/s/GPU", "TFLOP/s total", "TFLOP/s/GPU (PaLM)",
+                        "TFLOP/s/GPU (6N)", "MFU (dense)", "step time (s)"})
+    header.push_back(h);
+  Table t(header);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Result* r = rows[i];
+    std::vector<std::string> row{r->platform,   r->model, r->device_name, std::to_string(r->num_gpus),
+                                 r->strategy, r->run};
+    if (named) row.push_back(configs[i].empty() ? "-" : configs[i]);
+    for (auto cell :
+         {grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
+          num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
+          num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->usable_for_ranking()),
+          num(r->avg_step_time, 4)})
+      row.push_back(std::move(cell));
+    t.add(std::move(row));
+  }
   return t;
+}
+
+/// peak.csv: every result (csv.hpp's columns), and whether it is its platform x model's peak.
+inline std::string peak_csv(const std::vector<Result>& rs) {
+  const auto peaks = peaks_per_platform_model(rs);
+  std::vector<const Result*> rows;
+  CsvColumn is_peak{"peak of its platform x model", {}};
+  for (const auto& r : rs) {
+    rows.push_back(&r);
+    is_peak.cells.push_back(std::find(peaks.begin(), peaks.end(), &r) != peaks.end() ? "true"
+                                                                                     : "false");
+  }
+  return results_csv(rows, {is_peak});
+}
+
+/// What ends `tprimat peak`'s text: the warnings, the inputs and the conventions.
+inline std::string peak_text_tail(const LoadOutcome& in, const std::string& warnings,
+                                  const PeakOptions& o) {
+  std::string out;
+  if (!warnings.empty())
+    out +=
+        "\nWARNINGS (figures no run can reach: a figure behind each is wrong; marked (!) "
+        "above)\n" +
+        warnings;
+
+  out += "\nINPUTS\n";
+  for (const auto& f : in.inputs) out += "  " + printable(f) + "\n";
+  for (const auto& p : in.problems) out += "  not used: " + printable(without_prefix(p)) + "\n";
+
+  out +=
+      "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
+      "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "
+      "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
+  out += o.peak_tflops > 0 ? " given with --peak-tflops (" + num(o.peak_tflops, 1) + " TFLOP/s)"
+                           : std::string(" (H100 SXM/H200 989.4, MI300X 1307.4 TFLOP/s)");
+  out += ". The seeds used H100's 2:4-sparse " + num(backend::seeds_sparse_h100_tflops, 0) +
+         " TFLOP/s, which halves its utilisation. Projection: 1 node as measured; n nodes = n x "
+         "the node's tokens/s x scaling efficiency.\n";
+  return out;
 }
 
 /// The whole `tprimat peak` text. `rs` must already carry any --peak-tflops override.
@@ -151,7 +230,11 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
   std::string out = "tprimat peak: " + std::to_string(rs.size()) + " of " +
                     std::to_string(in.inputs.size()) + " inputs loaded\n\n";
   const auto peaks = peaks_per_platform_model(rs);
-  out += "PEAK THROUGHPUT PER PLATFORM x MODEL\n" + peak_table(peaks).text();
+  out += "PEAK THROUGHPUT PER PLATFORM x MODEL\n";
+  out += peaks.empty() ? std::string("  none: every result is flagged (below)\n")
+                       : peak_table(peaks).text();
+  if (const auto apart = flagged_results(rs); !apart.empty())
+    out += "\n" + std::string(flagged_heading) + "\n" + peak_table(apart).text();
   if (o.show_all) {
     std::vector<const Result*> all;
     for (const auto& r : rs) all.push_back(&r);
@@ -161,6 +244,13 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
     out += "\nALL RESULTS\n" + peak_table(all).text();
   }
 
+  std::string warnings;
+  for (const auto& r : rs)
+    for (const auto& w : r.warnings()) warnings += "  (!) " + printable(r.file + ": " + w) + "\n";
+  if (peaks.empty()) {
+    out += "\nOVERALL PEAK\n  none: every result is flagged, so nothing is projected\n";
+    return out + peak_text_tail(in, warnings, o);
+  }
   const Result& best = *peaks.front();
   const double daily_tokens = best.tokens_per_second * 86400;
   out += "\nOVERALL PEAK\n";
@@ -211,28 +301,7 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
            ", n nodes would project below one node; shown as "
            "one node's measured throughput, the floor of any projection\n";
 
-  std::string warnings;
-  for (const auto& r : rs)
-    for (const auto& w : r.warnings()) warnings += "  (!) " + printable(r.file + ": " + w) + "\n";
-  if (!warnings.empty())
-    out +=
-        "\nWARNINGS (figures no run can reach: a figure behind each is wrong; marked (!) "
-        "above)\n" +
-        warnings;
-
-  out += "\nINPUTS\n";
-  for (const auto& f : in.inputs) out += "  " + printable(f) + "\n";
-  for (const auto& p : in.problems) out += "  not used: " + printable(without_prefix(p)) + "\n";
-
-  out += "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
-         "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "
-         "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
-  out += o.peak_tflops > 0 ? " given with --peak-tflops (" + num(o.peak_tflops, 1) + " TFLOP/s)"
-                           : std::string(" (H100 SXM/H200 989.4, MI300X 1307.4 TFLOP/s)");
-  out += ". The seeds used H100's 2:4-sparse " + num(backend::seeds_sparse_h100_tflops, 0) +
-         " TFLOP/s, which halves its utilisation. Projection: 1 node as measured; n nodes = n x "
-         "the node's tokens/s x scaling efficiency.\n";
-  return out;
+  return out + peak_text_tail(in, warnings, o);
 }
 
 }  // namespace tprimat::report

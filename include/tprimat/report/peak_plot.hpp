@@ -32,11 +32,16 @@ inline double strip_jitter(std::size_t k) {
 /// script's name.
 inline std::string write_peak_plot(const std::filesystem::path& dir,
                                    const std::vector<Result>& rs) {
-  const auto peaks = peaks_per_platform_model(rs);
+  // The peaks, then each flagged result apart, in the flag's colour and marked: never a peak.
+  auto peaks = peaks_per_platform_model(rs);
+  for (const auto* r : flagged_results(rs)) peaks.push_back(r);
   std::vector<std::vector<std::string>> bar_rows;
   std::vector<std::vector<const Result*>> bar_results;
-  for (const auto* r : peaks) {
-    bar_rows.push_back({printable(r->platform), printable(r->model), gpus_label(r->num_gpus)});
+  const auto configs = row_configurations(peaks);  // what differs beyond these fields
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const Result* r = peaks[i];
+    bar_rows.push_back({printable(r->platform), printable(r->device_name), printable(r->model),
+                        gpus_label(r->num_gpus), printable(configs[i])});
     bar_results.push_back({r});
   }
   const TickLabels bars = tick_labels(bar_rows);
@@ -44,8 +49,8 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
   DataFile bar_data;
   bar_data.comment(
       "x label tokens_per_s tflops_total_palm mfu_percent tokens_per_s_per_gpu "
-      "tflops_per_gpu_palm step_time_s colour flagged (the peak of each platform x model; "
-      "flagged 1: a figure no run can reach)");
+      "tflops_per_gpu_palm step_time_s colour flagged (the peak of each platform x model, "
+      "then each flagged result, flagged 1: a figure no run can reach, never a peak)");
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     const Result& r = *peaks[i];
     const double v[6] = {r.tokens_per_second, r.tflops_per_gpu() * r.num_gpus,
@@ -53,7 +58,7 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
                          r.tflops_per_gpu(),  r.avg_step_time};
     for (int c = 0; c < 6; ++c) columns[c].push_back(v[c]);
     bar_data.row({i, bars.full[i], v[0], v[1], v[2], v[3], v[4], v[5],
-                  DataField::colour(platform_colour(r.platform)), r.warnings().empty() ? 0 : 1});
+                  DataField::colour(bar_colour(r)), r.usable_for_ranking() ? 0 : 1});
   }
   write_report_file(dir, "peak_bars.dat", bar_data.text());
 
@@ -78,7 +83,7 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
     for (const auto* r : g.results)
       times.insert(times.end(), r->step_times.begin(), r->step_times.end());
     for (std::size_t k = 0; k < times.size(); ++k)
-      steps.row({i + strip_jitter(k), times[k], DataField::colour(platform_colour(g.platform))});
+      steps.row({i + strip_jitter(k), times[k], DataField::colour(bar_colour(g))});
     if (times.empty()) continue;
     all_means.push_back(core::mean(times));
     means.row({i - 0.35, all_means.back(), 0.7});
@@ -133,7 +138,9 @@ inline std::string write_peak_plot(const std::filesystem::path& dir,
   } else {
     // Configurations an order of magnitude apart would flatten the fast ones' spread to a line.
     const auto [lo, hi] = std::minmax_element(all_means.begin(), all_means.end());
-    if (*lo > 0 && *hi / *lo >= 10) gp << "set logscale y\n";
+    // Never an axis below zero for times (a log axis has none).
+    gp << (*lo > 0 && *hi / *lo >= 10 ? ScriptLiteral("set logscale y\n")
+                                      : ScriptLiteral("set yrange [0<*:*]\n"));
     gp << "plot \"peak_steps.dat\" index 0 using 1:2:3 with points pt 7 ps 1.2 lc rgb variable "
           "notitle, \\\n     \"\" index 1 using 1:2:3:(0) with vectors nohead lw 2 lc rgb "
           "\"black\" notitle\n";
