@@ -61,6 +61,7 @@ struct Result {
   double predicted_memory_gb = unknown;
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
   double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
+  bool imported = false;  ///< written by `tprimat import`: a null there is "not in log"
   /// The value of each of bench::experiment_fields (null where the file lacks it): results
   /// equal in all of them are runs of one experiment, the only ones a report pools.
   std::vector<nlohmann::json> experiment;
@@ -231,6 +232,7 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     r.memory_gb = *std::max_element(r.memory.begin(), r.memory.end());
   r.predicted_memory_gb = number(j, {"memory_metrics", "predicted_gb"});
   r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
+  r.imported = at(j, {"imported"}) != nullptr;
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
     r.experiment.push_back(bench::experiment_value(j, i));
 
