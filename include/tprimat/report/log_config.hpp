@@ -131,8 +131,7 @@ inline std::string_view trimmed(std::string_view s) {
 inline std::string data_label(std::string_view value) {
   std::string out, word;
   const auto flush = [&] {
-    if (!word.empty() && word != "None" && word != "null")
-      out += (out.empty() ? "" : " ") + word;
+    if (!word.empty() && word != "None" && word != "null") out += (out.empty() ? "" : " ") + word;
     word.clear();
   };
   for (const char ch : trimmed(value)) {
@@ -257,12 +256,12 @@ class LogConfigReader {
         const std::string where = detail::log_line(n, "device mesh line");
         while (!dims.empty()) {
           const auto comma = dims.find(',');
-          const auto v = stated_count(dims.substr(0, comma), "device mesh dimension",
-                                      max_gpu_count, where, log_);
+          const auto v = stated_count(dims.substr(0, comma), "device mesh dimension", max_gpu_count,
+                                      where, log_);
           if (!v) return;
           world *= *v;
-          if (world > max_gpu_count) return count(std::to_string(world), c_.num_gpus, "num_gpus",
-                                                  max_gpu_count, where);
+          if (world > max_gpu_count)
+            return count(std::to_string(world), c_.num_gpus, "num_gpus", max_gpu_count, where);
           dims = comma == dims.npos ? std::string_view() : dims.substr(comma + 1);
         }
         count(std::to_string(world), c_.num_gpus, "num_gpus", max_gpu_count, where);
@@ -315,8 +314,8 @@ class LogConfigReader {
         if (ch == ']' || ch == ')') --depth;
         if (depth == 0 && (ch == ',' || ch == '}')) break;
       }
-      torchtitan_setting(path.empty() ? "" : path.back(), key,
-                         detail::trimmed(rest.substr(0, end)), where);
+      torchtitan_setting(path.empty() ? "" : path.back(), key, detail::trimmed(rest.substr(0, end)),
+                         where);
       rest.remove_prefix(end);
     }
   }

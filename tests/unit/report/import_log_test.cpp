@@ -411,5 +411,64 @@ TEST(ImportLog, DocumentsCompareOnTheExperimentKeys) {
   EXPECT_EQ(diff[1], "training_config.global_batch_size: 64 -> 128");
 }
 
+TEST(ImportLog, SettingsTheLogPrintsAreReadAndNoneInvented) {
+  // Issue 38: use_distributed_optimizer True imported as false, seed 42 as null.
+  const auto doc = import_text(tp4_log(argument("use_distributed_optimizer", "True") +
+                                       argument("seed", "42") + argument("adam_beta2", "0.95") +
+                                       argument("data_path", "['0.7', '/d/a', '0.3', '/d/b']")),
+                               llama());
+  ASSERT_EQ(bench::result_error(doc), std::nullopt) << *bench::result_error(doc);
+  EXPECT_EQ(doc["parallelism_config"]["distributed_optimizer"], true);
+  EXPECT_EQ(doc["training_config"]["seed"], 42);
+  EXPECT_EQ(doc["optimizer"]["beta2"], 0.95);
+  EXPECT_EQ(doc["training_config"]["data"], "0.7 /d/a 0.3 /d/b");
+  EXPECT_TRUE(doc["optimizer"]["beta1"].is_null());  // not printed: null, and named
+  EXPECT_NE(doc["imported"]["not_in_log"].dump().find("optimizer.beta1"), std::string::npos);
+  // ZeRO-1 shards the optimizer state over the 2 DP ranks: the plan follows the log.
+  const auto without =
+      import_text(tp4_log(argument("use_distributed_optimizer", "False")), llama());
+  EXPECT_EQ(without["parallelism_config"]["distributed_optimizer"], false);
+  EXPECT_LT(doc["memory_metrics"]["predicted_gb"].get<double>(),
+            without["memory_metrics"]["predicted_gb"].get<double>());
+  // --data names the data whatever path the log prints; Megatron's mock data is named so.
+  auto o = llama();
+  o.data = "c4-en";
+  EXPECT_EQ(import_text(tp4_log(argument("data_path", "['/d/a']")), o)["training_config"]["data"],
+            "c4-en");
+  EXPECT_EQ(import_text(tp4_log(argument("data_path", "None") + argument("mock_data", "True")),
+                        llama())["training_config"]["data"],
+            "mock (Megatron's random tokens)");
+}
+
+TEST(ImportLog, SettingsStatedTwiceOrUnreadableAreRefused) {
+  // Megatron core's config repr, as NeMo 2 logs it, against the configuration dump.
+  const std::string nemo =
+      "TransformerConfig(tensor_model_parallel_size=1, sequence_parallel=False, seed_x=1)\n"
+      "  use_distributed_optimizer: true\n"
+      "OptimizerConfig(lr=0.0003, use_distributed_optimizer=False)\n"
+      "Training epoch 0, iteration 0/9 | global_batch_size: 8 | train_step_timing in s: 2.0\n"
+      "Training epoch 0, iteration 1/9 | global_batch_size: 8 | train_step_timing in s: 2.0\n";
+  auto o = llama();
+  o.format = "nemo";
+  o.num_gpus = 8;
+  o.seq = 2048;
+  EXPECT_EQ(refusal(nemo, o).rfind("tprimat: run.log contradicts itself: "
+                                   "use_distributed_optimizer true at line 2 (configuration "
+                                   "dump), False at line 3 (OptimizerConfig)",
+                                   0),
+            0u)
+      << refusal(nemo, o);
+  EXPECT_NE(refusal(tp4_log(argument("use_distributed_optimizer", "maybe")), llama())
+                .find("use_distributed_optimizer maybe at line"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("seed", "-1")), llama()).find("seed -1 at line"),
+            std::string::npos);
+  auto seeded = llama();
+  seeded.seed = 7;
+  EXPECT_NE(refusal(tp4_log(argument("seed", "42")), seeded).find("--seed 7 contradicts run.log"),
+            std::string::npos);
+  EXPECT_EQ(import_text(tp4_log(), seeded)["imported"]["configuration_sources"]["seed"], "--seed");
+}
+
 }  // namespace
 }  // namespace tprimat::report
