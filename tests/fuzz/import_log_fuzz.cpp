@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Fuzz harness: Megatron/Primus/NeMo training logs as `tprimat import` reads them
+// Fuzz harness: Megatron/Primus/NeMo/torchtitan training logs as `tprimat import` reads them
 // (report/import_log.hpp), each format in turn, into the result document.
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace report = tprimat::report;
 // The input is the log text. Bad input must end in core::InputError.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  for (std::string_view format : {"megatron", "primus", "nemo"}) {
+  for (std::string_view format : {"megatron", "primus", "nemo", "torchtitan"}) {
     report::ImportOptions o;
     o.format = std::string(format);
     o.model = format == "nemo" ? "mistral" : "llama";

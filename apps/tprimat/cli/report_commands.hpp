@@ -103,8 +103,9 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
 
   auto& i = cmds.import_opts;
   cmds.import = app.add_subcommand(
-      "import", "turn Megatron/Primus/NeMo training logs into result JSONs");
-  cmds.import->add_option("--format", i.imp.format, "megatron, primus or nemo")->required();
+      "import", "turn Megatron/Primus/NeMo/torchtitan training logs into result JSONs");
+  cmds.import->add_option("--format", i.imp.format, "megatron, primus, nemo or torchtitan")
+      ->required();
   cmds.import
       ->add_option("logs", i.logs, "training logs; a directory stands for the *.log files in it")
       ->required();
@@ -135,6 +136,12 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
       ->capture_default_str();
   cmds.import->add_option("--strategy", i.imp.strategy, "strategy name to record")
       ->capture_default_str();
+  cmds.import->add_option("--data", i.imp.data,
+                          "the data the run read, as you name it (training_config.data; wins "
+                          "over the path the log prints): two logs of one data set name it alike "
+                          "so that compare sets them side by side");
+  cmds.import->add_option("--seed", i.imp.seed,
+                          "the run's seed, where the log does not print it");
   cmds.import->add_option("--output-dir", i.output_dir, "where the result JSONs go")
       ->capture_default_str();
   cmds.import->add_flag("--overwrite", i.overwrite,

@@ -23,6 +23,9 @@ struct ExperimentField {
   /// What a document without the field ran with, as JSON text, where that is known (results
   /// written before the field existed); "": unknown, read as null.
   std::string_view absent = "";
+  /// The `import` flag that states it where a log does not, or names it as another log does
+  /// (compare's refusal offers it); "": a log's own figure, never asserted.
+  std::string_view stated_by = "";
 };
 
 /// What ran, on what, split and fed how. Run length (steps, warm-up, runs, and the LR schedule
@@ -34,8 +37,8 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/gpu_info/software_stack", "stack"},
     {"/gpu_info/device_name", "device"},
     {"/gpu_info/device_count", "GPUs"},
-    {"/parallelism_config/tensor_model_parallel_size", "TP"},
-    {"/parallelism_config/pipeline_model_parallel_size", "PP"},
+    {"/parallelism_config/tensor_model_parallel_size", "TP", "", "--tp N"},
+    {"/parallelism_config/pipeline_model_parallel_size", "PP", "", "--pp N"},
     // Layers of each pipeline stage ("layers per stage 17+15"): never "stages 4", read as PP=4.
     {"/parallelism_config/pipeline_layers", "layers per stage"},
     {"/parallelism_config/data_parallel_size", "DP"},
@@ -43,13 +46,13 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/parallelism_config/strategy_name", "strategy"},
     {"/parallelism_config/distributed_optimizer", "ZeRO-1"},
     {"/parallelism_config/sequence_parallel", "SP", "false"},  // recorded since issue 26
-    {"/training_config/micro_batch_size", "mbs"},
+    {"/training_config/micro_batch_size", "mbs", "", "--micro-batch-size N"},
     {"/training_config/global_batch_size", "gbs"},
     {"/training_config/sequence_length", "seq"},
     {"/training_config/num_layers", "layers"},
     {"/training_config/precision", "precision"},
-    {"/training_config/data", "data"},
-    {"/training_config/seed", "seed"},
+    {"/training_config/data", "data", "", "--data LABEL"},
+    {"/training_config/seed", "seed", "", "--seed N"},
     {"/training_config/init", "init"},
     {"/optimizer/lr_peak", "peak LR"},
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The rules of schema/result.schema.json, checked in code before any result is written.
+// A result's rules, checked in code before any result is written: schema/result.schema.json read
+// as it is (its copy in bench/result_schema.hpp), and the few rules between fields it cannot say.
 #pragma once
 
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tprimat/bench/result_schema.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::bench {
@@ -41,6 +43,25 @@ inline bool starts_with_version(std::string_view s) {
     if (at == first) return false;
   }
   return true;
+}
+
+/// A `pattern` of the schema, its matcher and how a message names it. A pattern the schema
+/// gains needs a row here (the check names it as unknown until then, and the tests fail).
+struct SchemaPattern {
+  std::string_view pattern;
+  bool (*matches)(std::string_view);
+  std::string_view what;
+};
+inline constexpr SchemaPattern schema_patterns[] = {
+    {"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", is_utc_timestamp,
+     "an ISO 8601 UTC time, 2026-01-31T12:00:00Z"},
+    {"^[0-9]+\\.[0-9]+\\.[0-9]+", starts_with_version, "a version, MAJOR.MINOR.PATCH"},
+};
+
+/// The schema, parsed once, its keys in the file's order (the order rules are judged in).
+inline const nlohmann::ordered_json& result_schema() {
+  static const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(result_schema_text);
+  return schema;
 }
 
 /// The bound on a number (outside ResultRules: its default arguments need it complete).
@@ -96,30 +117,6 @@ class ResultRules {
     return v;
   }
 
-  /// A string from `choices`.
-  void one_of(const std::string& key, std::initializer_list<std::string_view> choices,
-              bool required = true) {
-    const json* v = expect(key, string, {}, required);
-    if (v == nullptr) return;
-    for (const auto c : choices)
-      if (v->get<std::string>() == c) return;
-    std::string list;
-    for (const auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
-    fail(key, v, "must be one of " + list);
-  }
-
-  /// A string that is not empty.
-  void text(const std::string& key, bool required = true) {
-    if (const json* v = expect(key, string, {}, required);
-        v != nullptr && v->get<std::string>().empty())
-      fail(key, v, "must not be empty");
-  }
-
-  void matches(const std::string& key, bool (*pattern)(std::string_view), const char* what) {
-    if (const json* v = expect(key, string); v != nullptr && !pattern(v->get<std::string>()))
-      fail(key, v, std::string("must be ") + what);
-  }
-
   /// An array whose every item is of `kinds` within `bound`; the size of the array or nullopt.
   std::optional<std::size_t> array_of(const std::string& key, unsigned kinds, Bound bound = {},
                                       bool required = true) {
@@ -129,26 +126,140 @@ class ResultRules {
     return v->size();
   }
 
-  /// An object whose every value is of `kinds` within `bound`, holding at least `keys`.
-  void object_of(const std::string& key, std::initializer_list<const char*> keys, unsigned kinds,
-                 Bound bound = {}) {
-    const json* v = expect(key, object);
-    if (v == nullptr) return;
-    for (const char* k : keys) expect(key + "/" + k, kinds, bound);
-    for (const auto& [k, _] : v->items()) expect(key + "/" + k, kinds, bound);
+  /// Judges the document by the JSON Schema `schema` (the keywords schema/result.schema.json
+  /// uses: type, const, enum, minimum, exclusiveMinimum, maximum, minLength, pattern, minItems,
+  /// properties, required, additionalProperties, items, $ref, if/then).
+  void follow(const nlohmann::ordered_json& schema) {
+    schema_ = &schema;
+    apply(schema, doc_, "");
   }
 
   void fail(const std::string& key, const json* value, const std::string& rule) {
     if (error_) return;
     std::string shown = value == nullptr ? "absent" : value->dump();
     if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-    std::string dotted = key.substr(1);
+    std::string dotted = key.empty() ? key : key.substr(1);
     for (char& c : dotted)
       if (c == '/') c = '.';
     error_ = (dotted.empty() ? "the result" : dotted) + " is " + shown + ", and " + rule;
   }
 
  private:
+  using schema_node = nlohmann::ordered_json;
+
+  const schema_node& resolve(const schema_node& node) const {
+    if (!node.contains("$ref")) return node;
+    // "#/$defs/x": a pointer into the schema itself.
+    return schema_->at(nlohmann::ordered_json::json_pointer(
+        node["$ref"].get<std::string>().substr(1)));
+  }
+
+  static unsigned kinds_of_type(const schema_node& type) {
+    static constexpr std::pair<std::string_view, unsigned> names[] = {
+        {"integer", integer}, {"number", integer | number}, {"string", string},
+        {"boolean", boolean}, {"null", null},               {"object", object},
+        {"array", array}};
+    unsigned kinds = 0;
+    for (const auto& t : type.is_array() ? type : schema_node::array({type}))
+      for (const auto& [name, k] : names)
+        if (t == name) kinds |= k;
+    return kinds;
+  }
+
+  /// Whether `v` keeps `node`, judged apart (an `if`), leaving this walk's error alone.
+  bool keeps(const schema_node& node, const json& v) const {
+    ResultRules apart(doc_, keys_required_);
+    apart.schema_ = schema_;
+    apart.apply(node, v, "");
+    return !apart.error_;
+  }
+
+  /// `node`'s rules on the value `v` at `key`; the first broken is kept.
+  void apply(const schema_node& node_in, const json& v, const std::string& key) {
+    const schema_node& node = resolve(node_in);
+    const unsigned k = kind_of(v);
+    if (node.contains("type")) {
+      const unsigned kinds = kinds_of_type(node["type"]);
+      if ((k & kinds) == 0) return fail(key, &v, "must be " + kinds_text(kinds));
+    }
+    const auto equal = [&](const schema_node& c) { return k == null ? c.is_null() : json(c) == v; };
+    if (node.contains("const") && !equal(node["const"]))
+      return fail(key, &v, "must be " + (node["const"].is_string()
+                                             ? node["const"].get<std::string>()
+                                             : node["const"].dump()));
+    if (node.contains("enum")) {
+      std::string list;
+      bool found = false;
+      for (const auto& c : node["enum"]) {
+        found = found || equal(c);
+        if (!c.is_null())
+          list += (list.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
+      }
+      if (!found) return fail(key, &v, "must be one of " + list);
+    }
+    if ((k & number) != 0) {
+      const double x = v.get<double>();
+      if (node.contains("minimum") && !(x >= node["minimum"].get<double>()))
+        return fail(key, &v, "must be at least " + number_text(node["minimum"].get<double>()));
+      if (node.contains("exclusiveMinimum") && !(x > node["exclusiveMinimum"].get<double>()))
+        return fail(key, &v,
+                    "must be above " + number_text(node["exclusiveMinimum"].get<double>()));
+      if (node.contains("maximum") && !(x <= node["maximum"].get<double>()))
+        return fail(key, &v, "must be at most " + number_text(node["maximum"].get<double>()));
+    }
+    if (k == string) {
+      const std::string s = v.get<std::string>();
+      if (node.contains("minLength") && s.size() < node["minLength"].get<std::size_t>())
+        return fail(key, &v,
+                    node["minLength"] == 1
+                        ? std::string("must not be empty")
+                        : "must hold at least " + node["minLength"].dump() + " characters");
+      if (node.contains("pattern")) {
+        const std::string pattern = node["pattern"].get<std::string>();
+        const SchemaPattern* known = nullptr;
+        for (const auto& p : schema_patterns)
+          if (p.pattern == pattern) known = &p;
+        if (known == nullptr) return fail(key, &v, "must match " + pattern + ", a pattern "
+                                                   "bench/result_check.hpp cannot check yet");
+        if (!known->matches(s)) return fail(key, &v, "must be " + std::string(known->what));
+      }
+    }
+    if (k == array) {
+      if (node.contains("minItems") && v.size() < node["minItems"].get<std::size_t>())
+        return fail(key, &v, "must hold at least " + node["minItems"].dump() + " item" +
+                                 (node["minItems"] == 1 ? "" : "s"));
+      if (node.contains("items"))
+        for (std::size_t i = 0; i < v.size() && !error_; ++i)
+          apply(node["items"], v[i], key + "/" + std::to_string(i));
+    }
+    if (k == object) {
+      const auto required = [&](const std::string& name) {
+        if (!node.contains("required")) return false;
+        for (const auto& r : node["required"])
+          if (r == name) return true;
+        return false;
+      };
+      if (node.contains("properties"))
+        for (const auto& [name, child] : node["properties"].items()) {
+          if (error_) return;
+          if (v.contains(name))
+            apply(child, v.at(name), key + "/" + name);
+          else if (required(name) && keys_required_)
+            fail(key + "/" + name, nullptr, "is required");
+        }
+      if (node.contains("required") && keys_required_)
+        for (const auto& r : node["required"])
+          if (!v.contains(r.get<std::string>()))
+            fail(key + "/" + r.get<std::string>(), nullptr, "is required");
+      if (node.contains("additionalProperties") && node["additionalProperties"].is_object())
+        for (const auto& [name, child] : v.items())
+          if (!node.contains("properties") || !node["properties"].contains(name))
+            apply(node["additionalProperties"], child, key + "/" + name);
+      if (node.contains("if") && node.contains("then") && keeps(node["if"], v))
+        apply(node["then"], v, key);
+    }
+  }
+
   const json* find(const std::string& key) const {
     try {
       const json::json_pointer p(key);
@@ -192,37 +303,16 @@ class ResultRules {
 
   const json& doc_;
   bool keys_required_;
+  const schema_node* schema_ = nullptr;
   std::optional<std::string> error_;
 };
 
-/// The schema's `$defs/performance`, at `at` ("/performance_metrics", "/runs/0/...").
-inline void check_performance(ResultRules& r, const std::string& at) {
-  using R = ResultRules;
-  const R::Bound zero{R::Bound::at_least, 0}, positive{R::Bound::above, 0};
-  if (r.expect(at, R::object) == nullptr) return;
-  for (const char* k : {"tokens_per_second", "tokens_per_second_per_gpu", "avg_step_time_seconds",
-                        "median_step_time_seconds", "std_step_time_seconds",
-                        "min_step_time_seconds", "max_step_time_seconds", "ci95_step_time_seconds",
-                        "steps_per_second", "model_tflops_per_gpu", "mfu", "tflops_per_gpu_6n"})
-    r.expect(at + "/" + k, R::number | R::null, zero);
-  r.expect(at + "/measured_steps", R::integer, zero);
-  r.expect(at + "/peak_tflops_dense", R::number | R::null, positive);
-  // Added with FP8: a result written before may lack them.
-  r.expect(at + "/mfu_fp8_peak", R::number | R::null, zero, false);
-  r.expect(at + "/peak_tflops_fp8_dense", R::number | R::null, positive, false);
-  r.expect(at + "/flops_per_token_palm", R::number, positive);
-  r.expect(at + "/flops_per_token_6n", R::number, positive);
-}
-
-/// The precisions a result may name: training_config.precision.
-inline constexpr const auto& result_precisions = train::precision_names::all;
-
-/// training_config.fp8 against training_config.precision: an FP8 run records its recipe's
-/// settings (bench/fp8_record.hpp), and they must be the recipe the precision names and add up
-/// to the layers run; any other run records none (null or absent).
+/// training_config.fp8 against training_config.precision, the rules between fields the schema
+/// cannot state (it has judged each value already): an FP8 run records its recipe's settings
+/// (bench/fp8_record.hpp), and they must be the recipe the precision names and add up to the
+/// layers run; any other run records none (null or absent).
 inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
   using R = ResultRules;
-  const R::Bound zero{R::Bound::at_least, 0}, one{R::Bound::at_least, 1};
   const std::string t = "/training_config/", f = t + "fp8";
   const nlohmann::json* block = r.expect(f, R::object | R::null, {}, false);
   const nlohmann::json::json_pointer precision_at{t + "precision"};
@@ -240,49 +330,42 @@ inline void check_fp8(ResultRules& r, const nlohmann::json& doc) {
                precision);
     return;
   }
-  r.one_of(f + "/format", {"hybrid"});
+  const auto at = [&](const char* key) -> const nlohmann::json* {
+    return r.expect(f + "/" + key, ~0u, {}, false);
+  };
   // OCP on NVIDIA and gfx950, fnuz on gfx942: one pair, never one of each.
-  r.one_of(f + "/forward", {"e4m3", "e4m3_fnuz"});
-  r.one_of(f + "/backward", {"e5m2", "e5m2_fnuz"});
-  if (!r.error()) {
-    const auto* fw = r.expect(f + "/forward", R::string);
-    const auto* bw = r.expect(f + "/backward", R::string);
-    if (fw != nullptr && bw != nullptr &&
-        fw->get<std::string>().ends_with("_fnuz") != bw->get<std::string>().ends_with("_fnuz"))
-      r.fail(f + "/backward", bw,
-             "must be of forward's family (" + fw->get<std::string>() +
-                 "): e4m3 with e5m2, or e4m3_fnuz with e5m2_fnuz");
-  }
-  r.one_of(f + "/recipe", {"delayed", "current"});
+  if (const auto *fw = at("forward"), *bw = at("backward");
+      fw != nullptr && bw != nullptr &&
+      fw->get<std::string>().ends_with("_fnuz") != bw->get<std::string>().ends_with("_fnuz"))
+    return r.fail(f + "/backward", bw,
+                  "must be of forward's family (" + fw->get<std::string>() +
+                      "): e4m3 with e5m2, or e4m3_fnuz with e5m2_fnuz");
   const std::string recipe = precision.substr(fp8_prefix.size());
-  if (const auto* v = r.expect(f + "/recipe", R::string); v != nullptr && *v != recipe)
-    r.fail(f + "/recipe", v, "must be " + recipe + ", as training_config.precision says");
+  if (const auto* v = at("recipe"); v != nullptr && *v != recipe)
+    return r.fail(f + "/recipe", v, "must be " + recipe + ", as training_config.precision says");
   const bool delayed = recipe == "delayed";
-  // The amax history and its reduction are the delayed recipe's; current scaling has none.
-  const unsigned history_kinds = delayed ? R::integer : R::null;
-  r.expect(f + "/amax_history_len", history_kinds, one);
-  if (const auto* v = r.expect(f + "/amax_compute_algo", delayed ? R::string : R::null);
-      v != nullptr && delayed && *v != "max" && *v != "most_recent")
-    r.fail(f + "/amax_compute_algo", v, "must be one of max, most_recent");
-  r.expect(f + "/margin", R::integer, zero);
-  // Where the FP8 copies came from (memory, not numbers); results before it lack the key.
-  r.one_of(f + "/copies", {"kept", "recast"}, false);
-  const auto bf16 = r.array_of(f + "/bf16_layers", R::integer, zero);
-  const auto* fp8 = r.expect(f + "/fp8_layers", R::integer, zero);
+  // The amax history and its reduction are the delayed recipe's; current scaling has none. (A
+  // delayed run's null is a setting its imported log does not print.)
+  for (const char* key : {"amax_history_len", "amax_compute_algo"})
+    if (const auto* v = at(key); v != nullptr && !delayed && !v->is_null())
+      return r.fail(f + "/" + key, v, "must be null: current scaling keeps no amax history");
+  const auto* bf16 = at("bf16_layers");
+  const auto* fp8 = at("fp8_layers");
   const nlohmann::json::json_pointer layers_at{t + "num_layers"};
-  if (r.error() || !bf16 || fp8 == nullptr || !doc.contains(layers_at) ||
+  if (bf16 == nullptr || fp8 == nullptr || bf16->is_null() || fp8->is_null() ||
+      !doc.contains(layers_at) ||
       !doc.at(layers_at).is_number())
     return;
   const double layers = doc.at(layers_at).get<double>();
-  const nlohmann::json& indices = doc.at(nlohmann::json::json_pointer(f + "/bf16_layers"));
-  for (std::size_t i = 0; i < *bf16; ++i)
-    if (indices[i].get<double>() >= layers)
-      return r.fail(f + "/bf16_layers/" + std::to_string(i), &indices[i],
+  for (std::size_t i = 0; i < bf16->size(); ++i)
+    if ((*bf16)[i].get<double>() >= layers)
+      return r.fail(f + "/bf16_layers/" + std::to_string(i), &(*bf16)[i],
                     "must be below training_config.num_layers");
-  if (static_cast<double>(*bf16) + fp8->get<double>() != layers)
+  if (static_cast<double>(bf16->size()) + fp8->get<double>() != layers)
     r.fail(f + "/fp8_layers", fp8,
            "must be training_config.num_layers less the bf16_layers (" +
-               std::to_string(static_cast<long long>(layers) - static_cast<long long>(*bf16)) +
+               std::to_string(static_cast<long long>(layers) -
+                              static_cast<long long>(bf16->size())) +
                ")");
 }
 
@@ -308,165 +391,29 @@ inline void check_pipeline_layers(ResultRules& r, const nlohmann::json& doc) {
 }  // namespace detail
 
 /// Why `doc` would fail schema/result.schema.json, as "key is value, and rule" naming the first
-/// key that breaks a rule; nullopt when it keeps them all. The rules are the schema's (types,
-/// required keys, bounds, enums, patterns) written out in code, so that no writer needs a JSON
-/// Schema validator; tests/unit/bench/result_check_test.cpp holds the two together.
+/// key that breaks a rule; nullopt when it keeps them all. The rules are the schema file's own,
+/// read by a small interpreter of the keywords it uses (no writer needs a JSON Schema validator),
+/// and after them the rules between fields that JSON Schema cannot state (check_fp8,
+/// check_pipeline_layers, sequence parallelism's TP): one source, nothing to keep in step.
 /// `keys_required` false judges only the keys present: what a report asks of a result an older
 /// tprimat wrote (a section added since may be absent; a value present must keep its rule).
 inline std::optional<std::string> result_error(const nlohmann::json& doc,
                                                bool keys_required = true) {
   using R = detail::ResultRules;
   R r(doc, keys_required);
-  const R::Bound zero{R::Bound::at_least, 0}, one{R::Bound::at_least, 1},
-      positive{R::Bound::above, 0};
-  if (!doc.is_object()) {
-    r.fail("/", &doc, "must be an object");
-    return r.error();
-  }
-  // The objects first: a section that is no object is named itself, not by its first key.
-  for (const char* k : {"/model", "/gpu_info", "/parallelism_config", "/training_config",
-                        "/optimizer", "/memory_metrics", "/across_runs", "/reproduce"})
-    r.expect(k, R::object);
-  if (const auto* v = r.expect("/schema_version", R::integer); v != nullptr && *v != 1)
-    r.fail("/schema_version", v, "must be 1");
-  const auto* complete = r.expect("/complete", R::boolean);
-  r.expect("/error", R::string, {}, complete != nullptr && *complete == false);
-  r.one_of("/platform", {"nvd", "amd", "cpu"});
-
-  r.one_of("/model/cli_name", {"llama", "qwen", "mistral", "tiny"});
-  r.text("/model/name");
-  for (const char* k : {"/model/params", "/model/params_run", "/model/matmul_params_run"})
-    r.expect(k, R::integer, one);
-
-  r.expect("/gpu_info/device_name", R::string);
-  r.expect("/gpu_info/device_count", R::integer, one);
-  r.expect("/gpu_info/devices_per_node", R::integer, one, false);
-  r.expect("/gpu_info/total_memory_gb", R::number | R::null, zero);
-  r.expect("/gpu_info/total_memory_gib", R::number | R::null, zero, false);
-  r.one_of("/gpu_info/software_stack", {"cuda", "rocm", "cpu"});
-  r.expect("/gpu_info/driver_version", R::string);
-  r.expect("/gpu_info/runtime_version", R::string);
-  if (const nlohmann::json* gemm = r.expect("/gpu_info/gemm", R::string | R::null, {}, false);
-      gemm != nullptr && gemm->is_string())
-    r.one_of("/gpu_info/gemm", {"cublaslt", "hipblaslt", "fallback"}, false);
-  r.expect("/gpu_info/cores", R::integer | R::null, zero, false);
-  r.expect("/gpu_info/nodes", R::integer, one, false);
-  r.array_of("/gpu_info/collective_settings", R::string, {}, false);
-  r.expect("/gpu_info/peak_tflops_dense", R::number | R::null, positive);
-  r.expect("/gpu_info/peak_tflops_fp8_dense", R::number | R::null, positive, false);
-
-  for (const char* k : {"tensor_model_parallel_size", "pipeline_model_parallel_size",
-                        "data_parallel_size", "gradient_accumulation_steps"})
-    r.expect(std::string("/parallelism_config/") + k, R::integer, one);
-  r.text("/parallelism_config/strategy_name");
-  r.expect("/parallelism_config/distributed_optimizer", R::boolean, {}, false);
+  r.follow(detail::result_schema());
+  if (r.error()) return r.error();
   // Sequence parallelism splits the residual stream over TP ranks: there are none at TP 1.
-  if (const auto* sp = r.expect("/parallelism_config/sequence_parallel", R::boolean, {}, false);
-      sp != nullptr && sp->get<bool>()) {
-    const auto* tp = r.expect("/parallelism_config/tensor_model_parallel_size", R::integer, one);
-    if (tp != nullptr && tp->is_number_integer() && tp->get<long long>() <= 1)
+  if (const auto* sp = r.expect("/parallelism_config/sequence_parallel", ~0u, {}, false);
+      sp != nullptr && sp->is_boolean() && sp->get<bool>()) {
+    const auto* tp = r.expect("/parallelism_config/tensor_model_parallel_size", R::integer,
+                              {R::Bound::at_least, 1});
+    if (tp != nullptr && tp->get<double>() <= 1)
       r.fail("/parallelism_config/sequence_parallel", sp,
              "must be false where tensor_model_parallel_size is 1");
   }
-  if (const auto* b =
-          r.expect("/parallelism_config/pipeline_bubble_fraction", R::number, zero, false);
-      b != nullptr && b->get<double>() > 1)
-    r.fail("/parallelism_config/pipeline_bubble_fraction", b, "must be at most 1");
-
-  const std::string t = "/training_config/";
-  for (const char* k : {"max_steps", "measured_steps", "micro_batch_size", "global_batch_size",
-                        "sequence_length", "num_gpus", "num_layers", "num_layers_full_model"})
-    r.expect(t + k, R::integer, one);
-  r.expect(t + "warmup_steps", R::integer, zero);
-  r.expect(t + "runs", R::integer, zero);
-  r.one_of(t + "precision", {detail::result_precisions[0], detail::result_precisions[1],
-                             detail::result_precisions[2], detail::result_precisions[3]});
-  for (const char* k : {"layers_are_proxy", "layers_auto"}) r.expect(t + k, R::boolean);
-  r.expect(t + "data", R::string);
-  r.expect(t + "seed", R::integer | R::null, zero);
-  r.expect(t + "init", R::string, {}, false);
-  r.expect(t + "saved_weights", R::string, {}, false);
-  r.expect(t + "attention", R::string | R::null, {}, false);
-  r.expect(t + "cuda_graph", R::boolean, {}, false);
-  r.expect(t + "overlap", R::boolean, {}, false);
   detail::check_fp8(r, doc);
   detail::check_pipeline_layers(r, doc);
-
-  if (const auto* v = r.expect("/optimizer/name", R::string); v != nullptr && *v != "adamw")
-    r.fail("/optimizer/name", v, "must be adamw");
-  r.expect("/optimizer/lr_peak", R::number | R::null, positive);
-  r.expect("/optimizer/lr_min", R::number | R::null, zero);
-  r.expect("/optimizer/lr_warmup_steps", R::integer | R::null, zero);
-  r.expect("/optimizer/lr_decay_steps", R::integer | R::null, zero);
-  for (const char* k : {"beta1", "beta2", "eps", "weight_decay", "clip_norm", "init_std"})
-    r.expect(std::string("/optimizer/") + k, R::number | R::null);
-
-  detail::check_performance(r, "/performance_metrics");
-
-  // The seeds' "_gb" keys (GiB) are required; their "_gib" twins are checked where present.
-  for (const bool twin : {false, true}) {
-    const std::string unit = twin ? "_gib" : "_gb", m = "/memory_metrics/";
-    for (const char* k : {"peak_allocated", "peak_reserved", "device_memory"})
-      r.expect(m + k + unit, R::number | R::null, zero, !twin);
-    r.expect(m + "predicted" + unit, R::number, positive, !twin);
-    if (!twin || doc.contains(nlohmann::json::json_pointer(m + "predicted_breakdown_gib")))
-      r.object_of(
-          m + "predicted_breakdown" + unit,
-          {"weights", "gradients", "master", "adam_moments", "activations", "logits", "workspace"},
-          R::number, zero);
-  }
-
-  for (const char* k : {"/raw_step_times", "/warmup_step_times", "/step_times"})
-    r.array_of(k, R::number, zero);
-  for (const char* k :
-       {"/raw_loss_values", "/raw_learning_rates", "/raw_memory_values", "/loss_values"})
-    r.array_of(k, R::number | R::null);
-  r.array_of("/raw_grad_norms", R::number | R::null, {}, false);
-
-  if (const auto runs = r.array_of("/runs", R::object))
-    for (std::size_t i = 0; i < *runs; ++i) {
-      const std::string at = "/runs/" + std::to_string(i);
-      r.expect(at + "/run", R::integer, zero);
-      r.expect(at + "/complete", R::boolean);
-      detail::check_performance(r, at + "/performance_metrics");
-      r.expect(at + "/peak_allocated_gb", R::number | R::null, zero);
-      r.expect(at + "/peak_allocated_gib", R::number | R::null, zero, false);
-      for (const char* k : {"/raw_step_times", "/warmup_step_times"})
-        r.array_of(at + k, R::number, zero);
-      for (const char* k : {"/raw_loss_values", "/raw_learning_rates", "/raw_memory_values"})
-        r.array_of(at + k, R::number | R::null);
-    }
-  r.expect("/across_runs/runs", R::integer, zero);
-  for (const char* k : {"/across_runs/tokens_per_second", "/across_runs/avg_step_time_seconds"})
-    r.object_of(k, {"mean", "std", "min", "max"}, R::number | R::null);
-
-  r.text("/reproduce/command_line");
-  r.text("/reproduce/git_describe");
-  r.expect("/reproduce/seed", R::integer | R::null, zero);
-  r.matches("/reproduce/timestamp", detail::is_utc_timestamp,
-            "an ISO 8601 UTC time, 2026-01-31T12:00:00Z");
-  r.matches("/reproduce/tprimat_version", detail::starts_with_version,
-            "a version, MAJOR.MINOR.PATCH");
-  r.expect("/reproduce/compiler", R::string, {}, false);
-  if (const auto n = r.array_of("/warnings", R::string, {}, false))
-    for (std::size_t i = 0; i < *n; ++i) r.text("/warnings/" + std::to_string(i));
-
-  if (doc.contains("profiling") && r.expect("/profiling", R::object) != nullptr) {
-    const std::string p = "/profiling/";
-    r.expect(p + "overhead", R::object);
-    if (const auto* v = r.expect(p + "enabled", R::boolean); v != nullptr && *v != true)
-      r.fail(p + "enabled", v, "must be true");
-    r.one_of(p + "collector", {"cupti", "host"});
-    r.object_of(p + "schedule", {"wait", "warmup", "active", "repeat"}, R::integer, zero);
-    r.array_of(p + "ranks", R::integer, zero);
-    if (const auto n = r.array_of(p + "traces", R::string))
-      for (std::size_t i = 0; i < *n; ++i) r.text(p + "traces/" + std::to_string(i));
-    r.array_of(p + "recorded_steps", R::integer, zero);
-    for (const char* k : {"profiled_step_seconds", "unprofiled_step_seconds", "fraction"})
-      r.expect(p + "overhead/" + k, R::number | R::null);
-    for (const char* k : {"profiled_steps", "unprofiled_steps"})
-      r.expect(p + "overhead/" + k, R::integer, zero);
-  }
   return r.error();
 }
 

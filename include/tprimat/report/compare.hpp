@@ -332,6 +332,51 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
   return out;
 }
 
+namespace detail {
+
+/// "data: nvd unknown (imported nemo log), amd unknown (imported primus log); seq: ...": each of
+/// `fields` with every value the platforms of `scope` hold for it, a platform named once a value.
+inline std::string differences(const std::vector<const Comparison*>& scope,
+                               const std::vector<std::size_t>& fields) {
+  std::string out;
+  for (std::size_t f : fields) {
+    std::vector<std::pair<std::string, std::string>> seen;  // platform, value
+    for (const auto* c : scope)
+      for (const auto* g : c->platforms) {
+        std::string v = bench::experiment_label(f, field_value(g->experiment, f))
+                            .substr(bench::experiment_fields[f].name.size() + 1);
+        if (v == "n/a" && g->first().imported) v = "not in log";
+        if (std::find(seen.begin(), seen.end(), std::pair(g->platform, v)) == seen.end())
+          seen.emplace_back(g->platform, v);
+      }
+    std::string values;
+    for (const auto& [platform, v] : seen)
+      values += (values.empty() ? "" : ", ") + platform + " " + v;
+    out += (out.empty() ? "" : "; ") + std::string(bench::experiment_fields[f].name) + ": " +
+           values;
+  }
+  return out;
+}
+
+/// What a user says where imported results' differing fields name one thing two ways: the
+/// `import` flags that state them; "" where no result of `scope` is imported.
+inline std::string sameness_hint(const std::vector<const Comparison*>& scope,
+                                 const std::vector<std::size_t>& fields) {
+  const bool imported = std::any_of(scope.begin(), scope.end(), [](const Comparison* c) {
+    return std::any_of(c->platforms.begin(), c->platforms.end(),
+                       [](const Group* g) { return g->first().imported; });
+  });
+  if (!imported) return "";
+  std::string flags;
+  for (std::size_t f : fields)
+    if (!bench::experiment_fields[f].stated_by.empty())
+      flags += (flags.empty() ? "" : " and ") + std::string(bench::experiment_fields[f].stated_by);
+  if (flags.empty()) return "";
+  return ". If they ran the same, say so: re-import each log with the same " + flags;
+}
+
+}  // namespace detail
+
 /// One line per model x strategy x GPU count whose platforms ran unlike configurations, so no
 /// verdict was drawn between them: "llama / s / 8 GPUs: amd and nvd are not compared: their
 /// configurations differ in seq".
@@ -351,16 +396,16 @@ inline std::vector<std::string> uncompared_platforms(const std::vector<Compariso
         }))
       continue;
     std::sort(platforms.begin(), platforms.end());
-    std::string names, fields;
+    std::string names;
     for (std::size_t i = 0; i < platforms.size(); ++i)
       names += (i == 0 ? "" : i + 1 == platforms.size() ? " and " : ", ") + platforms[i];
+    std::vector<std::size_t> fields;
     for (std::size_t f : scope.front()->platforms.front()->differing)
-      if (!detail::among(f, detail::hardware_fields))
-        fields += (fields.empty() ? "" : ", ") + std::string(bench::experiment_fields[f].name);
+      if (!detail::among(f, detail::hardware_fields)) fields.push_back(f);
     const auto& c = *scope.front();
     out.push_back(c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " + names +
-                  " are not compared: not every one ran the same configuration (" + fields +
-                  " differ)");
+                  " are not compared: not every one ran the same configuration (" +
+                  detail::differences(scope, fields) + ")" + detail::sameness_hint(scope, fields));
   }
   return out;
 }

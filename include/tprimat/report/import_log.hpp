@@ -44,9 +44,15 @@ struct ImportOptions {
   std::string platform;  ///< "" = by format: primus amd, megatron/nemo nvd
   std::string device_name = "unknown";
   std::string strategy = "imported";
+  /// --data: the data the run read, named by the user (two logs of one data set on two machines
+  /// name it alike, so that compare sets them side by side); it wins over the path a log prints.
+  std::optional<std::string> data;
+  /// --seed: the run's seed where its log does not print it (a log that does wins; a flag that
+  /// contradicts it is refused).
+  std::optional<long long> seed;
 };
 
-inline constexpr std::string_view import_formats = "megatron, primus, nemo";
+inline constexpr std::string_view import_formats = "megatron, primus, nemo, torchtitan";
 
 /// What one iteration line prints: NaN (a batch of 0) where it does not print a figure.
 struct LoggedIteration {
@@ -211,6 +217,72 @@ inline ParsedLog parse_nemo_log(std::istream& in, const std::string& log = "log"
   return p;
 }
 
+namespace detail {
+
+/// `line` without its ANSI escape sequences (torchtitan colours each figure): ESC '[' ... letter.
+inline std::string without_ansi(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && !((line[i] >= 'A' && line[i] <= 'Z') ||
+                                  (line[i] >= 'a' && line[i] <= 'z')))
+        ++i;
+      continue;
+    }
+    out += line[i];
+  }
+  return out;
+}
+
+/// A figure torchtitan prints with thousands separators ("tps: 1,234"), after `key`.
+inline double grouped_figure(std::string_view line, std::string_view key, std::size_t n,
+                             std::string_view log) {
+  const auto rest = text_after(line, key);
+  if (!rest) return NAN;
+  std::string digits;
+  for (const char ch : *rest) {
+    if (ch == ',') continue;
+    if (ch == ' ' || ch == '\t' || ch == '%' || ch == 'G') break;
+    digits += ch;
+  }
+  return log_figure(digits, "", n, log);
+}
+
+}  // namespace detail
+
+/// torchtitan logs. Its step lines, every metrics.log_freq steps (colour codes allowed):
+///   step: 10  loss:  7.8912  grad_norm:  1.2345  memory: 61.20GiB(77.41%)  tps: 3,285
+///   tflops: 190.27  mfu: 19.24%
+/// tps is tokens/s per GPU over the steps since the last line and memory the peak reserved; the
+/// step time follows from tps once the batch, sequence and GPUs are known (import_log). Its
+/// "validate step:" lines are not training steps. The configuration: its job config dump and
+/// device mesh line (LogConfigReader::torchtitan_line).
+inline ParsedLog parse_torchtitan_log(std::istream& in, const std::string& log = "log") {
+  ParsedLog p;
+  LogConfigReader config(log);
+  detail::for_each_line(in, [&](std::string_view raw, std::size_t n) {
+    const std::string text = detail::without_ansi(raw);
+    const std::string_view line = text;
+    config.torchtitan_line(line, n);
+    const auto at = line.find("step:");
+    if (at == line.npos || line.find("tps:") == line.npos ||
+        (at >= 9 && line.substr(at - 9, 9) == "validate "))
+      return;
+    const double tps = detail::grouped_figure(line, "tps:", n, log);
+    p.series.add({.step_time = NAN,
+                  .loss = detail::number_after(line, "loss:").value_or(NAN),
+                  .tflops_per_gpu = detail::grouped_figure(line, "tflops:", n, log),
+                  .tokens_per_second_per_gpu = tps,
+                  .line = n});
+    if (const double gib = detail::log_figure(line, "memory:", n, log); !std::isnan(gib))
+      p.series.reserved_gb.push_back(gib);
+  });
+  p.config = config.finish();
+  return p;
+}
+
 inline std::string default_platform(std::string_view format) {
   return format == "primus" ? "amd" : "nvd";
 }
@@ -231,7 +303,8 @@ inline void check_count_flag(const std::optional<int>& v, std::string_view flag,
 
 /// Every flag of `tprimat import`, checked before any log is read.
 inline void check_import_options(const ImportOptions& o) {
-  if (o.format != "megatron" && o.format != "primus" && o.format != "nemo")
+  if (o.format != "megatron" && o.format != "primus" && o.format != "nemo" &&
+      o.format != "torchtitan")
     throw core::InputError("unknown import format '" + o.format + "'",
                            "pick one of " + std::string(import_formats));
   if (!model::find(o.model))
@@ -250,6 +323,14 @@ inline void check_import_options(const ImportOptions& o) {
                            "pass --warmup-steps 0 to measure every iteration");
   if (o.strategy.empty())
     throw core::InputError("--strategy is empty", "name the strategy, or leave the flag out");
+  if (o.seed && *o.seed < 0)
+    throw core::InputError("--seed " + std::to_string(*o.seed) + ": a seed is a whole number of "
+                                                                 "0 or more",
+                           "pass the run's seed, or leave the flag out");
+  if (o.data && o.data->empty())
+    throw core::InputError("--data is empty",
+                           "name the data the run read (e.g. --data c4-en-llama3), or leave the "
+                           "flag out to take the log's");
 }
 
 namespace detail {
@@ -309,6 +390,22 @@ inline void record_measured_batch(LogConfig& config, const LogSeries& s, std::si
   }
   if (measured)
     record(config.global_batch, "global_batch_size", measured->value, measured->where, log);
+}
+
+/// torchtitan prints no step time: each line's tokens/s per GPU over the steps since the last
+/// gives it, the global batch's tokens over every GPU's rate.
+inline void step_times_from_tps(LogSeries& s, const Stated& gbs, const Stated& seq,
+                                const Stated& gpus, const std::string& log) {
+  for (std::size_t i = 0; i < s.step_times.size(); ++i) {
+    const double tps = s.tokens_per_second_per_gpu[i];
+    if (!(tps > 0))
+      throw core::InputError(log + " line " + std::to_string(s.lines[i]) + ": tps " +
+                                 figure_text(tps) + " is no rate above 0 to time the step by",
+                             "the log is damaged: repair or remove that line");
+    const double seconds = static_cast<double>(gbs.value) * static_cast<double>(seq.value) /
+                           (static_cast<double>(gpus.value) * tps);
+    s.step_times[i] = log_step_time(seconds, 1, "step time from tps", s.lines[i], log);
+  }
 }
 
 /// --model against the shape the log states: a log of another model would be priced with the
@@ -389,6 +486,55 @@ inline std::string stated_algo(const StatedPrecision& s, const std::string& log)
   return s.value;
 }
 
+/// A true/false setting as the log writes it (True, False, true, false, 1, 0).
+inline std::optional<bool> stated_bool(const std::optional<StatedText>& s, std::string_view name,
+                                       const std::string& log) {
+  if (!s) return std::nullopt;
+  if (s->value == "True" || s->value == "true" || s->value == "1") return true;
+  if (s->value == "False" || s->value == "false" || s->value == "0") return false;
+  throw core::InputError(log + ": " + std::string(name) + " " + core::shown(s->value) + " at " +
+                             s->where + " is neither true nor false",
+                         "pass the log of a run whose settings it prints");
+}
+
+/// A number setting as the log writes it, finite and at least 0.
+inline std::optional<double> stated_number(const std::optional<StatedText>& s,
+                                           std::string_view name, const std::string& log) {
+  if (!s) return std::nullopt;
+  const std::string_view text = detail::first_word(s->value);
+  const auto v = detail::leading_number(text);
+  double parsed = 0;
+  const bool whole_text =
+      v && std::from_chars(text.data(), text.data() + text.size(), parsed).ptr ==
+               text.data() + text.size();
+  if (!v || !whole_text || !std::isfinite(*v) || *v < 0)
+    throw core::InputError(log + ": " + std::string(name) + " " + core::shown(s->value) +
+                               " at " + s->where + " is not a finite number of 0 or more",
+                           "pass the log of a run whose settings it prints");
+  return *v;
+}
+
+/// The run's seed as the log writes it: a whole number of 0 or more.
+inline std::optional<long long> stated_seed(const std::optional<StatedText>& s,
+                                            const std::string& log) {
+  if (!s) return std::nullopt;
+  long long v = -1;
+  const auto [end, ec] = std::from_chars(s->value.data(), s->value.data() + s->value.size(), v);
+  if (ec != std::errc() || end != s->value.data() + s->value.size() || v < 0)
+    throw core::InputError(log + ": seed " + core::shown(s->value) + " at " + s->where +
+                               " is not a whole number of 0 or more",
+                           "pass the log of a run whose settings it prints");
+  return v;
+}
+
+/// A whole-number setting as the log writes it, at least `least`.
+inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
+                                             std::string_view name, long long least,
+                                             const std::string& log) {
+  if (!s) return std::nullopt;
+  return stated_setting(*s, name, least, log);
+}
+
 }  // namespace detail
 
 /// The result document for the log `log` read from `in`: our schema, its configuration read
@@ -401,14 +547,17 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   check_import_options(o);
   const model::Dims full = *model::find(o.model);
   if (!in) throw core::InputError(log + ": cannot read the log");
-  ParsedLog parsed = o.format == "nemo" ? parse_nemo_log(in, log) : parse_megatron_log(in, log);
+  ParsedLog parsed = o.format == "nemo"         ? parse_nemo_log(in, log)
+                     : o.format == "torchtitan" ? parse_torchtitan_log(in, log)
+                                                : parse_megatron_log(in, log);
   const LogSeries& all = parsed.series;
   LogConfig& stated = parsed.config;
   const std::size_t found = all.step_times.size();
   if (found == 0)
     throw core::InputError(log + ": no iterations found for format " + o.format,
-                           o.format == "nemo"
-                               ? "expected lines with 'train_step_timing in s'"
+                           o.format == "nemo" ? "expected lines with 'train_step_timing in s'"
+                           : o.format == "torchtitan"
+                               ? "expected lines with 'step: N  loss: ...  tps: ...'"
                                : "expected lines with 'elapsed time per iteration (ms)'");
   const auto skip = static_cast<std::size_t>(o.warmup_steps);
   if (skip >= found)
@@ -418,6 +567,17 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                            "pass a --warmup-steps below " + std::to_string(found));
   detail::record_measured_batch(stated, all, skip, log);
 
+  // torchtitan's global batch, where its config leaves it -1: the local batch on each DP rank.
+  if (o.format == "torchtitan" && !stated.global_batch && stated.micro_batch) {
+    const auto world = detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log);
+    const auto t = detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log);
+    const auto p = detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log);
+    const long long split = (t ? t->value : 1) * (p ? p->value : 1);
+    if (world && world->value % split == 0)
+      record(stated.global_batch, "global_batch_size",
+             stated.micro_batch->value * (world->value / split),
+             "local_batch_size x DP (" + stated.micro_batch->where + ")", log);
+  }
   // The configuration: the log's figures, the flags where the log is silent.
   const Stated gpus =
       detail::required(detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log),
@@ -460,6 +620,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
             " is not a multiple of micro batch x DP = " + detail::named("micro_batch_size", mbs) +
             " x " + std::to_string(dp) + " (num_gpus / (TP x PP))",
         "pass the run's --micro-batch-size, --tp, --pp and --num-gpus");
+  if (o.format == "torchtitan") detail::step_times_from_tps(parsed.series, gbs, seq, gpus, log);
   const model::Dims dims = detail::model_as_run(full, stated, log, o.model);
   if (pp.value > dims.layers)
     throw core::InputError(log + ": " + detail::named("pipeline_model_parallel_size", pp) +
@@ -473,6 +634,10 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                            "pass the --model the log's run trained");
   std::string precision = "bf16";
   train::PrecisionConfig precision_config;
+  // torchtitan's float8 recipe, where its config names none, is torchao's tensorwise one.
+  const bool torchtitan_default_recipe = o.format == "torchtitan" && !stated.fp8_recipe;
+  if (torchtitan_default_recipe)
+    stated.fp8_recipe = StatedPrecision{"current", "torchtitan's default (tensorwise)"};
   if (stated.precision) {
     precision = stated.precision->value;
     if (precision.starts_with("fp8")) {
@@ -512,6 +677,12 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.device.device_count = static_cast<int>(gpus.value);
   c.device.peak_tflops_dense = backend::dense_peak_tflops(o.device_name);
   c.device.peak_tflops_fp8_dense = backend::dense_fp8_peak_tflops(o.device_name);
+  // gfx942 (MI300X, MI325X) computes FP8 in the fnuz formats: the device's fact, not a guess.
+  if (o.device_name.find("MI300") != std::string::npos ||
+      o.device_name.find("MI325") != std::string::npos) {
+    c.device.fp8_forward = "e4m3_fnuz";
+    c.device.fp8_backward = "e5m2_fnuz";
+  }
   c.full = full;
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
@@ -523,8 +694,29 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.warmup_steps = static_cast<int>(skip);
   c.precision = precision;
   c.device_options.precision = precision_config;
-  c.data = "unknown (imported " + o.format + " log)";
-  c.seed = 0;
+  // The data: --data names it; else the path the log prints; else unknown, named by format so
+  // that two logs' unknowns never pass for one data set.
+  const bool mock = detail::stated_bool(stated.mock_data, "mock_data", log).value_or(false);
+  c.data = o.data                 ? *o.data
+           : stated.data          ? stated.data->value
+           : mock                 ? std::string("mock (Megatron's random tokens)")
+                                  : "unknown (imported " + o.format + " log)";
+  // Settings the log states, read to their type; what it does not state is null below.
+  const auto zero1 =
+      detail::stated_bool(stated.distributed_optimizer, "use_distributed_optimizer", log);
+  const auto sp = detail::stated_bool(stated.sequence_parallel, "sequence_parallel", log);
+  c.optimizer.distributed_optimizer = zero1.value_or(false);
+  // Megatron turns sequence parallelism off at TP 1 whatever was asked.
+  c.sequence_parallel = sp.value_or(false) && tp.value > 1;
+  const auto logged_seed = detail::stated_seed(stated.seed, log);
+  if (logged_seed && o.seed && *o.seed != *logged_seed)
+    throw core::InputError("--seed " + std::to_string(*o.seed) + " contradicts " + log +
+                               ": seed " + std::to_string(*logged_seed) + " at " +
+                               stated.seed->where,
+                           "drop --seed (the log's figure is used), or import the log of the run "
+                           "you mean");
+  const auto seed = logged_seed ? logged_seed : o.seed;
+  c.seed = seed.value_or(0);
   bench::MemoryPlanInput mi;
   mi.dims = dims;
   mi.tp = c.plan.tp;
@@ -533,6 +725,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.mbs = c.mbs;
   mi.seq = c.seq;
   mi.grad_accum = c.plan.grad_accum;
+  mi.distributed_optimizer = c.optimizer.distributed_optimizer;
+  mi.sequence_parallel = c.sequence_parallel;
   c.predicted = bench::plan_memory(mi);
   c.command_line = command_line;
   c.timestamp = bench::utc_timestamp();
@@ -545,13 +739,45 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   if (lr_peak) c.optimizer.lr_peak = *lr_peak;
 
   nlohmann::json doc = bench::make_result(c, {run});
-  // What the log does not say is null, never our defaults passed off as the run's.
-  for (const char* k : {"lr_min", "lr_warmup_steps", "lr_decay_steps", "beta1", "beta2", "eps",
-                        "weight_decay", "clip_norm", "init_std"})
-    doc["optimizer"][k] = nullptr;
-  if (!lr_peak) doc["optimizer"]["lr_peak"] = nullptr;
-  doc["training_config"]["seed"] = nullptr;
-  doc["reproduce"]["seed"] = nullptr;
+  // What the log says is recorded as it says it; what it does not say is null and listed under
+  // imported.not_in_log, never tprimat's defaults passed off as the run's.
+  nlohmann::json not_in_log = nlohmann::json::array();
+  const auto put = [&](const char* key, const nlohmann::json& value) {
+    const nlohmann::json::json_pointer at{key};
+    doc[at] = value;
+    std::string dotted = std::string(key).substr(1);
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    if (value.is_null()) not_in_log.push_back(dotted);
+  };
+  const auto maybe = [](const auto& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  put("/optimizer/lr_peak", maybe(lr_peak));
+  put("/optimizer/lr_min", maybe(detail::stated_number(stated.lr_min, "min_lr", log)));
+  put("/optimizer/lr_warmup_steps",
+      maybe(detail::stated_whole(stated.lr_warmup_steps, "lr_warmup_iters", 0, log)));
+  put("/optimizer/lr_decay_steps",
+      maybe(detail::stated_whole(stated.lr_decay_steps, "lr_decay_iters", 0, log)));
+  put("/optimizer/beta1", maybe(detail::stated_number(stated.beta1, "adam_beta1", log)));
+  put("/optimizer/beta2", maybe(detail::stated_number(stated.beta2, "adam_beta2", log)));
+  put("/optimizer/eps", maybe(detail::stated_number(stated.eps, "adam_eps", log)));
+  put("/optimizer/weight_decay",
+      maybe(detail::stated_number(stated.weight_decay, "weight_decay", log)));
+  put("/optimizer/clip_norm", maybe(detail::stated_number(stated.clip_norm, "clip_grad", log)));
+  put("/optimizer/init_std",
+      maybe(detail::stated_number(stated.init_std, "init_method_std", log)));
+  put("/parallelism_config/distributed_optimizer", maybe(zero1));
+  put("/parallelism_config/sequence_parallel",
+      sp ? nlohmann::json(c.sequence_parallel) : nlohmann::json(nullptr));
+  put("/training_config/seed", maybe(seed));
+  put("/reproduce/seed", maybe(seed));
+  // How tprimat itself runs (CUDA graph, overlap, attention kernel) and the machine's facts a log
+  // does not print: absent, not tprimat's. The starting weights are the run's: null, unknown.
+  put("/training_config/init", nullptr);
+  for (const char* k : {"attention", "cuda_graph", "overlap"}) doc["training_config"].erase(k);
+  for (const char* k : {"nodes", "devices_per_node", "collective_settings", "gemm",
+                        "blas_version", "dnn_version", "collectives_version"})
+    doc["gpu_info"].erase(k);
   doc["gpu_info"]["total_memory_gb"] = nullptr;
   doc["gpu_info"]["cores"] = nullptr;
   doc["memory_metrics"]["device_memory_gb"] = nullptr;
@@ -572,38 +798,72 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
     if (!stated.fp8_recipe)
       assumptions.push_back("training_config.fp8.recipe delayed: the log states no fp8_recipe "
                             "(NeMo's and Megatron's default)");
-    // What the log states of the delayed recipe's settings is recorded; the rest is Transformer
-    // Engine's defaults, which NeMo's recipe keeps.
-    std::string defaults;
-    if (delayed && stated.fp8_amax_history_len)
-      fp8["amax_history_len"] = detail::stated_setting(*stated.fp8_amax_history_len,
-                                                       "fp8_amax_history_len", 1, log);
-    else if (delayed)
-      defaults += "amax_history_len " + fp8["amax_history_len"].dump();
-    if (delayed && stated.fp8_amax_compute_algo)
-      fp8["amax_compute_algo"] = detail::stated_algo(*stated.fp8_amax_compute_algo, log);
-    else if (delayed)
-      defaults += std::string(defaults.empty() ? "" : ", ") + "amax_compute_algo max";
-    if (stated.fp8_margin)
-      fp8["margin"] = detail::stated_setting(*stated.fp8_margin, "fp8_margin", 0, log);
-    else
-      defaults += std::string(defaults.empty() ? "" : ", ") + "margin 0";
-    if (!defaults.empty())
-      assumptions.push_back("training_config.fp8 " + defaults +
-                            ": Transformer Engine's defaults, the log does not say");
-    assumptions.push_back(std::string("training_config.fp8.bf16_layers: ") +
-                          (delayed ? "none, as NeMo's delayed-scaling recipe runs every decoder "
-                                     "layer in FP8"
-                                   : "the first and last decoder layers, as NeMo's "
-                                     "current-scaling recipe keeps them") +
-                          "; the log does not list them");
+    if (torchtitan_default_recipe)
+      assumptions.push_back("training_config.fp8.recipe current: the job config names no "
+                            "recipe_name, and torchao's default is tensorwise scaling");
+    fp8.erase("copies");  // how tprimat keeps its own FP8 copies: nothing a log ran
+    // The recipe's settings as the log states them; what it does not state is null, never
+    // tprimat's own recipe (history 1024, max) or a framework's default passed off as read.
+    put("/training_config/fp8/amax_history_len",
+        delayed && stated.fp8_amax_history_len
+            ? nlohmann::json(detail::stated_setting(*stated.fp8_amax_history_len,
+                                                    "fp8_amax_history_len", 1, log))
+            : nlohmann::json(nullptr));
+    put("/training_config/fp8/amax_compute_algo",
+        delayed && stated.fp8_amax_compute_algo
+            ? nlohmann::json(detail::stated_algo(*stated.fp8_amax_compute_algo, log))
+            : nlohmann::json(nullptr));
+    put("/training_config/fp8/margin",
+        maybe(detail::stated_whole(stated.fp8_margin, "fp8_margin", 0, log)));
+    if (!delayed) {  // current scaling has no history: null because none exists, not unknown
+      not_in_log.erase(std::remove_if(not_in_log.begin(), not_in_log.end(),
+                                      [](const nlohmann::json& k) {
+                                        return k == "training_config.fp8.amax_history_len" ||
+                                               k == "training_config.fp8.amax_compute_algo";
+                                      }),
+                       not_in_log.end());
+    }
+    // Layers kept in bf16: Megatron's first_last_layers_bf16 with its counts at each end.
+    const auto ends = detail::stated_bool(stated.first_last_layers_bf16,
+                                          "first_last_layers_bf16", log);
+    if (ends) {
+      const long long layers = dims.layers;
+      const long long first =
+          *ends ? detail::stated_whole(stated.bf16_layers_at_start, "num_layers_at_start_in_bf16",
+                                       0, log)
+                      .value_or(1)
+                : 0;
+      const long long last =
+          *ends ? detail::stated_whole(stated.bf16_layers_at_end, "num_layers_at_end_in_bf16", 0,
+                                       log)
+                      .value_or(1)
+                : 0;
+      if (first + last > layers)
+        throw core::InputError(log + ": " + std::to_string(first) + " + " +
+                                   std::to_string(last) + " layers kept in bf16 at the ends (" +
+                                   stated.first_last_layers_bf16->where + ") exceed the " +
+                                   std::to_string(layers) + " layers of the run",
+                               "pass the log of a run whose settings it prints");
+      nlohmann::json kept = nlohmann::json::array();
+      for (long long l = 0; l < first; ++l) kept.push_back(l);
+      for (long long l = layers - last; l < layers; ++l) kept.push_back(l);
+      fp8["bf16_layers"] = kept;
+      fp8["fp8_layers"] = layers - first - last;
+    } else {
+      put("/training_config/fp8/bf16_layers", nullptr);
+      put("/training_config/fp8/fp8_layers", nullptr);
+    }
   }
-  assumptions.push_back("optimizer settings other than the peak learning rate are unknown (null)");
   if (!stated.learning_rate && lr_peak)
     assumptions.push_back("optimizer.lr_peak is the largest learning rate the log prints");
   assumptions.push_back(
       "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
       "measurement");
+  if (o.format == "torchtitan" && dp > 1)
+    assumptions.push_back(
+        "torchtitan shards weights, gradients and optimizer state over its data-parallel ranks "
+        "(FSDP), which a tprimat result cannot record: memory_metrics.predicted_gb, planned "
+        "without it, is an upper bound");
   doc["imported"] = {
       {"format", o.format},
       {"log", log},
@@ -624,10 +884,20 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                      : std::string("--model ") + o.model + " (the full model)"},
         {"precision",
          stated.precision ? "log " + stated.precision->where : std::string("assumed bf16")},
+        {"seed", stated.seed ? "log " + stated.seed->where
+                 : o.seed    ? std::string("--seed")
+                             : std::string("not in log (pass --seed)")},
+        {"data", o.data          ? std::string("--data")
+                 : stated.data   ? "log " + stated.data->where
+                 : mock          ? "log " + stated.mock_data->where
+                                 : std::string("not in log (pass --data)")},
         {"fp8_recipe", !precision_config.is_fp8() ? nlohmann::json(nullptr)
-                       : stated.fp8_recipe        ? nlohmann::json("log " + stated.fp8_recipe->where)
-                                                  : nlohmann::json("assumed delayed")}}},
-      {"assumptions", assumptions}};
+                       : torchtitan_default_recipe
+                           ? nlohmann::json("assumed current (torchtitan's default tensorwise)")
+                       : stated.fp8_recipe ? nlohmann::json("log " + stated.fp8_recipe->where)
+                                           : nlohmann::json("assumed delayed")}}},
+      {"assumptions", assumptions},
+      {"not_in_log", not_in_log}};
   return doc;
 }
 

@@ -66,6 +66,7 @@ struct Result {
   std::vector<double> run_tokens_per_second_per_gpu;  ///< one sample per run
   double log_tflops_per_gpu = unknown;  ///< an imported log's own figure (imported.*), else NaN
   double log_tokens_per_second_per_gpu = unknown;  ///< the same for tokens/s/GPU (Primus)
+  bool imported = false;  ///< written by `tprimat import`: a null there is "not in log"
   /// The value of each of bench::experiment_fields (null where the file lacks it): results
   /// equal in all of them are runs of one experiment, the only ones a report pools.
   std::vector<nlohmann::json> experiment;
@@ -250,6 +251,7 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   r.log_tflops_per_gpu = number(j, {"imported", "log_tflops_per_gpu_mean"});
   r.log_tokens_per_second_per_gpu = number(j, {"imported", "log_tokens_per_second_per_gpu_mean"});
   r.framework = string(j, {"imported", "format"}, r.format == "tprimat" ? "tprimat" : "");
+  r.imported = at(j, {"imported"}) != nullptr;
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
     r.experiment.push_back(bench::experiment_value(j, i));
 

@@ -4,6 +4,7 @@
 // precision), each figure with the line it was read from, for `tprimat import`.
 #pragma once
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "tprimat/core/error.hpp"
 
@@ -40,6 +42,8 @@ struct StatedPrecision {
   std::string value;
   std::string where;
 };
+/// Any other setting as the log writes it ("True", "0.95", "/data/llama_text_document") and where.
+using StatedText = StatedPrecision;
 
 /// What a log states about the run that wrote it; an empty optional: the log does not say.
 struct LogConfig {
@@ -55,6 +59,13 @@ struct LogConfig {
   std::optional<StatedPrecision> fp8_recipe, fp8_amax_history_len, fp8_amax_compute_algo,
       fp8_margin;
   std::optional<double> learning_rate;  ///< the peak the run was set to (Megatron's lr, NeMo's)
+  /// Settings recorded as the log writes them, each under the result's name for it; the import
+  /// reads each to its type (import_log.hpp) and leaves what the log does not say null.
+  std::optional<StatedText> distributed_optimizer, sequence_parallel, seed, data, mock_data;
+  std::optional<StatedText> lr_min, lr_warmup_steps, lr_decay_steps, beta1, beta2, eps,
+      weight_decay, clip_norm, init_std;
+  /// Megatron's first_last_layers_bf16 and the counts it keeps in bf16 at each end.
+  std::optional<StatedText> first_last_layers_bf16, bf16_layers_at_start, bf16_layers_at_end;
 };
 
 namespace detail {
@@ -113,6 +124,25 @@ inline std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
+}
+
+/// The data a log names, as a label: "['1.0', '/data/a_text_document']" or "(['/data/a'], None)"
+/// -> "1.0 /data/a_text_document"; "" when it names none ("None", "[]").
+inline std::string data_label(std::string_view value) {
+  std::string out, word;
+  const auto flush = [&] {
+    if (!word.empty() && word != "None" && word != "null") out += (out.empty() ? "" : " ") + word;
+    word.clear();
+  };
+  for (const char ch : trimmed(value)) {
+    if (ch == ' ' || ch == ',' || ch == '\t') {
+      flush();
+    } else if (ch != '[' && ch != ']' && ch != '(' && ch != ')' && ch != '\'' && ch != '"') {
+      word += ch;
+    }
+  }
+  flush();
+  return out;
 }
 
 }  // namespace detail
@@ -205,7 +235,89 @@ class LogConfigReader {
     if (line.find("DatasetConfig(") != line.npos)
       count_after(line, "sequence_length=", c_.sequence, "sequence_length", max_batch_or_sequence,
                   detail::log_line(n, "dataset config"));
+    // Lightning's seed_everything: "Seed set to 1234" (older: "Global seed set to 1234").
+    for (const std::string_view key : {"Seed set to", "seed set to"})
+      if (const auto rest = detail::text_after(line, key))
+        record_text(c_.seed, "seed", StatedText{std::string(detail::first_word(*rest)), ""},
+                    detail::log_line(n, "seed line"));
+    config_repr_line(line, n);
     config_dump_line(line, n);
+  }
+
+  /// torchtitan: its job config dump ("Running with args: {'job': {...}, 'training': {...}}",
+  /// printed with job.print_args) and its device mesh line ("Building 2-D device mesh with
+  /// ['dp_shard', 'tp'], [4, 2]": the world is the product).
+  void torchtitan_line(std::string_view line, std::size_t n) {
+    if (const auto at = line.find("device mesh with"); at != line.npos) {
+      const auto open = line.rfind('['), close = line.rfind(']');
+      if (open != line.npos && close != line.npos && open > at && close > open) {
+        long long world = 1;
+        std::string_view dims = line.substr(open + 1, close - open - 1);
+        const std::string where = detail::log_line(n, "device mesh line");
+        while (!dims.empty()) {
+          const auto comma = dims.find(',');
+          const auto v = stated_count(dims.substr(0, comma), "device mesh dimension", max_gpu_count,
+                                      where, log_);
+          if (!v) return;
+          world *= *v;
+          if (world > max_gpu_count)
+            return count(std::to_string(world), c_.num_gpus, "num_gpus", max_gpu_count, where);
+          dims = comma == dims.npos ? std::string_view() : dims.substr(comma + 1);
+        }
+        count(std::to_string(world), c_.num_gpus, "num_gpus", max_gpu_count, where);
+      }
+    }
+    const auto args = line.find("Running with args:");
+    if (args == line.npos) return;
+    const std::string where = detail::log_line(n, "job config");
+    std::vector<std::string> path;  // the sections the scan is in: "training"
+    std::string_view rest = line.substr(args + 18);
+    const auto skip = [&](std::string_view chars) {
+      while (!rest.empty() && chars.find(rest.front()) != chars.npos) rest.remove_prefix(1);
+    };
+    skip(" \t");
+    if (rest.empty() || rest.front() != '{') return;
+    rest.remove_prefix(1);
+    while (!rest.empty()) {
+      skip(" \t,");
+      if (rest.empty()) break;
+      if (rest.front() == '}') {
+        rest.remove_prefix(1);
+        if (path.empty()) break;
+        path.pop_back();
+        continue;
+      }
+      if (rest.front() != '\'' && rest.front() != '"') return;  // not a dict repr: stop
+      const char quote = rest.front();
+      const auto key_end = rest.find(quote, 1);
+      if (key_end == rest.npos) return;
+      const std::string key(rest.substr(1, key_end - 1));
+      rest.remove_prefix(key_end + 1);
+      skip(" \t:");
+      if (!rest.empty() && rest.front() == '{') {
+        rest.remove_prefix(1);
+        path.push_back(key);
+        continue;
+      }
+      // The value runs to the ',' or '}' outside brackets and quotes.
+      std::size_t end = 0;
+      int depth = 0;
+      char in = 0;
+      for (; end < rest.size(); ++end) {
+        const char ch = rest[end];
+        if (in != 0) {
+          if (ch == in) in = 0;
+          continue;
+        }
+        if (ch == '\'' || ch == '"') in = ch;
+        if (ch == '[' || ch == '(') ++depth;
+        if (ch == ']' || ch == ')') --depth;
+        if (depth == 0 && (ch == ',' || ch == '}')) break;
+      }
+      torchtitan_setting(path.empty() ? "" : path.back(), key, detail::trimmed(rest.substr(0, end)),
+                         where);
+      rest.remove_prefix(end);
+    }
   }
 
   /// The configuration, once every line is read.
@@ -247,6 +359,121 @@ class LogConfigReader {
              long long most, const std::string& where) {
     if (const auto v = stated_count(text, name, most, where, log_))
       record(slot, name, *v, where, log_);
+  }
+
+  /// Records a setting the log states; the same setting stated again with another value is a log
+  /// that contradicts itself (two runs, or a damaged log): refused, naming both.
+  void record_text(std::optional<StatedText>& slot, std::string_view key, StatedText stated,
+                   const std::string& where) {
+    if (stated.value == "None" || stated.value == "null") return;  // states nothing
+    if (stated.where.empty()) stated.where = where;
+    if (!slot) {
+      slot = std::move(stated);
+      return;
+    }
+    const auto same = [](std::string a, std::string b) {
+      for (auto* s : {&a, &b})
+        for (char& ch : *s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const auto x = detail::leading_number(a), y = detail::leading_number(b);
+      return a == b || (x && y && *x == *y && detail::first_word(a).size() == a.size() &&
+                        detail::first_word(b).size() == b.size());
+    };
+    if (!same(slot->value, stated.value))
+      throw core::InputError(log_ + " contradicts itself: " + std::string(key) + " " +
+                                 core::shown(slot->value) + " at " + slot->where + ", " +
+                                 core::shown(stated.value) + " at " + where,
+                             "a log of one run is imported at a time: split the log, or repair it");
+  }
+
+  /// Megatron core's config reprs as NeMo 2 logs them, "TransformerConfig(tensor_model_parallel_
+  /// size=2, sequence_parallel=True, ...)": each name=value at the top level of the parentheses.
+  void config_repr_line(std::string_view line, std::size_t n) {
+    const auto open = line.find("Config(");
+    if (open == line.npos) return;
+    auto name_at = line.find_last_of(" \t:=([{,", open);
+    name_at = name_at == line.npos ? 0 : name_at + 1;
+    const std::string where =
+        detail::log_line(n, std::string(line.substr(name_at, open + 6 - name_at)));
+    int depth = 0;
+    char quote = 0;
+    std::size_t item = open + 7;
+    for (std::size_t i = item; i < line.size() && depth >= 0; ++i) {
+      const char ch = line[i];
+      if (quote != 0) {
+        if (ch == quote) quote = 0;
+        continue;
+      }
+      if (ch == '\'' || ch == '"') quote = ch;
+      if (ch == '(' || ch == '[' || ch == '{') ++depth;
+      if (ch == ')' || ch == ']' || ch == '}') --depth;
+      if ((ch == ',' && depth == 0) || depth < 0) {
+        const auto pair = detail::trimmed(line.substr(item, i - item));
+        if (const auto eq = pair.find('='); eq != pair.npos && eq > 0)
+          argument(pair.substr(0, eq), detail::trimmed(pair.substr(eq + 1)), where);
+        item = i + 1;
+      }
+    }
+  }
+
+  /// One setting of torchtitan's job config, by section and key (names of both its older
+  /// `training` layout and its newer `parallelism`/`lr_scheduler` sections).
+  void torchtitan_setting(std::string_view section, std::string_view key, std::string_view value,
+                          const std::string& where) {
+    const auto is = [&](std::string_view s, std::string_view k) {
+      return section == s && key == k;
+    };
+    const auto unquoted = [&] {
+      auto v = value;
+      if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
+        v = v.substr(1, v.size() - 2);
+      return std::string(v);
+    };
+    if (is("training", "local_batch_size") || is("training", "batch_size"))
+      return count(value, c_.micro_batch, "micro_batch_size", max_batch_or_sequence, where);
+    if (is("training", "global_batch_size")) {
+      if (value.starts_with('-')) return;  // -1: local batch x DP, derived by the import
+      return count(value, c_.global_batch, "global_batch_size", max_batch_or_sequence, where);
+    }
+    if (is("training", "seq_len"))
+      return count(value, c_.sequence, "sequence_length", max_batch_or_sequence, where);
+    if (key == "tensor_parallel_degree")
+      return count(value, c_.tp, "tensor_model_parallel_size", max_gpu_count, where);
+    if (key == "pipeline_parallel_degree")
+      return count(value, c_.pp, "pipeline_model_parallel_size", max_gpu_count, where);
+    if (key == "context_parallel_degree")
+      return count(value, c_.cp, "context_parallel_size", max_gpu_count, where);
+    if (key == "seed") return record_text(c_.seed, "seed", StatedText{unquoted(), where}, where);
+    if (is("training", "mixed_precision_param")) {
+      const std::string p = unquoted();
+      precision_ = StatedPrecision{p == "bfloat16" ? "bf16" : p == "float32" ? "fp32" : p, where};
+      return;
+    }
+    if (is("training", "dataset"))
+      return record_text(c_.data, "dataset", StatedText{unquoted(), where}, where);
+    if (is("training", "max_norm"))
+      return record_text(c_.clip_norm, "max_norm", StatedText{unquoted(), where}, where);
+    if (key == "warmup_steps" && (section == "lr_scheduler" || section == "training"))
+      return record_text(c_.lr_warmup_steps, "warmup_steps", StatedText{unquoted(), where}, where);
+    if (section == "optimizer") {
+      if (key == "lr") {
+        if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0)
+          c_.learning_rate = *v;
+        return;
+      }
+      if (key == "eps") return record_text(c_.eps, key, StatedText{unquoted(), where}, where);
+      if (key == "beta1") return record_text(c_.beta1, key, StatedText{unquoted(), where}, where);
+      if (key == "beta2") return record_text(c_.beta2, key, StatedText{unquoted(), where}, where);
+      if (key == "weight_decay")
+        return record_text(c_.weight_decay, key, StatedText{unquoted(), where}, where);
+    }
+    // Float8 training: torchao's tensorwise recipe scales each tensor from its current amax
+    // (E4M3 forward, E5M2 gradients: the hybrid format); rowwise is refused by the import.
+    if (is("model", "converters") && value.find("float8") != value.npos)
+      fp8_ = StatedPrecision{"hybrid", where};
+    if (is("float8", "recipe_name") || is("linear", "recipe_name")) {
+      const std::string r = unquoted();
+      c_.fp8_recipe = StatedPrecision{r == "None" || r == "tensorwise" ? "current" : r, where};
+    }
   }
 
   /// One argument of the block, "  name ..... value" (a logger's prefix before it allowed).
@@ -306,6 +533,38 @@ class LogConfigReader {
         word = word.substr(1, word.size() - 2);
       return StatedPrecision{std::string(word), where};
     };
+    // Settings read to their type by the import; the names Megatron-LM's arguments, NeMo's
+    // configuration dump and Megatron core's config reprs give them.
+    struct Setting {
+      std::string_view key;
+      std::optional<StatedText> LogConfig::*slot;
+    };
+    static constexpr Setting settings[] = {
+        {"use_distributed_optimizer", &LogConfig::distributed_optimizer},
+        {"sequence_parallel", &LogConfig::sequence_parallel},
+        {"seed", &LogConfig::seed},
+        {"min_lr", &LogConfig::lr_min},
+        {"lr_warmup_iters", &LogConfig::lr_warmup_steps},
+        {"lr_decay_iters", &LogConfig::lr_decay_steps},
+        {"adam_beta1", &LogConfig::beta1},
+        {"adam_beta2", &LogConfig::beta2},
+        {"adam_eps", &LogConfig::eps},
+        {"weight_decay", &LogConfig::weight_decay},
+        {"clip_grad", &LogConfig::clip_norm},
+        {"init_method_std", &LogConfig::init_std},
+        {"mock_data", &LogConfig::mock_data},
+        {"mock", &LogConfig::mock_data},  // Megatron core's GPTDatasetConfig
+        {"first_last_layers_bf16", &LogConfig::first_last_layers_bf16},
+        {"num_layers_at_start_in_bf16", &LogConfig::bf16_layers_at_start},
+        {"num_layers_at_end_in_bf16", &LogConfig::bf16_layers_at_end},
+    };
+    for (const auto& st : settings)
+      if (key == st.key) return record_text(c_.*st.slot, key, text(), where);
+    // The data: Megatron's data_path (a list, with blend weights), NeMo's data_prefix, Megatron
+    // core's blend=([paths], weights). "None" states nothing.
+    if (key == "data_path" || key == "data_prefix" || key == "blend")
+      if (auto label = detail::data_label(value); !label.empty())
+        return record_text(c_.data, key, StatedText{std::move(label), where}, where);
     if (key == "bf16") bf16_ = text();
     if (key == "fp16") fp16_ = text();
     if (key == "fp8") fp8_ = text();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// bench/result_check.hpp: the schema's rules in code, held against schema/result.schema.json
-// itself, and write_result's refusal of a document that breaks them.
+// bench/result_check.hpp: the schema file's rules as the code reads them (its embedded copy held
+// to the file), every rule broken once, and write_result's refusal of a document that breaks them.
 #include "tprimat/bench/result_check.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -79,7 +80,7 @@ TEST(ResultCheck, SequenceParallelIsOptionalAndNeedsTp) {
   EXPECT_EQ(error_of(doc), "none");
   doc["parallelism_config"]["sequence_parallel"] = "on";
   EXPECT_EQ(error_of(doc),
-            "parallelism_config.sequence_parallel is \"on\", and must be true or false");
+            "parallelism_config.sequence_parallel is \"on\", and must be true or false or null");
   doc["parallelism_config"]["sequence_parallel"] = true;  // at TP 1
   EXPECT_EQ(error_of(doc),
             "parallelism_config.sequence_parallel is true, and must be false where "
@@ -214,6 +215,38 @@ class AgainstSchema {
   int checked_ = 0;
   int absent_ = 0;
 };
+
+std::string schema_file_text() {
+  std::ifstream in(TPRIMAT_RESULT_SCHEMA);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(ResultCheck, TheCodeReadsTheSchemaFileItself) {
+  const std::string file = schema_file_text();
+  ASSERT_FALSE(file.empty()) << TPRIMAT_RESULT_SCHEMA;
+  EXPECT_TRUE(file == bench::result_schema_text)
+      << "include/tprimat/bench/result_schema.hpp is not schema/result.schema.json: run "
+         "`cmake -P scripts/embed_result_schema.cmake`";
+}
+
+TEST(ResultCheck, PrecisionNamesAreTheSchemas) {
+  const json schema = json::parse(schema_file_text());
+  const json& names = schema["properties"]["training_config"]["properties"]["precision"]["enum"];
+  ASSERT_EQ(names.size(), std::size(train::precision_names::all));
+  for (std::size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(names[i], std::string(train::precision_names::all[i]));
+}
+
+TEST(ResultCheck, AKeywordOrPatternTheCheckDoesNotKnowIsNamed) {
+  // A pattern added to the schema without a matcher is a broken rule, never a passed one.
+  nlohmann::ordered_json schema = bench::detail::result_schema();
+  schema["properties"]["reproduce"]["properties"]["command_line"]["pattern"] = "^tprimat ";
+  const json doc = valid_result();
+  bench::detail::ResultRules r(doc);
+  r.follow(schema);
+  EXPECT_EQ(r.error().value_or("none").rfind("reproduce.command_line is ", 0), 0u)
+      << r.error().value_or("none");
+}
 
 TEST(ResultCheck, EveryRuleOfTheSchemaFileIsChecked) {
   std::ifstream in(TPRIMAT_RESULT_SCHEMA);

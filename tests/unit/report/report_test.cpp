@@ -160,6 +160,25 @@ Result configured(std::string platform, int gpus, int seq, double per_gpu, int g
   return r;
 }
 
+TEST(ReportCompare, RefusalNamesTheValuesAndTheFlagThatStatesThem) {
+  // Two imported logs of one configuration whose data the logs name two ways (issue 38: "data
+  // differ", and no way to say they are one): both values, and how to say they are the same.
+  Result nvd = configured("nvd", 8, 2048, 100), amd = configured("amd", 8, 2048, 90);
+  constexpr auto data = bench::experiment_field("/training_config/data");
+  constexpr auto seed = bench::experiment_field("/training_config/seed");
+  nvd.experiment[data] = "unknown (imported nemo log)";
+  amd.experiment[data] = "unknown (imported primus log)";
+  nvd.experiment[seed] = 42;
+  amd.imported = true;  // its null seed is a setting its log does not print
+  const auto groups = group_results({nvd, amd});
+  const auto lines = uncompared_platforms(compare_groups(groups));
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "qwen / s / 8 GPUs: amd and nvd are not compared: not every one ran the "
+                       "same configuration (data: amd unknown (imported primus log), nvd unknown "
+                       "(imported nemo log); seed: amd not in log, nvd 42). If they ran the same, "
+                       "say so: re-import each log with the same --data LABEL and --seed N"}));
+}
+
 TEST(ReportCompare, UnlikeConfigurationsAreNeverPooled) {
   // The issue's case: a seq-256 and a seq-2048 run read as "runs 2, 14441.8 ± 4169.1".
   const std::vector<Result> rs{configured("nvd", 8, 256, 17390), configured("nvd", 8, 2048, 11494),
@@ -197,7 +216,7 @@ TEST(ReportCompare, PlatformsComparedOnlyOnOneConfiguration) {
   EXPECT_EQ(c2[0].title(), "qwen / s / 8 GPUs / seq 256");
   EXPECT_EQ(uncompared_platforms(c2),
             (std::vector<std::string>{"qwen / s / 8 GPUs: amd and nvd are not compared: not every "
-                                      "one ran the same configuration (seq differ)"}));
+                                      "one ran the same configuration (seq: amd 256, nvd 2048)"}));
 }
 
 TEST(ReportPeak, MeasuredScalingOnlyFromTheSamePerGpuWork) {

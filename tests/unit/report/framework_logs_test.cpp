@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// `tprimat import` of one log per framework (Megatron-LM, NeMo 2, Primus, torchtitan) per
+// precision (bf16, FP8), written from each framework's public log format: every field of the
+// result held to its expected document, and the settings each log prints read as printed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tprimat/bench/result_check.hpp"
+#include "tprimat/report/import_log.hpp"
+
+namespace tprimat::report {
+namespace {
+
+using nlohmann::json;
+
+struct FrameworkLog {
+  const char* file;  ///< in tests/report/fixtures/logs/frameworks
+  const char* format;
+  const char* device;
+};
+
+constexpr FrameworkLog framework_logs[] = {
+    {"megatron_llama_bf16.log", "megatron", "NVIDIA H100 80GB HBM3"},
+    {"megatron_llama_fp8.log", "megatron", "NVIDIA H100 80GB HBM3"},
+    {"nemo2_llama_bf16.log", "nemo", "NVIDIA H100 80GB HBM3"},
+    {"nemo2_llama_fp8.log", "nemo", "NVIDIA H100 80GB HBM3"},
+    {"primus_llama_bf16.log", "primus", "AMD Instinct MI300X"},
+    {"primus_llama_fp8.log", "primus", "AMD Instinct MI300X"},
+    {"torchtitan_llama_bf16.log", "torchtitan", "NVIDIA H100 80GB HBM3"},
+    {"torchtitan_llama_fp8.log", "torchtitan", "NVIDIA H100 80GB HBM3"},
+};
+
+json import_framework_log(const FrameworkLog& f) {
+  ImportOptions o;
+  o.format = f.format;
+  o.model = "llama";
+  o.device_name = f.device;
+  json doc = import_log(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/" + f.file, o,
+                        std::string("tprimat import --format ") + f.format);
+  if (const auto why = bench::result_error(doc)) throw std::logic_error(*why);
+  // What changes from machine to machine and day to day.
+  for (const char* k : {"timestamp", "git_describe", "tprimat_version", "compiler"})
+    doc["reproduce"].erase(k);
+  doc["imported"]["log"] = f.file;
+  return doc;
+}
+
+/// Every leaf of `doc` as "a.b.0.c" -> value.
+void flatten(const json& doc, const std::string& at, std::map<std::string, json>& out) {
+  if (doc.is_object() && !doc.empty()) {
+    for (const auto& [k, v] : doc.items()) flatten(v, at.empty() ? k : at + "." + k, out);
+  } else if (doc.is_array() && !doc.empty()) {
+    for (std::size_t i = 0; i < doc.size(); ++i) flatten(doc[i], at + "." + std::to_string(i), out);
+  } else {
+    out[at] = doc;
+  }
+}
+
+TEST(FrameworkLogs, EveryFieldIsTheExpectedOne) {
+  for (const auto& f : framework_logs) {
+    SCOPED_TRACE(f.file);
+    const json doc = import_framework_log(f);  // valid against the schema, or it throws
+    const std::string expected_path =
+        std::string(TPRIMAT_FRAMEWORK_EXPECTED) + "/" + f.file + ".json";
+    if (std::getenv("TPRIMAT_WRITE_EXPECTED") != nullptr) {  // after a deliberate change
+      std::ofstream(expected_path) << doc.dump(2) << "\n";
+      continue;
+    }
+    std::ifstream in(expected_path);
+    ASSERT_TRUE(in) << expected_path << " (TPRIMAT_WRITE_EXPECTED=1 writes it)";
+    std::map<std::string, json> got, want;
+    flatten(doc, "", got);
+    flatten(json::parse(in), "", want);
+    for (const auto& [key, value] : want) {
+      const auto it = got.find(key);
+      if (it == got.end()) {
+        ADD_FAILURE() << key << " is missing; expected " << value.dump();
+      } else if (it->second.is_number() && value.is_number()) {
+        EXPECT_NEAR(it->second.get<double>(), value.get<double>(),
+                    1e-9 * std::max(1.0, std::abs(value.get<double>())))
+            << key;
+      } else {
+        EXPECT_EQ(it->second, value) << key;
+      }
+    }
+    for (const auto& [key, value] : got)
+      EXPECT_TRUE(want.count(key)) << key << " = " << value.dump() << " is not expected";
+  }
+}
+
+json import_named(const char* file) {
+  for (const auto& f : framework_logs)
+    if (std::string(f.file) == file) return import_framework_log(f);
+  throw std::logic_error(file);
+}
+
+TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
+  const json m = import_named("megatron_llama_fp8.log");
+  EXPECT_EQ(m["parallelism_config"]["distributed_optimizer"], true);
+  EXPECT_EQ(m["parallelism_config"]["sequence_parallel"], true);
+  EXPECT_EQ(m["training_config"]["seed"], 42);
+  EXPECT_EQ(m["reproduce"]["seed"], 42);
+  EXPECT_EQ(m["training_config"]["data"], "/lustre/datasets/c4/llama3_c4_en_text_document");
+  // Megatron's own FP8 settings, never tprimat's recipe (history 1024, max).
+  EXPECT_EQ(m["training_config"]["fp8"]["amax_history_len"], 1);
+  EXPECT_EQ(m["training_config"]["fp8"]["amax_compute_algo"], "most_recent");
+  EXPECT_EQ(m["training_config"]["fp8"]["bf16_layers"], json::array());
+  EXPECT_EQ(m["training_config"]["fp8"]["fp8_layers"], 32);
+  EXPECT_EQ(m["optimizer"]["lr_min"], 3e-05);
+  EXPECT_EQ(m["optimizer"]["lr_warmup_steps"], 50);
+  EXPECT_EQ(m["optimizer"]["clip_norm"], 1.0);
+  // The starting weights are all a Megatron log leaves unsaid.
+  EXPECT_EQ(m["imported"]["not_in_log"], json({"training_config.init"}));
+  // ZeRO-1 in the memory plan: the optimizer state split over the 2 DP ranks.
+  const double zero1 = m["memory_metrics"]["predicted_gb"].get<double>();
+  EXPECT_LT(zero1, 2 * m["memory_metrics"]["peak_allocated_gb"].get<double>());
+
+  const json n = import_named("nemo2_llama_fp8.log");
+  EXPECT_EQ(n["parallelism_config"]["distributed_optimizer"], true);
+  EXPECT_EQ(n["training_config"]["fp8"]["amax_history_len"], 1024);  // as NeMo's recipe sets it
+  EXPECT_EQ(n["training_config"]["data"], "/data/c4/llama3/c4_en_text_document");
+  // What the NeMo 2 log does not print is null and named.
+  EXPECT_TRUE(n["training_config"]["seed"].is_null());
+  EXPECT_EQ(n["imported"]["not_in_log"],
+            json({"optimizer.lr_warmup_steps", "optimizer.lr_decay_steps", "training_config.seed",
+                  "reproduce.seed", "training_config.init"}));
+
+  const json t = import_named("torchtitan_llama_fp8.log");
+  EXPECT_EQ(t["training_config"]["precision"], "fp8-hybrid-current");
+  EXPECT_EQ(t["training_config"]["global_batch_size"], 16);  // local 4 x DP 4
+  EXPECT_EQ(t["parallelism_config"]["tensor_model_parallel_size"], 2);
+  EXPECT_EQ(t["training_config"]["num_gpus"], 8);
+  EXPECT_EQ(t["training_config"]["data"], "c4");
+  EXPECT_EQ(t["imported"]["iterations_found"], 5);  // the validation line is no step
+  EXPECT_TRUE(t["parallelism_config"]["distributed_optimizer"].is_null());
+}
+
+TEST(FrameworkLogs, AnsiColoursAndThousandsSeparatorsAreRead) {
+  std::istringstream in(
+      "\x1b[31mstep:  2  \x1b[32mloss:  9.5000  \x1b[36mmemory: 40.00GiB(50.00%)  \x1b[34mtps: "
+      "12,345  \x1b[36mtflops: 1,234.50  \x1b[35mmfu: 12.00%\x1b[39m\n");
+  const ParsedLog p = parse_torchtitan_log(in);
+  ASSERT_EQ(p.series.losses.size(), 1u);
+  EXPECT_EQ(p.series.losses[0], 9.5);
+  EXPECT_EQ(p.series.tokens_per_second_per_gpu[0], 12345);
+  EXPECT_EQ(p.series.tflops_per_gpu[0], 1234.5);
+  EXPECT_EQ(p.series.reserved_gb, std::vector<double>{40.0});
+}
+
+}  // namespace
+}  // namespace tprimat::report
