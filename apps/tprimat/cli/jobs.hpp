@@ -26,6 +26,7 @@
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/data/blend.hpp"
 #include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/safetensors.hpp"
@@ -65,7 +66,7 @@ struct JobFiles {
   std::vector<std::filesystem::path> locked() const { return {result, log}; }
 
   /// Each path the run may create or replace, with what it is. Files written through a
-  /// temporary (".NAME.tmp.PID" beside them) stand for their temporaries too.
+  /// temporary (".NAME.tmp-XXXXXXXXXXXX" beside them) stand for their temporaries too.
   std::vector<std::pair<std::string, std::filesystem::path>> written() const {
     std::vector<std::pair<std::string, std::filesystem::path>> out = {
         {"the output directory", dir},
@@ -263,7 +264,7 @@ inline void check_save(const std::filesystem::path& path, const std::vector<Job>
     const auto f = resolved(file);
     const bool temporary =
         target.parent_path() == f.parent_path() &&
-        target.filename().string().starts_with("." + f.filename().string() + ".tmp.");
+        target.filename().string().starts_with("." + f.filename().string() + ".tmp");
     if (target == f || temporary)
       throw core::InputError(
           "--save " + path.string() + " is " + (temporary ? "a temporary of " : "") + what +
@@ -279,6 +280,14 @@ inline void check_save(const std::filesystem::path& path, const std::vector<Job>
     throw core::InputError("--save " + path.string() + ": directory " + dir.string() +
                                " does not exist",
                            "create it first, or save elsewhere");
+  // Now, not after the run: a link, a device, an input of this run or a directory that takes no
+  // new file is refused before any step (a probe file beside it, removed at once).
+  try {
+    const core::NewFile probe(path, "save the weights to a path of their own, e.g. --save " +
+                                        elsewhere.string());
+  } catch (const core::InputError& e) {
+    throw core::InputError("--save " + core::without_prefix(e.what()));
+  }
 }
 
 /// Creates the directory and proves it writable with a probe file (removed at once).
@@ -289,14 +298,12 @@ inline void check_output_dir(const std::filesystem::path& dir) {
     throw core::InputError("cannot create output directory " + dir.string() +
                                (ec ? " (" + ec.message() + ")" : " (not a directory)"),
                            "pass a writable --output-dir (or set OUTPUT_DIR)");
-  const auto probe = dir / (".tprimat-probe." + std::to_string(::getpid()));
-  {
-    std::ofstream f(probe);
-    if (!f)
-      throw core::InputError("output directory " + dir.string() + " is not writable",
-                             "pass a writable --output-dir (or set OUTPUT_DIR)");
+  try {
+    const core::NewFile probe(dir / ".tprimat-probe", "");
+  } catch (const std::exception&) {
+    throw core::InputError("output directory " + dir.string() + " is not writable",
+                           "pass a writable --output-dir (or set OUTPUT_DIR)");
   }
-  std::filesystem::remove(probe, ec);
 }
 
 /// `--init PATH`: the checkpoint must hold every tensor of the model as the job runs it (whole

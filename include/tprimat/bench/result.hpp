@@ -29,10 +29,12 @@
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result_check.hpp"
 #include "tprimat/bench/sanity.hpp"
+#include "tprimat/bench/step_outliers.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -335,6 +337,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   // FP8 runs: the FP8 weight copies, kept transposed inputs and cast scratch (docs/fp8.md).
   if (p.fp8 > 0) doc["memory_metrics"]["predicted_breakdown_gb"]["fp8"] = p.fp8 / gib;
   doc["raw_step_times"] = detail::array_of(step_times);
+  doc["step_outliers"] = step_outliers_json(step_times);
   doc["warmup_step_times"] = detail::array_of(detail::concat(runs, &RunRecord::warmup_step_times));
   doc["raw_loss_values"] = detail::array_of(losses);
   doc["raw_learning_rates"] = detail::array_of(lrs);
@@ -375,68 +378,10 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   return doc;
 }
 
-namespace detail {
-
-inline std::filesystem::path directory_of(const std::filesystem::path& path) {
-  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-}
-
-/// Makes a rename durable: without an fsync of the directory, a power cut may undo it.
-inline void sync_directory(const std::filesystem::path& dir) {
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // best effort: the data itself is already on disk
-    ::close(dfd);
-  }
-}
-
-}  // namespace detail
-
-/// Writes `text` to `path` so that readers see the old file or the whole new one, never a
-/// partial one: temp file in the same directory, fsync, rename, fsync of the directory.
-inline void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
-  const auto dir = detail::directory_of(path);
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const auto fail = [&](const char* what) {
-    const std::string msg = std::string("cannot ") + what + " " + tmp.string() + ": " +
-                            std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw core::RunError(msg);
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create");
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-  detail::sync_directory(dir);
-}
-
-/// Moves a file written in place (the live log) to its final name the same way: fsync, rename,
-/// fsync of the directory, so `path` holds the previous file or the whole new one.
-inline void publish_file(const std::filesystem::path& written, const std::filesystem::path& path) {
-  const auto fail = [&](const char* what) {
-    throw core::RunError(std::string("cannot ") + what + " " + written.string() + ": " +
-                         std::strerror(errno));
-  };
-  const int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("open");
-  const int synced = ::fsync(fd);
-  ::close(fd);
-  if (synced != 0) fail("fsync");
-  if (::rename(written.c_str(), path.c_str()) != 0) fail("rename");
-  detail::sync_directory(detail::directory_of(path));
+/// Writes `text` to `path` atomically through core/output_file.hpp (new file, then rename).
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                                  std::string_view fix = "pass another --output-dir") {
+  core::write_file_atomically(path, text, fix);
 }
 
 /// A result document that breaks a rule of schema/result.schema.json: a bug when tprimat measured
@@ -562,7 +507,7 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
 /// How the result a run would replace is read: capped like every result a report reads.
 inline constexpr core::InputKind existing_result_input{
     "result file", core::max_result_bytes,
-    "remove it, or pass --overwrite or another --output-dir"};
+    "remove it, or pass --overwrite or another --output-dir", core::InputUse::replaced_by_this_run};
 
 /// The result file a job would replace, compared with the job (a ResultContext, or the result
 /// document `tprimat import` would write); nullopt when there is none. A file that is not a
@@ -603,6 +548,10 @@ inline std::string conflict_message(const std::filesystem::path& file,
 /// a FIFO, a device: refused even with --overwrite, since the result could not replace it), or,
 /// without --overwrite, a result of another configuration.
 inline std::string result_refusal(const std::filesystem::path& file, const ResultContext& c) {
+  if (std::error_code ec; std::filesystem::is_symlink(file, ec))
+    return "tprimat: " + file.string() +
+           " is a symbolic link, where the run writes its result; tprimat writes no file through "
+           "a link; nothing ran; remove it, or pass another --output-dir";
   if (const auto kind = core::special_file_kind(file); !kind.empty())
     return "tprimat: " + file.string() + " is " + kind +
            ", where the run writes its result; nothing ran; remove it, or pass another "
