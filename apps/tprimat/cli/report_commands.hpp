@@ -294,6 +294,9 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
       throw core::InputError(a.log + " gives a result that breaks schema/result.schema.json: " +
                                  *why,
                              "the log is damaged: repair or remove the lines behind that figure");
+    if (const auto why = bench::unreadable_size(a.doc.dump(2).size() + 1))
+      throw core::InputError(a.log + " gives a result too large to keep: " + *why,
+                             "import a part of the log (fewer iterations)");
     a.replaced = bench::existing_result_differences(a.path, a.doc);
     if (!o.overwrite && a.replaced && !a.replaced->empty())
       throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));

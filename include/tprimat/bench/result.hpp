@@ -379,9 +379,15 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
 }
 
 /// Writes `text` to `path` atomically through core/output_file.hpp (new file, then rename).
+/// Here, after the work is done, a place that takes no file is a failed write (RunError), as a
+/// full disk is: the refusals that are bad input come before the work (result_refusal).
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view text,
                                   std::string_view fix = "pass another --output-dir") {
-  core::write_file_atomically(path, text, fix);
+  try {
+    core::write_file_atomically(path, text, fix);
+  } catch (const core::OutputFileError& e) {
+    throw core::RunError(e.what());
+  }
 }
 
 /// A result document that breaks a rule of schema/result.schema.json: a bug when tprimat measured
@@ -417,6 +423,15 @@ inline nlohmann::json as_written(nlohmann::json doc) {
   return doc;
 }
 
+/// Why a result of `bytes` is not written: over core::max_result_bytes, which every reader of
+/// results (compare, peak, a rerun's overwrite check) refuses. nullopt when it is readable.
+inline std::optional<std::string> unreadable_size(std::size_t bytes) {
+  if (bytes <= core::max_result_bytes) return std::nullopt;
+  return "it would be " + std::to_string(bytes) + " bytes, more than the " +
+         core::byte_size_text(core::max_result_bytes) +
+         " tprimat reads back from a result (compare, peak and a rerun would refuse it)";
+}
+
 /// The one way a result reaches disk: the "_gib" twins and the sanity `warnings` made from the
 /// document as written (an import adds the log's own figures after make_result), checked against
 /// the schema's rules (bench/result_check.hpp), then written atomically. A document that breaks a
@@ -426,7 +441,10 @@ inline void write_result(const std::filesystem::path& path, nlohmann::json doc) 
   if (const auto why = result_error(doc))
     throw InvalidResult("refused to write " + path.string() +
                         ", which would break schema/result.schema.json: " + *why);
-  write_file_atomically(path, doc.dump(2) + "\n");
+  const std::string text = doc.dump(2) + "\n";
+  if (const auto why = unreadable_size(text.size()))
+    throw InvalidResult("refused to write " + path.string() + ": " + *why);
+  write_file_atomically(path, text);
 }
 
 /// A run would replace a result of another configuration and --overwrite was not given.
@@ -548,14 +566,14 @@ inline std::string conflict_message(const std::filesystem::path& file,
 /// a FIFO, a device: refused even with --overwrite, since the result could not replace it), or,
 /// without --overwrite, a result of another configuration.
 inline std::string result_refusal(const std::filesystem::path& file, const ResultContext& c) {
-  if (std::error_code ec; std::filesystem::is_symlink(file, ec))
-    return "tprimat: " + file.string() +
-           " is a symbolic link, where the run writes its result; tprimat writes no file through "
-           "a link; nothing ran; remove it, or pass another --output-dir";
   if (const auto kind = core::special_file_kind(file); !kind.empty())
     return "tprimat: " + file.string() + " is " + kind +
            ", where the run writes its result; nothing ran; remove it, or pass another "
            "--output-dir";
+  if (std::error_code ec; std::filesystem::is_symlink(file, ec))
+    return "tprimat: " + file.string() +
+           " is a symbolic link, where the run writes its result; tprimat writes no file through "
+           "a link; nothing ran; remove it, or pass another --output-dir";
   if (c.overwrite) return "";
   if (const auto diff = existing_result_differences(file, c); diff && !diff->empty())
     return conflict_message(file, *diff);

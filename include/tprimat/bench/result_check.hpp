@@ -450,6 +450,13 @@ inline std::optional<std::string> result_error(const nlohmann::json& doc,
   r.expect("/reproduce/compiler", R::string, {}, false);
   if (const auto n = r.array_of("/warnings", R::string, {}, false))
     for (std::size_t i = 0; i < *n; ++i) r.text("/warnings/" + std::to_string(i));
+  if (const auto n = r.array_of("/step_outliers", R::object, {}, false))
+    for (std::size_t i = 0; i < *n; ++i) {
+      const std::string at = "/step_outliers/" + std::to_string(i);
+      r.expect(at + "/step", R::integer, one);
+      r.expect(at + "/seconds", R::number, positive);
+      r.expect(at + "/times_median", R::number, positive);
+    }
 
   if (doc.contains("profiling") && r.expect("/profiling", R::object) != nullptr) {
     const std::string p = "/profiling/";

@@ -130,13 +130,27 @@ inline std::vector<FileIdentity>& inputs_read() {
   static std::vector<FileIdentity> ids;
   return ids;
 }
+inline bool& inputs_guarded() {
+  static bool on = false;
+  return on;
+}
 
 }  // namespace detail
 
+/// From now on, every file open_input_file opens is kept from every writer of this process
+/// (core/output_file.hpp): a program whose run reads its inputs and then writes its outputs (the
+/// tprimat CLI) turns it on at start, so that no output replaces an input however it is spelled.
+/// Off by default: a library user may well save over a file it loaded earlier.
+inline void guard_input_files() {
+  const std::lock_guard lock(detail::inputs_mutex());
+  detail::inputs_guarded() = true;
+}
+
 /// Notes a file this process reads (open_input_file calls it), so that no writer replaces it
-/// (core/output_file.hpp).
+/// (core/output_file.hpp), once guard_input_files() was called.
 inline void note_input_file(const struct stat& st) {
   const std::lock_guard lock(detail::inputs_mutex());
+  if (!detail::inputs_guarded()) return;
   detail::inputs_read().push_back({st.st_dev, st.st_ino, st.st_ctim});
 }
 

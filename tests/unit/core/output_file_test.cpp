@@ -95,6 +95,7 @@ TEST_F(OutputFile, NeverReplacesAFifoADirectoryOrADevice) {
 }
 
 TEST_F(OutputFile, NeverReplacesAnInputOfTheRun) {
+  core::guard_input_files();  // as the tprimat CLI does at start
   const auto input = write("data.bin", "tokens");
   fs::create_hard_link(input, dir_ / "alias.bin");
   (void)core::read_input_file(input, core::InputKind{"data file", core::no_size_cap, "fix"});
