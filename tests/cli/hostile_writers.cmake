@@ -193,3 +193,19 @@ tprimat_writer_test(trace_bomb_within_memory
   SETUP "${CMAKE_CURRENT_SOURCE_DIR}/make_trace_bomb.py|bomb.json.gz|150"
   PRE "${CMAKE_CURRENT_SOURCE_DIR}/run_within_memory.py|1024"
   ARGS profile-summary bomb.json.gz STDOUT_REGEX "top 1 of 1 kernels by GPU time")
+
+# ---- a full disk at the end: the steps are kept and said where ---------------------------------------
+# No file may pass 3000 bytes (the result takes ~6 kB, the log less): the result's write fails as
+# on a full disk, and the live log, which holds every step, stays and is named.
+tprimat_writer_test(result_write_fails_steps_kept
+  PRE "${CMAKE_CURRENT_SOURCE_DIR}/with_file_size_limit.py|3000"
+  ARGS bench --model tiny --seq 32 --steps 2 --warmup-steps 0 --output-dir out EXPECT_RC 1
+  STDERR_REGEX "cannot write out/benchmark_cpu_tiny.json \\(File too large\\); the 2 measured step\\(s\\) are kept in out/training_tiny.log.partial"
+  FILE_REGEX "out/training_tiny.log.partial=step 2/2")
+
+# ---- --parallel all: a flag none of its strategies applies is refused, not taken ---------------------
+# One CPU rank: every strategy --parallel all runs here has DP 1, TP 1, PP 1.
+foreach(flag distributed-optimizer sequence-parallel)
+  tprimat_writer_test(parallel_all_${flag} ARGS ${tiny} --parallel all --${flag} EXPECT_RC 2
+    STDERR_REGEX "^tprimat: --${flag} applies to no strategy --parallel all runs here: every one has ")
+endforeach()

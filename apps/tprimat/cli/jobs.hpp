@@ -290,6 +290,31 @@ inline void check_save(const std::filesystem::path& path, const std::vector<Job>
   }
 }
 
+/// --parallel all runs layouts of its own choosing: a flag that none of its jobs applies (ZeRO-1
+/// where every DP is 1, sequence parallelism where every TP is 1, an uneven pipeline split where
+/// every PP is 1) would be taken and silently do nothing, so it is refused.
+inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Job>& jobs) {
+  const auto none = [&](auto&& applies) {
+    return std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return applies(j.ctx.plan); });
+  };
+  const auto refuse = [&](const std::string& flag, const std::string& needs) {
+    throw core::InputError(flag + " applies to no strategy --parallel all runs here: every one " +
+                               "has " + needs,
+                           "drop " + flag + ", or pass one --parallel strategy (or --tp/--pp) it "
+                           "applies to");
+  };
+  if (o.distributed_optimizer && none([](const auto& p) { return p.dp > 1; }))
+    refuse("--distributed-optimizer", "DP 1 (ZeRO-1 shards over DP ranks)");
+  if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
+    refuse("--sequence-parallel", "TP 1 (sequence parallelism splits over TP ranks)");
+  const bool split = o.first_stage_layers > 0 || o.last_stage_layers > 0 ||
+                     o.pipeline_split == "auto";
+  if (split && none([](const auto& p) { return p.pp > 1; }))
+    refuse(o.pipeline_split == "auto" ? "--pipeline-split auto"
+                                      : "--decoder-first/last-pipeline-num-layers",
+           "PP 1 (one pipeline stage)");
+}
+
 /// Creates the directory and proves it writable with a probe file (removed at once).
 inline void check_output_dir(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -563,6 +588,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
     throw core::InputError("no strategy of --parallel all can run here on " +
                                std::to_string(env.world) + " rank(s)",
                            "launch with mpirun -np 4 or 8, or pick one strategy");
+  if (skip_bad) detail::check_flags_apply_to_all(o, out.jobs);
   if (!o.save.empty()) detail::check_save(o.save, out.jobs);
   std::vector<std::filesystem::path> dirs;
   for (const auto& j : out.jobs)

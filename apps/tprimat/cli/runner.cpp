@@ -391,7 +391,15 @@ int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
   if (rank == 0) {
     // Checked again at the write: the refusal was run 0's view of the file, before any step.
     const auto replaced = bench::existing_result_differences(file, c);
-    bench::write_result(file, doc);
+    try {
+      bench::write_result(file, doc);
+    } catch (const core::RunError& e) {  // a full disk: the steps are not lost, say where they are
+      if (!logging || dynamic_cast<const bench::InvalidResult*>(&e) != nullptr) throw;
+      rep.close_log();
+      throw core::RunError(std::string(e.what()) + "; the " +
+                           std::to_string(doc["raw_step_times"].size()) +
+                           " measured step(s) are kept in " + live_log.string());
+    }
     std::string note;
     if (replaced && replaced->empty()) {
       note = "; replaced the previous result of this configuration";
