@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -20,9 +21,11 @@
 #include "tprimat/backend/peaks.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
 #include "cli/data_command.hpp"
 #include "cli/dispatch.hpp"
 #include "cli/driver.hpp"
+#include "cli/given_values.hpp"
 #include "cli/number_option.hpp"
 #include "cli/options.hpp"
 #include "cli/parse_errors.hpp"
@@ -235,6 +238,8 @@ int bench_main(int argc, char** argv, const cli::BenchOptions& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A run reads its inputs, then writes: no output may replace an input (core/output_file.hpp).
+  core::guard_input_files();
   CLI::App app{"tprimat: times real LLM training steps (forward, backward, AdamW) and writes "
                "comparable JSON results"};
   app.set_version_flag("--version", std::string("tprimat ") + tprimat::version_string);
@@ -281,6 +286,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    cli::check_given_values(app);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -319,6 +325,11 @@ int main(int argc, char** argv) {
     return bench_main(argc, argv, bench_opts);
   } catch (const core::InputError& e) {
     return cli::report_input_error(e, 0);
+  } catch (const std::bad_alloc&) {  // a memory limit (ulimit -v, a cgroup) under what it needs
+    std::fprintf(stderr,
+                 "tprimat: out of host memory (the process's memory limit, or the machine's); "
+                 "raise the limit (ulimit -v), or give a smaller input\n");
+    return core::exit_run_failed;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return core::exit_run_failed;

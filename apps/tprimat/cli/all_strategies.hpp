@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,8 @@
 
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
+#include "tprimat/core/json_input.hpp"
 #include "cli/jobs.hpp"
 
 namespace tprimat::cli {
@@ -46,8 +47,16 @@ inline StrategyOutcome job_outcome(const Job& job, int code) {
                                              : S::interrupted;
   if (o.status == S::refused) o.why = "refused before it ran (see above)";
   if (o.status == S::ran || o.status == S::failed) {
-    std::ifstream in(o.result);
-    const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    // Read as every input is (core/input_file.hpp): a FIFO or device put there meanwhile is
+    // refused at once, never waited on.
+    std::string text;
+    try {
+      text = core::read_input_file(o.result, bench::existing_result_input);
+    } catch (const core::InputError&) {
+    }
+    const auto doc = core::json_depth_problem(text).empty()
+                         ? nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false)
+                         : nlohmann::json();
     const auto number = [&](const char* a, const char* b) {
       return doc.is_object() && doc.contains(a) && doc[a].contains(b) && doc[a][b].is_number()
                  ? doc[a][b].get<double>()

@@ -134,7 +134,7 @@ void close_parallel_all(const BenchOptions& opts, const Runtime& rt,
   }
   std::fputs(outcome_table(outcomes).c_str(), stdout);
   std::fflush(stdout);
-  if (dirs.empty() || !rt.compare) return;
+  if (dirs.empty() || !rt.compare || interrupt_signal() != 0) return;
   std::string base = opts.output_dir;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   try {
@@ -203,11 +203,40 @@ int run_bench(const BenchOptions& opts, const Runtime& rt) {
     }
   }
   if (all && rt.rank == 0) close_parallel_all(opts, rt, outcomes);
+  // A signal noted during the closing table or comparison ends the command as any interruption
+  // does (exit 128 + signo), never as a success.
+  if (const int signo = interrupt_signal(); signo != 0) return core::exit_interrupted(signo);
   return code;
 }
 
-/// The memory plan as a table, in GiB per GPU.
-inline std::string format_plan(const bench::MemoryPlan& p, double capacity_bytes) {
+/// Why a pipeline job does not fit when its split is the problem: the busiest stage is over the
+/// device while the stages on average are not, so a more even split (not fewer layers or a
+/// smaller batch) would fit. "" otherwise.
+std::string uneven_split_problem(const Job& job, double capacity_bytes) {
+  const auto& stages = job.predicted_stages;
+  const auto& layers = job.ctx.plan.stage_layers;
+  if (stages.size() < 2 || layers.size() != stages.size() || capacity_bytes <= 0) return "";
+  std::size_t busiest = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    sum += stages[i].total;
+    if (stages[i].total > stages[busiest].total) busiest = i;
+  }
+  if (stages[busiest].total <= capacity_bytes || sum / double(stages.size()) > capacity_bytes)
+    return "";
+  return "stage " + std::to_string(busiest + 1) + " of " + std::to_string(stages.size()) +
+         " runs " + std::to_string(layers[busiest]) + " of the layers (split " +
+         parallel::stage_layers_text(layers) + ") and needs " +
+         detail::gib_text(stages[busiest].total) +
+         ", though the stages average less than the device holds: split the layers more evenly "
+         "(--pipeline-split auto, or fewer layers on that stage with "
+         "--decoder-first/last-pipeline-num-layers)";
+}
+
+/// The memory plan as a table, in GiB per GPU. `problem`: why it does not fit, where known
+/// better than the generic advice.
+inline std::string format_plan(const bench::MemoryPlan& p, double capacity_bytes,
+                               const std::string& problem = "") {
   std::string out;
   auto row = [&](const char* name, double bytes) {
     char buf[96];
@@ -225,7 +254,9 @@ inline std::string format_plan(const bench::MemoryPlan& p, double capacity_bytes
   row("total", p.total);
   if (capacity_bytes > 0) {
     row("device", capacity_bytes);
-    out += p.total <= capacity_bytes ? "  fits\n" : "  does NOT fit: pass --layers auto, or a smaller --seq/--mbs\n";
+    out += p.total <= capacity_bytes ? "  fits\n"
+           : problem.empty()        ? "  does NOT fit: pass --layers auto, or a smaller --seq/--mbs\n"
+                                    : "  does NOT fit: " + problem + "\n";
   }
   return out;
 }
@@ -266,7 +297,9 @@ int run_plan(BenchOptions opts, Environment env) {
         if (const std::string stages = describe_pipeline(job); !stages.empty())
           std::printf("%s\n", stages.c_str());
         std::printf("predicted memory per GPU (busiest pipeline stage):\n%s",
-                    format_plan(job.ctx.predicted, env.device.total_memory_gb * bench::gib).c_str());
+                    format_plan(job.ctx.predicted, env.device.total_memory_gb * bench::gib,
+                                uneven_split_problem(job, env.device.total_memory_gb * bench::gib))
+                        .c_str());
         if (const std::string copies = describe_fp8_copies(job); !copies.empty())
           std::printf("%s\n", copies.c_str());
       }

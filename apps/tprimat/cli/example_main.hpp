@@ -12,6 +12,7 @@
 
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/input_file.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "cli/dispatch.hpp"
@@ -28,6 +29,7 @@ namespace tprimat::cli {
 template <model::ModelSpec M, parallel::LayoutSpec L>
 int example_main(int argc, char** argv, std::string_view strategy_name) {
   static_assert(parallel::LayoutFits<M, L>::value);
+  core::guard_input_files();  // as the tprimat CLI: no output replaces an input
   try {
     BenchOptions opts;
     std::vector<std::string_view> args(argv + (argc > 0 ? 1 : 0), argv + argc);

@@ -26,6 +26,7 @@
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/data/blend.hpp"
 #include "tprimat/data/hf_weights.hpp"
 #include "tprimat/data/safetensors.hpp"
@@ -67,7 +68,7 @@ struct JobFiles {
   std::vector<std::filesystem::path> locked() const { return {result, log}; }
 
   /// Each path the run may create or replace, with what it is. Files written through a
-  /// temporary (".NAME.tmp.PID" beside them) stand for their temporaries too.
+  /// temporary (".NAME.tmp-XXXXXXXXXXXX" beside them) stand for their temporaries too.
   std::vector<std::pair<std::string, std::filesystem::path>> written() const {
     std::vector<std::pair<std::string, std::filesystem::path>> out = {
         {"the output directory", dir},
@@ -265,7 +266,7 @@ inline void check_save(const std::filesystem::path& path, const std::vector<Job>
     const auto f = resolved(file);
     const bool temporary =
         target.parent_path() == f.parent_path() &&
-        target.filename().string().starts_with("." + f.filename().string() + ".tmp.");
+        target.filename().string().starts_with("." + f.filename().string() + ".tmp");
     if (target == f || temporary)
       throw core::InputError(
           "--save " + path.string() + " is " + (temporary ? "a temporary of " : "") + what +
@@ -281,6 +282,39 @@ inline void check_save(const std::filesystem::path& path, const std::vector<Job>
     throw core::InputError("--save " + path.string() + ": directory " + dir.string() +
                                " does not exist",
                            "create it first, or save elsewhere");
+  // Now, not after the run: a link, a device, an input of this run or a directory that takes no
+  // new file is refused before any step (a probe file beside it, removed at once).
+  try {
+    const core::NewFile probe(path, "save the weights to a path of their own, e.g. --save " +
+                                        elsewhere.string());
+  } catch (const core::InputError& e) {
+    throw core::InputError("--save " + core::without_prefix(e.what()));
+  }
+}
+
+/// --parallel all runs layouts of its own choosing: a flag that none of its jobs applies (ZeRO-1
+/// where every DP is 1, sequence parallelism where every TP is 1, an uneven pipeline split where
+/// every PP is 1) would be taken and silently do nothing, so it is refused.
+inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Job>& jobs) {
+  const auto none = [&](auto&& applies) {
+    return std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return applies(j.ctx.plan); });
+  };
+  const auto refuse = [&](const std::string& flag, const std::string& needs) {
+    throw core::InputError(flag + " applies to no strategy --parallel all runs here: every one " +
+                               "has " + needs,
+                           "drop " + flag + ", or pass one --parallel strategy (or --tp/--pp) it "
+                           "applies to");
+  };
+  if (o.distributed_optimizer && none([](const auto& p) { return p.dp > 1; }))
+    refuse("--distributed-optimizer", "DP 1 (ZeRO-1 shards over DP ranks)");
+  if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
+    refuse("--sequence-parallel", "TP 1 (sequence parallelism splits over TP ranks)");
+  const bool split = o.first_stage_layers > 0 || o.last_stage_layers > 0 ||
+                     o.pipeline_split == "auto";
+  if (split && none([](const auto& p) { return p.pp > 1; }))
+    refuse(o.pipeline_split == "auto" ? "--pipeline-split auto"
+                                      : "--decoder-first/last-pipeline-num-layers",
+           "PP 1 (one pipeline stage)");
 }
 
 /// Creates the directory and proves it writable with a probe file (removed at once).
@@ -291,14 +325,12 @@ inline void check_output_dir(const std::filesystem::path& dir) {
     throw core::InputError("cannot create output directory " + dir.string() +
                                (ec ? " (" + ec.message() + ")" : " (not a directory)"),
                            "pass a writable --output-dir (or set OUTPUT_DIR)");
-  const auto probe = dir / (".tprimat-probe." + std::to_string(::getpid()));
-  {
-    std::ofstream f(probe);
-    if (!f)
-      throw core::InputError("output directory " + dir.string() + " is not writable",
-                             "pass a writable --output-dir (or set OUTPUT_DIR)");
+  try {
+    const core::NewFile probe(dir / ".tprimat-probe", "");
+  } catch (const std::exception&) {
+    throw core::InputError("output directory " + dir.string() + " is not writable",
+                           "pass a writable --output-dir (or set OUTPUT_DIR)");
   }
-  std::filesystem::remove(probe, ec);
 }
 
 /// `--init PATH`: the checkpoint must hold every tensor of the model as the job runs it (whole
@@ -566,6 +598,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
     throw core::InputError("no strategy of --parallel all can run here on " +
                                std::to_string(env.world) + " rank(s)",
                            "launch with mpirun -np 4 or 8, or pick one strategy");
+  if (skip_bad) detail::check_flags_apply_to_all(o, out.jobs);
   if (!o.save.empty()) detail::check_save(o.save, out.jobs);
   std::vector<std::filesystem::path> dirs;
   for (const auto& j : out.jobs)

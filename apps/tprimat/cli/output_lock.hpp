@@ -46,11 +46,25 @@ class OutputLock {
                                             std::string_view owner, std::string& holder) {
     const auto path = lock_file_of(file);
     for (int attempt = 0; attempt < 100; ++attempt) {
-      const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+      // Never through a link, never blocking on a FIFO; and what is opened must be a lock file
+      // as tprimat leaves one (a regular file of one link), or its truncation below would empty
+      // whatever a planted hard link points to (the previous result included).
+      const int fd =
+          ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
       if (fd < 0)
         throw core::InputError(
-            "cannot create the lock file " + path.string() + " (" + std::strerror(errno) + ")",
-            "pass a writable --output-dir");
+            "cannot create the lock file " + path.string() + " (" +
+                (errno == ELOOP ? std::string("it is a symbolic link") : std::strerror(errno)) +
+                ")",
+            "remove it, or pass another --output-dir");
+      if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+        ::close(fd);
+        throw core::InputError("the lock file " + path.string() + " is " +
+                                   (S_ISREG(st.st_mode) ? "a hard link to another file"
+                                                        : "not a regular file") +
+                                   "; nothing ran and nothing was written to it",
+                               "remove it, or pass another --output-dir");
+      }
       int rc;
       do rc = ::flock(fd, LOCK_EX | LOCK_NB);
       while (rc != 0 && errno == EINTR);

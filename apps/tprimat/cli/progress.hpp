@@ -10,12 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/parallel/launch.hpp"
 
 namespace tprimat::cli {
@@ -45,19 +46,38 @@ class Reporter {
 
   bool enabled() const { return enabled_; }
 
-  /// Opens (truncating) the log beside the results; lines before this went to the console only.
-  /// Lines reported since the last close_log() (the job's header) are written to it first.
-  void open_log(const std::filesystem::path& path) {
-    if (!enabled_) return;
-    log_.close();
-    log_.clear();
-    log_.open(path, std::ios::out | std::ios::trunc);
-    for (const auto& l : pending_) log_ << l << '\n';
+  /// Starts the log at `path` as a new file (core/output_file.hpp: whatever was there is
+  /// replaced, never written through); lines before this went to the console only. Lines
+  /// reported since the last close_log() (the job's header) are written to it first. Returns
+  /// false, having said why on the console and stderr, when no log can be made there: the run
+  /// goes on without one.
+  bool open_log(const std::filesystem::path& path) {
+    if (!enabled_) return false;
+    log_.reset();
+    try {
+      log_.emplace(path, "remove it, or pass another --output-dir");
+      log_->publish();  // at its name from the first line, so `tail -f` can follow it
+    } catch (const std::exception& e) {
+      log_.reset();
+      alert(core::without_prefix(e.what()).insert(0, "tprimat: no log is written: "));
+      pending_.clear();
+      return false;
+    }
+    std::string head;
+    for (const auto& l : pending_) head.append(l).append("\n");
     pending_.clear();
-    log_ << std::flush;
+    log_write(head);
+    return log_.has_value();
   }
   void close_log() {
-    log_.close();
+    if (log_) {
+      try {
+        log_->close();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+      }
+    }
+    log_.reset();
     pending_.clear();
   }
 
@@ -66,7 +86,7 @@ class Reporter {
     if (!enabled_) return;
     end_progress();
     console(text, "\n");
-    if (log_.is_open()) log_ << text << '\n' << std::flush;
+    if (log_) log_write(std::string(text) + "\n");
     else pending_.emplace_back(text);
   }
 
@@ -83,7 +103,7 @@ class Reporter {
 
   /// A line for the log only (details a terminal user does not need to see scroll by).
   void log_only(std::string_view text) {
-    if (enabled_ && log_.is_open()) log_ << text << '\n' << std::flush;
+    if (enabled_ && log_) log_write(std::string(text) + "\n");
   }
 
   /// One step's progress: "step k/N loss x step-time t tokens/s y ETA z".
@@ -94,7 +114,7 @@ class Reporter {
     std::snprintf(buf, sizeof buf, "%s %d/%d loss %.4f step-time %.3fs tokens/s %.1f ETA %s",
                   warmup ? "warmup" : "step", k, n, loss, seconds, tokens_per_second,
                   format_duration(eta_seconds).c_str());
-    if (log_.is_open()) log_ << buf << '\n' << std::flush;
+    if (log_) log_write(std::string(buf) + "\n");
     if (tty_) {
       console("\r\033[K", buf);
       open_progress_ = console_open_;
@@ -120,6 +140,19 @@ class Reporter {
   }
 
  private:
+  /// Appends to the log, one write a line (nothing buffered, so a crash loses no finished line).
+  /// A failed write (a full disk) is said once on stderr and ends the log; the run goes on and
+  /// its result keeps every step.
+  void log_write(const std::string& text) {
+    if (!log_) return;
+    try {
+      log_->write(text);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s; the log stops here, the run goes on\n", e.what());
+      log_.reset();
+    }
+  }
+
   /// `a` then `b` on stdout, flushed; a failure closes the console for good. SIGPIPE, when a
   /// closed pipe raises it, is noted by cli/interrupt.hpp's handler and stops the run between
   /// steps; where it is ignored (nohup, trap '' PIPE) the run goes on with its log only.
@@ -143,7 +176,7 @@ class Reporter {
   bool console_open_ = true;
   bool tty_;
   bool open_progress_ = false;
-  std::ofstream log_;
+  std::optional<core::NewFile> log_;  ///< the live log, published at its name when opened
   std::vector<std::string> pending_;  ///< lines waiting for the log to open
 };
 

@@ -26,6 +26,7 @@
 #include "tprimat/report/peak_plot.hpp"
 #include "cli/number_option.hpp"
 #include "cli/options.hpp"
+#include "cli/output_lock.hpp"
 
 namespace tprimat::cli {
 
@@ -253,6 +254,17 @@ inline std::vector<std::string> import_inputs(const std::vector<std::string>& ar
   return logs;
 }
 
+/// The folder a log's result goes to when several are imported: its name without ".log", never
+/// one that leaves --output-dir ("...log" would give "..") or hides ("." or a leading dot).
+inline std::string folder_of_log(const std::string& log) {
+  std::string name = std::filesystem::path(log).filename().string();
+  if (name.ends_with(".log")) name.resize(name.size() - 4);
+  std::size_t dots = 0;
+  while (dots < name.size() && name[dots] == '.') ++dots;
+  if (dots > 0) name = "dot" + name.substr(dots);  // "..", ".", ".hidden": a plain name
+  return name.empty() || name == "dot" ? "log" : name;
+}
+
 /// One imported log and where its result goes.
 struct ImportedLog {
   std::string log;
@@ -278,7 +290,7 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
       auto doc = report::import_log(log, o.imp, command_line);
       auto dir = std::filesystem::path(o.output_dir);
       // Several logs: one directory each, so compare sees them as separate runs.
-      if (logs.size() > 1) dir /= std::filesystem::path(log).stem();
+      if (logs.size() > 1) dir /= detail::folder_of_log(log);
       auto path = dir / ("benchmark_" + doc["gpu_info"]["software_stack"].get<std::string>() + "_" +
                          o.imp.model + ".json");
       imported.push_back({log, std::move(doc), std::move(path)});
@@ -302,6 +314,7 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
     if (std::filesystem::exists(a.path, ec) && !std::filesystem::is_regular_file(a.path, ec))
       throw core::InputError(a.path.string() + " exists and is not a result file",
                              "remove it, or pass another --output-dir");
+    core::check_output_path(a.path, "remove it, or pass another --output-dir");
     // A log whose figures make a result the schema refuses is bad input, refused before any
     // result is written (write_result would refuse it after the others were on disk).
     a.doc = bench::as_written(std::move(a.doc));
@@ -309,11 +322,26 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
       throw core::InputError(a.log + " gives a result that breaks schema/result.schema.json: " +
                                  *why,
                              "the log is damaged: repair or remove the lines behind that figure");
+    if (const auto why = bench::unreadable_size(a.doc.dump(2).size() + 1))
+      throw core::InputError(a.log + " gives a result too large to keep: " + *why,
+                             "import a part of the log (fewer iterations)");
     a.replaced = bench::existing_result_differences(a.path, a.doc);
     if (!o.overwrite && a.replaced && !a.replaced->empty())
       throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));
   }
   for (const auto& a : imported) report::prepare_output_dir(a.path.parent_path());
+  // Held as a bench run holds its result: no run in the same directory replaces an import
+  // while it is written, and no import one being written.
+  std::vector<std::filesystem::path> results;
+  for (const auto& a : imported) results.push_back(a.path);
+  std::vector<std::string> notices;
+  const auto locks = lock_outputs(results, lock_owner_text(command_line), notices);
+  for (const auto& n : notices) std::fprintf(stderr, "%s\n", n.c_str());
+  for (auto& a : imported) {  // again under the lock: a run may have written it meanwhile
+    a.replaced = bench::existing_result_differences(a.path, a.doc);
+    if (!o.overwrite && a.replaced && !a.replaced->empty())
+      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));
+  }
   for (const auto& a : imported) {
     bench::write_result(a.path, a.doc);
     std::string note;

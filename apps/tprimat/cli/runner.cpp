@@ -98,6 +98,14 @@ void report_summary(const nlohmann::json& doc, Reporter& rep) {
            (p["mfu"].is_number() ? num(p["mfu"], "%.4f") : "n/a (peak unknown)"));
   if (const auto w = doc.find("warnings"); w != doc.end() && w->is_array())
     for (const auto& line : *w) rep.line("tprimat: warning: " + line.get<std::string>());
+  if (doc["raw_step_times"].is_array()) {  // said where it is seen, and kept in step_outliers
+    std::vector<double> seconds;
+    for (const auto& t : doc["raw_step_times"])
+      if (t.is_number()) seconds.push_back(t.get<double>());
+    std::vector<std::string> lines;
+    (void)bench::step_outliers_json(seconds, &lines);
+    for (const auto& line : lines) rep.alert("tprimat: notice: " + line);
+  }
 }
 
 /// The result's `profiling` block: run 1's step times, warm-up steps first, as the schedule saw.
@@ -314,11 +322,11 @@ int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
   // The log grows under a temporary name and replaces the previous one when the job ends, so the
   // log beside a result is always that result's whole log, and a refused or interrupted job
   // leaves the previous pair as it was.
-  rep.open_log(live_log);
+  const bool logging = rep.open_log(live_log);
   const auto discard_log = [&] {
     rep.close_log();
     std::error_code ec;
-    if (rep.enabled()) fs::remove(live_log, ec);
+    if (logging) fs::remove(live_log, ec);
   };
   std::vector<bench::RunRecord> records;
   for (int r = 0; r < job.runs; ++r) {
@@ -384,7 +392,15 @@ int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
   if (rank == 0) {
     // Checked again at the write: the refusal was run 0's view of the file, before any step.
     const auto replaced = bench::existing_result_differences(file, c);
-    bench::write_result(file, doc);
+    try {
+      bench::write_result(file, doc);
+    } catch (const core::RunError& e) {  // a full disk: the steps are not lost, say where they are
+      if (!logging || dynamic_cast<const bench::InvalidResult*>(&e) != nullptr) throw;
+      rep.close_log();
+      throw core::RunError(std::string(e.what()) + "; the " +
+                           std::to_string(doc["raw_step_times"].size()) +
+                           " measured step(s) are kept in " + live_log.string());
+    }
     std::string note;
     if (replaced && replaced->empty()) {
       note = "; replaced the previous result of this configuration";
@@ -397,9 +413,9 @@ int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
     rep.line("wrote " + file.string() + (complete ? "" : " (incomplete)") + note);
   }
   rep.close_log();
-  if (rep.enabled()) {
+  if (logging) {
     try {
-      bench::publish_file(live_log, log);
+      core::publish_written_file(live_log, log, "remove it, or pass another --output-dir");
     } catch (const std::exception& e) {  // the result is written; a lost log is not a failed run
       std::fprintf(stderr, "%s (the log stays at %s)\n", e.what(), live_log.string().c_str());
     }

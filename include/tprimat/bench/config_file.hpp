@@ -3,6 +3,7 @@
 // Custom parallel strategies from a JSON file, with the seeds' config.yaml keys and nesting.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
@@ -15,6 +16,8 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
+#include "tprimat/core/near_name.hpp"
+#include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/train/precision.hpp"
 
@@ -178,6 +181,137 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
   return s;
 }
 
+// ---- the keys a config file may hold ---------------------------------------------------------
+// Every key is one tprimat honours: an unknown or misspelled one (a `pipline_model_parallel_size`
+// would run PP=1), or one put where tprimat does not read it (an `fp8` inside a strategy block
+// would run bf16), is refused naming the key, its place and the key it was near. One walk over
+// the whole document, before any block is read.
+
+inline const std::vector<std::string>& layout_keys() {
+  static const std::vector<std::string> keys = {
+      std::string(tp_key),          std::string(pp_key),           std::string(dp_key),
+      std::string(accum_key),       std::string(first_layers_key), std::string(last_layers_key),
+      std::string(split_key),       "sequence_parallel"};
+  return keys;
+}
+inline const std::vector<std::string>& platform_keys() {
+  static const std::vector<std::string> keys = {"nvidia", "nvd", "cuda", "amd", "rocm", "cpu"};
+  return keys;
+}
+inline const std::vector<std::string>& model_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& d : model::Models::all) out.emplace_back(d.cli_name);
+    return out;
+  }();
+  return keys;
+}
+/// NeMo's precision keys: read at the top level or under (recipe.)model.config only.
+inline const std::vector<std::string>& precision_keys() {
+  static const std::vector<std::string> keys = {"fp8", "fp8_recipe"};
+  return keys;
+}
+/// The top level's own keys, beside those of a strategy body.
+inline const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {"parallelism", "profiling", "recipe", "model",
+                                                "fp8", "fp8_recipe"};
+  return keys;
+}
+
+inline bool holds_any(const nlohmann::json& j, const std::vector<std::string>& keys) {
+  for (const auto& k : keys)
+    if (j.contains(k)) return true;
+  return false;
+}
+
+inline bool is_one_of(std::string_view key, const std::vector<std::string>& keys) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+/// Refuses `key` at `where` in `file`: misplaced (a precision key in a strategy block) or
+/// unknown, naming the nearest of every key tprimat knows.
+[[noreturn]] inline void refuse_key(const std::string& file, const std::string& where,
+                                    const std::string& key, const std::vector<std::string>& here) {
+  const std::string at = "config " + file + ": " + (where.empty() ? "" : where + ".") + key;
+  if (is_one_of(key, precision_keys()))
+    throw core::InputError(at + " is a precision key inside a strategy block, where tprimat "
+                                "does not read it (the run would not be FP8)",
+                           "move \"" + key + "\" to the top level of the file (or under "
+                           "model.config), where it sets the whole run's precision");
+  std::vector<std::string> known = layout_keys();
+  for (const auto* list : {&platform_keys(), &model_keys(), &top_level_keys()})
+    known.insert(known.end(), list->begin(), list->end());
+  std::string allowed;
+  for (const auto& k : here) allowed += (allowed.empty() ? "" : ", ") + k;
+  const auto near = core::nearest(key, known);
+  throw core::InputError(
+      at + " is not a key tprimat reads" +
+          (near ? " (did you mean " + *near + "?)" : std::string()),
+      near ? "write \"" + *near + "\"" : "use one of: " + allowed);
+}
+
+/// A strategy body: layout keys (flat), or blocks per model, each flat or per platform.
+inline void check_body_keys(const nlohmann::json& body, const std::string& file,
+                            const std::string& where, int depth,
+                            const std::vector<std::string>& also_allowed) {
+  if (!body.is_object()) return;  // read_block names a non-object with its place
+  // What this level holds, by the keys it has: model blocks, platform blocks, or layout keys.
+  const std::vector<std::string>* level = &layout_keys();
+  if (depth == 0 && holds_any(body, model_keys())) level = &model_keys();
+  else if (depth <= 1 && holds_any(body, platform_keys())) level = &platform_keys();
+  std::vector<std::string> here = *level;
+  here.insert(here.end(), also_allowed.begin(), also_allowed.end());
+  for (const auto& [key, value] : body.items()) {
+    if (is_one_of(key, also_allowed)) continue;
+    if (!is_one_of(key, *level)) refuse_key(file, where, key, here);
+    if (level == &model_keys())
+      check_body_keys(value, file, (where.empty() ? "" : where + ".") + key, 1, {});
+    else if (level == &platform_keys())
+      check_body_keys(value, file, (where.empty() ? "" : where + ".") + key, 2, {});
+  }
+}
+
+/// `model.config` (NeMo's), alone or under `recipe`: the precision keys only.
+inline void check_nemo_keys(const nlohmann::json& j, const std::string& file,
+                            const std::string& where) {
+  if (!j.is_object()) return;
+  static const std::vector<std::string> model_level = {"config"};
+  for (const auto& [key, value] : j.items()) {
+    if (where.ends_with("model")) {
+      if (key != "config") refuse_key(file, where, key, model_level);
+      if (value.is_object())
+        for (const auto& [k, v] : value.items())
+          if (!is_one_of(k, precision_keys()))
+            refuse_key(file, where + ".config", k, precision_keys());
+    } else if (key != "model") {
+      refuse_key(file, where, key, {"model"});
+    } else {
+      check_nemo_keys(value, file, where + ".model");
+    }
+  }
+}
+
+/// Checks every key of a config file's document (see above); the `profiling` block checks its
+/// own (profile/config.hpp).
+inline void check_config_keys(const nlohmann::json& root, const std::string& file) {
+  if (!root.is_object()) return;
+  if (auto it = root.find("recipe"); it != root.end()) check_nemo_keys(*it, file, "recipe");
+  if (auto it = root.find("model"); it != root.end() && it->is_object())
+    check_nemo_keys(*it, file, "model");
+  if (auto it = root.find("parallelism"); it != root.end()) {
+    std::vector<std::string> top = top_level_keys();
+    for (const auto& [key, value] : root.items())
+      if (!is_one_of(key, top)) refuse_key(file, "", key, top);
+    if (it->is_object())
+      for (const auto& [name, body] : it->items())
+        check_body_keys(body, file, "parallelism." + name, 0, {});
+    return;
+  }
+  std::vector<std::string> top = top_level_keys();
+  top.erase(std::remove(top.begin(), top.end(), "parallelism"), top.end());
+  check_body_keys(root, file, "", 0, top);
+}
+
 }  // namespace detail
 
 /// Reads the strategy for `model` (cli name) on `platform` ("nvd", "amd", "cpu") from parsed
@@ -329,6 +463,7 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
   const std::string text = core::read_input_file(
       file, core::InputKind{"config file", core::max_config_bytes, fix});
   const nlohmann::json root = parse_config_json(text, file);
+  detail::check_config_keys(root, file);
   ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
   s.file = file;
   if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;

@@ -29,10 +29,12 @@
 #include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result_check.hpp"
 #include "tprimat/bench/sanity.hpp"
+#include "tprimat/bench/step_outliers.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -337,6 +339,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   // FP8 runs: the FP8 weight copies, kept transposed inputs and cast scratch (docs/fp8.md).
   if (p.fp8 > 0) doc["memory_metrics"]["predicted_breakdown_gb"]["fp8"] = p.fp8 / gib;
   doc["raw_step_times"] = detail::array_of(step_times);
+  doc["step_outliers"] = step_outliers_json(step_times);
   doc["warmup_step_times"] = detail::array_of(detail::concat(runs, &RunRecord::warmup_step_times));
   doc["raw_loss_values"] = detail::array_of(losses);
   doc["raw_learning_rates"] = detail::array_of(lrs);
@@ -377,68 +380,16 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   return doc;
 }
 
-namespace detail {
-
-inline std::filesystem::path directory_of(const std::filesystem::path& path) {
-  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-}
-
-/// Makes a rename durable: without an fsync of the directory, a power cut may undo it.
-inline void sync_directory(const std::filesystem::path& dir) {
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // best effort: the data itself is already on disk
-    ::close(dfd);
+/// Writes `text` to `path` atomically through core/output_file.hpp (new file, then rename).
+/// Here, after the work is done, a place that takes no file is a failed write (RunError), as a
+/// full disk is: the refusals that are bad input come before the work (result_refusal).
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                                  std::string_view fix = "pass another --output-dir") {
+  try {
+    core::write_file_atomically(path, text, fix);
+  } catch (const core::OutputFileError& e) {
+    throw core::RunError(e.what());
   }
-}
-
-}  // namespace detail
-
-/// Writes `text` to `path` so that readers see the old file or the whole new one, never a
-/// partial one: temp file in the same directory, fsync, rename, fsync of the directory.
-inline void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
-  const auto dir = detail::directory_of(path);
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const auto fail = [&](const char* what) {
-    const std::string msg = std::string("cannot ") + what + " " + tmp.string() + ": " +
-                            std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw core::RunError(msg);
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create");
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-  detail::sync_directory(dir);
-}
-
-/// Moves a file written in place (the live log) to its final name the same way: fsync, rename,
-/// fsync of the directory, so `path` holds the previous file or the whole new one.
-inline void publish_file(const std::filesystem::path& written, const std::filesystem::path& path) {
-  const auto fail = [&](const char* what) {
-    throw core::RunError(std::string("cannot ") + what + " " + written.string() + ": " +
-                         std::strerror(errno));
-  };
-  const int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("open");
-  const int synced = ::fsync(fd);
-  ::close(fd);
-  if (synced != 0) fail("fsync");
-  if (::rename(written.c_str(), path.c_str()) != 0) fail("rename");
-  detail::sync_directory(detail::directory_of(path));
 }
 
 /// A result document that breaks a rule of schema/result.schema.json: a bug when tprimat measured
@@ -474,6 +425,15 @@ inline nlohmann::json as_written(nlohmann::json doc) {
   return doc;
 }
 
+/// Why a result of `bytes` is not written: over core::max_result_bytes, which every reader of
+/// results (compare, peak, a rerun's overwrite check) refuses. nullopt when it is readable.
+inline std::optional<std::string> unreadable_size(std::size_t bytes) {
+  if (bytes <= core::max_result_bytes) return std::nullopt;
+  return "it would be " + std::to_string(bytes) + " bytes, more than the " +
+         core::byte_size_text(core::max_result_bytes) +
+         " tprimat reads back from a result (compare, peak and a rerun would refuse it)";
+}
+
 /// The one way a result reaches disk: the "_gib" twins and the sanity `warnings` made from the
 /// document as written (an import adds the log's own figures after make_result), checked against
 /// the schema's rules (bench/result_check.hpp), then written atomically. A document that breaks a
@@ -483,7 +443,10 @@ inline void write_result(const std::filesystem::path& path, nlohmann::json doc) 
   if (const auto why = result_error(doc))
     throw InvalidResult("refused to write " + path.string() +
                         ", which would break schema/result.schema.json: " + *why);
-  write_file_atomically(path, doc.dump(2) + "\n");
+  const std::string text = doc.dump(2) + "\n";
+  if (const auto why = unreadable_size(text.size()))
+    throw InvalidResult("refused to write " + path.string() + ": " + *why);
+  write_file_atomically(path, text);
 }
 
 /// A run would replace a result of another configuration and --overwrite was not given.
@@ -564,7 +527,7 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
 /// How the result a run would replace is read: capped like every result a report reads.
 inline constexpr core::InputKind existing_result_input{
     "result file", core::max_result_bytes,
-    "remove it, or pass --overwrite or another --output-dir"};
+    "remove it, or pass --overwrite or another --output-dir", core::InputUse::replaced_by_this_run};
 
 /// The result file a job would replace, compared with the job (a ResultContext, or the result
 /// document `tprimat import` would write); nullopt when there is none. A file that is not a
@@ -609,6 +572,10 @@ inline std::string result_refusal(const std::filesystem::path& file, const Resul
     return "tprimat: " + file.string() + " is " + kind +
            ", where the run writes its result; nothing ran; remove it, or pass another "
            "--output-dir";
+  if (std::error_code ec; std::filesystem::is_symlink(file, ec))
+    return "tprimat: " + file.string() +
+           " is a symbolic link, where the run writes its result; tprimat writes no file through "
+           "a link; nothing ran; remove it, or pass another --output-dir";
   if (c.overwrite) return "";
   if (const auto diff = existing_result_differences(file, c); diff && !diff->empty())
     return conflict_message(file, *diff);

@@ -204,6 +204,19 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
         "compiler": { "type": "string", "description": "the compiler that built tprimat, e.g. gcc 12.2.0" }
       }
     },
+    "step_outliers": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "required": ["step", "seconds", "times_median"],
+        "properties": {
+          "step": { "type": "integer", "minimum": 1, "description": "its place in raw_step_times, from 1" },
+          "seconds": { "type": "number", "exclusiveMinimum": 0 },
+          "times_median": { "type": "number", "exclusiveMinimum": 0 }
+        }
+      },
+      "description": "measured steps that took more than 5 times the run's median step: a pause (SIGSTOP, preemption, another job) recorded as a step. The mean includes them, the median does not; empty when none"
+    },
     "warnings": {
       "type": "array",
       "items": { "type": "string", "minLength": 1 },

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tprimat/core/error.hpp"
 
@@ -51,12 +53,17 @@ inline constexpr std::uint64_t max_text_bytes = 256 * mib_bytes;
 /// set's or the checkpoint's; the headers inside are bounded by their own formats.
 inline constexpr std::uint64_t no_size_cap = std::numeric_limits<std::uint64_t>::max();
 
+/// What a run does with an input once read: keeps it (no writer of the process may replace it:
+/// core/output_file.hpp), or replaces it itself (the previous result a run overwrites).
+enum class InputUse { kept, replaced_by_this_run };
+
 /// One kind of input: how messages name it, the most tprimat reads of it, and what to pass
 /// instead when the path is wrong.
 struct InputKind {
   std::string_view noun;  ///< "config file", "trace", "log"
   std::uint64_t max_bytes = no_size_cap;
   std::string_view fix;
+  InputUse use = InputUse::kept;
 };
 
 /// "1 MiB", "256 MiB", "1 GiB"; bytes below a KiB or off the binary units as "N bytes".
@@ -98,6 +105,61 @@ inline std::string special_file_kind(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   return std::string(special_file_kind(st.st_mode));
+}
+
+namespace detail {
+
+/// A file as read: device and inode, and its change time, so that a file made later at a
+/// recycled inode number (the input deleted meanwhile) is not taken for it.
+struct FileIdentity {
+  dev_t device;
+  ino_t inode;
+  struct timespec changed;
+
+  bool same_file(const struct stat& st) const {
+    return device == st.st_dev && inode == st.st_ino && changed.tv_sec == st.st_ctim.tv_sec &&
+           changed.tv_nsec == st.st_ctim.tv_nsec;
+  }
+};
+
+inline std::mutex& inputs_mutex() {
+  static std::mutex m;
+  return m;
+}
+inline std::vector<FileIdentity>& inputs_read() {
+  static std::vector<FileIdentity> ids;
+  return ids;
+}
+inline bool& inputs_guarded() {
+  static bool on = false;
+  return on;
+}
+
+}  // namespace detail
+
+/// From now on, every file open_input_file opens is kept from every writer of this process
+/// (core/output_file.hpp): a program whose run reads its inputs and then writes its outputs (the
+/// tprimat CLI) turns it on at start, so that no output replaces an input however it is spelled.
+/// Off by default: a library user may well save over a file it loaded earlier.
+inline void guard_input_files() {
+  const std::lock_guard lock(detail::inputs_mutex());
+  detail::inputs_guarded() = true;
+}
+
+/// Notes a file this process reads (open_input_file calls it), so that no writer replaces it
+/// (core/output_file.hpp), once guard_input_files() was called.
+inline void note_input_file(const struct stat& st) {
+  const std::lock_guard lock(detail::inputs_mutex());
+  if (!detail::inputs_guarded()) return;
+  detail::inputs_read().push_back({st.st_dev, st.st_ino, st.st_ctim});
+}
+
+/// Whether `st` is a file this process has read.
+inline bool is_input_file(const struct stat& st) {
+  const std::lock_guard lock(detail::inputs_mutex());
+  for (const auto& id : detail::inputs_read())
+    if (id.same_file(st)) return true;
+  return false;
 }
 
 /// A read-only descriptor of a regular file, closed with the object.
@@ -167,6 +229,7 @@ inline InputFd open_input_file(const std::filesystem::path& path, const InputKin
   if (const auto what = special_file_kind(st.st_mode); !what.empty())
     throw InputFileError(name, detail::not_a_file(what, kind), kind.fix);
   const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (kind.use == InputUse::kept) note_input_file(st);
   if (size > kind.max_bytes)
     throw InputFileError(name, "is " + std::to_string(size) + " bytes, " + detail::cap_text(kind),
                          kind.fix);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,9 +37,37 @@ struct DataSpec {
 
 namespace detail {
 
+/// Whether `word` reads as a number (a blend weight's shape, whatever its range).
+inline bool reads_as_number(std::string_view word) {
+  if (word.empty()) return false;
+  const std::string w(word);
+  char* end = nullptr;
+  (void)std::strtod(w.c_str(), &end);
+  return end == w.c_str() + w.size();
+}
+
 inline std::vector<std::string> split_words(std::string_view s) {
-  // CLI11 joins the values of `--data 0.7 A 0.3 B` with newlines; one quoted string uses spaces.
+  // CLI11 joins the values of `--data 0.7 A 0.3 B` with newlines; one quoted string uses spaces,
+  // and is a blend only where a weight stands in a weight's place (words 1, 3, ...): `--data
+  // 'sp ace/ds'` is one prefix, a path with a space, as is any string naming an existing
+  // .bin/.idx pair whole.
   const bool lines = s.find('\n') != std::string_view::npos;
+  if (!lines && !s.empty()) {
+    const std::string whole(s);
+    std::error_code ec;
+    bool weighted = false;
+    std::size_t at = 0;
+    for (std::size_t k = 0; at < s.size(); ++k) {
+      const auto start = s.find_first_not_of(" \t", at);
+      if (start == std::string_view::npos) break;
+      const auto end = std::min(s.find_first_of(" \t", start), s.size());
+      if (k % 2 == 0 && reads_as_number(s.substr(start, end - start))) weighted = true;
+      at = end;
+    }
+    if (!weighted || std::filesystem::exists(whole + ".bin", ec) ||
+        std::filesystem::exists(whole + ".idx", ec))
+      return {whole};
+  }
   std::vector<std::string> out;
   std::string cur;
   for (char ch : s) {

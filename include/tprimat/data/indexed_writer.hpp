@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/data/megatron_indexed.hpp"
 
 namespace tprimat::data {
@@ -33,31 +35,25 @@ inline TokenType narrowest_token_type(std::int64_t id) {
 }
 
 /// Appends documents (one sequence each, as preprocess_data.py writes without sentence
-/// splitting) to PREFIX.bin, then writes PREFIX.idx on finish(). Both go to temporary names
-/// first and are renamed at the end, so a failed write leaves no half pair behind.
+/// splitting) to PREFIX.bin, then writes PREFIX.idx on finish(). Both are new files
+/// (core/output_file.hpp) renamed at the end, so a failed write leaves no half pair behind.
 class IndexedWriter {
  public:
-  IndexedWriter(std::string prefix, TokenType type) : prefix_(std::move(prefix)), type_(type) {
-    bin_tmp_ = bin_path(prefix_) + ".tmp";
-    bin_ = std::fopen(bin_tmp_.c_str(), "wb");
-    if (bin_ == nullptr)
-      throw core::InputError(
-          "cannot write " + bin_path(prefix_) + " (" + std::strerror(errno) + ")",
-          "pass a writable --output prefix");
-  }
-  IndexedWriter(const IndexedWriter&) = delete;
-  IndexedWriter& operator=(const IndexedWriter&) = delete;
-  ~IndexedWriter() {
-    if (bin_ != nullptr) {
-      std::fclose(bin_);
-      std::remove(bin_tmp_.c_str());
-    }
-  }
+  IndexedWriter(std::string prefix, TokenType type)
+      : prefix_(checked_prefix(std::move(prefix))),
+        type_(type),
+        bin_(bin_path(prefix_), write_fix),
+        idx_(idx_path(prefix_), write_fix) {}
 
   /// Adds one document. Ids must be representable in the token type.
   void add_document(std::span<const std::int64_t> ids) {
     const std::int64_t hi = token_type_max(type_);
-    const std::int64_t lo = type_ == TokenType::uint8 || type_ == TokenType::uint16 ? 0 : -hi - 1;
+    // Unsigned types start at 0; floats hold integers exactly symmetrically (to +-2^24, +-2^53);
+    // two's complement reaches one further below.
+    const std::int64_t lo = type_ == TokenType::uint8 || type_ == TokenType::uint16 ? 0
+                            : type_ == TokenType::float32 || type_ == TokenType::float64
+                                ? -hi
+                                : -hi - 1;
     std::vector<std::byte> buf(ids.size() * token_bytes(type_));
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const std::int64_t v = ids[i];
@@ -103,8 +99,8 @@ class IndexedWriter {
                                  std::to_string(ids.size()) +
                                  " tokens, the index stores int32 lengths",
                              "split it into smaller documents");
-    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), bin_) != buf.size())
-      throw core::RunError("writing " + bin_tmp_ + " failed (" + std::strerror(errno) + ")");
+    if (!buf.empty())
+      bin_.write(std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()));
     pointers_.push_back(bytes_);
     lengths_.push_back(static_cast<std::int32_t>(ids.size()));
     bytes_ += static_cast<std::int64_t>(buf.size());
@@ -114,14 +110,6 @@ class IndexedWriter {
 
   /// Closes the .bin and writes the .idx; the pair appears under its final names only now.
   void finish() {
-    if (std::fclose(std::exchange(bin_, nullptr)) != 0)
-      throw core::RunError("writing " + bin_tmp_ + " failed (" + std::strerror(errno) + ")");
-    const std::string idx_tmp = idx_path(prefix_) + ".tmp";
-    std::FILE* f = std::fopen(idx_tmp.c_str(), "wb");
-    if (f == nullptr)
-      throw core::InputError(
-          "cannot write " + idx_path(prefix_) + " (" + std::strerror(errno) + ")",
-          "pass a writable --output prefix");
     std::vector<std::byte> out;
     auto put = [&](const void* p, std::size_t n) {
       const auto* b = static_cast<const std::byte*>(p);
@@ -138,20 +126,30 @@ class IndexedWriter {
     put(pointers_.data(), 8 * s);
     // One sequence per document: document k starts at sequence k, and the list ends with S.
     for (std::uint64_t k = 0; k <= s; ++k) put(&k, 8);
-    const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-    if (std::fclose(f) != 0 || !ok) {
-      std::remove(idx_tmp.c_str());
-      throw core::RunError("writing " + idx_tmp + " failed (" + std::strerror(errno) + ")");
-    }
-    std::filesystem::rename(bin_tmp_, bin_path(prefix_));
-    std::filesystem::rename(idx_tmp, idx_path(prefix_));
+    idx_.write(std::string_view(reinterpret_cast<const char*>(out.data()), out.size()));
+    bin_.publish();
+    idx_.publish();
+    bin_.close();
+    idx_.close();
   }
 
  private:
+  static constexpr std::string_view write_fix = "pass another --output prefix";
+
+  /// A prefix names files: "" or "DIR/" would write the hidden ".bin" and ".idx".
+  static std::string checked_prefix(std::string prefix) {
+    const auto name = std::filesystem::path(prefix).filename().string();
+    if (name.empty() || name == "." || name == "..")
+      throw core::InputError("--output '" + prefix + "' names no file prefix (it would write " +
+                                 "the hidden files " + prefix + ".bin and " + prefix + ".idx)",
+                             "pass a prefix that ends in a file name, e.g. --output data/my_set "
+                             "(writes data/my_set.bin and data/my_set.idx)");
+    return prefix;
+  }
+
   std::string prefix_;
   TokenType type_;
-  std::string bin_tmp_;
-  std::FILE* bin_ = nullptr;
+  core::NewFile bin_, idx_;  ///< new files, renamed to PREFIX.bin/.idx by finish() only
   std::vector<std::int32_t> lengths_;
   std::vector<std::int64_t> pointers_;
   std::int64_t bytes_ = 0;

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -30,6 +29,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/data/megatron_indexed.hpp"  // detail::MappedFile, detail::load
 
 namespace tprimat::data {
@@ -479,7 +479,7 @@ class SafetensorsWriter {
         [values](std::span<float> out) { std::copy(values.begin(), values.end(), out.begin()); });
   }
 
-  /// Writes the file (through a temporary beside it, renamed at the end).
+  /// Writes the file (a new file beside it, renamed at the end: core/output_file.hpp).
   void finish() {
     const std::size_t width = type_ == WeightType::f32 ? 4 : 2;
     nlohmann::json header = nlohmann::json::object();
@@ -498,39 +498,31 @@ class SafetensorsWriter {
     }
     std::string text = header.dump();
     text.append((8 - text.size() % 8) % 8, ' ');
-    const std::string tmp = path_ + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) throw core::InputError("cannot write " + path_, "pass a writable output path");
-      const std::uint64_t n = text.size();
-      char len[8];
-      std::memcpy(len, &n, 8);
-      f.write(len, 8);
-      f.write(text.data(), static_cast<std::streamsize>(text.size()));
-      std::vector<float> values;
-      std::vector<std::uint16_t> half;
-      for (const Entry& e : entries_) {
-        std::size_t count = 1;
-        for (auto d : e.shape) count *= static_cast<std::size_t>(d);
-        values.assign(count, 0.0f);
-        e.fill(values);
-        if (type_ == WeightType::f32) {
-          f.write(reinterpret_cast<const char*>(values.data()),
-                  static_cast<std::streamsize>(count * 4));
-          continue;
-        }
-        half.resize(count);
-        for (std::size_t i = 0; i < count; ++i)
-          half[i] = type_ == WeightType::bf16 ? float_to_bf16_bits(values[i])
-                                              : float_to_f16_bits(values[i]);
-        f.write(reinterpret_cast<const char*>(half.data()),
-                static_cast<std::streamsize>(count * 2));
+    core::NewFile f(path_, "pass another --save path");
+    const std::uint64_t n = text.size();
+    char len[8];
+    std::memcpy(len, &n, 8);
+    f.write(std::string_view(len, 8));
+    f.write(text);
+    std::vector<float> values;
+    std::vector<std::uint16_t> half;
+    for (const Entry& e : entries_) {
+      std::size_t count = 1;
+      for (auto d : e.shape) count *= static_cast<std::size_t>(d);
+      values.assign(count, 0.0f);
+      e.fill(values);
+      if (type_ == WeightType::f32) {
+        f.write(std::string_view(reinterpret_cast<const char*>(values.data()), count * 4));
+        continue;
       }
-      if (!f) throw core::RunError("writing " + tmp + " failed (disk full?)");
+      half.resize(count);
+      for (std::size_t i = 0; i < count; ++i)
+        half[i] = type_ == WeightType::bf16 ? float_to_bf16_bits(values[i])
+                                            : float_to_f16_bits(values[i]);
+      f.write(std::string_view(reinterpret_cast<const char*>(half.data()), count * 2));
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path_, ec);
-    if (ec) throw core::RunError("cannot rename " + tmp + " to " + path_ + ": " + ec.message());
+    f.publish();
+    f.close();
   }
 
  private:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tprimat/core/printable.hpp"
 #include "tprimat/profile/summary.hpp"
 
 namespace tprimat::profile {
@@ -50,11 +51,15 @@ inline std::string kernel_table(const Summary& s, const std::vector<const Kernel
         s.step_ns > 0 ? format("%.1f", 100.0 * k->total_ns / s.step_ns) : "n/a",
         std::to_string(k->count), format("%.1f", k->mean_ns() * 1e-3)};
     if (with_flops) r.push_back(k->tflops() ? format("%.1f", *k->tflops()) : "-");
-    std::string name = markdown ? k->name : shortened(k->name, name_width);
-    if (markdown) {  // a '|' inside a cell would end it
+    // A name from the trace, printed as every report prints names (core::printable): a newline
+    // or an escape sequence in it cannot break the table or drive the terminal.
+    const std::string shown = core::printable(k->name);
+    std::string name = markdown ? shown : shortened(shown, name_width);
+    if (markdown) {  // a '|' inside a cell would end it; a backtick, the code span
       std::string escaped;
       for (char c : name) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
-      name = "`" + escaped + "`";
+      name = escaped.find('`') == std::string::npos ? "`" + escaped + "`"
+                                                    : "`` " + escaped + " ``";
     }
     r.push_back(name);
     t.rows.push_back(std::move(r));
@@ -103,7 +108,9 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
   const char* format_name = s.format == "tprimat"  ? "tprimat"
                             : s.format == "kineto" ? "PyTorch profiler (Kineto)"
                                                    : "Chrome trace";
-  std::string out = markdown ? "## Profile: `" + source + "`\n\n" : "profile: " + source + "\n";
+  const std::string shown_source = core::printable(source);
+  std::string out = markdown ? "## Profile: `" + shown_source + "`\n\n"
+                             : "profile: " + shown_source + "\n";
   out += bullet + "format: " + format_name + "\n";
   out += bullet + "steps: " + std::to_string(s.steps) +
          (s.steps > 0 ? " (ProfilerStep ranges), " + ms(s.step_ns) + " in all, " +

@@ -22,6 +22,7 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
+#include "tprimat/core/output_file.hpp"
 
 namespace tprimat::profile {
 
@@ -109,42 +110,39 @@ inline std::string read_trace_text(const std::filesystem::path& path) {
   return inflate_if_gzip(core::read_input_file(path, trace_input), path);
 }
 
-/// Writes `text` to `path` so that a reader never sees half a trace: a temporary file in the
-/// same directory, then a rename. `gzip` compresses it (zlib builds only; callers check
+/// Writes `text` to `path` so that a reader never sees half a trace: a new file in the same
+/// directory, then a rename (core/output_file.hpp). `gzip` compresses it (zlib builds only; callers check
 /// gzip_available first and refuse the option otherwise).
 inline void write_trace_text(const std::filesystem::path& path, std::string_view text, bool gzip) {
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const auto fail = [&](const char* what) {
-    const std::string msg =
-        std::string("cannot ") + what + " trace " + tmp.string() + ": " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw core::RunError(msg);
-  };
+  core::NewFile file(path, "pass another --output-dir");
   if (gzip) {
 #if defined(TPRIMAT_HAVE_ZLIB) && TPRIMAT_HAVE_ZLIB
-    gzFile f = gzopen(tmp.c_str(), "wb6");
-    if (f == nullptr) fail("create");
+    // zlib closes the descriptor it is given: a duplicate, so the file stays open to publish.
+    const int fd = ::dup(file.fd());
+    gzFile f = fd < 0 ? nullptr : gzdopen(fd, "wb6");
+    if (f == nullptr) {
+      if (fd >= 0) ::close(fd);
+      throw core::RunError("cannot compress trace " + path.string() + ": " + std::strerror(errno));
+    }
     std::size_t done = 0;
     while (done < text.size()) {
       const auto chunk = static_cast<unsigned>(std::min<std::size_t>(text.size() - done, 1u << 30));
       if (gzwrite(f, text.data() + done, chunk) != static_cast<int>(chunk)) {
         gzclose(f);
-        fail("write");
+        throw core::RunError("cannot write trace " + path.string() + ": " + std::strerror(errno));
       }
       done += chunk;
     }
-    if (gzclose(f) != Z_OK) fail("close");
+    if (gzclose(f) != Z_OK)
+      throw core::RunError("cannot write trace " + path.string() + ": " + std::strerror(errno));
 #else
     throw core::RunError("gzip traces need a tprimat built with zlib");
 #endif
   } else {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) fail("create");
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !wrote) fail("write");
+    file.write(text);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  file.publish();
+  file.close();
 }
 
 }  // namespace tprimat::profile

@@ -97,6 +97,12 @@ namespace detail {
 
 /// The longest step a log may report (11.6 days); beyond it the log is damaged.
 inline constexpr double max_step_seconds = 1e6;
+/// The shortest: a microsecond, far below any training step of a language model (a launch of
+/// one kernel takes several); a 1e-300 ms step would make every rate of the result absurd.
+inline constexpr double min_step_seconds = 1e-6;
+/// The most memory one GPU may report: 1 PiB in GiB, thousands of times today's largest (MI355X,
+/// 288 GB); beyond it the log is damaged.
+inline constexpr double max_memory_gib = 1024.0 * 1024.0;
 
 /// The step time of an iteration line, from the figure after `key` in units of `seconds_per_unit`.
 /// Every figure of the result follows from the step times: anything but a positive finite time
@@ -104,13 +110,27 @@ inline constexpr double max_step_seconds = 1e6;
 inline double log_step_time(double printed, double seconds_per_unit, std::string_view key,
                             std::size_t n, std::string_view log) {
   const double s = printed * seconds_per_unit;
-  if (!(s > 0 && s <= max_step_seconds))
+  if (!(s >= min_step_seconds && s <= max_step_seconds))
     throw core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
                                std::string(key) + " " + figure_text(printed) +
-                               " is not a step time above 0 and at most " +
-                               figure_text(max_step_seconds) + " s",
+                               " is not a step time from " + figure_text(min_step_seconds) +
+                               " to " + figure_text(max_step_seconds) + " s",
                            "the log is damaged: repair or remove that line");
   return s;
+}
+
+/// A memory reading in GiB (`printed` / `units_per_gib`), at most max_memory_gib: beyond it the
+/// log is damaged, named with its line.
+inline double log_memory_gib(double printed, double units_per_gib, std::string_view key,
+                             std::size_t n, std::string_view log) {
+  const double gib = printed / units_per_gib;
+  if (!(gib <= max_memory_gib))
+    throw core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
+                               std::string(key) + " " + figure_text(printed) +
+                               " is more memory than any GPU has (above " +
+                               figure_text(max_memory_gib) + " GiB)",
+                           "the log is damaged: repair or remove that line");
+  return gib;
 }
 
 /// The figure after `key`: NaN when the line does not print it (or prints nan); a negative or
@@ -127,12 +147,23 @@ inline double log_figure(std::string_view line, std::string_view key, std::size_
   return *v;
 }
 
-/// Calls `f(line, n)` on each line of `in`, numbered from 1.
+/// Calls `f(line, n)` on each line of `in`, numbered from 1. A line ends at '\n', "\r\n" or a
+/// lone '\r' (a log written on Windows, or a progress line redrawn in place): no reader sees a
+/// '\r' inside a figure or at the end of a value; the pieces of one line share its number.
 template <class F>
 void for_each_line(std::istream& in, F&& f) {
   std::string text;
   std::size_t n = 0;
-  while (std::getline(in, text)) f(std::string_view(text), ++n);
+  while (std::getline(in, text)) {
+    ++n;
+    std::string_view rest(text);
+    for (;;) {
+      const auto cr = rest.find('\r');
+      f(rest.substr(0, cr), n);
+      if (cr == std::string_view::npos || cr + 1 == rest.size()) break;
+      rest.remove_prefix(cr + 1);
+    }
+  }
 }
 
 /// The global batch an iteration line prints after `key`; 0 when it prints none.
@@ -176,12 +207,12 @@ inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "
         if (const auto colon = line.find(':', mem); colon != std::string_view::npos)
           if (const double gb = detail::log_figure(line.substr(colon), ":", n, log);
               !std::isnan(gb))
-            s.memory_gb.push_back(gb);
+            s.memory_gb.push_back(detail::log_memory_gib(gb, 1, "mem usage", n, log));
     } else if (line.find("memory (MB)") != std::string_view::npos) {
       if (const double mb = detail::log_figure(line, "max allocated", n, log); !std::isnan(mb))
-        s.memory_gb.push_back(mb / 1024);
+        s.memory_gb.push_back(detail::log_memory_gib(mb, 1024, "max allocated", n, log));
       if (const double mb = detail::log_figure(line, "max reserved", n, log); !std::isnan(mb))
-        s.reserved_gb.push_back(mb / 1024);
+        s.reserved_gb.push_back(detail::log_memory_gib(mb, 1024, "max reserved", n, log));
     }
   });
   p.config = config.finish();

@@ -349,6 +349,34 @@ inline void name_runs_apart(std::vector<Result>& results) {
   }
 }
 
+/// The result files (is_result_file_name) below `dir`, sorted; links to directories are not
+/// followed. A folder that cannot be read (no permission, removed meanwhile) is named in
+/// `problems` and the walk goes on past it: the results after it are still found.
+inline std::vector<std::filesystem::path> result_files_below(const std::filesystem::path& dir,
+                                                             std::vector<std::string>& problems) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> found;
+  std::vector<fs::path> pending{dir};
+  while (!pending.empty()) {
+    const fs::path d = pending.back();
+    pending.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(d, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      std::error_code kind;  // a loop of symbolic links threw filesystem_error here: skipped
+      if (it->is_directory(kind) && !it->is_symlink(kind))
+        pending.push_back(it->path());
+      else if (it->is_regular_file(kind) && is_result_file_name(it->path().filename().string()))
+        found.push_back(it->path());
+    }
+    if (ec)
+      problems.push_back("tprimat: " + d.string() + ": cannot read this folder (" + ec.message() +
+                         "); the results in it are left out, the others are read");
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 /// Result files (is_result_file_name) below each directory (recursively, sorted), then the
 /// named files.
 /// Bad inputs become `problems`; the rest still load.
@@ -363,15 +391,7 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
       out.problems.push_back("tprimat: " + d + ": not a directory (skipped)");
       continue;
     }
-    std::vector<fs::path> found;
-    for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::end(it);
-         it.increment(ec)) {
-      const auto name = it->path().filename().string();
-      std::error_code kind;  // a loop of symbolic links threw filesystem_error here: skipped
-      if (it->is_regular_file(kind) && is_result_file_name(name))
-        found.push_back(it->path());
-    }
-    std::sort(found.begin(), found.end());
+    std::vector<fs::path> found = result_files_below(d, out.problems);
     if (found.empty())
       out.problems.push_back("tprimat: " + d + ": no benchmark_*.json or train_*.json files");
     paths.insert(paths.end(), found.begin(), found.end());

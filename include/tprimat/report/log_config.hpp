@@ -355,18 +355,33 @@ class LogConfigReader {
     if (const auto rest = detail::text_after(line, key)) count(*rest, slot, name, most, where);
   }
 
+  /// A precision setting stated as text ("None" is a value there: FP8 off): stated twice with
+  /// two values (FP8 and then none, two learning rates), the log contradicts itself, as record()
+  /// says of counts; never the last one wins.
+  void record_text(std::optional<StatedPrecision>& slot, std::string_view name,
+                   StatedPrecision stated) {
+    record_stated(slot, name, std::move(stated));
+  }
+
   void count(std::string_view text, std::optional<Stated>& slot, std::string_view name,
              long long most, const std::string& where) {
     if (const auto v = stated_count(text, name, most, where, log_))
       record(slot, name, *v, where, log_);
   }
 
-  /// Records a setting the log states; the same setting stated again with another value is a log
-  /// that contradicts itself (two runs, or a damaged log): refused, naming both.
+  /// Records a setting the log states ("None" states nothing); the same setting stated again
+  /// with another value is a log that contradicts itself (two runs, or a damaged log): refused,
+  /// naming both.
   void record_text(std::optional<StatedText>& slot, std::string_view key, StatedText stated,
                    const std::string& where) {
     if (stated.value == "None" || stated.value == "null") return;  // states nothing
     if (stated.where.empty()) stated.where = where;
+    record_stated(slot, key, std::move(stated));
+  }
+
+  /// The first statement of a setting, or a refusal where a later one differs (case aside; one
+  /// number written two ways is one value).
+  void record_stated(std::optional<StatedText>& slot, std::string_view key, StatedText stated) {
     if (!slot) {
       slot = std::move(stated);
       return;
@@ -381,7 +396,7 @@ class LogConfigReader {
     if (!same(slot->value, stated.value))
       throw core::InputError(log_ + " contradicts itself: " + std::string(key) + " " +
                                  core::shown(slot->value) + " at " + slot->where + ", " +
-                                 core::shown(stated.value) + " at " + where,
+                                 core::shown(stated.value) + " at " + stated.where,
                              "a log of one run is imported at a time: split the log, or repair it");
   }
 
@@ -565,17 +580,20 @@ class LogConfigReader {
     if (key == "data_path" || key == "data_prefix" || key == "blend")
       if (auto label = detail::data_label(value); !label.empty())
         return record_text(c_.data, key, StatedText{std::move(label), where}, where);
-    if (key == "bf16") bf16_ = text();
-    if (key == "fp16") fp16_ = text();
-    if (key == "fp8") fp8_ = text();
-    if (key == "fp8_recipe") c_.fp8_recipe = text();
-    if (key == "fp8_amax_history_len") c_.fp8_amax_history_len = text();
-    if (key == "fp8_amax_compute_algo") c_.fp8_amax_compute_algo = text();
-    if (key == "fp8_margin") c_.fp8_margin = text();
-    if (key == "precision") precision_ = text();  // NeMo: bf16-mixed, 16-mixed, 32, ...
+    if (key == "bf16") record_text(bf16_, key, text());
+    if (key == "fp16") record_text(fp16_, key, text());
+    if (key == "fp8") record_text(fp8_, key, text());
+    if (key == "fp8_recipe") record_text(c_.fp8_recipe, key, text());
+    if (key == "fp8_amax_history_len") record_text(c_.fp8_amax_history_len, key, text());
+    if (key == "fp8_amax_compute_algo") record_text(c_.fp8_amax_compute_algo, key, text());
+    if (key == "fp8_margin") record_text(c_.fp8_margin, key, text());
+    if (key == "precision") record_text(precision_, key, text());  // NeMo: bf16-mixed, 32, ...
     if (key == "lr")
-      if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0)
+      if (const auto v = detail::leading_number(value); v && std::isfinite(*v) && *v > 0) {
+        // Compared as written: "3e-4" and "0.0003" are one rate, "3e-4" and "1e-4" are two.
+        record_text(lr_, key, StatedPrecision{detail::figure_text(*v), where});
         c_.learning_rate = *v;
+      }
     if (key == "devices") count(value, devices_, key, max_gpu_count, where);
     if (key == "num_nodes") count(value, nodes_, key, max_gpu_count, where);
   }
@@ -611,7 +629,7 @@ class LogConfigReader {
   std::string log_;
   LogConfig c_;
   bool in_arguments_ = false;
-  std::optional<StatedPrecision> bf16_, fp16_, fp8_, precision_;  ///< as written
+  std::optional<StatedPrecision> bf16_, fp16_, fp8_, precision_, lr_;  ///< as written
   std::optional<Stated> devices_, nodes_;
 };
 

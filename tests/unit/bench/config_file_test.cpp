@@ -211,4 +211,74 @@ TEST_F(ConfigFileOnDisk, OnlyARegularFileOfAtMostOneMibIsRead) {
             std::string::npos);
 }
 
+/// The refusal check_config_keys gives `text`, or "" when every key is one tprimat reads.
+std::string key_error(const std::string& text) {
+  try {
+    bench::detail::check_config_keys(json::parse(text), "c.json");
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigFileKeys, EveryShapeOfTheDocsReads) {
+  EXPECT_EQ(key_error(R"({"tensor_model_parallel_size": 2, "sequence_parallel": true,
+      "pipeline_model_parallel_size": 2, "pipeline_split": "auto", "fp8": "hybrid",
+      "profiling": {"enabled": true}})"), "");
+  EXPECT_EQ(key_error(R"({"parallelism": {"a": {"llama": {"nvidia": {
+      "tensor_model_parallel_size": 2, "data_parallel_size": 4,
+      "gradient_accumulation_steps": 8}, "amd": {"tensor_model_parallel_size": 1}},
+      "qwen": {"tensor_model_parallel_size": 2}}}, "fp8_recipe": "delayed", "fp8": "hybrid"})"),
+            "");
+  EXPECT_EQ(key_error(R"({"tiny": {"cpu": {"tensor_model_parallel_size": 1}},
+      "recipe": {"model": {"config": {"fp8": "hybrid"}}}})"), "");
+}
+
+TEST(ConfigFileKeys, AMisspelledKeyIsRefusedNamingTheNearOne) {
+  // Read as PP=1 before: the run went on with another layout than the file asked.
+  EXPECT_EQ(key_error(R"({"tensor_model_parallel_size": 1, "pipline_model_parallel_size": 2})"),
+            "tprimat: config c.json: pipline_model_parallel_size is not a key tprimat reads "
+            "(did you mean pipeline_model_parallel_size?); write \"pipeline_model_parallel_size\"");
+  EXPECT_NE(key_error(R"({"parallelism": {"x": {"llama": {"nvidia": {
+      "tensor_model_parallel_size": 1, "data_paralel_size": 2}}}}})")
+                .find("parallelism.x.llama.nvidia.data_paralel_size is not a key tprimat reads "
+                      "(did you mean data_parallel_size?)"),
+            std::string::npos);
+  EXPECT_NE(key_error(R"({"lama": {"tensor_model_parallel_size": 1}, "qwen": {}})")
+                .find("lama is not a key tprimat reads (did you mean llama?)"),
+            std::string::npos);
+  EXPECT_NE(key_error(R"({"llama": {"nvidai": {"tensor_model_parallel_size": 1}, "amd": {}}})")
+                .find("llama.nvidai is not a key tprimat reads (did you mean nvidia?)"),
+            std::string::npos);
+  EXPECT_NE(key_error(R"({"parallelism": {}, "profilng": {}})")
+                .find("profilng is not a key tprimat reads (did you mean profiling?)"),
+            std::string::npos);
+  // Nothing near: the keys of that place are listed.
+  EXPECT_NE(key_error(R"({"tensor_model_parallel_size": 1, "zzz": 1})")
+                .find("zzz is not a key tprimat reads; use one of: tensor_model_parallel_size"),
+            std::string::npos);
+  EXPECT_NE(key_error(R"({"recipe": {"model": {"config": {"fp16": true}}}})")
+                .find("recipe.model.config.fp16 is not a key tprimat reads; use one of: fp8, fp8_recipe"),
+            std::string::npos);
+}
+
+TEST(ConfigFileKeys, PrecisionInsideAStrategyBlockIsRefused) {
+  // It ran bf16 with exit 0: the FP8 request was dropped.
+  for (const char* text :
+       {R"({"parallelism": {"x": {"tensor_model_parallel_size": 1, "fp8": "hybrid"}}})",
+        R"({"llama": {"tensor_model_parallel_size": 1, "fp8": "hybrid"}})",
+        R"({"llama": {"nvidia": {"tensor_model_parallel_size": 1, "fp8_recipe": "delayed"}}})"})
+    EXPECT_NE(key_error(text).find("is a precision key inside a strategy block, where tprimat "
+                                   "does not read it"),
+              std::string::npos)
+        << text;
+}
+
+TEST_F(ConfigFileOnDisk, LoadingRefusesAMisspelledKey) {
+  const auto path = write("typo.json",
+                          R"({"tensor_model_parallel_size": 1, "pipline_model_parallel_size": 2})");
+  EXPECT_NE(config_error(path).find("did you mean pipeline_model_parallel_size?"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -282,4 +282,15 @@ TEST_F(AtomicWrite, AResultTooDeepOrNotAFileIsAnotherConfigurationAndNeverThrows
             std::string::npos);
 }
 
+// A result no reader of results would read back is never written (an import of a 1 GiB log made
+// a 1 GB result that compare and peak then refused).
+TEST(ResultWrite, NothingLargerThanItsReadersReadIsWritten) {
+  EXPECT_EQ(bench::unreadable_size(1000), std::nullopt);
+  EXPECT_EQ(bench::unreadable_size(core::max_result_bytes), std::nullopt);
+  const auto why = bench::unreadable_size(core::max_result_bytes + 1);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "it would be 268435457 bytes, more than the 256 MiB tprimat reads back from a "
+                  "result (compare, peak and a rerun would refuse it)");
+}
+
 }  // namespace

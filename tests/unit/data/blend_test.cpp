@@ -146,6 +146,10 @@ TEST_F(Blend, DataSpecGrammar) {
   EXPECT_TRUE(data::parse_data_spec("synthetic").synthetic());
   EXPECT_EQ(data::parse_data_spec("synthetic").text, "synthetic");
   EXPECT_EQ(data::parse_data_spec("some/prefix").parts.at(0).prefix, "some/prefix");
+  // A prefix with a space is a path, not a blend whose weight is "sp" (refused before).
+  EXPECT_EQ(data::parse_data_spec("sp ace/ds").parts.at(0).prefix, "sp ace/ds");
+  EXPECT_EQ(data::parse_data_spec("my data set").parts.size(), 1u);
+  EXPECT_EQ(data::parse_data_spec("0.7 A 0.3 B").parts.size(), 2u);
   // CLI11 joins `--data 1 A 3 B` with newlines.
   const auto s = data::parse_data_spec("1\nA\n3\nB");
   ASSERT_EQ(s.parts.size(), 2u);

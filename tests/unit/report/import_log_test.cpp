@@ -36,9 +36,10 @@ std::string iteration(int i, const std::string& ms, int gbs = 64,
 }
 
 /// Llama 3.1 8B on 8 GPUs, TP 4, global batch 64, sequence 2048, as Megatron-LM prints it.
-std::string tp4_log(const std::string& extra_arguments = "") {
+/// `fp8`: the block's one fp8 line (a log stating two is refused).
+std::string tp4_log(const std::string& extra_arguments = "", const std::string& fp8 = "None") {
   return arguments_block(argument("bf16", "True") + argument("fp16", "False") +
-                         argument("fp8", "None") + argument("global_batch_size", "64") +
+                         argument("fp8", fp8) + argument("global_batch_size", "64") +
                          argument("hidden_size", "4096") + argument("lr", "0.0003") +
                          argument("micro_batch_size", "1") + argument("num_layers", "32") +
                          argument("rampup_batch_size", "None") + argument("seq_length", "2048") +
@@ -233,20 +234,19 @@ TEST(ImportLog, RunsTprimatCannotRecordAreRefused) {
   EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "2")), llama())
                 .find("run.log: context_parallel_size 2 at line 14 (arguments block)"),
             std::string::npos);
-  // The block's last fp8 line wins (a real block has one); FP8 of another format than hybrid.
-  EXPECT_EQ(refusal(tp4_log(argument("fp8", "e4m3")), llama()),
-            "tprimat: run.log: the run trained in fp8 (e4m3) (at line 14 (arguments block)); "
+  // FP8 of another format than hybrid.
+  EXPECT_EQ(refusal(tp4_log("", "e4m3"), llama()),
+            "tprimat: run.log: the run trained in fp8 (e4m3) (at line 4 (arguments block)); "
             "tprimat records FP8 runs of the hybrid format only (E4M3 forward, E5M2 backward: "
             "NeMo's fp8 \"hybrid\"); import a bf16, fp32 or fp8 hybrid run's log");
   for (const char* recipe : {"mxfp8", "blockwise"})
-    EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid") + argument("fp8_recipe", recipe)), llama())
+    EXPECT_NE(refusal(tp4_log(argument("fp8_recipe", recipe), "hybrid"), llama())
                   .find(std::string("run.log: fp8_recipe ") + recipe +
-                        " at line 15 (arguments block): tprimat records the delayed and current "
+                        " at line 14 (arguments block): tprimat records the delayed and current "
                         "(tensorwise) scaling recipes, not MXFP8 or blockwise"),
               std::string::npos);
-  EXPECT_NE(refusal(tp4_log(argument("fp8", "hybrid") + argument("fp8_amax_history_len", "-3")),
-                    llama())
-                .find("fp8_amax_history_len -3 at line 15"),
+  EXPECT_NE(refusal(tp4_log(argument("fp8_amax_history_len", "-3"), "hybrid"), llama())
+                .find("fp8_amax_history_len -3 at line 14"),
             std::string::npos);
   auto qwen = llama();
   qwen.model = "qwen";
@@ -468,6 +468,51 @@ TEST(ImportLog, SettingsStatedTwiceOrUnreadableAreRefused) {
   EXPECT_NE(refusal(tp4_log(argument("seed", "42")), seeded).find("--seed 7 contradicts run.log"),
             std::string::npos);
   EXPECT_EQ(import_text(tp4_log(), seeded)["imported"]["configuration_sources"]["seed"], "--seed");
+}
+
+// ---- hostile logs, round 2 (issue 38 §5) ----------------------------------------------------------
+
+TEST(ImportLog, ASettingStatedTwiceWithTwoValuesIsRefusedNeverLastWins) {
+  // FP8 and then none: imported as bf16 before, the last line winning.
+  EXPECT_EQ(refusal(tp4_log(argument("fp8", "None"), "hybrid"), llama()),
+            "tprimat: run.log contradicts itself: fp8 hybrid at line 4 (arguments block), None at "
+            "line 14 (arguments block); a log of one run is imported at a time: split the log, or "
+            "repair it");
+  EXPECT_NE(refusal(tp4_log(argument("lr", "0.0001")), llama())
+                .find("run.log contradicts itself: lr 0.0003 at line 7 (arguments block), 0.0001 "
+                      "at line 14"),
+            std::string::npos);
+  // The same value twice is one statement.
+  EXPECT_EQ(refusal(tp4_log(argument("lr", "3e-4") + argument("bf16", "True")), llama()), "");
+}
+
+TEST(ImportLog, AbsurdFiguresAreRefused) {
+  // 1e-300 ms made every rate of the result absurd; 1e300 MB of memory was written as read.
+  EXPECT_NE(refusal(tp4_log() + iteration(5, "1e-300"), llama())
+                .find("run.log line 20: elapsed time per iteration (ms) 1e-300 is not a step time "
+                      "from 1e-06 to 1000000 s"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log() + "[Rank 0] (after 4 iterations) memory (MB) | allocated: 1.0 | "
+                                "max allocated: 1e300 | reserved: 1.0 | max reserved: 1.0\n",
+                    llama())
+                .find("run.log line 20: max allocated 1e+300 is more memory than any GPU has"),
+            std::string::npos);
+}
+
+TEST(ImportLog, CarriageReturnsEndLines) {
+  const std::string lf = tp4_log();
+  std::string crlf, cr;
+  for (char c : lf) {
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    cr += c == '\n' ? '\r' : c;
+  }
+  const auto want = import_text(lf, llama());
+  for (const auto* text : {&crlf, &cr}) {
+    const auto doc = import_text(*text, llama());
+    EXPECT_EQ(doc["imported"]["iterations_found"], want["imported"]["iterations_found"]);
+    EXPECT_EQ(doc["training_config"], want["training_config"]);
+    EXPECT_EQ(doc["raw_step_times"], want["raw_step_times"]);
+  }
 }
 
 }  // namespace
