@@ -54,6 +54,9 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/training_config/data", "data", "", "--data LABEL"},
     {"/training_config/seed", "seed", "", "--seed N"},
     {"/training_config/init", "init"},
+    // Recorded since issue 35; before it, none ran.
+    {"/training_config/recompute", "recompute",
+     R"({"granularity": "none", "method": "uniform", "num_layers": 1})"},
     {"/optimizer/lr_peak", "peak LR"},
 };
 inline constexpr std::size_t experiment_field_count = std::size(experiment_fields);
@@ -117,6 +120,13 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
     v = value.get<bool>() ? "on" : "off";
   } else if (value.is_number_integer() || value.is_number_unsigned()) {
     v = value.dump();
+  } else if (value.is_object()) {  // recomputation: "recompute full uniform 2", "recompute none"
+    if (value.value("granularity", std::string()) == "none") {
+      v = "none";
+    } else {
+      for (const auto& [key, item] : value.items())  // granularity, method, num_layers
+        v += (v.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    }
   } else if (value.is_array()) {  // a pipeline split: "layers per stage 17+15"
     for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();
   } else if (value.is_number() && std::isfinite(value.get<double>())) {

@@ -111,7 +111,8 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
         "saved_weights": { "type": "string", "description": "--save: the safetensors file written with the fp32 weights after the last run" },
         "attention": { "type": ["string", "null"], "description": "GPU backends: the attention policy the run used (cudnn or flash)" },
         "cuda_graph": { "type": "boolean", "description": "GPU backends: the measured steps replayed one captured CUDA graph" },
-        "overlap": { "type": "boolean", "description": "GPU backends: gradient reduction and norm beside the backward pass on a second stream (false: --no-overlap)" }
+        "overlap": { "type": "boolean", "description": "GPU backends: gradient reduction and norm beside the backward pass on a second stream (false: --no-overlap)" },
+        "recompute": { "type": ["object", "null"], "description": "Activation recomputation as run (--recompute-granularity/-method/-num-layers, Megatron's names); absent: none (results written before it existed ran none); null: an imported log does not say", "additionalProperties": false, "required": ["granularity", "method", "num_layers"], "properties": { "granularity": { "enum": ["none", "full"] }, "method": { "enum": ["uniform", "block"] }, "num_layers": { "type": "integer", "minimum": 1 } } }
       }
     },
     "optimizer": {

@@ -282,7 +282,9 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
       c.model = g.model;
       c.strategy = g.strategy;
       c.num_gpus = g.num_gpus;
-      c.configuration = g.configuration();
+      // What tells the comparison apart from others; each platform's framework is named in
+      // the verdict, beside its platform, not in the title they share.
+      c.configuration = detail::configuration_label(g.experiment, g.differing, false);
       list.emplace_back(config, std::move(c));
       it = list.end() - 1;
     }

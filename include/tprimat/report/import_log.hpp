@@ -800,6 +800,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   put("/parallelism_config/distributed_optimizer", maybe(zero1));
   put("/parallelism_config/sequence_parallel",
       sp ? nlohmann::json(c.sequence_parallel) : nlohmann::json(nullptr));
+  put("/training_config/recompute", nullptr);  // the logs' recompute settings are not read yet
   put("/training_config/seed", maybe(seed));
   put("/reproduce/seed", maybe(seed));
   // How tprimat itself runs (CUDA graph, overlap, attention kernel) and the machine's facts a log

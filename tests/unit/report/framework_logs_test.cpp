@@ -121,8 +121,10 @@ TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
   EXPECT_EQ(m["optimizer"]["lr_min"], 3e-05);
   EXPECT_EQ(m["optimizer"]["lr_warmup_steps"], 50);
   EXPECT_EQ(m["optimizer"]["clip_norm"], 1.0);
-  // The starting weights are all a Megatron log leaves unsaid.
-  EXPECT_EQ(m["imported"]["not_in_log"], json({"training_config.init"}));
+  // The starting weights (and its recomputation, not read yet) are all a Megatron log leaves
+  // unsaid.
+  EXPECT_EQ(m["imported"]["not_in_log"],
+            json({"training_config.recompute", "training_config.init"}));
   // ZeRO-1 in the memory plan: the optimizer state split over the 2 DP ranks.
   const double zero1 = m["memory_metrics"]["predicted_gb"].get<double>();
   EXPECT_LT(zero1, 2 * m["memory_metrics"]["peak_allocated_gb"].get<double>());
@@ -134,8 +136,9 @@ TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
   // What the NeMo 2 log does not print is null and named.
   EXPECT_TRUE(n["training_config"]["seed"].is_null());
   EXPECT_EQ(n["imported"]["not_in_log"],
-            json({"optimizer.lr_warmup_steps", "optimizer.lr_decay_steps", "training_config.seed",
-                  "reproduce.seed", "training_config.init"}));
+            json({"optimizer.lr_warmup_steps", "optimizer.lr_decay_steps",
+                  "training_config.recompute", "training_config.seed", "reproduce.seed",
+                  "training_config.init"}));
 
   const json t = import_named("torchtitan_llama_fp8.log");
   EXPECT_EQ(t["training_config"]["precision"], "fp8-hybrid-current");
