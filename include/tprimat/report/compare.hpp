@@ -252,6 +252,9 @@ inline std::vector<Group> group_results(const std::vector<Result>& results) {
   return out;
 }
 
+/// Groups point into `results`: a temporary would leave them dangling.
+std::vector<Group> group_results(std::vector<Result>&& results) = delete;
+
 namespace detail {
 
 /// A group's configuration without its hardware: equal between the platforms of a comparison.

@@ -170,7 +170,8 @@ TEST(ReportCompare, RefusalNamesTheValuesAndTheFlagThatStatesThem) {
   amd.experiment[data] = "unknown (imported primus log)";
   nvd.experiment[seed] = 42;
   amd.imported = true;  // its null seed is a setting its log does not print
-  const auto groups = group_results({nvd, amd});
+  const std::vector<Result> results{nvd, amd};  // the groups point into it
+  const auto groups = group_results(results);
   const auto lines = uncompared_platforms(compare_groups(groups));
   EXPECT_EQ(lines, (std::vector<std::string>{
                        "qwen / s / 8 GPUs: amd and nvd are not compared: not every one ran the "
