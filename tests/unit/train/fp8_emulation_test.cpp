@@ -17,32 +17,21 @@
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/training_step.hpp"
+#include "../../support/short_training.hpp"
 #include "../../support/step_shape.hpp"
 
 namespace {
 
 using namespace tprimat;
+using tprimat::testing::short_schedule;
 using tprimat::testing::step_shape;
+using tprimat::testing::synthetic_batch;
 using kernels::Fp8Format;
 using train::Fp8Tensor;
 using TinyStep = train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>>;
 
 constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 
-train::OptimizerConfig optimizer() {
-  train::OptimizerConfig opt;
-  opt.lr_peak = 1e-3;
-  opt.warmup_steps = 1;
-  opt.decay_steps = 10;
-  return opt;
-}
-
-std::vector<std::int32_t> batch(std::int64_t step, int gbs, int seq) {
-  const data::SyntheticTokens data(256, 42);
-  std::vector<std::int32_t> out(static_cast<std::size_t>(gbs) * (seq + 1));
-  data::fill_rank_batch(data, step, gbs, 0, 1, seq, out);
-  return out;
-}
 
 std::vector<float> weight_of(const train::Transformer<backend::Cpu, float>& m, int layer,
                              const std::string& name) {
@@ -131,7 +120,7 @@ TEST(Fp8Emulation, BadSettingsAndMissingStepAreErrors) {
   }
   train::Transformer<backend::Cpu, float> m(d, 1, 8, 0.02, 42, {}, {},
                                             fp8(train::Fp8Recipe::delayed));
-  const auto tokens = batch(0, 1, 8);
+  const auto tokens = synthetic_batch(0, 1, 8);
   EXPECT_THROW(m.forward(tokens), core::RunError);  // no begin_step: no weight casts yet
   EXPECT_THROW(m.end_step(), core::RunError);
   m.begin_step();
@@ -163,11 +152,11 @@ TEST(Fp8Emulation, CurrentRecipeKeepsFirstAndLastLayersInBf16) {
 
 // (c) Under the current recipe a 2-layer model has no FP8 layer: bit for bit the fp32 run.
 TEST(Fp8Step, CurrentRecipeOnTwoLayersIsTheFp32Run) {
-  TinyStep plain(step_shape(1, 16, 2, 2), optimizer());
-  TinyStep fp8_step(step_shape(1, 16, 2, 2), optimizer(), 42, parallel::comm::Single{},
+  TinyStep plain(step_shape(1, 16, 2, 2), short_schedule());
+  TinyStep fp8_step(step_shape(1, 16, 2, 2), short_schedule(), 42, parallel::comm::Single{},
                     fp8(train::Fp8Recipe::current));
   for (int s = 0; s < 2; ++s) {
-    const auto tokens = batch(s, 2, 16);
+    const auto tokens = synthetic_batch(s, 2, 16);
     const auto a = plain.run(tokens), b = fp8_step.run(tokens);
     EXPECT_EQ(a.loss, b.loss) << "step " << s;
     EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << s;
@@ -184,11 +173,12 @@ TEST(Fp8Step, CurrentRecipeOnTwoLayersIsTheFp32Run) {
 // everything with scale 1 measured 3.7% on the norm, E5M2 flushing the smallest gradients):
 // the scale tests below do.
 void expect_close_to_fp32(train::Fp8Recipe recipe, const char* name) {
-  TinyStep plain(step_shape(2, 32, 2, 4), optimizer());
-  TinyStep fp8_step(step_shape(2, 32, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
+  TinyStep plain(step_shape(2, 32, 2, 4), short_schedule());
+  TinyStep fp8_step(step_shape(2, 32, 2, 4), short_schedule(), 42, parallel::comm::Single{},
+                    fp8(recipe));
   double worst_loss = 0, worst_norm = 0;
   for (int s = 0; s < 4; ++s) {
-    const auto tokens = batch(s, 4, 32);
+    const auto tokens = synthetic_batch(s, 4, 32);
     const auto a = plain.run(tokens), b = fp8_step.run(tokens);
     ASSERT_TRUE(std::isfinite(b.loss) && std::isfinite(b.grad_norm)) << name << " step " << s;
     EXPECT_NE(a.loss, b.loss) << name << " step " << s << ": FP8 changed nothing";
@@ -215,10 +205,12 @@ TEST(Fp8Step, CurrentIsCloseToFp32ButNotEqual) {
 // (e) Two identical FP8 runs agree bit for bit.
 TEST(Fp8Step, Deterministic) {
   for (auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
-    TinyStep a(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
-    TinyStep b(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, fp8(recipe));
+    TinyStep a(step_shape(1, 16, 2, 4), short_schedule(), 42, parallel::comm::Single{},
+               fp8(recipe));
+    TinyStep b(step_shape(1, 16, 2, 4), short_schedule(), 42, parallel::comm::Single{},
+               fp8(recipe));
     for (int s = 0; s < 3; ++s) {
-      const auto tokens = batch(s, 2, 16);
+      const auto tokens = synthetic_batch(s, 2, 16);
       const auto sa = a.run(tokens), sb = b.run(tokens);
       EXPECT_EQ(sa.loss, sb.loss);
       EXPECT_EQ(sa.grad_norm, sb.grad_norm);
@@ -234,11 +226,11 @@ TEST(Fp8Step, Deterministic) {
 // Current: each weight is cast with max_finite / its amax now, and the FP8 copy holds exactly
 // Q(w) of the master before the step's update.
 TEST(Fp8Step, CurrentScalesWeightsByTheirAmaxNow) {
-  TinyStep step(step_shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{},
+  TinyStep step(step_shape(1, 16, 1, 4), short_schedule(), 42, parallel::comm::Single{},
                 fp8(train::Fp8Recipe::current));
   for (int s = 0; s < 2; ++s) {
     const auto w = weight_of(step.model(), 1, "mlp.w_up");
-    step.run(batch(s, 1, 16));
+    step.run(synthetic_batch(s, 1, 16));
     const float want = 448.0f / amax(w);
     const auto& f = step.model().fp8();
     EXPECT_EQ(f.scale(1, Fp8Tensor::w_up), want) << "step " << s;
@@ -260,9 +252,9 @@ TEST(Fp8Step, FnuzSettingsCastToGfx942Formats) {
   p.fp8.gradient_format = Fp8Format::e5m2_fnuz;
   EXPECT_EQ(train::fp8_format_of(Fp8Tensor::x_qkv, p.fp8), Fp8Format::e4m3_fnuz);
   EXPECT_EQ(train::fp8_format_of(Fp8Tensor::g_q, p.fp8), Fp8Format::e5m2_fnuz);
-  TinyStep step(step_shape(1, 16, 1, 4), optimizer(), 42, parallel::comm::Single{}, p);
+  TinyStep step(step_shape(1, 16, 1, 4), short_schedule(), 42, parallel::comm::Single{}, p);
   const auto w = weight_of(step.model(), 1, "mlp.w_up");
-  step.run(batch(0, 1, 16));
+  step.run(synthetic_batch(0, 1, 16));
   const float want = 240.0f / amax(w);
   const auto& f = step.model().fp8();
   EXPECT_EQ(f.scale(1, Fp8Tensor::w_up), want);
@@ -281,7 +273,7 @@ TEST(Fp8Step, FnuzSettingsCastToGfx942Formats) {
 TEST(Fp8Step, DelayedScalesComeFromTheHistory) {
   auto p = fp8(train::Fp8Recipe::delayed);
   p.fp8.amax_history = 2;  // so that the third step drops the first step's amax
-  TinyStep step(step_shape(1, 16, 2, 4), optimizer(), 42, parallel::comm::Single{}, p);
+  TinyStep step(step_shape(1, 16, 2, 4), short_schedule(), 42, parallel::comm::Single{}, p);
   const auto& f = step.model().fp8();
   std::vector<float> amaxes;  // the w_gate amax of layer 2 at each step's start
   for (int s = 0; s < 4; ++s) {
@@ -289,7 +281,7 @@ TEST(Fp8Step, DelayedScalesComeFromTheHistory) {
     amaxes.push_back(amax(w));
     const float scale_before = f.scale(2, Fp8Tensor::w_gate);
     const float x_scale_before = f.scale(2, Fp8Tensor::x_qkv);
-    step.run(batch(s, 2, 16));
+    step.run(synthetic_batch(s, 2, 16));
     // The cast this step made: step 0 from the weight's own amax, later from the history.
     const float used = s == 0 ? 448.0f / amaxes[0] : scale_before;
     if (s > 0) {

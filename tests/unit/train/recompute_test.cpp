@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "../../support/short_training.hpp"
 #include "../../support/step_shape.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/core/error.hpp"
-#include "tprimat/data/synthetic.hpp"
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/parallel/layout.hpp"
 #include "tprimat/train/training_step.hpp"
@@ -23,7 +23,9 @@
 namespace tprimat {
 namespace {
 
+using tprimat::testing::short_schedule;
 using tprimat::testing::step_shape;
+using tprimat::testing::synthetic_batch;
 using train::Recompute;
 using train::RecomputeGranularity;
 using train::RecomputeMethod;
@@ -31,20 +33,6 @@ using train::RecomputeMethod;
 template <class Layout>
 using TinyStep = train::TrainingStep<backend::Cpu, model::Tiny, Layout>;
 
-train::OptimizerConfig optimizer() {
-  train::OptimizerConfig opt;
-  opt.lr_peak = 1e-3;
-  opt.warmup_steps = 1;
-  opt.decay_steps = 10;
-  return opt;
-}
-
-std::vector<std::int32_t> batch(std::int64_t step, int gbs, int seq) {
-  const data::SyntheticTokens data(256, 42);
-  std::vector<std::int32_t> out(static_cast<std::size_t>(gbs) * (seq + 1));
-  data::fill_rank_batch(data, step, gbs, 0, 1, seq, out);
-  return out;
-}
 
 Recompute full(RecomputeMethod method, int layers) {
   return Recompute{
@@ -61,10 +49,11 @@ struct StepsRun {
 StepsRun three_steps(Recompute recompute, train::PrecisionConfig precision = {}) {
   train::StepShape shape = step_shape(2, 16, 2);
   shape.recompute = recompute;
-  TinyStep<parallel::Layout<1, 1>> step(shape, optimizer(), 7, parallel::comm::Single{}, precision);
+  TinyStep<parallel::Layout<1, 1>> step(shape, short_schedule(), 7, parallel::comm::Single{},
+                                        precision);
   StepsRun r;
   for (int s = 0; s < 3; ++s) {
-    const train::StepStats st = step.run(batch(s, 4, 16));
+    const train::StepStats st = step.run(synthetic_batch(s, 4, 16));
     r.losses.push_back(st.loss);
     r.norms.push_back(st.grad_norm);
   }
@@ -138,7 +127,7 @@ TEST(Recompute, RefusesALayerCountOutsideTheLayersRun) {
     train::StepShape shape = step_shape(1, 8);
     shape.recompute = full(RecomputeMethod::block, layers);
     try {
-      TinyStep<parallel::Layout<1, 1>> step(shape, optimizer());
+      TinyStep<parallel::Layout<1, 1>> step(shape, short_schedule());
       ADD_FAILURE() << "recompute_num_layers " << layers << " accepted";
     } catch (const core::SettingError& e) {
       EXPECT_EQ(e.setting(), "recompute_num_layers");
