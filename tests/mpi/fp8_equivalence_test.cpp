@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Run under mpirun: the CPU's FP8 emulation under TP and PP equals the single-process FP8 run.
+// Run under mpirun: the CPU's FP8 emulation under TP, PP and CP equals the single-process FP8
+// run.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -62,9 +63,9 @@ struct Bounds {
 /// parallel_equivalence_test.cpp).
 template <int Tp, int Pp>
 Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& bound,
-                                         const std::vector<int>& stage_layers) {
+                                         const std::vector<int>& stage_layers, int cp) {
   Mpi world;
-  const int dp = world.size() / (Tp * Pp);
+  const int dp = world.size() / (Tp * Pp * cp);
   const int seq = 32, layers = 4, accum = 2, gbs = accum * dp;
   train::OptimizerConfig opt;
   opt.lr_peak = 1e-3;
@@ -73,8 +74,10 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
   opt.eps = 1e-4;
   train::PrecisionConfig precision = train::PrecisionConfig::fp8_hybrid(recipe);
   precision.fp8.amax_history = 2;  // the third step drops the first step's amaxes
+  train::StepShape shape{1, seq, accum, layers, stage_layers};
+  shape.context_parallel = cp;
   train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<Tp, Pp>, Mpi> par(
-      train::StepShape{1, seq, accum, layers, stage_layers}, opt, 42, world, precision);
+      shape, opt, 42, world, precision);
   train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>> one(
       train::StepShape{1, seq, gbs, layers}, opt, 42, parallel::comm::Single{}, precision);
   const int dp_rank = par.groups().at.dp;
@@ -83,7 +86,7 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
   Fp8Observed seen;
   double lr_sum = 0;
   const std::string name = std::string(train::recipe_name(recipe)) + " TP=" + std::to_string(Tp) +
-                           " PP=" + std::to_string(Pp);
+                           " PP=" + std::to_string(Pp) + " CP=" + std::to_string(cp);
   for (int step = 0; step < 3; ++step) {
     data::fill_rank_batch(data, step, gbs, dp_rank, dp, seq, rank_tokens);
     data::fill_rank_batch(data, step, gbs, 0, 1, seq, all_tokens);
@@ -123,15 +126,19 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
       }
     }
     // Every rank of a TP group casts with the same scales: the split tensors' amaxes are reduced
-    // over the group, the replicated ones are equal already (max == min, exactly).
-    Mpi tp = par.groups().tp;
-    tp.all_reduce_max(mine);
-    tp.all_reduce_max(negated);
-    for (std::size_t i = 0; i < mine.size(); ++i)
-      EXPECT_EQ(mine[i], -negated[i])
-          << name << " step " << step << ": TP ranks disagree on the scale of layer "
-          << begin + int(i) / train::fp8_tensors_per_layer << " "
-          << train::fp8_tensor_name(train::Fp8Tensor(i % train::fp8_tensors_per_layer));
+    // over the group, the replicated ones are equal already (max == min, exactly). So does every
+    // rank of a CP group, whose activations and gradients hold other tokens.
+    for (Mpi group : {par.groups().tp, par.groups().cp}) {
+      std::vector<float> high = mine, low = negated;
+      group.all_reduce_max(high);
+      group.all_reduce_max(low);
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        EXPECT_EQ(high[i], -low[i])
+            << name << " step " << step << ": ranks of a " << (group.size() == cp ? "CP" : "TP")
+            << " group disagree on the scale of layer "
+            << begin + int(i) / train::fp8_tensors_per_layer << " "
+            << train::fp8_tensor_name(train::Fp8Tensor(i % train::fp8_tensors_per_layer));
+    }
   }
   const auto& mine = par.model().tensors();
   const auto& ref = one.model().tensors();
@@ -163,16 +170,17 @@ Fp8Observed compare_fp8_with_one_process(train::Fp8Recipe recipe, const Bounds& 
 }
 
 template <int Tp, int Pp>
-void check_fp8_layout(const Bounds& bound, const std::vector<int>& stage_layers = {}) {
+void check_fp8_layout(const Bounds& bound, const std::vector<int>& stage_layers = {},
+                      int cp = 1) {
   for (auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
-    const Fp8Observed o = compare_fp8_with_one_process<Tp, Pp>(recipe, bound, stage_layers);
+    const Fp8Observed o = compare_fp8_with_one_process<Tp, Pp>(recipe, bound, stage_layers, cp);
     double worst[4] = {o.loss, o.norm, o.weight_in_lr, o.scale};
     MPI_Allreduce(MPI_IN_PLACE, worst, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (Mpi{}.rank() == 0)
       std::printf(
-          "FP8 %s TP=%d PP=%d%s%s (%d ranks) vs one process, 3 steps: max rel diff loss %.3g, "
-          "grad norm %.3g, weights %.3g x sum of lrs, scales %.3g\n",
-          train::recipe_name(recipe), Tp, Pp, stage_layers.empty() ? "" : " split ",
+          "FP8 %s TP=%d PP=%d CP=%d%s%s (%d ranks) vs one process, 3 steps: max rel diff loss "
+          "%.3g, grad norm %.3g, weights %.3g x sum of lrs, scales %.3g\n",
+          train::recipe_name(recipe), Tp, Pp, cp, stage_layers.empty() ? "" : " split ",
           parallel::stage_layers_text(stage_layers).c_str(), Mpi{}.size(), worst[0], worst[1],
           worst[2], worst[3]);
   }
@@ -197,6 +205,20 @@ TEST(Fp8Equivalence, PipelineParallel2UnevenSplitIsBitExact) {
 TEST(Fp8Equivalence, TensorParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
   check_fp8_layout<2, 1>(tensor_parallel);
+}
+
+// CP sums each weight's gradient over the ranks' tokens and attention's softmax over the ring's
+// blocks in another order: as TP, the runs agree to FP8's noise, with TP's bounds. What CP must
+// get right is checked exactly: every rank of the group casts with the same scales (amaxes
+// reduced over TP and CP) and the first step's weight scales are the single process's.
+TEST(Fp8Equivalence, ContextParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "CP=2 alone needs 2 ranks";
+  check_fp8_layout<1, 1>(tensor_parallel, {}, 2);
+}
+
+TEST(Fp8Equivalence, ContextParallel2TensorParallel2) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "CP=2 x TP=2 needs 4 ranks";
+  check_fp8_layout<2, 1>(tensor_parallel, {}, 2);
 }
 
 TEST(Fp8Equivalence, TensorParallel2PipelineParallel2) {

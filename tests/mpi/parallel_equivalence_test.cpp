@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Run under mpirun -np 2 and -np 4: groups, collectives, and TP / PP (even and uneven splits) /
-// DP / ZeRO-1 == one process.
+// DP / ZeRO-1 / CP == one process.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -139,9 +139,9 @@ struct Observed {
 template <class M, int Tp, int Pp>
 Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
                                   const std::vector<int>& stage_layers = {},
-                                  SeqPar sp = SeqPar::off) {
+                                  SeqPar sp = SeqPar::off, int cp = 1) {
   Mpi world;
-  const int dp = world.size() / (Tp * Pp);
+  const int dp = world.size() / (Tp * Pp * cp);
   // 2 layers, or the uneven split's sum (each stage's counts; one process runs them all).
   int layers = 0;
   for (const int n : stage_layers) layers += n;
@@ -158,11 +158,14 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
   // keeps the update a smooth function of the gradient: the weights then test the parallel
   // machinery element by element (measured <= 3e-6 relative), not Adam's conditioning.
   opt.eps = eps == AdamEps::smooth ? 1e-4 : train::OptimizerConfig{}.eps;
-  train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> par(
-      train::StepShape{1, seq, accum, layers, stage_layers, sp == SeqPar::on}, opt, 42, world);
+  train::StepShape shape{1, seq, accum, layers, stage_layers, sp == SeqPar::on};
+  shape.context_parallel = cp;
+  train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> par(shape, opt, 42, world);
   EXPECT_EQ(par.shape().sequence_parallel, sp == SeqPar::on && Tp > 1);
-  // Under SP each TP rank keeps seq / TP rows of the residual stream: the stage's output.
-  EXPECT_EQ(par.model().residual_rows(), sp == SeqPar::on ? seq / Tp : seq);
+  // Each CP rank holds seq / CP tokens of each sequence; under SP each TP rank keeps 1 / TP of
+  // those rows of the residual stream: the stage's output.
+  EXPECT_EQ(par.model().residual_rows(), sp == SeqPar::on ? seq / cp / Tp : seq / cp);
+  EXPECT_EQ(par.groups().shape.cp, cp);
   train::TrainingStep<backend::Cpu, M, parallel::Layout<1, 1>> one(
       train::StepShape{1, seq, gbs, layers}, opt, 42);
   const int dp_rank = par.groups().at.dp;
@@ -266,9 +269,11 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
 
 template <class M, int Tp, int Pp = 1>
 void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = AdamEps::smooth,
-                  const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off) {
+                  const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off,
+                  int cp = 1) {
   Mpi world;
-  const Observed o = compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers, sp);
+  const Observed o =
+      compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers, sp, cp);
   double worst[5] = {o.loss, o.norm, o.weight, o.weight_in_lr, o.off_tight};
   MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world.rank() == 0)
@@ -445,6 +450,47 @@ TEST(ParallelEquivalence, DataParallel4DistributedOptimizer) {
   check_layout<TinyTied, 1>("DP=4 ZeRO-1", true);
 }
 
+// ---- context parallelism ----------------------------------------------------------------------
+// CP splits each sequence over the ranks (Megatron's load-balanced chunks); attention's softmax
+// is merged over the ring's K/V blocks and every weight's gradient summed over the ranks' tokens,
+// sums in another order only: the same fp32 tolerances as TP and DP hold (1e-5 relative loss and
+// norm, weights 1e-5 of their tensor's scale with Adam eps 1e-4; the default eps's bounds).
+
+TEST(ContextParallelEquivalence, ContextParallel2) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "CP=2 alone needs 2 ranks";
+  check_layout<model::Tiny, 1>("CP=2", false, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyQkvBias, 1>("CP=2", false, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyTied, 1>("CP=2 ZeRO-1", true, 2, AdamEps::standard, {}, SeqPar::off, 2);
+}
+
+TEST(ContextParallelEquivalence, ContextParallel4AndWithTpSpPpAndDp) {
+  if (Mpi{}.size() != 4)
+    GTEST_SKIP() << "CP=4, CP=2 x TP=2, CP=2 x PP=2 and CP=2 x DP=2 need 4 ranks";
+  check_layout<model::Tiny, 1>("CP=4", false, 2, AdamEps::smooth, {}, SeqPar::off, 4);
+  check_layout<TinyQkvBias, 2>("CP=2 x TP=2 SP", false, 2, AdamEps::smooth, {}, SeqPar::on, 2);
+  check_layout<TinyQkvBias, 1, 2>("CP=2 x PP=2", false, 2, AdamEps::smooth, {}, SeqPar::off,
+                                  2);
+  check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-1", true, 2, AdamEps::smooth, {}, SeqPar::off,
+                               2);
+}
+
+// A sequence that 2 x CP does not divide is refused before any work, naming the rule and both
+// numbers.
+TEST(ContextParallelEquivalence, SequenceMustSplitIntoTwiceCpChunks) {
+  Mpi world;
+  if (world.size() != 2) GTEST_SKIP() << "CP=2 alone needs 2 ranks";
+  train::StepShape shape{1, 30, 1, 2};
+  shape.context_parallel = 2;
+  try {
+    train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>, Mpi> step(
+        shape, train::OptimizerConfig{}, 42, world);
+    ADD_FAILURE() << "seq 30 over CP=2 was accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("seq 30 is not a multiple of 4"), std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- activation recomputation under a layout -------------------------------------------------
 // A recomputed step reruns the same kernels (and the same TP collectives) on the same inputs:
 // under TP (with SP), PP (1F1B's slots, an uneven split) and DP it equals the same layout's step
@@ -457,10 +503,11 @@ train::Recompute full_recompute(train::RecomputeMethod method, int layers) {
 
 template <class M, int Tp, int Pp>
 void check_recompute_bitwise(const std::string& what, train::Recompute recompute,
-                             SeqPar sp = SeqPar::off, const std::vector<int>& split = {}) {
+                             SeqPar sp = SeqPar::off, const std::vector<int>& split = {},
+                             int cp = 1) {
   SCOPED_TRACE(what);
   Mpi world;
-  const int dp = world.size() / (Tp * Pp), accum = 4, seq = 32;
+  const int dp = world.size() / (Tp * Pp * cp), accum = 4, seq = 32;
   train::OptimizerConfig opt;
   opt.lr_peak = 1e-3;
   opt.warmup_steps = 1;
@@ -472,6 +519,7 @@ void check_recompute_bitwise(const std::string& what, train::Recompute recompute
   auto three_steps = [&](train::Recompute r) {
     train::StepShape shape{1, seq, accum, 4, split, sp == SeqPar::on};
     shape.recompute = r;
+    shape.context_parallel = cp;
     train::TrainingStep<backend::Cpu, M, parallel::Layout<Tp, Pp>, Mpi> step(shape, opt, 42,
                                                                               world);
     data::SyntheticTokens data(M::vocab, 42);
@@ -512,9 +560,13 @@ TEST(ParallelEquivalence, RecomputationIsBitwiseUnderTpSpAndPp) {
     check_recompute_bitwise<TinyQkvBias, 1, 2>("PP=2 split 3+1 block 1", block1, SeqPar::off,
                                                {3, 1});
     check_recompute_bitwise<model::Tiny, 1, 1>("DP=2 uniform 1", uniform1);
+    // The recomputed forward runs the K/V ring again, in the same order on every CP rank.
+    check_recompute_bitwise<model::Tiny, 1, 1>("CP=2 uniform 2", uniform2, SeqPar::off, {}, 2);
   } else {
     check_recompute_bitwise<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP uniform 1", uniform1, SeqPar::on);
     check_recompute_bitwise<TinyTied, 2, 1>("TP=2 x DP=2 block 1", block1);
+    check_recompute_bitwise<TinyQkvBias, 2, 1>("CP=2 x TP=2 SP block 1", block1, SeqPar::on, {},
+                                               2);
   }
 }
 

@@ -365,6 +365,122 @@ struct Cpu {
     }
   }
 
+  // ---- attention of one block of keys, by position (context parallelism) ------------------
+
+  /// The causal mask of a block: key j serves query i when k_pos[j] <= q_pos[i] (positions in
+  /// the whole sequence, so query and key rows may be any of its tokens, in any order).
+  /// Scores of one (sequence, head) into s [lq, lk], masked entries -inf.
+  template <class T>
+  static void block_scores(Map<T>& s, ConstMap<T> qh, ConstMap<T> kg, const int* q_pos,
+                           const int* k_pos, T scale) {
+    s.noalias() = scale * qh * kg.transpose();
+    for (std::int64_t i = 0; i < s.rows(); ++i)
+      for (std::int64_t j = 0; j < s.cols(); ++j)
+        if (k_pos[j] > q_pos[i]) s(i, j) = -std::numeric_limits<T>::infinity();
+  }
+
+  /// Partial causal attention of lq query rows against lk key rows of `batch` sequences (q, o
+  /// [batch * lq, heads * head_dim]; k, v [batch * lk, kv_heads * head_dim]; lse [batch, heads,
+  /// lq]), masked by position (block_scores): o is softmax-weighted over this block's keys only
+  /// and lse their log-sum-exp, to be merged with other blocks' by merge_attention. A row with
+  /// no key in the block gets o 0 and lse -inf. Serial, so results do not depend on threads.
+  template <class T>
+  static void attention_block_forward(const T* q, const T* k, const T* v, T* o, T* lse, int batch,
+                                      int lq, const int* q_pos, int lk, const int* k_pos,
+                                      int heads, int kv_heads, int head_dim) {
+    const std::int64_t qw = std::int64_t{heads} * head_dim, kw = std::int64_t{kv_heads} * head_dim;
+    const int group = heads / kv_heads;
+    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    std::vector<T, Eigen::aligned_allocator<T>> tile(std::int64_t{lq} * lk);
+    auto s = view(tile.data(), lq, lk, lk);
+    for (int b = 0; b < batch; ++b)
+      for (int h = 0; h < heads; ++h) {
+        const std::int64_t qo = std::int64_t{b} * lq * qw + std::int64_t{h} * head_dim;
+        const std::int64_t ko = std::int64_t{b} * lk * kw + std::int64_t{h / group} * head_dim;
+        block_scores<T>(s, view(q + qo, lq, head_dim, qw), view(k + ko, lk, head_dim, kw), q_pos,
+                        k_pos, scale);
+        T* lse_h = lse + (std::int64_t{b} * heads + h) * lq;
+        for (std::int64_t i = 0; i < lq; ++i) {
+          const T m = s.row(i).maxCoeff();
+          if (m == -std::numeric_limits<T>::infinity()) {  // no key of this block serves row i
+            s.row(i).setZero();
+            lse_h[i] = m;
+            continue;
+          }
+          s.row(i) = (s.row(i).array() - m).exp();  // exp(-inf) = 0 for the masked keys
+          const T sum = s.row(i).sum();
+          s.row(i) /= sum;
+          lse_h[i] = m + std::log(sum);
+        }
+        view(o + qo, lq, head_dim, qw).noalias() = s * view(v + ko, lk, head_dim, kw);
+      }
+  }
+
+  /// Merges a block's partial attention (o_part, lse_part) into the running one (o, lse), both
+  /// laid out as attention_block_forward's: o = o exp(lse - lse') + o_part exp(lse_part - lse'),
+  /// lse' = log(exp(lse) + exp(lse_part)). lse -inf (no key yet) takes the block's as it is.
+  template <class T>
+  static void merge_attention(T* o, T* lse, const T* o_part, const T* lse_part, int batch, int lq,
+                              int heads, int head_dim) {
+    constexpr T none = -std::numeric_limits<T>::infinity();
+    const std::int64_t qw = std::int64_t{heads} * head_dim;
+    for (int b = 0; b < batch; ++b)
+      for (int h = 0; h < heads; ++h)
+        for (std::int64_t i = 0; i < lq; ++i) {
+          const std::int64_t at = (std::int64_t{b} * heads + h) * lq + i;
+          const T l1 = lse[at], l2 = lse_part[at];
+          if (l2 == none) continue;
+          T* row = o + (std::int64_t{b} * lq + i) * qw + std::int64_t{h} * head_dim;
+          const T* part = o_part + (std::int64_t{b} * lq + i) * qw + std::int64_t{h} * head_dim;
+          if (l1 == none) {
+            std::copy_n(part, head_dim, row);
+            lse[at] = l2;
+            continue;
+          }
+          const T m = std::max(l1, l2);
+          const T merged = m + std::log(std::exp(l1 - m) + std::exp(l2 - m));
+          const T w1 = std::exp(l1 - merged), w2 = std::exp(l2 - merged);
+          for (int e = 0; e < head_dim; ++e) row[e] = row[e] * w1 + part[e] * w2;
+          lse[at] = merged;
+        }
+  }
+
+  /// Backward of one block of attention_block_forward, given the MERGED o and lse of the query
+  /// rows (so the block's probabilities are the whole softmax's): ADDS to dq [batch * lq, ...]
+  /// and to the block's dk, dv [batch * lk, ...].
+  template <class T>
+  static void attention_block_backward(const T* q, const T* k, const T* v, const T* o,
+                                       const T* lse, const T* dout, T* dq, T* dk, T* dv, int batch,
+                                       int lq, const int* q_pos, int lk, const int* k_pos,
+                                       int heads, int kv_heads, int head_dim) {
+    const std::int64_t qw = std::int64_t{heads} * head_dim, kw = std::int64_t{kv_heads} * head_dim;
+    const int group = heads / kv_heads;
+    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    std::vector<T, Eigen::aligned_allocator<T>> tiles(2 * std::int64_t{lq} * lk);
+    auto p = view(tiles.data(), lq, lk, lk);
+    auto ds = view(tiles.data() + std::int64_t{lq} * lk, lq, lk, lk);
+    for (int b = 0; b < batch; ++b)
+      for (int h = 0; h < heads; ++h) {
+        const std::int64_t qo = std::int64_t{b} * lq * qw + std::int64_t{h} * head_dim;
+        const std::int64_t ko = std::int64_t{b} * lk * kw + std::int64_t{h / group} * head_dim;
+        const auto qb = view(q + qo, lq, head_dim, qw);
+        const auto kb = view(k + ko, lk, head_dim, kw);
+        const auto dob = view(dout + qo, lq, head_dim, qw);
+        const auto ob = view(o + qo, lq, head_dim, qw);
+        const T* lse_h = lse + (std::int64_t{b} * heads + h) * lq;
+        block_scores<T>(p, qb, kb, q_pos, k_pos, scale);
+        for (std::int64_t i = 0; i < lq; ++i) p.row(i) = (p.row(i).array() - lse_h[i]).exp();
+        view(dv + ko, lk, head_dim, kw).noalias() += p.transpose() * dob;
+        ds.noalias() = dob * view(v + ko, lk, head_dim, kw).transpose();  // dP
+        for (std::int64_t i = 0; i < lq; ++i) {
+          const T row_dot = dob.row(i).dot(ob.row(i));
+          ds.row(i) = p.row(i).array() * (ds.row(i).array() - row_dot);
+        }
+        view(dq + qo, lq, head_dim, qw).noalias() += scale * ds * kb;
+        view(dk + ko, lk, head_dim, kw).noalias() += scale * ds.transpose() * qb;
+      }
+  }
+
   // ---- SwiGLU ----------------------------------------------------------------------------
 
   /// h = silu(gate) * up, silu(x) = x * sigmoid(x); all [n] element-wise.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Rank -> (tp, pp, dp) coordinates in Megatron's order, and the TP, PP and DP groups of a world.
+// Rank -> (tp, cp, dp, pp) coordinates in Megatron's order, and the TP, CP, PP and DP groups of a
+// world.
 #pragma once
 
 #include <string>
@@ -11,12 +12,13 @@
 
 namespace tprimat::parallel {
 
-/// Sizes of the three parallel dimensions; world = tp * pp * dp.
+/// Sizes of the four parallel dimensions; world = tp * pp * dp * cp.
 struct GridShape {
   int tp = 1;
   int pp = 1;
   int dp = 1;
-  constexpr int world() const { return tp * pp * dp; }
+  int cp = 1;  ///< context parallelism: the ranks one micro-batch's sequence is split over
+  constexpr int world() const { return tp * pp * dp * cp; }
 };
 
 /// One rank's place on the grid.
@@ -24,55 +26,77 @@ struct Coords {
   int tp = 0;
   int pp = 0;
   int dp = 0;
+  int cp = 0;
   constexpr bool operator==(const Coords&) const = default;
 };
 
-/// Megatron's order: TP varies fastest, then DP, then PP (rank = tp + TP * (dp + DP * pp)).
-/// TP ranks are consecutive so a TP group sits inside one node, where its two all-reduces per
-/// block half (the most frequent, latency-bound collectives) run over NVLink/xGMI; DP next,
-/// since its one gradient reduction per step is large but overlappable; PP slowest, because
-/// its point-to-point activations are the cheapest traffic to send between nodes.
+/// Megatron's order: TP varies fastest, then CP, then DP, then PP
+/// (rank = tp + TP * (cp + CP * (dp + DP * pp))). TP ranks are consecutive so a TP group sits
+/// inside one node, where its two all-reduces per block half (the most frequent, latency-bound
+/// collectives) run over NVLink/xGMI; CP next, whose K/V ring runs every layer; DP next, since
+/// its one gradient reduction per step is large but overlappable; PP slowest, because its
+/// point-to-point activations are the cheapest traffic to send between nodes.
 constexpr Coords coords_of(int rank, GridShape g) {
-  return Coords{rank % g.tp, rank / (g.tp * g.dp), (rank / g.tp) % g.dp};
+  const int tp_cp = g.tp * g.cp;
+  return Coords{rank % g.tp, rank / (tp_cp * g.dp), (rank / tp_cp) % g.dp, (rank / g.tp) % g.cp};
 }
-constexpr int rank_of(Coords c, GridShape g) { return c.tp + g.tp * (c.dp + g.dp * c.pp); }
+constexpr int rank_of(Coords c, GridShape g) {
+  return c.tp + g.tp * (c.cp + g.cp * (c.dp + g.dp * c.pp));
+}
 
 static_assert(coords_of(5, GridShape{2, 2, 2}) == Coords{1, 1, 0});
 static_assert(rank_of(Coords{1, 1, 0}, GridShape{2, 2, 2}) == 5);
+static_assert(coords_of(6, GridShape{2, 1, 2, 2}) == Coords{0, 0, 1, 1});
+static_assert(rank_of(Coords{1, 1, 1, 1}, GridShape{2, 2, 2, 2}) == 15);
 
-/// The world and the three groups this rank belongs to, each a communicator of its own.
+/// The world and the groups this rank belongs to, each a communicator of its own.
 template <Communicator C>
 struct Groups {
   C world;
-  C tp;  ///< ranks of one layer shard set: same (pp, dp)
-  C pp;  ///< the stages of one pipeline: same (tp, dp)
-  C dp;  ///< the replicas: same (tp, pp)
+  C tp;  ///< ranks of one layer shard set: same (cp, dp, pp)
+  C pp;  ///< the stages of one pipeline: same (tp, cp, dp)
+  C dp;  ///< the replicas: same (tp, cp, pp)
+  C cp;  ///< the ranks sharing one micro-batch's sequence: same (tp, dp, pp)
+  /// The ranks holding the same weights, same (tp, pp): DP x CP, over which gradients are
+  /// reduced and the distributed optimizer shards (the dp group itself without CP).
+  C dp_cp;
   GridShape shape;
   Coords at;
   bool first_stage() const { return at.pp == 0; }
   bool last_stage() const { return at.pp == shape.pp - 1; }
+  /// This rank's place in dp_cp.
+  int dp_cp_rank() const { return at.cp + shape.cp * at.dp; }
+  int dp_cp_size() const { return shape.dp * shape.cp; }
 };
 
-/// Splits `world` into TP x PP x DP groups (collective over the world: every rank calls it).
-/// Throws InputError, before any work, when the world size is not a multiple of TP x PP.
+/// Splits `world` into TP x CP x DP x PP groups (collective over the world: every rank calls
+/// it). Throws InputError, before any work, when the world size is not a multiple of
+/// TP x PP x CP.
 template <Communicator C>
-Groups<C> make_groups(C world, int tp, int pp) {
+Groups<C> make_groups(C world, int tp, int pp, int cp = 1) {
   const int n = world.size();
-  if (tp < 1 || pp < 1 || n % (tp * pp) != 0)
-    throw core::InputError("layout TP=" + std::to_string(tp) + " x PP=" + std::to_string(pp) +
-                               " needs a multiple of " + std::to_string(tp * pp) +
-                               " ranks, but this run has " + std::to_string(n),
-                           "launch with mpirun -np " + std::to_string(tp * pp) +
-                               " (or a multiple of it), or pick a layout whose TP x PP divides " +
-                               std::to_string(n));
-  GridShape g{tp, pp, n / (tp * pp)};
+  const int model_ranks = tp * pp * cp;
+  if (tp < 1 || pp < 1 || cp < 1 || n % model_ranks != 0) {
+    const std::string layout = "TP=" + std::to_string(tp) + " x PP=" + std::to_string(pp) +
+                               (cp > 1 ? " x CP=" + std::to_string(cp) : "");
+    throw core::InputError("layout " + layout + " needs a multiple of " +
+                               std::to_string(model_ranks) + " ranks, but this run has " +
+                               std::to_string(n),
+                           "launch with mpirun -np " + std::to_string(model_ranks) +
+                               " (or a multiple of it), or pick a layout whose TP x PP" +
+                               (cp > 1 ? " x CP" : "") + " divides " + std::to_string(n));
+  }
+  GridShape g{tp, pp, n / model_ranks, cp};
   const Coords at = coords_of(world.rank(), g);
   // Colors: the coordinates that stay fixed inside the group; keys: the one that varies.
-  C tp_group = world.split(at.pp * g.dp + at.dp, at.tp);
-  C pp_group = world.split(at.dp * g.tp + at.tp, at.pp);
-  C dp_group = world.split(at.pp * g.tp + at.tp, at.dp);
-  return Groups<C>{
-      std::move(world), std::move(tp_group), std::move(pp_group), std::move(dp_group), g, at};
+  C tp_group = world.split((at.pp * g.dp + at.dp) * g.cp + at.cp, at.tp);
+  C pp_group = world.split((at.dp * g.cp + at.cp) * g.tp + at.tp, at.pp);
+  C dp_group = world.split((at.pp * g.cp + at.cp) * g.tp + at.tp, at.dp);
+  C cp_group = world.split((at.pp * g.dp + at.dp) * g.tp + at.tp, at.cp);
+  C dp_cp_group = world.split(at.pp * g.tp + at.tp, at.cp + g.cp * at.dp);
+  return Groups<C>{std::move(world),    std::move(tp_group), std::move(pp_group),
+                   std::move(dp_group), std::move(cp_group), std::move(dp_cp_group),
+                   g,                   at};
 }
 
 }  // namespace tprimat::parallel

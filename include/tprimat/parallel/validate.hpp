@@ -3,6 +3,7 @@
 // Each rule a layout must satisfy for a model, written once: for static_asserts, the CLI and tests.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <numeric>
@@ -199,21 +200,44 @@ inline void check_layout(const model::Dims& d, int tp, int pp, std::span<const i
   if (auto err = stage_layers_error(d, pp, stage_layers)) throw core::InputError(*err);
 }
 
-/// Sequence parallelism splits a micro-batch's mbs x seq token rows over the TP ranks: TP must
-/// divide them. nullopt when it does (or TP = 1, where sequence parallelism is off).
-inline std::optional<std::string> sequence_parallel_error(int mbs, int seq, int tp) {
-  const long long rows = static_cast<long long>(mbs) * seq;
+/// Context parallelism splits each sequence into 2 x CP chunks, CP rank r holding chunks r and
+/// 2 x CP - 1 - r (Megatron's load-balanced causal split: every rank gets the same share of the
+/// causal attention's work): 2 x CP must divide seq. nullopt when it does (or CP = 1).
+inline std::optional<std::string> context_parallel_error(int seq, int cp) {
+  if (cp < 1) return "context parallelism needs CP >= 1 (got " + std::to_string(cp) + ")";
+  if (cp == 1 || seq % (2 * cp) == 0) return std::nullopt;
+  return "context parallelism splits each sequence into 2 x CP = " + std::to_string(2 * cp) +
+         " chunks (Megatron's load-balanced causal split), and seq " + std::to_string(seq) +
+         " is not a multiple of " + std::to_string(2 * cp);
+}
+
+/// context_parallel_error as the InputError every engine throws, with its fix.
+inline void check_context_parallel(int seq, int cp) {
+  if (auto err = context_parallel_error(seq, cp))
+    throw core::InputError(*err, "make seq a multiple of " + std::to_string(2 * std::max(cp, 1)) +
+                                     ", or use a smaller CP");
+}
+
+/// Sequence parallelism splits a micro-batch's mbs x seq / CP token rows (this CP rank's) over
+/// the TP ranks: TP must divide them. nullopt when it does (or TP = 1, where sequence
+/// parallelism is off).
+inline std::optional<std::string> sequence_parallel_error(int mbs, int seq, int tp, int cp = 1) {
+  const long long rows = static_cast<long long>(mbs) * seq / std::max(cp, 1);
   if (tp <= 1 || rows % tp == 0) return std::nullopt;
-  return "sequence parallelism splits a micro-batch's mbs x seq = " + std::to_string(mbs) + " x " +
-         std::to_string(seq) + " = " + std::to_string(rows) +
-         " token rows over the TP ranks, and TP=" + std::to_string(tp) + " does not divide them";
+  const std::string split = cp > 1 ? " / CP = " + std::to_string(mbs) + " x " +
+                                         std::to_string(seq) + " / " + std::to_string(cp)
+                                   : " = " + std::to_string(mbs) + " x " + std::to_string(seq);
+  return "sequence parallelism splits a micro-batch's mbs x seq" + split + " = " +
+         std::to_string(rows) + " token rows over the TP ranks, and TP=" + std::to_string(tp) +
+         " does not divide them";
 }
 
 /// sequence_parallel_error as the InputError every engine throws, with its fix in the model's
 /// terms (the program names its flags in its own message, before any engine sees the shape).
-inline void check_sequence_parallel_rows(int mbs, int seq, int tp) {
-  if (auto err = sequence_parallel_error(mbs, seq, tp))
-    throw core::InputError(*err, "make mbs x seq a multiple of TP=" + std::to_string(tp) +
+inline void check_sequence_parallel_rows(int mbs, int seq, int tp, int cp = 1) {
+  if (auto err = sequence_parallel_error(mbs, seq, tp, cp))
+    throw core::InputError(*err, "make mbs x seq" + std::string(cp > 1 ? " / CP" : "") +
+                                     " a multiple of TP=" + std::to_string(tp) +
                                      ", or run without sequence parallelism");
 }
 

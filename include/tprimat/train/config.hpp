@@ -79,6 +79,10 @@ struct StepShape {
   /// means nothing: check_step_shape turns it off.
   bool sequence_parallel = false;
   Recompute recompute = {};
+  /// Context parallelism (`--context-parallel-size`): each sequence of a micro-batch is split
+  /// over this many ranks (parallel/context_parallel.hpp's load-balanced split), each running
+  /// the layers on its seq / CP tokens and attention over all keys. 1: off.
+  int context_parallel = 1;
 };
 
 /// Which Attention policy the device engine uses: `automatic` takes cuDNN's fused SDPA when it

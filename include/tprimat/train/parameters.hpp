@@ -62,6 +62,10 @@ struct Shard {
   /// Megatron's sequence parallelism (TP > 1 only): the residual stream, the norms and the
   /// stage's input and output hold token rows [tp_rank n / TP, +n / TP) of the micro-batch's n.
   bool sequence_parallel = false;
+  /// Context parallelism: this rank holds the tokens parallel::ContextSplit gives CP rank
+  /// cp_rank of cp_size, and holds the whole layer (CP splits tokens, not weights).
+  int cp_rank = 0;
+  int cp_size = 1;
 };
 
 /// Offsets of one layer's tensors in the flat buffers; bias offsets -1 without qkv_bias.

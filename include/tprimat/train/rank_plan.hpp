@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// RankPlan: what one rank of a TP x PP x DP layout computes, decided once at construction, for
+// RankPlan: what one rank of a TP x CP x PP x DP layout computes, decided once at construction, for
 // the CPU engine and the device engine alike.
 #pragma once
 
@@ -16,13 +16,17 @@
 
 namespace tprimat::train {
 
-/// A rank's place in its TP, PP and DP groups, its share of the model and its buffers' sizes.
+/// A rank's place in its TP, CP, PP and DP groups, its share of the model and its buffers' sizes.
 /// Every concern of an engine reads it; none changes it.
 struct RankPlan {
   model::Dims full;  ///< the whole model (layers: those run)
   model::Dims d;     ///< this TP rank's share: heads, KV heads, FFN and vocabulary / TP
   StepShape shape;
-  std::int64_t n = 0;  ///< tokens of one micro-batch, mbs x seq
+  std::int64_t n = 0;  ///< tokens of one micro-batch on this rank, mbs x local_seq
+  /// Context parallelism: CP ranks share each sequence (parallel::ContextSplit), this one
+  /// holding local_seq = seq / CP of its tokens.
+  int cp = 1, cp_rank = 0;
+  int local_seq = 0;
   /// Megatron's sequence parallelism (TP > 1): the residual stream, its gradient and the norms
   /// hold `rows` = n / TP token rows, this TP rank's [tp_rank rows, +rows) of the n.
   bool sequence_parallel = false;
@@ -66,7 +70,10 @@ inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, cons
   RankPlan p;
   p.full = dims;
   p.shape = shape;
-  p.n = std::int64_t{shape.mbs} * shape.seq;
+  p.cp = shard.cp_size;
+  p.cp_rank = shard.cp_rank;
+  p.local_seq = shape.seq / shard.cp_size;
+  p.n = std::int64_t{shape.mbs} * p.local_seq;
   p.tp = shard.tp_size;
   p.tp_rank = shard.tp_rank;
   p.sequence_parallel = shard.sequence_parallel && p.tp > 1;

@@ -67,8 +67,10 @@ StepShape check_step_shape(StepShape shape) {
                            std::to_string(shape.mbs) + ", seq " + std::to_string(shape.seq) +
                            ", grad_accum " + std::to_string(shape.grad_accum) + ")");
   check_recompute(shape.recompute, shape.layers);
+  parallel::check_context_parallel(shape.seq, shape.context_parallel);
   shape.sequence_parallel = shape.sequence_parallel && L::tp > 1;
-  if (shape.sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, L::tp);
+  if (shape.sequence_parallel)
+    parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, L::tp, shape.context_parallel);
   return shape;
 }
 

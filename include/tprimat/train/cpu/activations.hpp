@@ -22,7 +22,7 @@ struct LayerActivations {
   AlignedVector<T> k;      // [n, kv_dim]  after RoPE
   AlignedVector<T> v;      // [n, kv_dim]
   AlignedVector<T> attn;   // [n, q_dim]   attention output before O
-  AlignedVector<T> lse;    // [mbs, heads, seq] softmax log-sum-exp per query row
+  AlignedVector<T> lse;    // [mbs, heads, local_seq] softmax log-sum-exp per query row
   AlignedVector<T> x_mid;  // [rows, hidden]  after the attention residual
   AlignedVector<T> xn2;    // [n, hidden]  MLP RMSNorm output (gathered over TP under SP)
   AlignedVector<T> rstd2;  // [rows]
@@ -40,7 +40,7 @@ struct LayerActivations {
     k.resize(s.n * kvd);
     v.resize(s.n * kvd);
     attn.resize(s.n * qd);
-    lse.resize(std::int64_t{s.shape.mbs} * s.d.heads * s.shape.seq);
+    lse.resize(std::int64_t{s.shape.mbs} * s.d.heads * s.local_seq);
     x_mid.resize(s.rows * h);
     xn2.resize(s.n * h);
     rstd2.resize(s.rows);

@@ -121,13 +121,16 @@ class Fp8Emulation {
 
   Fp8Emulation() = default;
   /// FP8 for layers [layer_begin, layer_begin + layers) of a model of `model_layers`, with
-  /// `slots` micro-batches in flight at most (their activation scales kept apart).
+  /// `slots` micro-batches in flight at most (their activation scales kept apart). `tp_max`
+  /// takes a max over the TP group (for tensors TP splits), `cp_max` over the CP group (for
+  /// every activation and gradient: each CP rank holds other tokens); unset when the group is 1.
   Fp8Emulation(const PrecisionConfig& precision, int layer_begin, int layers, int model_layers,
-               int slots, WeightSizes sizes, AllReduceMax tp_max)
+               int slots, WeightSizes sizes, AllReduceMax tp_max, AllReduceMax cp_max = nullptr)
       : precision_(precision),
         enabled_(precision.is_fp8()),
         layers_(layers),
-        tp_max_(std::move(tp_max)) {
+        tp_max_(std::move(tp_max)),
+        cp_max_(std::move(cp_max)) {
     if (!enabled_) return;
     if (precision.fp8.amax_history < 1)
       throw core::InputError("the FP8 amax history must hold at least 1 step (got " +
@@ -216,9 +219,11 @@ class Fp8Emulation {
     if (precision_.fp8.recipe == Fp8Recipe::delayed) {
       // One reduction for all: the split tensors' local maxima meet here (the replicated ones
       // are equal on every rank, so the max leaves them as they are).
-      if (tp_max_) {
+      // CP too: the weights' maxima are equal on every CP rank, the others' meet.
+      if (tp_max_ || cp_max_) {
         for (std::size_t i = 0; i < step_amax_.size(); ++i) reduce_[i] = T(step_amax_[i]);
-        tp_max_(std::span<T>(reduce_.data(), step_amax_.size()));
+        for (const auto* group_max : {&tp_max_, &cp_max_})
+          if (*group_max) (*group_max)(std::span<T>(reduce_.data(), step_amax_.size()));
         for (std::size_t i = 0; i < step_amax_.size(); ++i)
           step_amax_[i] = static_cast<float>(reduce_[i]);
       }
@@ -328,9 +333,11 @@ class Fp8Emulation {
   float cast_scale(int layer, Fp8Tensor t, const T* x, std::int64_t n) {
     const int i = index(layer, t);
     float amax = fp8_amax(x, n);
-    if (scale_from_now() && tp_max_ && fp8_split_by_tp(t)) {
+    const bool over_tp = tp_max_ && fp8_split_by_tp(t);
+    if (scale_from_now() && (over_tp || cp_max_)) {
       reduce_[0] = static_cast<T>(amax);
-      tp_max_(std::span<T>(reduce_.data(), 1));
+      if (over_tp) tp_max_(std::span<T>(reduce_.data(), 1));
+      if (cp_max_) cp_max_(std::span<T>(reduce_.data(), 1));
       amax = static_cast<float>(reduce_[0]);
     }
     record(i, amax);
@@ -346,7 +353,7 @@ class Fp8Emulation {
   PrecisionConfig precision_;
   bool enabled_ = false;
   int layers_ = 0;
-  AllReduceMax tp_max_;
+  AllReduceMax tp_max_, cp_max_;
   std::vector<bool> in_fp8_;                                          // [layers]
   std::array<std::int64_t, fp8_weights_per_layer> weight_offsets_{};  // within a layer's block
   std::int64_t weight_layer_size_ = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "tprimat/train/cpu/activations.hpp"
+#include "tprimat/train/cpu/context_parallel.hpp"
 #include "tprimat/train/cpu/fp8_emulation.hpp"
 #include "tprimat/train/cpu/tensor_parallel.hpp"
 #include "tprimat/train/parameters.hpp"
@@ -17,17 +18,18 @@ namespace tprimat::train::cpu {
 
 /// What a decoder layer reads besides its activations, the same for every layer of the stage:
 /// the rank's plan (its share of the heads and the FFN), the flat weights and gradients, the
-/// RoPE tables, attention's workspace, the TP group, the FP8 state and backward's scratch. The
-/// transformer lends them for one pass; the layer owns nothing.
+/// RoPE tables, attention's workspace, the TP and CP groups, the FP8 state and backward's
+/// scratch. The transformer lends them for one pass; the layer owns nothing.
 template <class Backend, class T>
 struct LayerResources {
   const RankPlan& plan;
   T* params;
   T* grads;
-  const T* rope_cos;  // [seq, head_dim / 2]
+  const T* rope_cos;  // [local_seq, head_dim / 2], at each local token's position
   const T* rope_sin;
   T* attention_workspace;
   TensorParallel<Backend, T>& tp;
+  ContextParallel<Backend, T>& cp;
   Fp8Emulation<T>& fp8;
   BackwardScratch<T>& scratch;
 };
@@ -55,7 +57,7 @@ class DecoderLayer {
         kvd(d.kv_dim()),
         f(d.ffn),
         mbs(resources.plan.shape.mbs),
-        seq(resources.plan.shape.seq) {}
+        seq(resources.plan.local_seq) {}
 
   /// Forward of local layer `l` of micro-batch slot `slot` on `a` (whose x holds the layer's
   /// input), leaving its output in `next` [rows, hidden] (the next layer's x, or the stage's).
@@ -103,8 +105,11 @@ class DecoderLayer {
     }
     B::rope_forward(a.q.data(), n, seq, d.heads, d.head_dim, r.rope_cos, r.rope_sin);
     B::rope_forward(a.k.data(), n, seq, d.kv_heads, d.head_dim, r.rope_cos, r.rope_sin);
-    B::attention_forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), mbs, seq,
-                         d.heads, d.kv_heads, d.head_dim, r.attention_workspace);
+    if (r.cp.on())
+      r.cp.attention_forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data());
+    else
+      B::attention_forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), mbs,
+                           seq, d.heads, d.kv_heads, d.head_dim, r.attention_workspace);
     const T* attn = a.attn.data();
     if (q8) {
       r.fp8.cast_activation(l, F::x_o, slot, a.attn.data(), s.fp8_attn.data(), n * qd);
@@ -185,9 +190,13 @@ class DecoderLayer {
     B::gemm(true, false, qd, h, n, T(1), attn, qd, d_mid, h, T(1), g(lp[wo]), h);
     B::gemm(false, true, n, qd, h, T(1), d_mid, h, weight(l, lp, wo), h, T(0), s.dattn.data(),
             qd);
-    B::attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
-                          s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(), mbs, seq, d.heads,
-                          d.kv_heads, d.head_dim, r.attention_workspace);
+    if (r.cp.on())
+      r.cp.attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
+                              s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data());
+    else
+      B::attention_backward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(),
+                            s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(), mbs, seq,
+                            d.heads, d.kv_heads, d.head_dim, r.attention_workspace);
     B::rope_backward(s.dq.data(), n, seq, d.heads, d.head_dim, r.rope_cos, r.rope_sin);
     B::rope_backward(s.dk.data(), n, seq, d.kv_heads, d.head_dim, r.rope_cos, r.rope_sin);
     if (d.qkv_bias) {
@@ -217,7 +226,7 @@ class DecoderLayer {
   const model::Dims& d;  // this rank's share of the model
   BackwardScratch<T>& s;
   const std::int64_t n, h, qd, kvd, f;  // tokens; hidden, q, kv and FFN widths on this rank
-  const int mbs, seq;
+  const int mbs, seq;  // seq: the tokens of each sequence on this rank (seq / CP)
 };
 
 }  // namespace tprimat::train::cpu

@@ -50,33 +50,35 @@ class Step {
         pp_(pp),
         shape_(std::move(shape)),
         opt_(opt),
-        groups_(checked_groups(std::move(groups), tp, pp)),
+        groups_(checked_groups(std::move(groups), tp, pp, shape_.context_parallel)),
         tp_comm_(std::make_shared<C>(groups_.tp)),
+        cp_comm_(std::make_shared<C>(groups_.cp)),
         model_(full, shape_.mbs, shape_.seq, opt.init_std, seed, shard_of(shape_, groups_, pp),
-               tp_ops(tp_comm_), precision, shape_.recompute),
-        zero_(opt.distributed_optimizer && groups_.shape.dp > 1),
-        chunk_(zero_ ? (model_.parameter_count() + groups_.shape.dp - 1) / groups_.shape.dp
+               tp_ops(tp_comm_), precision, shape_.recompute, cp_ops(cp_comm_)),
+        zero_(opt.distributed_optimizer && groups_.dp_cp_size() > 1),
+        chunk_(zero_ ? (model_.parameter_count() + groups_.dp_cp_size() - 1) / groups_.dp_cp_size()
                      : model_.parameter_count()),
-        owned_begin_(zero_ ? std::min(chunk_ * groups_.at.dp, model_.parameter_count()) : 0),
+        owned_begin_(zero_ ? std::min(chunk_ * groups_.dp_cp_rank(), model_.parameter_count())
+                           : 0),
         owned_size_(std::min(chunk_, model_.parameter_count() - owned_begin_)),
         adam_(opt, owned_size_, owned_begin_) {
     if (zero_) {
-      grad_pad_.assign(chunk_ * groups_.shape.dp, Element(0));
+      grad_pad_.assign(chunk_ * groups_.dp_cp_size(), Element(0));
       chunk_buf_.assign(chunk_, Element(0));
     }
   }
 
   /// One optimizer step over shape.grad_accum micro-batches of shape.mbs sequences of
   /// shape.seq + 1 ids (inputs [0, seq), targets [1, seq + 1)): this DP rank's share of the
-  /// global batch (the same on every TP rank of the replica). Loss and gradients are means over
-  /// every target token of the GLOBAL batch, so the returned StepStats (and the update) are
-  /// identical on every rank.
+  /// global batch (the same on every TP and CP rank of the replica: each CP rank takes its own
+  /// tokens of every sequence). Loss and gradients are means over every target token of the
+  /// GLOBAL batch, so the returned StepStats (and the update) are identical on every rank.
   StepStats run(std::span<const std::int32_t> tokens) {
     const std::int64_t per_micro = std::int64_t{shape_.mbs} * (shape_.seq + 1);
     check_step_tokens(tokens, shape_, model_.dims().vocab, model_.dims().name);
 
-    // Each rank pre-scales by 1 / (target tokens of the global batch); the sum over DP ranks is
-    // the global mean, whatever the DP size.
+    // Each rank pre-scales by 1 / (target tokens of the global batch); the sum over DP and CP
+    // ranks (each CP rank's loss covers its own tokens) is the global mean.
     const int dp = groups_.shape.dp;
     const double global_tokens =
         static_cast<double>(shape_.grad_accum) * shape_.mbs * shape_.seq * dp;
@@ -94,24 +96,26 @@ class Step {
     model_.end_step();  // FP8 delayed: the next step's scales
     model_.sum_sequence_parallel_grads();  // the norm gains' partial gradients, summed over TP
 
-    // Gradient reduction over DP: the elements this rank updates end up in `owned`.
+    // Gradient reduction over DP x CP (the ranks holding the same weights, each with the
+    // gradient of its own tokens): the elements this rank updates end up in `owned`.
     std::span<Element> grads = model_.grads();
     std::span<Element> owned = grads;
     if (zero_) {
       std::copy(grads.begin(), grads.end(), grad_pad_.begin());
-      groups_.dp.reduce_scatter_sum(grad_pad_, chunk_buf_);
+      groups_.dp_cp.reduce_scatter_sum(grad_pad_, chunk_buf_);
       owned = std::span<Element>(chunk_buf_).first(owned_size_);
-    } else if (dp > 1) {
-      groups_.dp.all_reduce_sum(grads);
+    } else if (groups_.dp_cp_size() > 1) {
+      groups_.dp_cp.all_reduce_sum(grads);
     }
 
     // Loss and squared gradient norm in one world all-reduce. Each element is counted on exactly
-    // one rank: TP-replicated tensors (norm gains) on TP rank 0 only; without ZeRO, DP-replicated
-    // gradients on DP rank 0 only; the loss (identical on a replica's TP ranks) on TP rank 0 of
-    // the last stage. Each stage counts its own layers.
+    // one rank: TP-replicated tensors (norm gains) on TP rank 0 only; without ZeRO, gradients
+    // replicated over DP x CP on its rank 0 only; the loss (identical on a replica's TP ranks,
+    // each CP rank's its tokens') on TP rank 0 of the last stage. Each stage counts its own
+    // layers.
     double sums[2] = {0, 0};
     if (groups_.at.tp == 0 && groups_.last_stage()) sums[0] = loss;
-    if (zero_ || groups_.at.dp == 0) sums[1] = owned_sum_squares(owned);
+    if (zero_ || groups_.dp_cp_rank() == 0) sums[1] = owned_sum_squares(owned);
     if (groups_.world.size() > 1) groups_.world.all_reduce_sum(std::span<double>(sums, 2));
     StepStats stats;
     stats.loss = sums[0];
@@ -123,13 +127,13 @@ class Step {
     clip_by_global_norm<Backend, Element>(owned, stats.grad_norm, opt_.clip_norm);
     stats.lr = learning_rate(opt_, steps_done_);
     adam_.update(model_.params(), owned, model_.tensors(), stats.lr);
-    if (zero_) {  // every DP rank gets every shard's updated weights
+    if (zero_) {  // every DP x CP rank gets every shard's updated weights
       auto params = model_.params();
       std::fill(chunk_buf_.begin(), chunk_buf_.end(), Element(0));
       std::copy_n(params.begin() + owned_begin_, owned_size_, chunk_buf_.begin());
       // Into the gradient staging, free again: its padding tail receives the zeros past the
       // last shard's owned elements, so it stays zero for the next reduce-scatter.
-      groups_.dp.all_gather(chunk_buf_, grad_pad_);
+      groups_.dp_cp.all_gather(chunk_buf_, grad_pad_);
       std::copy_n(grad_pad_.begin(), params.size(), params.begin());
     }
     ++steps_done_;
@@ -174,16 +178,30 @@ class Step {
     s.stage = g.at.pp;
     s.slots = pipeline_slots(pp, g.at.pp, shape.grad_accum);
     s.sequence_parallel = shape.sequence_parallel;
+    s.cp_rank = g.at.cp;
+    s.cp_size = g.shape.cp;
     return s;
   }
-  static parallel::Groups<C> checked_groups(parallel::Groups<C> g, int tp, int pp) {
-    if (g.shape.tp != tp || g.shape.pp != pp || g.tp.size() != tp || g.pp.size() != pp ||
-        g.dp.size() != g.shape.dp)
+  static parallel::Groups<C> checked_groups(parallel::Groups<C> g, int tp, int pp, int cp) {
+    if (g.shape.tp != tp || g.shape.pp != pp || g.shape.cp != cp || g.tp.size() != tp ||
+        g.pp.size() != pp || g.cp.size() != cp || g.dp.size() != g.shape.dp ||
+        g.dp_cp.size() != g.dp_cp_size())
       throw core::InputError("parallel groups of TP=" + std::to_string(g.tp.size()) +
-                             " x PP=" + std::to_string(g.pp.size()) +
-                             " do not match the layout TP=" + std::to_string(tp) +
-                             " x PP=" + std::to_string(pp));
+                             " x PP=" + std::to_string(g.pp.size()) + " x CP=" +
+                             std::to_string(g.cp.size()) + " do not match the layout TP=" +
+                             std::to_string(tp) + " x PP=" + std::to_string(pp) + " x CP=" +
+                             std::to_string(cp));
     return g;
+  }
+  static ContextParallelOps<Element> cp_ops(const std::shared_ptr<C>& cp) {
+    if (cp->size() <= 1) return {};
+    const int next = (cp->rank() + 1) % cp->size();
+    const int previous = (cp->rank() + cp->size() - 1) % cp->size();
+    return {[cp, next, previous](std::span<const Element> to_next,
+                                 std::span<Element> from_previous) {
+              cp->send_recv(to_next, next, from_previous, previous);
+            },
+            [cp](std::span<Element> x) { cp->all_reduce_max(x); }};
   }
   static TensorParallelOps<Element> tp_ops(const std::shared_ptr<C>& tp) {
     if (tp->size() <= 1) return {};
@@ -212,9 +230,10 @@ class Step {
   OptimizerConfig opt_;
   parallel::Groups<C> groups_;
   std::shared_ptr<C> tp_comm_;  // shared with the model's TP collectives
+  std::shared_ptr<C> cp_comm_;  // shared with the model's CP collectives
   Transformer<Backend, Element> model_;
   bool zero_;
-  std::int64_t chunk_;        // elements per DP shard (ZeRO-1), padded so all shards are equal
+  std::int64_t chunk_;        // elements per DP x CP shard (ZeRO-1), padded so all are equal
   std::int64_t owned_begin_;  // first flat element this rank updates
   std::int64_t owned_size_;   // elements this rank updates
   AdamW<Backend, Element> adam_;
@@ -258,7 +277,8 @@ class TrainingStep : public cpu::Step<Backend, C> {
   /// Collective: every rank of `world` constructs its step together.
   TrainingStep(StepShape shape, OptimizerConfig opt, std::uint64_t seed = 42, C world = {},
                PrecisionConfig precision = {})
-      : TrainingStep(shape, opt, seed, parallel::make_groups(std::move(world), L::tp, L::pp),
+      : TrainingStep(shape, opt, seed,
+                     parallel::make_groups(std::move(world), L::tp, L::pp, shape.context_parallel),
                      precision) {}
 
   /// The same over groups already split from the world (their shape must match L).

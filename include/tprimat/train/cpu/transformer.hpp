@@ -13,10 +13,12 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/context_parallel.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/cpu/activations.hpp"
 #include "tprimat/train/cpu/aligned_vector.hpp"
+#include "tprimat/train/cpu/context_parallel.hpp"
 #include "tprimat/train/cpu/fp8_emulation.hpp"
 #include "tprimat/train/cpu/head.hpp"
 #include "tprimat/train/cpu/layer.hpp"
@@ -50,10 +52,12 @@ class Transformer {
   /// `precision` FP8 emulates its recipe; then every optimizer step is bracketed by
   /// begin_step() and end_step().
   /// `recompute`: the layers whose activations are recomputed in the backward pass instead of
-  /// kept (the same numbers, less memory).
+  /// kept (the same numbers, less memory). Under context parallelism (shard.cp_size > 1) the
+  /// rank runs its share of each sequence's tokens (parallel::ContextSplit) and `cp_ops` are its
+  /// CP group's collectives; weights are whole on every CP rank.
   Transformer(const model::Dims& d, int mbs, int seq, double init_std, std::uint64_t seed,
               Shard shard, TensorParallelOps<T> ops, PrecisionConfig precision = {},
-              Recompute recompute = {});
+              Recompute recompute = {}, ContextParallelOps<T> cp_ops = {});
 
   const model::Dims& dims() const { return plan_.full; }
   const Shard& shard() const { return shard_; }
@@ -113,7 +117,9 @@ class Transformer {
  private:
   /// The construction's input checks, before anything is planned or allocated.
   static const model::Dims& checked(const model::Dims& d, int mbs, int seq, const Shard& shard,
-                                    const TensorParallelOps<T>& ops);
+                                    const TensorParallelOps<T>& ops,
+                                    const ContextParallelOps<T>& cp_ops);
+
   void load_tokens(std::span<const std::int32_t> tokens, int slot = 0);
   double run_forward(bool with_grad, double grad_scale);
   void run_backward();
@@ -124,8 +130,8 @@ class Transformer {
   /// Reruns the forward of recomputed layer l's group from its kept input, for its backward.
   void recompute_group(cpu::MicroBatchActivations<T>& m, int l, int slot);
   cpu::LayerResources<Backend, T> layer_resources() {
-    return {plan_,           params_.data(), grads_.data(), rope_cos_.data(), rope_sin_.data(),
-            attn_workspace_.data(), tp_,     fp8_,          scratch_};
+    return {plan_, params_.data(), grads_.data(), rope_cos_.data(), rope_sin_.data(),
+            attn_workspace_.data(), tp_, cp_, fp8_, scratch_};
   }
   cpu::HeadResources<Backend, T> head_resources() {
     return {plan_, params_.data(), grads_.data(), tp_, loss_, scratch_};
@@ -135,6 +141,7 @@ class Transformer {
   Shard shard_;    // the part of the model asked for
   RankPlan plan_;  // what it means for this rank: its share, its micro-batch, its parameters
   cpu::TensorParallel<Backend, T> tp_;
+  cpu::ContextParallel<Backend, T> cp_;
   AlignedVector<T> params_, grads_;
   std::vector<cpu::MicroBatchActivations<T>> slots_;  // one per micro-batch in flight
   cpu::MicroBatchActivations<T>* cur_ = nullptr;       // the slot forward/backward work on
@@ -142,7 +149,7 @@ class Transformer {
   /// the group's last layer writes its output again (the next layer's input is already kept).
   std::vector<cpu::LayerActivations<T>> recomputed_;
   AlignedVector<T> recomputed_output_;
-  AlignedVector<T> rope_cos_, rope_sin_;  // [seq, head_dim/2]
+  AlignedVector<T> rope_cos_, rope_sin_;  // [local_seq, head_dim/2], at the local positions
   AlignedVector<T> attn_workspace_;
   cpu::BackwardScratch<T> scratch_;
   cpu::LossScratch<T> loss_;
@@ -154,7 +161,8 @@ class Transformer {
 template <class Backend, class T>
 const model::Dims& Transformer<Backend, T>::checked(const model::Dims& d, int mbs, int seq,
                                                     const Shard& shard,
-                                                    const TensorParallelOps<T>& ops) {
+                                                    const TensorParallelOps<T>& ops,
+                                                    const ContextParallelOps<T>& cp_ops) {
   if (mbs < 1 || seq < 1)
     throw core::InputError("micro-batch size and sequence length must be at least 1 (got mbs " +
                            std::to_string(mbs) + ", seq " + std::to_string(seq) + ")");
@@ -173,8 +181,15 @@ const model::Dims& Transformer<Backend, T>::checked(const model::Dims& d, int mb
                            std::to_string(tp));
   if (tp > 1 && !(ops.all_reduce_sum && ops.all_reduce_max))
     throw core::InputError("a TP shard needs its tensor-parallel collectives");
+  const int cp = shard.cp_size;
+  parallel::check_context_parallel(seq, cp);
+  if (shard.cp_rank < 0 || shard.cp_rank >= cp)
+    throw core::InputError("CP rank " + std::to_string(shard.cp_rank) + " is outside CP=" +
+                           std::to_string(cp));
+  if (cp > 1 && !(cp_ops.ring_shift && cp_ops.all_reduce_max))
+    throw core::InputError("a context-parallel rank needs its CP group's collectives");
   if (shard.sequence_parallel && tp > 1) {
-    parallel::check_sequence_parallel_rows(mbs, seq, tp);
+    parallel::check_sequence_parallel_rows(mbs, seq, tp, cp);
     if (!(ops.reduce_scatter_sum && ops.all_gather))
       throw core::InputError("a sequence-parallel TP shard needs reduce-scatter and all-gather");
   }
@@ -190,9 +205,10 @@ const model::Dims& Transformer<Backend, T>::checked(const model::Dims& d, int mb
 template <class Backend, class T>
 Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, double init_std,
                                      std::uint64_t seed, Shard shard, TensorParallelOps<T> ops,
-                                     PrecisionConfig precision, Recompute recompute)
+                                     PrecisionConfig precision, Recompute recompute,
+                                     ContextParallelOps<T> cp_ops)
     : shard_(shard),
-      plan_(plan_shard(checked(d, mbs, seq, shard, ops),
+      plan_(plan_shard(checked(d, mbs, seq, shard, ops, cp_ops),
                        StepShape{.mbs = mbs, .seq = seq, .recompute = recompute}, shard)) {
   const RankPlan& p = plan_;
   try {
@@ -200,6 +216,8 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     for (const auto& t : p.table.tensors) replicated += t.split == Split::none ? t.size() : 0;
     tp_ = cpu::TensorParallel<Backend, T>(std::move(ops), p.tp, p.sequence_parallel, p.n, d,
                                           replicated);
+    cp_ = cpu::ContextParallel<Backend, T>(std::move(cp_ops),
+                                           parallel::ContextSplit{seq, p.cp, p.cp_rank}, mbs, p.d);
     const std::int64_t total = p.table.total();
     params_.assign(total, T(0));
     grads_.assign(total, T(0));
@@ -211,7 +229,7 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
       for (auto& a : recomputed_) a.allocate(p);
       recomputed_output_.resize(p.rows * p.d.hidden);
     }
-    rope_cos_.resize(std::int64_t{seq} * (d.head_dim / 2));
+    rope_cos_.resize(std::int64_t{p.local_seq} * (d.head_dim / 2));
     rope_sin_.resize(rope_cos_.size());
     attn_workspace_.resize(Backend::attention_workspace(seq));
     scratch_.allocate(p, precision.is_fp8());
@@ -221,7 +239,8 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
       for (Projection w : model::projections)
         sizes[model::index_of(w)] = model::projection_shape(p.d, w).size();
       fp8_ = Fp8Emulation<T>(precision, p.layer_begin, p.local_layers, d.layers, p.slots, sizes,
-                             p.tp > 1 ? tp_.ops().all_reduce_max : nullptr);
+                             p.tp > 1 ? tp_.ops().all_reduce_max : nullptr,
+                             p.cp > 1 ? cp_.ops().all_reduce_max : nullptr);
     }
   } catch (const std::bad_alloc&) {
     throw core::InputError(std::string(d.name) + " with " + std::to_string(d.layers) +
@@ -229,7 +248,16 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                                std::to_string(seq) + " does not fit in host memory",
                            "run fewer layers, a shorter sequence or a smaller model");
   }
-  Backend::rope_tables(d, seq, rope_cos_.data(), rope_sin_.data());
+  {  // the whole sequence's table, then the rows of this rank's positions
+    const std::int64_t half = d.head_dim / 2;
+    AlignedVector<T> cos_all(std::int64_t{seq} * half), sin_all(cos_all.size());
+    Backend::rope_tables(d, seq, cos_all.data(), sin_all.data());
+    const auto& positions = cp_.positions();
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      std::copy_n(cos_all.begin() + positions[t] * half, half, rope_cos_.begin() + t * half);
+      std::copy_n(sin_all.begin() + positions[t] * half, half, rope_sin_.begin() + t * half);
+    }
+  }
   init_parameters(p.table, init_std, seed, params_.data());
 }
 
@@ -242,7 +270,7 @@ template <class Backend, class T>
 std::size_t Transformer<Backend, T>::bytes() const {
   std::size_t elems = params_.size() + grads_.size() + rope_cos_.size() + rope_sin_.size() +
                       attn_workspace_.size() + scratch_.elements() + loss_.elements() +
-                      tp_.elements();
+                      tp_.elements() + cp_.elements();
   std::size_t ids = 0;
   elems += recomputed_output_.size();
   for (const auto& a : recomputed_) elems += a.elements();
@@ -259,23 +287,25 @@ void Transformer<Backend, T>::load_tokens(std::span<const std::int32_t> tokens, 
     throw core::InputError("activation slot " + std::to_string(slot) + " of " +
                            std::to_string(slots_.size()));
   cur_ = &slots_[slot];
-  const int mbs = plan_.shape.mbs, seq = plan_.shape.seq;
+  const int mbs = plan_.shape.mbs, seq = plan_.shape.seq, local_seq = plan_.local_seq;
   const model::Dims& d = plan_.full;
+  const auto& positions = cp_.positions();  // 0..seq-1 without CP
   const std::int64_t expected = std::int64_t{mbs} * (seq + 1);
   if (static_cast<std::int64_t>(tokens.size()) != expected)
     throw core::InputError("a micro-batch needs mbs x (seq + 1) = " + std::to_string(expected) +
                            " token ids, got " + std::to_string(tokens.size()));
   for (int b = 0; b < mbs; ++b)
-    for (int t = 0; t < seq; ++t) {
-      const std::int32_t in = tokens[std::int64_t{b} * (seq + 1) + t];
-      const std::int32_t out = tokens[std::int64_t{b} * (seq + 1) + t + 1];
+    for (int t = 0; t < local_seq; ++t) {
+      const std::int64_t at = std::int64_t{b} * (seq + 1) + positions[t];
+      const std::int32_t in = tokens[at];
+      const std::int32_t out = tokens[at + 1];
       for (std::int32_t id : {in, out})
         if (id < 0 || id >= d.vocab)
           throw core::InputError("token id " + std::to_string(id) +
                                  " is outside the vocabulary [0, " + std::to_string(d.vocab) +
                                  ") of " + std::string(d.name));
-      cur_->inputs[std::int64_t{b} * seq + t] = in;
-      cur_->targets[std::int64_t{b} * seq + t] = out;
+      cur_->inputs[std::int64_t{b} * local_seq + t] = in;
+      cur_->targets[std::int64_t{b} * local_seq + t] = out;
     }
 }
 

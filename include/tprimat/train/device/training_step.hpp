@@ -54,12 +54,23 @@ class Step {
        parallel::Groups<C> groups, DeviceOptions device)
       : full_(full),
         pp_(pp),
-        shape_(std::move(shape)),
+        shape_(without_context_parallel(std::move(shape))),
         opt_(opt),
         groups_(std::move(groups)),
         engine_(full_, shape_, opt_, seed, device,
                 DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
                              device_collectives_of(groups_.dp)}) {}
+
+  /// The device engine's attention has no K/V ring yet: context parallelism runs on the CPU
+  /// engine (the reference) only, and is refused here before anything is allocated.
+  static StepShape without_context_parallel(StepShape shape) {
+    if (shape.context_parallel > 1)
+      throw core::InputError("context parallelism (CP=" + std::to_string(shape.context_parallel) +
+                                 ") runs on the CPU engine only in this version; the device "
+                                 "engine's attention has no K/V ring yet",
+                             "run with CP=1 on a GPU, or on the CPU backend");
+    return shape;
+  }
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
