@@ -32,7 +32,9 @@ std::string describe_job(const Job& job) {
   const auto& c = job.ctx;
   std::string s = "tprimat: " + std::string(c.full.name) + " (" + std::string(c.full.cli_name) +
                   "), strategy " + c.plan.strategy_name + ": TP=" + std::to_string(c.plan.tp) +
-                  " PP=" + std::to_string(c.plan.pp) + " DP=" + std::to_string(c.plan.dp) +
+                  " PP=" + std::to_string(c.plan.pp) +
+                  (c.plan.cp > 1 ? " CP=" + std::to_string(c.plan.cp) : "") +
+                  " DP=" + std::to_string(c.plan.dp) +
                   " GradAccum=" + std::to_string(c.plan.grad_accum) +
                   (c.optimizer.distributed_optimizer ? " ZeRO-1" : "") +
                   (c.sequence_parallel ? " SP" : "") +
@@ -275,15 +277,16 @@ int run_plan(BenchOptions opts, Environment env) {
         if (opts.num_gpus == 0) {
           // Default: one replica of the strategy's layout (DP 1), or the config's own DP.
           parallel::TpPp tp_pp = s.fixed;
-          int dp = 1;
+          int dp = 1, cp = std::max(opts.cp, 1);
           if (s.kind == detail::StrategyChoice::Kind::builtin) {
             tp_pp = parallel::find_strategy(s.name)->for_model(m, env.device.platform);
           } else if (s.kind == detail::StrategyChoice::Kind::config) {
             const auto c = bench::load_config_strategy(s.name, m, env.device.platform);
             tp_pp = {c.tp, c.pp};
             dp = std::max(c.dp, 1);
+            if (opts.cp == 0) cp = c.cp;
           }
-          e.world = tp_pp.tp * tp_pp.pp * dp;
+          e.world = tp_pp.tp * tp_pp.pp * cp * dp;
         }
         Job job;
         try {

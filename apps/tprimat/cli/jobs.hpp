@@ -305,7 +305,7 @@ inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Jo
                            "drop " + flag + ", or pass one --parallel strategy (or --tp/--pp) it "
                            "applies to");
   };
-  if (o.distributed_optimizer && none([](const auto& p) { return p.dp > 1; }))
+  if (o.distributed_optimizer && none([](const auto& p) { return p.dp * p.cp > 1; }))
     refuse("--distributed-optimizer", "DP 1 (ZeRO-1 shards over DP ranks)");
   if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
     refuse("--sequence-parallel", "TP 1 (sequence parallelism splits over TP ranks)");
@@ -363,6 +363,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   int file_first = 0, file_last = 0;      // a config file's pipeline split
   std::string file_split;
   bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
+  int file_cp = 1;                        // a config file's context_parallel_size
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
@@ -376,11 +377,13 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     file_last = c.last_stage_layers;
     file_split = c.pipeline_split;
     if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
+    file_cp = c.cp;
   }
   const train::PrecisionConfig precision =
       precision_from_flags(o.precision, o.fp8_recipe, file_precision);
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
+  const int cp = context_parallel_size(o, name, file_cp, o.seq);
   // An uneven pipeline split: asked of one layout with PP 1, it is refused; --parallel all
   // applies it to its strategies with PP > 1 and runs the others' one stage.
   const parallel::PipelineSplitRequest split_request =
@@ -396,19 +399,28 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   // Layout rules first: they explain more than a rank-count mismatch would.
   if (auto err = parallel::layout_error(full, tp_pp.tp, tp_pp.pp, split_rule))
     throw core::InputError(*err + " [strategy " + name + "]");
-  const int mp = tp_pp.tp * tp_pp.pp;
+  const int mp = tp_pp.tp * tp_pp.pp * cp;
   const int gbs = global_batch(o, cli_model, env.world / mp);
   parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
-                                            want_accum, split_rule);
+                                            want_accum, split_rule, cp);
   if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
   // Sequence parallelism where TP > 1 only: a --parallel all run's TP=1 strategies run without.
   const bool sequence_parallel = want_sp && plan.tp > 1;
   if (sequence_parallel) {
-    if (auto err = parallel::sequence_parallel_error(o.mbs, o.seq, plan.tp))
+    if (auto err = parallel::sequence_parallel_error(o.mbs, o.seq, plan.tp, cp))
       throw core::InputError(*err + " [strategy " + name + "]",
                              "pass a --seq (or --mbs) that TP=" + std::to_string(plan.tp) +
+                                 (cp > 1 ? " x CP=" + std::to_string(cp) : "") +
                                  " divides, or drop --sequence-parallel");
   }
+  // Planned anywhere; run on the CPU engine only until the device engine has its K/V ring.
+  if (cp > 1 && check_memory && platform != "cpu")
+    throw core::InputError("--cp " + std::to_string(cp) +
+                               ": context parallelism runs on the CPU backend only in this "
+                               "version (the GPU engine's attention has no K/V ring yet)",
+                           "drop --cp (or the config's context_parallel_size) on a GPU, run "
+                           "--backend cpu, or see its memory with tprimat plan --cp " +
+                               std::to_string(cp));
   if (!env.compiled(plan.tp, plan.pp))
     throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
                                std::to_string(plan.pp) + " is not compiled into this binary",
@@ -419,6 +431,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.tp = plan.tp;
   mem.pp = plan.pp;
   mem.dp = plan.dp;
+  mem.cp = cp;
   mem.mbs = o.mbs;
   mem.seq = o.seq;
   mem.grad_accum = plan.grad_accum;
@@ -430,7 +443,8 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
-  if (cpu) mem.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(o.seq));
+  // Under CP the ring's blocks instead (the plan counts them).
+  if (cpu) mem.workspace_bytes = cp > 1 ? 0.0 : 4.0 * double(backend::Cpu::attention_workspace(o.seq));
   const double capacity = env.device.total_memory_gb * bench::gib;
 
   // No --layers: the whole model on the CPU (tiny), the largest count that fits on a GPU.

@@ -53,6 +53,23 @@ inline void check_layout_flags(const BenchOptions& o, const std::string& strateg
     refuse("--gradient-accumulation-steps", o.grad_accum, "gradient_accumulation_steps", accum);
 }
 
+/// The context-parallel size a job runs: --cp, else the config file's context_parallel_size
+/// (`file_cp`, 1 where silent). A flag beside the file may only agree with it. 2 x CP must
+/// divide --seq (Megatron's load-balanced split), checked here to name the flags.
+inline int context_parallel_size(const BenchOptions& o, const std::string& strategy, int file_cp,
+                                 int seq) {
+  if (o.cp > 0 && file_cp > 1 && o.cp != file_cp)
+    throw core::InputError("--cp " + std::to_string(o.cp) + " contradicts strategy " + strategy +
+                               ", whose context_parallel_size is " + std::to_string(file_cp),
+                           "drop --cp, or change context_parallel_size in the config");
+  const int cp = o.cp > 0 ? o.cp : file_cp;
+  if (auto err = parallel::context_parallel_error(seq, cp))
+    throw core::InputError(*err + " [strategy " + strategy + "]",
+                           "pass a --seq that is a multiple of " + std::to_string(2 * cp) +
+                               ", or a smaller --cp");
+  return cp;
+}
+
 /// --pipeline-split takes even or auto; checked before any strategy reads it.
 inline void check_pipeline_split_flag(const BenchOptions& o) {
   if (!o.pipeline_split.empty() && o.pipeline_split != "even" && o.pipeline_split != "auto")

@@ -80,6 +80,9 @@ struct BenchOptions {
   std::string parallel;
   int tp = 0;  ///< --tp: the strategy's TP, which it must match when both are given; 0: unset
   int pp = 0;  ///< --pp: likewise for PP
+  /// --cp: context parallelism, each sequence split over this many ranks; 0: unset (the config
+  /// file's context_parallel_size, else 1)
+  int cp = 0;
   /// --decoder-first/last-pipeline-num-layers: Megatron's uneven split; 0: unset
   int first_stage_layers = 0, last_stage_layers = 0;
   std::string pipeline_split;  ///< --pipeline-split: even or auto; "": unset (even)
@@ -139,6 +142,11 @@ void for_each_selection_flag(BenchOptions& o, F&& f) {
   f("--pp,--pipeline-model-parallel-size", o.pp,
     "pipeline-parallel size (Megatron's flag); with --parallel it must match the strategy's", "",
     limits::model_parallel_range);
+  f("--cp,--context-parallel-size", o.cp,
+    "context-parallel size (Megatron's flag): each sequence split over CP ranks (2 x CP "
+    "load-balanced chunks), attention over a ring of K/V blocks; DP is then GPUs / (TP x PP x CP) "
+    "(CPU backend only for now; default: 1, or the --parallel config's context_parallel_size)",
+    "", limits::model_parallel_range);
   f("--decoder-first-pipeline-num-layers", o.first_stage_layers,
     "layers of the first pipeline stage (Megatron's flag); the stages between the first and last "
     "split the rest evenly (default: layers / PP each)",

@@ -38,8 +38,10 @@ void save_weights(const Job& job, int run, bench::RunRecord& rec, const train::P
     rep.line("tprimat: --save: the run did not complete; no weights written to " + c.save);
     return;
   }
-  const auto at = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp});
-  const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp, at.dp, comm);
+  const auto at =
+      parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp});
+  const int replica = at.cp + c.plan.cp * at.dp;  // CP ranks hold the same weights as DP's
+  const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp, replica, comm);
   if (comm.rank() != 0) return;
   try {
     data::save_hf_weights<float>(c.save, train::make_parameter_table(c.dims, train::Shard{}),
@@ -58,9 +60,10 @@ void save_weights(const Job& job, int run, bench::RunRecord& rec, const train::P
 template <class Backend, class Comm, class Step>
 bench::RunRecord drive_step(const Job& job, int run, Comm& comm, Reporter& rep, Step& step) {
   const auto& c = job.ctx;
-  // Megatron rank order (parallel/groups.hpp): every TP rank and PP stage of a replica reads
-  // the same DP share.
-  const int dp_rank = parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp}).dp;
+  // Megatron rank order (parallel/groups.hpp): every TP rank, CP rank and PP stage of a replica
+  // reads the same DP share (each CP rank takes its tokens of every sequence).
+  const int dp_rank =
+      parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp}).dp;
   if constexpr (backend::DeviceBackend<Backend>) {
     if (c.init != "random")  // PP = 1 on a GPU: each rank's table is its TP shard
       step.engine().load_parameters(init_weights(job, step.engine().table()));

@@ -262,6 +262,7 @@ train::StepShape step_shape(const Job& job) {
   shape.stage_layers = c.plan.stage_layers;
   shape.sequence_parallel = c.sequence_parallel;
   shape.recompute = c.recompute;
+  shape.context_parallel = c.plan.cp;
   return shape;
 }
 

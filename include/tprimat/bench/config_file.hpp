@@ -28,6 +28,7 @@ struct ConfigStrategy {
   std::string name;
   int tp = 1;
   int pp = 1;
+  int cp = 1;  ///< Megatron's context_parallel_size (1 where the block is silent)
   int dp = 0;
   int grad_accum = 0;
   /// Megatron's decoder_first/last_pipeline_num_layers (0: not given) and `pipeline_split`
@@ -55,6 +56,7 @@ namespace detail {
 inline constexpr std::string_view tp_key = "tensor_model_parallel_size";
 inline constexpr std::string_view pp_key = "pipeline_model_parallel_size";
 inline constexpr std::string_view dp_key = "data_parallel_size";
+inline constexpr std::string_view cp_key = "context_parallel_size";
 inline constexpr std::string_view accum_key = "gradient_accumulation_steps";
 inline constexpr std::string_view first_layers_key = "decoder_first_pipeline_num_layers";
 inline constexpr std::string_view last_layers_key = "decoder_last_pipeline_num_layers";
@@ -159,6 +161,7 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
   s.name = std::move(name);
   s.tp = read_size(block, tp_key, file, where, true, 1);
   s.pp = read_size(block, pp_key, file, where, false, 1);
+  s.cp = read_size(block, cp_key, file, where, false, 1);
   s.dp = read_size(block, dp_key, file, where, false, 0);
   s.grad_accum = read_size(block, accum_key, file, where, false, 0);
   s.first_stage_layers = read_size(block, first_layers_key, file, where, false, 0);
@@ -191,7 +194,7 @@ inline const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       std::string(tp_key),          std::string(pp_key),           std::string(dp_key),
       std::string(accum_key),       std::string(first_layers_key), std::string(last_layers_key),
-      std::string(split_key),       "sequence_parallel"};
+      std::string(split_key),       "sequence_parallel",           std::string(cp_key)};
   return keys;
 }
 inline const std::vector<std::string>& platform_keys() {

@@ -33,6 +33,10 @@ struct MemoryPlanInput {
   /// Megatron's sequence parallelism (TP > 1): the residual stream, its gradient and the norms'
   /// statistics split over TP along the tokens; the norms' gathered outputs stay whole
   bool sequence_parallel = false;
+  /// Context parallelism: each sequence split over CP ranks, every token-sized buffer holding
+  /// seq / CP tokens; gradients reduced and ZeRO-1 sharded over DP x CP; attention's K/V ring
+  /// holds two blocks and their gradients (train/cpu/context_parallel.hpp).
+  int cp = 1;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
@@ -94,7 +98,7 @@ constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_fli
   if (fp8_layers <= 0) return 0.0;
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
-               f = double(d.ffn) / in.tp, tokens = double(in.mbs) * in.seq;
+               f = double(d.ffn) / in.tp, tokens = double(in.mbs) * in.seq / in.cp;
   const bool kept = in.precision.fp8.copies == train::Fp8Copies::kept;
   const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
   // Kept: every layer's rows and transpose, a byte each; recast: the largest weight's one copy.
@@ -125,14 +129,14 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   if (last) p += model::head_params(d) / in.tp + d.hidden;
   MemoryPlan m;
   m.params = p;
-  const double shard = in.distributed_optimizer ? in.dp : 1;
+  const double shard = in.distributed_optimizer ? double(in.dp) * in.cp : 1;
   m.weights = double(p) * in.compute_bytes;
   m.gradients = double(p) * 4;
   m.master = double(p) * (4 - in.compute_bytes) / shard;
   m.adam_moments = double(p) * 8 / shard;
   // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
   const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.grad_accum, 1)));
-  const double tokens = double(in.mbs) * in.seq;
+  const double tokens = double(in.mbs) * in.seq / in.cp;  // this CP rank's
   const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
   // Recomputation: a group's input (fp32) per micro-batch in flight, one group's activations
   // and its output once (as bf16 layers: a bound where FP8 layers keep less).
@@ -154,7 +158,13 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
                                             residual_fp32 : 0.0);
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
-  m.workspace = in.workspace_bytes;
+  // CP's ring: the K/V block held and the one arriving, their gradients (4 x [K | V]), and one
+  // block's partial output and log-sum-exp.
+  const double ring = in.cp > 1 ? tokens * (4.0 * 2 * double(d.kv_dim()) / in.tp +
+                                            double(d.q_dim()) / in.tp) * in.compute_bytes +
+                                      tokens * 4.0 * double(d.heads) / in.tp
+                                : 0.0;
+  m.workspace = in.workspace_bytes + ring;
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
             m.fp8 + m.workspace;
   return m;

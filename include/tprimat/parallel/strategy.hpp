@@ -76,31 +76,35 @@ struct Plan {
   /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty until the
   /// layers run are known (bench::make_job fills it).
   std::vector<int> stage_layers = {};
-  int world() const { return tp * pp * dp; }
+  int cp = 1;  ///< context parallelism: the ranks each sequence is split over
+  int world() const { return tp * pp * dp * cp; }
 };
 
 /// Checks (model, TP, PP, DP, batch) against `world` ranks and fills DP and accumulation.
 /// `requested_dp` 0 derives DP from the world; `requested_accum` 0 derives it from the batch;
-/// `split` given: the stages' layer counts are checked once known (stage_layers_error).
+/// `split` given: the stages' layer counts are checked once known (stage_layers_error); `cp`:
+/// context parallelism's ranks per sequence, which take their share of the world before DP.
 /// Throws InputError naming the problem and the fix.
 inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int world, int mbs,
                       int gbs, int requested_dp = 0, int requested_accum = 0,
-                      PipelineSplit split = PipelineSplit::even) {
+                      PipelineSplit split = PipelineSplit::even, int cp = 1) {
   if (auto err = layout_error(d, tp_pp.tp, tp_pp.pp, split))
     throw core::InputError(*err + " [strategy " + name + "]");
-  const int mp = tp_pp.tp * tp_pp.pp;
-  const std::string layout = "TP=" + std::to_string(tp_pp.tp) + " x PP=" + std::to_string(tp_pp.pp);
+  const int mp = tp_pp.tp * tp_pp.pp * cp;
+  const std::string layout = "TP=" + std::to_string(tp_pp.tp) + " x PP=" +
+                             std::to_string(tp_pp.pp) + (cp > 1 ? " x CP=" + std::to_string(cp) : "");
   if (world % mp != 0)
     throw core::InputError("strategy " + name + " needs a multiple of " + layout + " = " +
                                std::to_string(mp) + " GPUs for " + std::string(d.name) +
                                ", this run has " + std::to_string(world),
                            "launch with mpirun -np " + std::to_string(mp) +
-                               " (or a multiple), or pick a strategy whose TP x PP divides " +
-                               std::to_string(world));
+                               " (or a multiple), or pick a strategy whose TP x PP" +
+                               (cp > 1 ? " x CP" : "") + " divides " + std::to_string(world));
   const int dp = world / mp;
   if (requested_dp != 0 && requested_dp != dp)
     throw core::InputError(
-        "GPU count does not match TP x PP x DP: " + layout + " x DP=" +
+        "GPU count does not match TP x PP" + std::string(cp > 1 ? " x CP" : "") + " x DP: " +
+            layout + " x DP=" +
             std::to_string(requested_dp) + " = " + std::to_string(std::int64_t{mp} * requested_dp) +
             " GPUs, this run has " + std::to_string(world),
         "launch with mpirun -np " + std::to_string(std::int64_t{mp} * requested_dp) +
@@ -120,7 +124,7 @@ inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int wo
             " does not match gbs / (mbs x DP) = " + std::to_string(gbs) + " / (" +
             std::to_string(mbs) + " x " + std::to_string(dp) + ") = " + std::to_string(accum),
         "drop gradient_accumulation_steps to derive it, or change --gbs");
-  return Plan{std::move(name), tp_pp.tp, tp_pp.pp, dp, accum};
+  return Plan{std::move(name), tp_pp.tp, tp_pp.pp, dp, accum, {}, cp};
 }
 
 }  // namespace tprimat::parallel

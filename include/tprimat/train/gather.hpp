@@ -15,9 +15,10 @@ namespace tprimat::train {
 
 /// The weights of the whole model as `make_parameter_table(dims, Shard{})` lays them out, on
 /// every rank. Each rank passes its shard (`table`, `params`: its TP block of its stage) and its
-/// data-parallel index. One all-reduce sum over all ranks of the whole model's size: every
-/// element has exactly one contributor (DP replica 0; TP rank 0 for tensors every TP rank holds
-/// whole), the others add +0, so the sum is the value itself, bit for bit.
+/// index among the ranks holding the same shard (DP, times CP under context parallelism). One
+/// all-reduce sum over all ranks of the whole model's size: every element has exactly one
+/// contributor (replica 0; TP rank 0 for tensors every TP rank holds whole), the others add +0,
+/// so the sum is the value itself, bit for bit.
 template <class T, class Comm>
 std::vector<float> gather_whole_model(const model::Dims& dims, const ParameterTable& table,
                                       std::span<const T> params, int tp_rank, int dp_rank,

@@ -231,7 +231,7 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     }
     rope_cos_.resize(std::int64_t{p.local_seq} * (d.head_dim / 2));
     rope_sin_.resize(rope_cos_.size());
-    attn_workspace_.resize(Backend::attention_workspace(seq));
+    attn_workspace_.resize(p.cp > 1 ? 0 : Backend::attention_workspace(seq));  // CP: the ring's
     scratch_.allocate(p, precision.is_fp8());
     loss_.allocate(p.n, p.tp > 1);
     if (precision.is_fp8()) {
