@@ -337,6 +337,9 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
   return out;
 }
 
+/// Comparisons point into `groups`: a temporary would leave them dangling.
+std::vector<Comparison> compare_groups(std::vector<Group>&& groups) = delete;
+
 namespace detail {
 
 /// "data: nvd unknown (imported nemo log), amd unknown (imported primus log); seq: ...": each of

@@ -147,23 +147,27 @@ Result runs_of(std::string platform, std::vector<double> runs, double step_cv) {
 TEST(ReportVerdict, WinsOnlyOutsideTheSpread) {
   // Inside the step-to-step spread: no winner.
   const std::vector<Result> inside{runs_of("nvd", {100}, 0.05), runs_of("amd", {102}, 0.05)};
-  const auto c1 = compare_groups(group_results(inside));
+  const auto inside_groups = group_results(inside);
+  const auto c1 = compare_groups(inside_groups);
   EXPECT_EQ(c1[0].verdict, "no winner: amd 1.02x nvd");
   EXPECT_FALSE(c1[0].has_winner);
   // Outside it: a win.
   const std::vector<Result> outside{runs_of("nvd", {100}, 0.01), runs_of("amd", {110}, 0.01)};
-  const auto c2 = compare_groups(group_results(outside));
+  const auto outside_groups = group_results(outside);
+  const auto c2 = compare_groups(outside_groups);
   EXPECT_EQ(c2[0].verdict, "amd wins: 1.10x nvd");
   EXPECT_TRUE(c2[0].has_winner);
   // Overlapping 95% intervals: no winner.
   const std::vector<Result> overlap{runs_of("nvd", {100, 102, 98}, 0.01),
                                     runs_of("amd", {101, 103, 99}, 0.01)};
-  EXPECT_EQ(compare_groups(group_results(overlap))[0].verdict, "no winner: amd 1.01x nvd");
+  const auto overlap_groups = group_results(overlap);
+  EXPECT_EQ(compare_groups(overlap_groups)[0].verdict, "no winner: amd 1.01x nvd");
   // Spread unknown (no step times, one run each): not shown to be a win.
   auto a = runs_of("nvd", {100}, 0.01), b = runs_of("amd", {150}, 0.01);
   a.std_step_time = b.std_step_time = unknown;
   const std::vector<Result> unknown_spread{a, b};
-  const auto c3 = compare_groups(group_results(unknown_spread));
+  const auto unknown_groups = group_results(unknown_spread);
+  const auto c3 = compare_groups(unknown_groups);
   EXPECT_EQ(c3[0].verdict, "no winner: amd 1.50x nvd");
   EXPECT_NE(c3[0].noise.find("spread is unknown"), std::string::npos) << c3[0].noise;
 }
@@ -172,7 +176,8 @@ TEST(ReportVerdict, AZeroPercentDifferenceIsATie) {
   // 3 runs each with separated intervals would make it a "win" by the CI test alone.
   const std::vector<Result> rs{runs_of("nvd", {1000.0, 1000.1, 999.9}, 0),
                                runs_of("amd", {1000.2, 1000.3, 1000.1}, 0)};
-  const auto c = compare_groups(group_results(rs));
+  const auto groups = group_results(rs);
+  const auto c = compare_groups(groups);
   EXPECT_EQ(c[0].verdict, "no winner: amd 1.00x nvd");
   EXPECT_EQ(c[0].noise, "a 0.0% difference");
 }

@@ -127,14 +127,16 @@ TEST(ReportCompare, OverlappingIntervalsAreNoise) {
 
 TEST(ReportCompare, SeparatedIntervalsAreNotNoise) {
   const std::vector<Result> rs{fake("nvd", {100, 101, 99}), fake("amd", {150, 151, 149})};
-  const auto cmp = compare_groups(group_results(rs));
+  const auto groups = group_results(rs);
+  const auto cmp = compare_groups(groups);
   EXPECT_EQ(cmp[0].verdict, "amd wins: 1.50x nvd");
   EXPECT_EQ(cmp[0].noise, "");
 }
 
 TEST(ReportCompare, FewRunsUseStepSpread) {
   const std::vector<Result> rs{fake("nvd", {100}, 0.05), fake("amd", {102}, 0.05)};
-  const auto cmp = compare_groups(group_results(rs));
+  const auto groups = group_results(rs);
+  const auto cmp = compare_groups(groups);
   EXPECT_EQ(cmp[0].noise,
             "fewer than 3 runs: no confidence interval; the 2.0% difference is inside the "
             "step-to-step spread (5.0%)");
