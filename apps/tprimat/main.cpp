@@ -119,13 +119,21 @@ backend::DeviceInfo device_for(const std::string& stack, double peak_override) {
   return info;
 }
 
-/// `tprimat plan --device NAME --device-memory GIB`: a GPU that is not on this machine (bf16
-/// compute, fp32 optimizer state, as the GPU backends run).
+/// `tprimat plan --device NAME [--device-memory GIB]`: a GPU that is not on this machine (bf16
+/// compute, fp32 optimizer state, as the GPU backends run); its memory from the table of
+/// measured devices (backend::known_memory) when --device-memory is not given.
 backend::DeviceInfo planned_device(const std::string& name, double memory_gib,
                                    double peak_override) {
-  if (memory_gib <= 0)
-    throw core::InputError("--device " + name + " needs --device-memory: the GiB of one such GPU",
-                           "e.g. tprimat plan --device \"NVIDIA H200\" --device-memory 139.8");
+  if (memory_gib <= 0) memory_gib = backend::known_memory_gib(name);
+  if (memory_gib <= 0) {
+    std::string known;
+    for (const auto& m : backend::known_memory)
+      known += (known.empty() ? "" : ", ") + std::string(m.name);
+    throw core::InputError("--device " + name + " needs --device-memory: the GiB of one such GPU "
+                               "(tprimat knows the memory of " + known + " only)",
+                           "pass --device-memory with the GiB one such GPU reports (nvidia-smi "
+                           "--query-gpu=memory.total, rocm-smi --showmeminfo vram)");
+  }
   backend::DeviceInfo info;
   char unnamed[64];
   std::snprintf(unnamed, sizeof unnamed, "a GPU of %.1f GiB", memory_gib);
@@ -269,8 +277,9 @@ int main(int argc, char** argv) {
   std::string plan_device;
   double plan_device_memory = 0;
   plan_cmd->add_option("--device", plan_device,
-                       "plan for this GPU instead of the one here, e.g. \"NVIDIA H200\" (its "
-                       "dense peak from the built-in table; needs --device-memory)");
+                       "plan for this GPU instead of the one here, e.g. \"NVIDIA H200\" or H100 "
+                       "(its dense peak and, for H100 and H200, its memory from the built-in "
+                       "tables; other GPUs need --device-memory)");
   cli::add_number(plan_cmd, "--device-memory", plan_device_memory,
                   "GiB of memory per GPU to plan for (e.g. 139.8 for an H200)",
                   cli::limits::device_memory_range);

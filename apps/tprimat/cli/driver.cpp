@@ -17,6 +17,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "cli/all_strategies.hpp"
+#include "cli/fit_options.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/jobs.hpp"
 #include "cli/output_lock.hpp"
@@ -256,10 +257,53 @@ inline std::string format_plan(const bench::MemoryPlan& p, double capacity_bytes
   row("total", p.total);
   if (capacity_bytes > 0) {
     row("device", capacity_bytes);
-    out += p.total <= capacity_bytes ? "  fits\n"
-           : problem.empty()        ? "  does NOT fit: pass --layers auto, or a smaller --seq/--mbs\n"
-                                    : "  does NOT fit: " + problem + "\n";
+    char full[160];
+    std::snprintf(full, sizeof full,
+                  "  fits, at %.1f%% of the device: above 95%%, little room for the allocator's "
+                  "fragmentation\n",
+                  100.0 * p.total / capacity_bytes);
+    out += p.total <= bench::nearly_full * capacity_bytes ? "  fits\n"
+           : p.total <= capacity_bytes                    ? full
+           : problem.empty() ? "  does NOT fit\n"
+                             : "  does NOT fit: " + problem + "\n";
   }
+  return out;
+}
+
+/// What would make a job that does not fit fit, computed from its plan: each single change of
+/// the project's memory options that fits on the same GPUs and batch, else the GPUs it needs
+/// with the distributed optimizer, and the proxy --layers auto would run.
+std::string fit_advice(const Job& job, double capacity_bytes) {
+  const auto& c = job.ctx;
+  if (capacity_bytes <= 0 || c.predicted.total <= capacity_bytes) return "";
+  std::string out;
+  const auto options =
+      single_changes_that_fit(job.memory_input, c.plan.world(), c.gbs, capacity_bytes);
+  if (!options.empty()) {
+    out += "  each of these alone makes it fit (the same " + std::to_string(c.plan.world()) +
+           " GPU(s) and global batch):\n";
+    for (const auto& o : options) {
+      char line[160];
+      std::snprintf(line, sizeof line, "    %-32s %10.3f GiB\n", o.flags.c_str(),
+                    o.total / bench::gib);
+      out += line;
+    }
+  } else if (const int gpus = gpus_that_fit(job.memory_input, c.plan.world(), c.gbs,
+                                            capacity_bytes);
+             gpus > 0) {
+    out += "  no single change fits " + std::to_string(c.plan.world()) +
+           " GPU(s); with the distributed optimizer it fits on --num-gpus " +
+           std::to_string(gpus) + "\n";
+  } else {
+    out += "  no single change of --distributed-optimizer, --recompute-granularity, --cp, --tp or "
+           "--pp fits, nor more GPUs with the distributed optimizer\n";
+  }
+  bench::MemoryPlanInput in = job.memory_input;
+  in.dims = c.full.with_layers(c.full.layers);
+  if (const int proxy = bench::max_layers_that_fit(in, capacity_bytes); proxy > 0)
+    out += "  or --layers auto: a proxy of " + std::to_string(proxy) + " of the " +
+           std::to_string(c.full.layers) + " layers fits (per-layer figures, not the whole "
+           "model's)\n";
   return out;
 }
 
@@ -303,6 +347,7 @@ int run_plan(BenchOptions opts, Environment env) {
                     format_plan(job.ctx.predicted, env.device.total_memory_gb * bench::gib,
                                 uneven_split_problem(job, env.device.total_memory_gb * bench::gib))
                         .c_str());
+        std::printf("%s", fit_advice(job, env.device.total_memory_gb * bench::gib).c_str());
         if (const std::string copies = describe_fp8_copies(job); !copies.empty())
           std::printf("%s\n", copies.c_str());
       }

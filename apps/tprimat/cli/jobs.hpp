@@ -37,6 +37,7 @@
 #include "tprimat/profile/config.hpp"
 #include "tprimat/train/parameters.hpp"
 #include "tprimat/train/step_checks.hpp"
+#include "cli/fit_options.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/options.hpp"
 #include "cli/output_lock.hpp"
@@ -54,6 +55,8 @@ struct Job {
   profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
   /// Each pipeline stage's predicted memory, first to last (ctx.predicted is the busiest).
   std::vector<bench::MemoryPlan> predicted_stages;
+  /// What the plan was computed from: `plan` varies it to say what would make a job fit.
+  bench::MemoryPlanInput memory_input;
 };
 
 /// Every file a job writes into its output directory. The result and the log are locked for the
@@ -447,8 +450,11 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   if (cpu) mem.workspace_bytes = cp > 1 ? 0.0 : 4.0 * double(backend::Cpu::attention_workspace(o.seq));
   const double capacity = env.device.total_memory_gb * bench::gib;
 
-  // No --layers: the whole model on the CPU (tiny), the largest count that fits on a GPU.
-  int layers = parse_layers(o.layers.empty() && !cpu ? std::string("auto") : o.layers);
+  // No --layers: the whole model on the CPU (tiny) and in a plan, which says what would make it
+  // fit rather than plan a proxy unasked; a GPU run takes the largest count that fits.
+  const bool planning = !check_memory;
+  int layers =
+      parse_layers(o.layers.empty() && !cpu && !planning ? std::string("auto") : o.layers);
   const bool layers_auto = layers < 0;
   if (layers_auto) {
     // FP8 at the depth its least memory allows; the copies are chosen for that depth below.
@@ -502,13 +508,19 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     mem.precision = run_precision;
   }
   const bench::MemoryPlan predicted = bench::plan_memory(mem);
-  if (check_memory && capacity > 0 && predicted.total > capacity)
+  if (check_memory && capacity > 0 && predicted.total > capacity) {
+    // The smallest plan of one change that fits, computed (cli/fit_options.hpp).
+    const auto options = single_changes_that_fit(mem, plan.world(), gbs, capacity);
+    const std::string option = options.empty() ? "" : options.front().flags + " (" +
+                                                          gib_text(options.front().total) + "), ";
     throw core::InputError(
         "predicted out of memory: " + std::string(full.name) + " with " + std::to_string(layers) +
             " layers, mbs " + std::to_string(o.mbs) + ", seq " + std::to_string(o.seq) +
             " needs " + gib_text(predicted.total) + " per GPU, the device has " +
             gib_text(capacity),
-        "pass --layers auto (runs a proxy of the model that fits), or a smaller --seq/--mbs");
+        "pass " + option + "--layers auto (runs a proxy of the model that fits), or a smaller "
+        "--seq/--mbs; tprimat plan lists every option that fits");
+  }
 
   Job job;
   auto& c = job.ctx;
@@ -544,6 +556,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.overwrite = o.overwrite;
   c.save = o.save;
   job.predicted_stages = bench::plan_stages(mem);
+  job.memory_input = mem;
   job.runs = o.runs;
   job.output_dir = job_output_dir(o, choice);
   return job;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Dense bf16 and FP8 peaks per device, the denominators of every utilisation figure a report
-// prints.
+// prints, and the memory of the devices measured.
 #pragma once
 
 #include <array>
@@ -32,6 +32,27 @@ inline constexpr std::array<DevicePeak, 7> dense_peaks{{
     {"MI300X", "AMD Instinct MI300X", 1307.4, 2614.9},
     {"MI250X", "AMD Instinct MI250X", 383.0, 0},
 }};
+
+/// Memory of one device as its runtime reports it (cudaDeviceProp::totalGlobalMem, in GiB),
+/// measured on the lent machines: what `tprimat plan --device` takes when --device-memory is
+/// not given. Only devices measured are listed; others need --device-memory.
+struct DeviceMemory {
+  std::string_view match;  ///< substring of the device name, tried in table order
+  std::string_view name;
+  double gib;
+};
+inline constexpr std::array<DeviceMemory, 2> known_memory{{
+    {"H200", "NVIDIA H200", 139.8},
+    {"H100", "NVIDIA H100 80GB HBM3", 79.1},  // the SXM part; "H100 PCIe" is not measured
+}};
+
+/// GiB of one device named `device_name` from known_memory; 0 when not measured.
+inline double known_memory_gib(std::string_view device_name) {
+  if (device_name.find("PCIe") != std::string_view::npos) return 0;
+  for (const auto& m : known_memory)
+    if (device_name.find(m.match) != std::string_view::npos) return m.gib;
+  return 0;
+}
 
 /// What the seeds divided by for H100: the 2:4-sparse figure, which halves every utilisation.
 inline constexpr double seeds_sparse_h100_tflops = 1979.0;

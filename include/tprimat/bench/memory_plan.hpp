@@ -202,6 +202,10 @@ constexpr train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capaci
   return train::Fp8Copies::recast;
 }
 
+/// A plan above this fraction of the device fits with little room for the allocator's
+/// fragmentation: `tprimat plan` says so.
+inline constexpr double nearly_full = 0.95;
+
 /// The safety margin `--layers auto` keeps: the plan times this must fit the device.
 inline constexpr double fit_margin = 1.10;
 

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// cli/fit_options.hpp: what would make a plan fit, computed from the memory plan itself.
+#include "cli/fit_options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tprimat/model/llama31_8b.hpp"
+
+namespace {
+
+using namespace tprimat;
+
+/// NVIDIA's Llama 3.1 8B recipe (seq 8192, mbs 1, gbs 128, distributed optimizer) on 8 GPUs,
+/// DP 8: 94.3 GiB a GPU.
+bench::MemoryPlanInput nvidia_recipe() {
+  bench::MemoryPlanInput in;
+  in.dims = model::dims<model::Llama31_8B>();
+  in.dp = 8;
+  in.mbs = 1;
+  in.seq = 8192;
+  in.grad_accum = 16;
+  in.distributed_optimizer = true;
+  return in;
+}
+
+std::vector<std::string> flags_of(const std::vector<cli::FitOption>& options) {
+  std::vector<std::string> out;
+  for (const auto& o : options) out.push_back(o.flags);
+  return out;
+}
+
+TEST(FitOptions, EachSingleChangeIsPlannedOnTheSameGpusAndBatch) {
+  const auto in = nvidia_recipe();
+  const double h100 = 79.1 * bench::gib;
+  ASSERT_GT(bench::plan_memory(in).total, h100);
+  const auto options = cli::single_changes_that_fit(in, 8, 128, h100);
+  const auto flags = flags_of(options);
+  for (const char* expected : {"--cp 2", "--cp 4", "--recompute-granularity full", "--tp 2", "--pp 2"})
+    EXPECT_NE(std::find(flags.begin(), flags.end(), expected), flags.end()) << expected;
+  // ZeRO-1 is on already; CP 8 would leave DP 1 and is valid; CP 16 is not tried.
+  EXPECT_EQ(std::find(flags.begin(), flags.end(), "--distributed-optimizer"), flags.end());
+  // Smallest plan first, each the plan of its change: CP 2 is the one NVIDIA runs.
+  for (std::size_t i = 1; i < options.size(); ++i)
+    EXPECT_LE(options[i - 1].total, options[i].total);
+  auto cp2 = in;
+  cp2.cp = 2;
+  cp2.dp = 4;
+  cp2.grad_accum = 32;
+  const auto it = std::find_if(options.begin(), options.end(),
+                               [](const cli::FitOption& o) { return o.flags == "--cp 2"; });
+  ASSERT_NE(it, options.end());
+  EXPECT_EQ(it->total, bench::plan_memory(cp2).total);
+  EXPECT_LE(it->total, h100);
+}
+
+TEST(FitOptions, OnlyValidLayoutsAreOffered) {
+  auto in = nvidia_recipe();
+  in.seq = 8190;  // no 2 x CP divides it: no --cp is offered
+  const auto flags = flags_of(cli::single_changes_that_fit(in, 8, 128, 79.1 * bench::gib));
+  for (const auto& f : flags) EXPECT_NE(f.rfind("--cp", 0), 0u) << f;
+  // One GPU: no layout change fits the same GPU count, ZeRO-1 has no DP to shard over.
+  auto one = nvidia_recipe();
+  one.dp = 1;
+  one.distributed_optimizer = false;
+  one.seq = 2048;
+  const auto alone = flags_of(cli::single_changes_that_fit(one, 1, 64, 79.1 * bench::gib));
+  for (const auto& f : alone) EXPECT_EQ(f, "--recompute-granularity full");
+  // More GPUs with the distributed optimizer: 4 H100s hold its sharded state.
+  EXPECT_EQ(cli::gpus_that_fit(one, 1, 64, 79.1 * bench::gib), 4);
+}
+
+}  // namespace
