@@ -47,6 +47,12 @@ std::string describe_job(const Job& job) {
 
 std::string describe_layers(const Job& job) {
   const auto& c = job.ctx;
+  if (c.dims.layers == c.full.layers && job.recompute_chosen)
+    return "tprimat: running all " + std::to_string(c.full.layers) +
+           " layers with full recomputation (--layers auto: the whole model fits " +
+           detail::gib_text(c.device.total_memory_gb * bench::gib) +
+           " with a 10% margin only when its layers' activations are recomputed; --layers N "
+           "runs a proxy without)";
   if (c.dims.layers == c.full.layers)
     return "tprimat: running all " + std::to_string(c.full.layers) + " layers";
   return "tprimat: running " + std::to_string(c.dims.layers) + " of " +

@@ -57,6 +57,8 @@ struct Job {
   std::vector<bench::MemoryPlan> predicted_stages;
   /// What the plan was computed from: `plan` varies it to say what would make a job fit.
   bench::MemoryPlanInput memory_input;
+  /// --layers auto chose full recomputation: the whole model fits only with it.
+  bool recompute_chosen = false;
 };
 
 /// Every file a job writes into its output directory. The result and the log are locked for the
@@ -456,6 +458,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   int layers =
       parse_layers(o.layers.empty() && !cpu && !planning ? std::string("auto") : o.layers);
   const bool layers_auto = layers < 0;
+  bool recompute_chosen = false;  // by --layers auto, to run the whole model
   if (layers_auto) {
     // FP8 at the depth its least memory allows; the copies are chosen for that depth below.
     if (mem.precision.is_fp8()) mem.precision.fp8.copies = train::Fp8Copies::recast;
@@ -468,6 +471,20 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
                            return std::optional<std::vector<int>>();
                          }
                        });
+    // The whole model with full recomputation before a proxy, when that fits with the margin
+    // and no recomputation was asked for: whole-model figures at a third more compute.
+    if (layers < full.layers && !mem.recompute.on() && !uneven) {
+      bench::MemoryPlanInput recomputed = mem;
+      recomputed.dims = full;
+      recomputed.recompute = train::Recompute{.granularity = train::RecomputeGranularity::full,
+                                              .method = train::RecomputeMethod::uniform,
+                                              .num_layers = 1};
+      if (bench::plan_memory(recomputed).total * bench::fit_margin <= capacity) {
+        mem.recompute = recomputed.recompute;
+        layers = full.layers;
+        recompute_chosen = true;
+      }
+    }
     if (layers == 0) {
       mem.dims = full.with_layers(plan.pp);
       throw core::InputError(
@@ -557,6 +574,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   c.save = o.save;
   job.predicted_stages = bench::plan_stages(mem);
   job.memory_input = mem;
+  job.recompute_chosen = recompute_chosen;
   job.runs = o.runs;
   job.output_dir = job_output_dir(o, choice);
   return job;
