@@ -94,8 +94,11 @@ void report_summary(const nlohmann::json& doc, Reporter& rep) {
            num(p["avg_step_time_seconds"], "%.4fs") + " median " +
            num(p["median_step_time_seconds"], "%.4fs") + " std " +
            num(p["std_step_time_seconds"], "%.4fs") + ", model TFLOP/s per GPU " +
-           num(p["model_tflops_per_gpu"], "%.4f") + ", MFU " +
-           (p["mfu"].is_number() ? num(p["mfu"], "%.4f") : "n/a (peak unknown)"));
+           num(p["model_tflops_per_gpu"], "%.4f") + " (PaLM) " +
+           num(p["tflops_per_gpu_causal"], "%.4f") + " (causal), MFU " +
+           (p["mfu"].is_number()
+                ? num(p["mfu"], "%.4f") + " (PaLM) " + num(p["mfu_causal"], "%.4f") + " (causal)"
+                : "n/a (peak unknown)"));
   if (const auto w = doc.find("warnings"); w != doc.end() && w->is_array())
     for (const auto& line : *w) rep.line("tprimat: warning: " + line.get<std::string>());
   if (doc["raw_step_times"].is_array()) {  // said where it is seen, and kept in step_outliers

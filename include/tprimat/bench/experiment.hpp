@@ -39,6 +39,9 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/gpu_info/device_count", "GPUs"},
     {"/parallelism_config/tensor_model_parallel_size", "TP", "", "--tp N"},
     {"/parallelism_config/pipeline_model_parallel_size", "PP", "", "--pp N"},
+    // Recorded since issue 35; before it, none ran (CP 1). Each sequence split over CP ranks is
+    // another experiment, whatever the GPU count.
+    {"/parallelism_config/context_parallel_size", "CP", "1"},
     // Layers of each pipeline stage ("layers per stage 17+15"): never "stages 4", read as PP=4.
     {"/parallelism_config/pipeline_layers", "layers per stage"},
     {"/parallelism_config/data_parallel_size", "DP"},
@@ -92,7 +95,15 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
   const J::json_pointer p{std::string(pointer)};
   // In place: a json converts to anything, std::optional<json> included (ambiguous for clang).
   using Value = std::optional<J>;
-  if (doc.contains(p)) return Value(std::in_place, doc.at(p));
+  if (doc.contains(p)) {
+    const J& v = doc.at(p);
+    // No recomputation is one experiment whatever method and layer count go with it (a bench
+    // run writes uniform/1, an imported log its own None/null).
+    if (pointer == "/training_config/recompute" && v.is_object() && v.contains("granularity") &&
+        v.at("granularity") == "none")
+      return Value(std::in_place, J::parse(experiment_fields[i].absent));
+    return Value(std::in_place, v);
+  }
   if (!experiment_fields[i].absent.empty())
     return Value(std::in_place, J::parse(experiment_fields[i].absent));
   if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
@@ -125,7 +136,8 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
       v = "none";
     } else {
       for (const auto& [key, item] : value.items())  // granularity, method, num_layers
-        v += (v.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+        if (!item.is_null())  // selective has no method or layer count: "recompute selective"
+          v += (v.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
     }
   } else if (value.is_array()) {  // a pipeline split: "layers per stage 17+15"
     for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();

@@ -70,6 +70,9 @@ struct ResultContext {
   model::Dims full;    ///< the model as published
   model::Dims dims;    ///< the model as run (layers may be a proxy)
   parallel::Plan plan;
+  /// Context parallelism as run: ranks that split each sequence (Megatron's
+  /// context_parallel_size); the CLI fills it, 1 without context parallelism.
+  int context_parallel_size = 1;
   int mbs = 1;
   int gbs = 1;
   int seq = 2048;
@@ -100,6 +103,11 @@ struct ResultContext {
 };
 
 inline constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+/// Ranks of the run, Megatron's rule: TP x PP x CP x DP (each sequence split over CP ranks).
+inline int result_world(const ResultContext& c) {
+  return c.plan.tp * c.plan.pp * c.context_parallel_size * c.plan.dp;
+}
 
 /// NaN (undefined statistic) becomes null rather than a number nobody measured.
 inline nlohmann::json number_or_null(double v) {
@@ -167,8 +175,9 @@ inline nlohmann::json array_of(const std::vector<double>& v) {
 inline MetricsInput metrics_input(const ResultContext& c) {
   MetricsInput in;
   in.tokens_per_step = double(c.gbs) * c.seq;
-  in.num_gpus = c.plan.world();
+  in.num_gpus = result_world(c);
   in.flops_per_token_palm = model::flops_per_token(c.dims, c.seq);
+  in.flops_per_token_causal = model::flops_per_token_causal(c.dims, c.seq);
   in.flops_per_token_6n = model::flops_per_token_6n(c.dims);
   in.peak_tflops_dense = c.device.peak_tflops_dense;
   in.peak_tflops_fp8_dense = c.device.peak_tflops_fp8_dense;
@@ -200,6 +209,13 @@ inline nlohmann::json performance_json(const Metrics& m, const MetricsInput& in)
       {"flops_per_token_palm", in.flops_per_token_palm},
       {"flops_per_token_6n", in.flops_per_token_6n},
       {"tflops_per_gpu_6n", number_or_null(m.tflops_per_gpu_6n)},
+      // The causal convention beside the PaLM one (model_tflops_per_gpu, mfu, mfu_fp8_peak):
+      // attention halved, the work the kernels do; the sanity check judges these.
+      {"flops_per_token_causal", in.flops_per_token_causal},
+      {"tflops_per_gpu_causal", number_or_null(m.tflops_per_gpu_causal)},
+      {"mfu_causal", m.mfu_causal ? number_or_null(*m.mfu_causal) : nlohmann::json(nullptr)},
+      {"mfu_fp8_peak_causal", m.mfu_fp8_peak_causal ? number_or_null(*m.mfu_fp8_peak_causal)
+                                                    : nlohmann::json(nullptr)},
   };
 }
 
@@ -252,7 +268,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                   {"params_run", model::total_params(c.dims)},
                   {"matmul_params_run", model::matmul_params(c.dims)}};
   doc["gpu_info"] = {{"device_name", c.device.device_name},
-                     {"device_count", c.plan.world()},
+                     {"device_count", result_world(c)},
                      {"devices_per_node", c.device.device_count},
                      {"total_memory_gb", c.device.total_memory_gb},
                      {"software_stack", c.device.software_stack},
@@ -274,6 +290,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   doc["parallelism_config"] = {
       {"tensor_model_parallel_size", c.plan.tp},
       {"pipeline_model_parallel_size", c.plan.pp},
+      {"context_parallel_size", c.context_parallel_size},
       {"data_parallel_size", c.plan.dp},
       {"gradient_accumulation_steps", c.plan.grad_accum},
       {"strategy_name", c.plan.strategy_name},
@@ -289,7 +306,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"micro_batch_size", c.mbs},
                             {"global_batch_size", c.gbs},
                             {"sequence_length", c.seq},
-                            {"num_gpus", c.plan.world()},
+                            {"num_gpus", result_world(c)},
                             {"precision", c.precision},
                             {"fp8", fp8_record(c.device_options.precision, c.dims.layers,
                                                c.device.fp8_forward, c.device.fp8_backward)},

@@ -62,6 +62,7 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
       "properties": {
         "tensor_model_parallel_size": { "type": "integer", "minimum": 1 },
         "pipeline_model_parallel_size": { "type": "integer", "minimum": 1 },
+        "context_parallel_size": { "type": "integer", "minimum": 1, "description": "Megatron's context parallelism: ranks each sequence is split over (--context-parallel-size/--cp; an imported log's context_parallel_size or torchtitan's context_parallel_degree); absent: 1 (results written before it existed ran none). The ranks are TP x PP x CP x DP" },
         "data_parallel_size": { "type": "integer", "minimum": 1 },
         "gradient_accumulation_steps": { "type": "integer", "minimum": 1 },
         "strategy_name": { "type": "string", "minLength": 1 },
@@ -112,7 +113,7 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
         "attention": { "type": ["string", "null"], "description": "GPU backends: the attention policy the run used (cudnn or flash)" },
         "cuda_graph": { "type": "boolean", "description": "GPU backends: the measured steps replayed one captured CUDA graph" },
         "overlap": { "type": "boolean", "description": "GPU backends: gradient reduction and norm beside the backward pass on a second stream (false: --no-overlap)" },
-        "recompute": { "type": ["object", "null"], "description": "Activation recomputation as run (--recompute-granularity/-method/-num-layers, Megatron's names); absent: none (results written before it existed ran none); null: an imported log does not say", "additionalProperties": false, "required": ["granularity", "method", "num_layers"], "properties": { "granularity": { "enum": ["none", "full"] }, "method": { "enum": ["uniform", "block"] }, "num_layers": { "type": "integer", "minimum": 1 } } }
+        "recompute": { "type": ["object", "null"], "description": "Activation recomputation as run (--recompute-granularity/-method/-num-layers, Megatron's names); absent: none (results written before it existed ran none); null: an imported log does not say. method and num_layers are null where they do not apply (granularity none or selective) or an imported log states none", "additionalProperties": false, "required": ["granularity", "method", "num_layers"], "properties": { "granularity": { "enum": ["none", "full", "selective"], "description": "none; full: whole decoder layers recomputed; selective: parts of each layer (core attention, Megatron's default modules)" }, "method": { "enum": ["uniform", "block", null] }, "num_layers": { "type": ["integer", "null"], "minimum": 1 } } }
       }
     },
     "optimizer": {
@@ -221,7 +222,7 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
     "warnings": {
       "type": "array",
       "items": { "type": "string", "minLength": 1 },
-      "description": "figures no run can reach, one line each: MFU over 100%, TFLOP/s over the device's dense peak, our TFLOP/s more than 10% from an imported log's own (imported.log_tflops_per_gpu_mean). A figure behind such a result is wrong; empty when none"
+      "description": "figures no run can reach, one line each: MFU over 100%, TFLOP/s over the device's dense peak (both judged under the causal count, tflops_per_gpu_causal: the work really done), our TFLOP/s more than 10% from an imported log's own (imported.log_tflops_per_gpu_mean) under both counts. A figure behind such a result is wrong; empty when none"
     },
     "profiling": {
       "type": "object",
@@ -283,14 +284,18 @@ inline constexpr std::string_view result_schema_text = R"tprimat_schema({
         "ci95_step_time_seconds": { "type": ["number", "null"], "minimum": 0, "description": "half-width of the 95% CI of the mean (Student t)" },
         "measured_steps": { "type": "integer", "minimum": 0 },
         "steps_per_second": { "type": ["number", "null"], "minimum": 0 },
-        "model_tflops_per_gpu": { "type": ["number", "null"], "minimum": 0, "description": "PaLM FLOPs/token (6 P_matmul + 12 L H Dh S) x tokens/s/GPU" },
+        "model_tflops_per_gpu": { "type": ["number", "null"], "minimum": 0, "description": "PaLM FLOPs/token (6 P_matmul + 12 L H Dh S: attention counted in full, as NVIDIA's tables) x tokens/s/GPU; tflops_per_gpu_causal is the causal convention" },
         "mfu": { "type": ["number", "null"], "minimum": 0, "description": "fraction of the dense bf16 peak (FP8 runs too: model FLOPs do not change with precision); null when the peak is unknown" },
         "peak_tflops_dense": { "type": ["number", "null"], "exclusiveMinimum": 0 },
         "mfu_fp8_peak": { "type": ["number", "null"], "minimum": 0, "description": "the same model FLOPs as mfu, over the device's dense FP8 peak (every run, FP8 or not); null when that peak is unknown" },
         "peak_tflops_fp8_dense": { "type": ["number", "null"], "exclusiveMinimum": 0 },
         "flops_per_token_palm": { "type": "number", "exclusiveMinimum": 0 },
         "flops_per_token_6n": { "type": "number", "exclusiveMinimum": 0, "description": "the seeds' 6 x all parameters, reported beside the PaLM figure" },
-        "tflops_per_gpu_6n": { "type": ["number", "null"], "minimum": 0 }
+        "tflops_per_gpu_6n": { "type": ["number", "null"], "minimum": 0 },
+        "flops_per_token_causal": { "type": "number", "exclusiveMinimum": 0, "description": "the causal convention: 6 P_matmul + 6 L H Dh S, PaLM's attention term halved (a causal mask computes half the scores; Megatron-Bridge's and NeMo's MFU); absent in results written before it" },
+        "tflops_per_gpu_causal": { "type": ["number", "null"], "minimum": 0, "description": "flops_per_token_causal x tokens/s/GPU: the work the kernels do, which the sanity check judges" },
+        "mfu_causal": { "type": ["number", "null"], "minimum": 0, "description": "tflops_per_gpu_causal over the dense bf16 peak (mfu is the same under PaLM's count); null when the peak is unknown" },
+        "mfu_fp8_peak_causal": { "type": ["number", "null"], "minimum": 0, "description": "tflops_per_gpu_causal over the dense FP8 peak; null when that peak is unknown" }
       }
     }
   }

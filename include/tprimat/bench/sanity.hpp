@@ -36,6 +36,9 @@ struct SanityFigures {
   /// may pass the bf16 peak), which mfu_fp8_peak is taken against.
   bool fp8 = false;
   double fp8_peak_tflops = 0;  ///< the FP8 peak mfu_fp8_peak is taken against; 0 when unknown
+  /// The same rate under the causal count (attention halved): the work the kernels really do,
+  /// which the peaks bound. NaN where a result does not know it (then the PaLM figure is judged).
+  double tflops_per_gpu_causal = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Whether training_config.precision `precision` names an FP8 run ("fp8-hybrid-delayed", ...).
@@ -66,8 +69,32 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
     out.push_back("computed " + core::num(u, 1) + " tokens/s/GPU differs from the log's own " +
                   core::num(log, 1) + " by " + (u > log ? "+" : "") + core::percent(u / log - 1) +
                   ": the global batch, sequence length or GPU count read for it is wrong");
-  const double t = f.tflops_per_gpu;
-  if (!std::isfinite(t)) return out;
+  // The peaks bound the work really done: the causal count, where known (PaLM's counts the
+  // masked half of attention too, and passes 100% at long context on a plausible run).
+  const bool causal = std::isfinite(f.tflops_per_gpu_causal);
+  const double t = causal ? f.tflops_per_gpu_causal : f.tflops_per_gpu;
+  // Names the count judged, inside the parentheses that close each line's figures.
+  const std::string counted = causal ? "; causal count: attention halved" : "";
+  // The log's own figure is checked whatever the peaks say.
+  const auto log_check = [&] {
+    const double log = f.log_tflops_per_gpu;
+    if (!std::isfinite(log) || !(log > 0)) return;
+    // Frameworks print either count (Megatron-LM's older FLOPs PaLM's, Megatron-Bridge and NeMo
+    // since 2025 the causal one): a log within reach of either agrees with us.
+    const auto off = [&](double ours) {
+      return std::isfinite(ours) && std::fabs(ours - log) > log_tflops_tolerance * log;
+    };
+    const double palm = f.tflops_per_gpu;
+    if (!off(palm) || (causal && !off(f.tflops_per_gpu_causal))) return;
+    out.push_back("computed " + detail::tflops_text(palm) +
+                  " TFLOP/s/GPU differs from the log's own " + detail::tflops_text(log) + " by " +
+                  (palm > log ? "+" : "") + core::percent(palm / log - 1) +
+                  ": the global batch, sequence length, GPU count or model read for it is wrong");
+  };
+  if (!std::isfinite(t)) {
+    log_check();
+    return out;
+  }
   // Each run against the peak of what it computes in: a bf16 (or fp32) run against the dense
   // bf16 peak of `mfu`, an FP8 run against the dense FP8 peak of `mfu_fp8_peak`.
   const double own = f.fp8 ? f.fp8_peak_tflops : f.mfu_peak_tflops;
@@ -76,32 +103,29 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
   if (own > 0 && t > own)
     out.push_back(mfu_name + core::percent(t / own) + " exceeds 100% (" + detail::tflops_text(t) +
                   " TFLOP/s/GPU against a " + peak_name + " of " + detail::tflops_text(own) +
-                  "): a figure behind it is wrong");
+                  counted + "): a figure behind it is wrong");
   // Said apart only where MFU was taken against another peak (peak --peak-tflops).
   const double device =
       f.fp8 ? backend::dense_fp8_peak_tflops(f.device_name) : backend::dense_peak_tflops(f.device_name);
   if (device > 0 && device != own && t > device)
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU exceeds the dense " +
                   (f.fp8 ? "FP8" : "bf16") + " peak of " + f.device_name + " (" +
-                  core::num(device, 1) + " TFLOP/s): a figure behind it is wrong");
+                  core::num(device, 1) + " TFLOP/s" + counted + "): a figure behind it is wrong");
   // A run without a bf16 peak to judge it (its device's unknown to the table, no --peak-tflops)
   // is still bound by the FP8 peak where that one is known: no MFU over 100% of either passes.
   if (!f.fp8 && own <= 0 && device <= 0 && f.fp8_peak_tflops > 0 && t > f.fp8_peak_tflops)
     out.push_back("MFU against the FP8 peak " + core::percent(t / f.fp8_peak_tflops) +
                   " exceeds 100% (" + detail::tflops_text(t) +
                   " TFLOP/s/GPU against a dense FP8 peak of " +
-                  detail::tflops_text(f.fp8_peak_tflops) + "): a figure behind it is wrong");
+                  detail::tflops_text(f.fp8_peak_tflops) + counted +
+                  "): a figure behind it is wrong");
   // An unknown device has no peak to take MFU against; an absurd figure is still flagged.
   if (own <= 0 && device <= 0 && t > implausible_tflops_per_gpu)
     out.push_back(detail::tflops_text(t) + " TFLOP/s/GPU is more than any GPU reaches (" +
                   core::num(implausible_tflops_per_gpu, 0) +
-                  "; the device has no peak in tprimat's table): a figure behind it is wrong");
-  if (const double log = f.log_tflops_per_gpu;
-      std::isfinite(log) && log > 0 && std::fabs(t - log) > log_tflops_tolerance * log)
-    out.push_back("computed " + detail::tflops_text(t) +
-                  " TFLOP/s/GPU differs from the log's own " + detail::tflops_text(log) + " by " +
-                  (t > log ? "+" : "") + core::percent(t / log - 1) +
-                  ": the global batch, sequence length, GPU count or model read for it is wrong");
+                  "; the device has no peak in tprimat's table" + counted +
+                  "): a figure behind it is wrong");
+  log_check();
   return out;
 }
 
@@ -115,6 +139,7 @@ inline SanityFigures sanity_figures(const nlohmann::json& doc) {
   };
   SanityFigures f;
   f.tflops_per_gpu = number("/performance_metrics/model_tflops_per_gpu");
+  f.tflops_per_gpu_causal = number("/performance_metrics/tflops_per_gpu_causal");
   const double peak = number("/performance_metrics/peak_tflops_dense");
   f.mfu_peak_tflops = peak > 0 ? peak : 0;
   const auto text = [&](const char* pointer) {

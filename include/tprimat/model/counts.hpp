@@ -36,11 +36,24 @@ constexpr std::int64_t matmul_params(const Dims& d) {
   return total_params(d) - (d.tied_embeddings ? 0 : embedding_params(d));
 }
 
+/// The attention products (scores QK^T and their product with V) per trained token, forward +
+/// backward, every query against every key: PaLM's 12·L·H·Dh·S.
+constexpr double full_attention_flops_per_token(const Dims& d, int seq) {
+  return 12.0 * d.layers * d.heads * d.head_dim * static_cast<double>(seq);
+}
+
 /// Model FLOPs per trained token, PaLM convention (appendix B): 6P + 12·L·H·Dh·S.
-/// Forward + backward, no recomputation, attention counted as if not causal.
+/// Forward + backward, no recomputation, attention counted as if not causal (NVIDIA's dgxc
+/// tables count so).
 constexpr double flops_per_token(const Dims& d, int seq) {
-  return 6.0 * static_cast<double>(matmul_params(d)) +
-         12.0 * d.layers * d.heads * d.head_dim * static_cast<double>(seq);
+  return 6.0 * static_cast<double>(matmul_params(d)) + full_attention_flops_per_token(d, seq);
+}
+
+/// Model FLOPs per trained token with causal attention: a causal mask leaves half the score
+/// matrix to compute, so the attention term is halved, 6P + 6·L·H·Dh·S (Megatron-Bridge's and
+/// NeMo's convention). The work the kernels really do: what an MFU over 100% is judged by.
+constexpr double flops_per_token_causal(const Dims& d, int seq) {
+  return flops_per_token(d, seq) - full_attention_flops_per_token(d, seq) / 2;
 }
 
 /// The seeds' "6N" figure (6 x all parameters), reported beside the PaLM one, never instead.

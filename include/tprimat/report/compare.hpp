@@ -437,8 +437,9 @@ inline Table results_table(const std::vector<const Group*>& rows) {
   std::vector<std::string> header{"model", "strategy", "platform", "run", "device", "GPUs"};
   if (configs) header.push_back("configuration");
   for (const char* h :
-       {"runs", "tokens/s/GPU", "step time (s)", "TFLOP/s/GPU", "MFU (bf16 peak)",
-        "MFU (FP8 peak)", "memory (GiB)"})
+       {"runs", "tokens/s/GPU", "step time (s)", "TFLOP/s/GPU", "MFU PaLM (bf16 peak)",
+        "MFU causal (bf16 peak)", "MFU PaLM (FP8 peak)", "MFU causal (FP8 peak)",
+        "memory (GiB)"})
     header.push_back(h);
   Table t(header);
   for (const auto* row_group : rows) {
@@ -451,9 +452,12 @@ inline Table results_table(const std::vector<const Group*>& rows) {
          {std::to_string(g.per_gpu.count), tokens_cell(g),
           num(g.average([](const Result& x) { return x.avg_step_time; }), 4),
           num(g.average([](const Result& x) { return x.tflops_per_gpu(); }), 3),
-          // Both MFU figures of a flagged result carry the marker: neither is one.
+          // Every MFU figure of a flagged result carries the marker: none is one.
           flagged(percent(g.average([](const Result& x) { return x.mfu(); })), g.flagged),
+          flagged(percent(g.average([](const Result& x) { return x.mfu_causal(); })), g.flagged),
           flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak(); })), g.flagged),
+          flagged(percent(g.average([](const Result& x) { return x.mfu_fp8_peak_causal(); })),
+                  g.flagged),
           num(g.average([](const Result& x) { return x.memory_gb; }), 2)})
       row.push_back(std::move(cell));
     t.add(std::move(row));
@@ -518,9 +522,11 @@ inline std::string compare_text(const LoadOutcome& in, const std::vector<Group>&
       "(results differing in any field that defines an experiment are never pooled). "
       "TFLOP/s/GPU: model FLOPs, PaLM convention (6 P_matmul + 12 L H Dh S per token), the same "
       "for every precision. "
-      "MFU (bf16 peak): against the dense bf16 peak (H100/H200 989.4, MI300X 1307.4 TFLOP/s); "
-      "MFU (FP8 peak): the same FLOPs against the dense FP8 peak (H100/H200 1978.9, MI300X "
-      "2614.9), the bound of an FP8 run; n/a where the device's peak is unknown.";
+      "MFU PaLM (bf16 peak): against the dense bf16 peak (H100/H200 989.4, MI300X 1307.4 "
+      "TFLOP/s); MFU PaLM (FP8 peak): the same FLOPs against the dense FP8 peak (H100/H200 "
+      "1978.9, MI300X 2614.9), the bound of an FP8 run; MFU causal: the attention term halved "
+      "(6 P_matmul + 6 L H Dh S), the work a causal mask leaves, which the flags judge; n/a where "
+      "the device's peak is unknown.";
   out += warnings.empty() ? "\n" : " (!): a figure no run can reach, named above.\n";
   return out;
 }

@@ -566,6 +566,46 @@ inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
   return stated_setting(*s, name, least, log);
 }
 
+/// training_config.recompute as the log states it: {granularity none|full|selective, method
+/// uniform|block|null, num_layers N|null}, method and layers only for full (Megatron ignores them
+/// otherwise); nullopt where the log says nothing of recomputation. A value Megatron would not
+/// take is a damaged log, named.
+inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
+                                                      const std::string& log) {
+  const auto off = [](const std::optional<StatedText>& s) {
+    return !s || s->value == "None" || s->value == "null" || s->value == "none" ||
+           s->value == "~";
+  };
+  const auto refuse = [&](const StatedText& s, std::string_view name, std::string_view allowed) {
+    return core::InputError(log + ": " + std::string(name) + " " + core::shown(s.value) + " at " +
+                                s.where + " is not " + std::string(allowed),
+                            "pass the log of a run whose settings it prints");
+  };
+  const auto activations = stated_bool(stated.recompute_activations, "recompute_activations", log);
+  if (!stated.recompute_granularity && !activations) return std::nullopt;
+  std::string granularity = "none";
+  if (!off(stated.recompute_granularity)) {
+    granularity = stated.recompute_granularity->value;
+    if (granularity != "full" && granularity != "selective")
+      throw refuse(*stated.recompute_granularity, "recompute_granularity",
+                   "none, full or selective");
+  } else if (activations.value_or(false)) {
+    granularity = "selective";  // Megatron's older --recompute-activations
+  }
+  nlohmann::json method = nullptr, layers = nullptr;
+  if (granularity == "full") {
+    if (!off(stated.recompute_method)) {
+      const std::string& m = stated.recompute_method->value;
+      if (m != "uniform" && m != "block")
+        throw refuse(*stated.recompute_method, "recompute_method", "uniform or block");
+      method = m;
+    }
+    if (!off(stated.recompute_num_layers))
+      layers = stated_setting(*stated.recompute_num_layers, "recompute_num_layers", 1, log);
+  }
+  return nlohmann::json{{"granularity", granularity}, {"method", method}, {"num_layers", layers}};
+}
+
 }  // namespace detail
 
 /// The result document for the log `log` read from `in`: our schema, its configuration read
@@ -603,7 +643,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
     const auto world = detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log);
     const auto t = detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log);
     const auto p = detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log);
-    const long long split = (t ? t->value : 1) * (p ? p->value : 1);
+    const long long split =
+        (t ? t->value : 1) * (p ? p->value : 1) * (stated.cp ? stated.cp->value : 1);
     if (world && world->value % split == 0)
       record(stated.global_batch, "global_batch_size",
              stated.micro_batch->value * (world->value / split),
@@ -626,30 +667,34 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
       detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log), "--tp");
   const Stated pp = detail::assumed_one(
       detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log), "--pp");
-  if (stated.cp && stated.cp->value > 1)
-    throw core::InputError(log + ": context_parallel_size " + std::to_string(stated.cp->value) +
-                               " at " + stated.cp->where +
-                               ": a tprimat result has no context parallelism to record it in",
-                           "import runs without context parallelism");
-  const long long model_parallel = tp.value * pp.value;
+  // Context parallelism: the log's figure (Megatron's context_parallel_size, NeMo's, torchtitan's
+  // context_parallel_degree), else none ran, as the flags have no say in it.
+  const Stated cp =
+      stated.cp ? Stated{stated.cp->value, "log " + stated.cp->where}
+                : Stated{1, "assumed 1: the log states no context_parallel_size"};
+  // Megatron's rule: the ranks are TP x PP x CP x DP.
+  const long long model_parallel = tp.value * pp.value * cp.value;
   if (gpus.value % model_parallel != 0)
     throw core::InputError(
         log + ": " + detail::named("num_gpus", gpus) +
-            " is not a multiple of TP x PP: " + detail::named("tensor_model_parallel_size", tp) +
-            " x " + detail::named("pipeline_model_parallel_size", pp),
+            " is not a multiple of TP x PP x CP: " +
+            detail::named("tensor_model_parallel_size", tp) + " x " +
+            detail::named("pipeline_model_parallel_size", pp) + " x " +
+            detail::named("context_parallel_size", cp),
         "pass the run's --num-gpus, --tp and --pp");
   const long long dp = gpus.value / model_parallel;
   if (stated.dp && stated.dp->value != dp)
     throw core::InputError(log + ": data_parallel_size " + std::to_string(stated.dp->value) +
-                               " at " + stated.dp->where + " is not num_gpus / (TP x PP) = " +
+                               " at " + stated.dp->where + " is not num_gpus / (TP x PP x CP) = " +
                                std::to_string(gpus.value) + " / (" + std::to_string(tp.value) +
-                               " x " + std::to_string(pp.value) + ") = " + std::to_string(dp),
+                               " x " + std::to_string(pp.value) + " x " +
+                               std::to_string(cp.value) + ") = " + std::to_string(dp),
                            "pass the run's --num-gpus, --tp and --pp");
   if (gbs.value % (mbs.value * dp) != 0)
     throw core::InputError(
         log + ": " + detail::named("global_batch_size", gbs) +
             " is not a multiple of micro batch x DP = " + detail::named("micro_batch_size", mbs) +
-            " x " + std::to_string(dp) + " (num_gpus / (TP x PP))",
+            " x " + std::to_string(dp) + " (num_gpus / (TP x PP x CP))",
         "pass the run's --micro-batch-size, --tp, --pp and --num-gpus");
   if (o.format == "torchtitan") detail::step_times_from_tps(parsed.series, gbs, seq, gpus, log);
   const model::Dims dims = detail::model_as_run(full, stated, log, o.model);
@@ -718,6 +763,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
                           static_cast<int>(dp), static_cast<int>(gbs.value / (mbs.value * dp))};
+  c.context_parallel_size = static_cast<int>(cp.value);
   c.mbs = static_cast<int>(mbs.value);
   c.gbs = static_cast<int>(gbs.value);
   c.seq = static_cast<int>(seq.value);
@@ -748,8 +794,18 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                            "you mean");
   const auto seed = logged_seed ? logged_seed : o.seed;
   c.seed = seed.value_or(0);
+  const auto recompute = detail::stated_recompute(stated, log);
   bench::MemoryPlanInput mi;
   mi.dims = dims;
+  // Full recomputation as stated plans the activations it keeps (selective, or full without its
+  // method and layers, is planned as none: an upper bound).
+  if (recompute && (*recompute)["granularity"] == "full" && (*recompute)["method"].is_string() &&
+      (*recompute)["num_layers"].is_number_integer()) {
+    mi.recompute.granularity = train::RecomputeGranularity::full;
+    mi.recompute.method = (*recompute)["method"] == "block" ? train::RecomputeMethod::block
+                                                            : train::RecomputeMethod::uniform;
+    mi.recompute.num_layers = (*recompute)["num_layers"].get<int>();
+  }
   mi.tp = c.plan.tp;
   mi.pp = c.plan.pp;
   mi.dp = c.plan.dp;
@@ -800,7 +856,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   put("/parallelism_config/distributed_optimizer", maybe(zero1));
   put("/parallelism_config/sequence_parallel",
       sp ? nlohmann::json(c.sequence_parallel) : nlohmann::json(nullptr));
-  put("/training_config/recompute", nullptr);  // the logs' recompute settings are not read yet
+  put("/training_config/recompute", recompute ? *recompute : nlohmann::json(nullptr));
   put("/training_config/seed", maybe(seed));
   put("/reproduce/seed", maybe(seed));
   // How tprimat itself runs (CUDA graph, overlap, attention kernel) and the machine's facts a log
@@ -821,7 +877,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
     doc["memory_metrics"]["peak_reserved_gb"] = nullptr;
 
   nlohmann::json assumptions = nlohmann::json::array();
-  for (const Stated* s : {&mbs, &tp, &pp})
+  for (const Stated* s : {&mbs, &tp, &pp, &cp})
     if (s->where.starts_with("assumed")) assumptions.push_back(s->where);
   if (!stated.precision) assumptions.push_back("precision bf16: the log does not say");
   if (precision_config.is_fp8()) {
@@ -912,6 +968,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"sequence_length", seq.where},
         {"tensor_model_parallel_size", tp.where},
         {"pipeline_model_parallel_size", pp.where},
+        {"context_parallel_size", cp.where},
         {"num_layers", stated.layers ? "log " + stated.layers->where
                                      : std::string("--model ") + o.model + " (the full model)"},
         {"precision",
@@ -923,6 +980,11 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                  : stated.data   ? "log " + stated.data->where
                  : mock          ? "log " + stated.mock_data->where
                                  : std::string("not in log (pass --data)")},
+        {"recompute", stated.recompute_granularity
+                          ? nlohmann::json("log " + stated.recompute_granularity->where)
+                      : stated.recompute_activations
+                          ? nlohmann::json("log " + stated.recompute_activations->where)
+                          : nlohmann::json("not in log")},
         {"fp8_recipe", !precision_config.is_fp8() ? nlohmann::json(nullptr)
                        : torchtitan_default_recipe
                            ? nlohmann::json("assumed current (torchtitan's default tensorwise)")

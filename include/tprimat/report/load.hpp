@@ -55,6 +55,9 @@ struct Result {
   double avg_step_time = unknown;
   double std_step_time = unknown;
   double flops_per_token_palm = unknown;  ///< for the layers run
+  /// The causal count (attention halved) for the layers run: from the file, else derived from
+  /// the model and sequence; NaN where the model is unknown.
+  double flops_per_token_causal = unknown;
   double flops_per_token_6n = unknown;
   std::string flops_source;               ///< where the FLOPs/token came from
   double peak_tflops_dense = 0;           ///< per device; 0 unknown
@@ -80,11 +83,21 @@ struct Result {
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
+  double tflops_per_gpu_causal() const {
+    return tokens_per_second_per_gpu * flops_per_token_causal / 1e12;
+  }
   /// Model FLOPs against the dense bf16 peak, whatever the precision.
   double mfu() const { return peak_tflops_dense > 0 ? tflops_per_gpu() / peak_tflops_dense : unknown; }
   /// The same model FLOPs against the dense FP8 peak.
   double mfu_fp8_peak() const {
     return peak_tflops_fp8_dense > 0 ? tflops_per_gpu() / peak_tflops_fp8_dense : unknown;
+  }
+  /// mfu() and mfu_fp8_peak() under the causal count: the work the kernels do.
+  double mfu_causal() const {
+    return peak_tflops_dense > 0 ? tflops_per_gpu_causal() / peak_tflops_dense : unknown;
+  }
+  double mfu_fp8_peak_causal() const {
+    return peak_tflops_fp8_dense > 0 ? tflops_per_gpu_causal() / peak_tflops_fp8_dense : unknown;
   }
   bool fp8() const { return bench::is_fp8_precision(precision); }
   /// Impossible or contradicted figures, as every report shows them (bench/sanity.hpp).
@@ -95,6 +108,7 @@ struct Result {
     // Every figure the check judges where the result was written, so no report drops a flag.
     f.tokens_per_gpu = tokens_per_second_per_gpu;
     f.log_tokens_per_gpu = log_tokens_per_second_per_gpu;
+    f.tflops_per_gpu_causal = tflops_per_gpu_causal();
     return bench::sanity_warnings(f);
   }
   /// The one predicate every report ranks by: a flagged result (an impossible or contradicted
@@ -228,11 +242,24 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
 
   r.flops_per_token_palm = perf("flops_per_token_palm");
   r.flops_per_token_6n = perf("flops_per_token_6n");
+  r.flops_per_token_causal = perf("flops_per_token_causal");
   if (std::isfinite(r.flops_per_token_palm)) {
     r.flops_source = "from the file (layers run)";
+    // A result written before the causal count: PaLM's less half its attention term, for the
+    // layers run.
+    if (const auto d = model::find(r.model);
+        !std::isfinite(r.flops_per_token_causal) && d && r.seq > 0)
+      r.flops_per_token_causal =
+          r.flops_per_token_palm -
+          model::full_attention_flops_per_token(r.layers > 0 ? d->with_layers(r.layers) : *d,
+                                                r.seq) /
+              2;
+    // A file whose FLOPs cannot hold its own attention term (edited) gets no causal figure.
+    if (!(r.flops_per_token_causal > 0)) r.flops_per_token_causal = unknown;
   } else if (const auto d = model::find(r.model); d && r.seq > 0) {
     // The seeds store no FLOPs: count them for the full published model at this sequence.
     r.flops_per_token_palm = model::flops_per_token(*d, r.seq);
+    r.flops_per_token_causal = model::flops_per_token_causal(*d, r.seq);
     r.flops_per_token_6n = model::flops_per_token_6n(*d);
     r.flops_source = "derived from the model name (full model)";
   } else {

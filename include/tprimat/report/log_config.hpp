@@ -66,6 +66,11 @@ struct LogConfig {
       weight_decay, clip_norm, init_std;
   /// Megatron's first_last_layers_bf16 and the counts it keeps in bf16 at each end.
   std::optional<StatedText> first_last_layers_bf16, bf16_layers_at_start, bf16_layers_at_end;
+  /// Activation recomputation as the log writes it, "None" (off) kept: Megatron's and NeMo's
+  /// recompute_granularity/_method/_num_layers (NeMo 1's activations_checkpoint_*), Megatron's
+  /// older recompute_activations (selective), torchtitan's activation_checkpoint mode.
+  std::optional<StatedText> recompute_granularity, recompute_method, recompute_num_layers,
+      recompute_activations;
 };
 
 namespace detail {
@@ -485,6 +490,10 @@ class LogConfigReader {
     // (E4M3 forward, E5M2 gradients: the hybrid format); rowwise is refused by the import.
     if (is("model", "converters") && value.find("float8") != value.npos)
       fp8_ = StatedPrecision{"hybrid", where};
+    // Activation checkpointing: mode none, full or selective (Megatron's granularities).
+    if (is("activation_checkpoint", "mode"))
+      return record_text(c_.recompute_granularity, "activation_checkpoint.mode",
+                         StatedText{unquoted(), where});
     if (is("float8", "recipe_name") || is("linear", "recipe_name")) {
       const std::string r = unquoted();
       c_.fp8_recipe = StatedPrecision{r == "None" || r == "tensorwise" ? "current" : r, where};
@@ -583,6 +592,14 @@ class LogConfigReader {
     if (key == "bf16") record_text(bf16_, key, text());
     if (key == "fp16") record_text(fp16_, key, text());
     if (key == "fp8") record_text(fp8_, key, text());
+    // Recomputation: "None" states that it is off, so these keep it.
+    if (key == "recompute_granularity" || key == "activations_checkpoint_granularity")
+      record_text(c_.recompute_granularity, key, text());
+    if (key == "recompute_method" || key == "activations_checkpoint_method")
+      record_text(c_.recompute_method, key, text());
+    if (key == "recompute_num_layers" || key == "activations_checkpoint_num_layers")
+      record_text(c_.recompute_num_layers, key, text());
+    if (key == "recompute_activations") record_text(c_.recompute_activations, key, text());
     if (key == "fp8_recipe") record_text(c_.fp8_recipe, key, text());
     if (key == "fp8_amax_history_len") record_text(c_.fp8_amax_history_len, key, text());
     if (key == "fp8_amax_compute_algo") record_text(c_.fp8_amax_compute_algo, key, text());

@@ -166,7 +166,8 @@ inline Table peak_table(const std::vector<const Result*>& rows) {
   std::vector<std::string> header{"platform", "model", "device", "GPUs", "strategy", "run"};
   if (named) header.push_back("configuration");
   for (const char* h : {"tokens/s", "tokens/s/GPU", "TFLOP/s total", "TFLOP/s/GPU (PaLM)",
-                        "TFLOP/s/GPU (6N)", "MFU (dense)", "step time (s)"})
+                        "TFLOP/s/GPU (6N)", "MFU PaLM (dense)", "MFU causal (dense)",
+                        "step time (s)"})
     header.push_back(h);
   Table t(header);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -178,6 +179,7 @@ inline Table peak_table(const std::vector<const Result*>& rows) {
          {grouped(r->tokens_per_second), grouped(r->tokens_per_second_per_gpu),
           num(r->tflops_per_gpu() * r->num_gpus, 2), num(r->tflops_per_gpu(), 3),
           num(r->tflops_per_gpu_6n(), 3), flagged(percent(r->mfu()), !r->usable_for_ranking()),
+          flagged(percent(r->mfu_causal()), !r->usable_for_ranking()),
           num(r->avg_step_time, 4)})
       row.push_back(std::move(cell));
     t.add(std::move(row));
@@ -215,7 +217,9 @@ inline std::string peak_text_tail(const LoadOutcome& in, const std::string& warn
   out +=
       "\nConventions: tokens/s = global batch x sequence / mean step time. TFLOP/s (PaLM) = "
       "tokens/s x (6 P_matmul + 12 L H Dh S) / 1e12; (6N) = 6 x all parameters, the seeds' "
-      "figure. MFU = PaLM TFLOP/s/GPU over the DENSE bf16 peak";
+      "figure. MFU PaLM = PaLM TFLOP/s/GPU over the DENSE bf16 peak, MFU causal = the same with "
+      "the attention term halved (6 P_matmul + 6 L H Dh S: the work a causal mask leaves, which "
+      "the (!) flags judge), each";
   out += o.peak_tflops > 0 ? " given with --peak-tflops (" + num(o.peak_tflops, 1) + " TFLOP/s)"
                            : std::string(" (H100 SXM/H200 989.4, MI300X 1307.4 TFLOP/s)");
   out += ". The seeds used H100's 2:4-sparse " + num(backend::seeds_sparse_h100_tflops, 0) +
@@ -271,7 +275,8 @@ inline std::string peak_text(const LoadOutcome& in, const std::vector<Result>& r
   out += "  compute:         " + num(best.tflops_per_gpu() * best.num_gpus, 2) +
          " TFLOP/s total, " + num(best.tflops_per_gpu(), 3) + " TFLOP/s/GPU (PaLM), " +
          num(best.tflops_per_gpu_6n(), 3) + " TFLOP/s/GPU (6N)\n";
-  out += "  MFU (dense):     " + percent(best.mfu()) + " of " +
+  out += "  MFU (dense):     " + percent(best.mfu()) + " PaLM, " + percent(best.mfu_causal()) +
+         " causal, of " +
          (best.peak_tflops_dense > 0 ? num(best.peak_tflops_dense, 1) + " TFLOP/s"
                                      : std::string("an unknown peak")) + "\n";
   out += "  per day at peak: " + grouped(daily_tokens) + " tokens, " +

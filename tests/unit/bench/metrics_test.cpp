@@ -53,6 +53,34 @@ TEST(Metrics, MfuAgainstDensePeak) {
   EXPECT_TRUE(std::isnan(m.step_time.std)) << "one sample has no spread";
 }
 
+TEST(Metrics, MfuUnderBothConventionsNamed) {
+  // Llama 3.1 8B at seq 131072 on an H100 (989.4 dense bf16, 1978.9 FP8): 4,000 tokens/s/GPU
+  // is 4000 x 251,187,978,240 / 1e12 = 1004.75 TFLOP/s under PaLM's count (MFU 101.6%, past
+  // the peak), 4000 x 148,108,763,136 / 1e12 = 592.44 under the causal count (MFU 59.9%).
+  const auto d = model::dims<model::Llama31_8B>();
+  bench::MetricsInput in;
+  in.tokens_per_step = 4000;
+  in.num_gpus = 1;
+  in.flops_per_token_palm = model::flops_per_token(d, 131072);
+  in.flops_per_token_causal = model::flops_per_token_causal(d, 131072);
+  in.peak_tflops_dense = 989.4;
+  in.peak_tflops_fp8_dense = 1978.9;
+  const std::vector<double> t{1.0};
+  const auto m = bench::compute_metrics(t, in);
+  EXPECT_NEAR(m.model_tflops_per_gpu, 1004.751912960, 1e-9);
+  EXPECT_NEAR(m.tflops_per_gpu_causal, 592.435052544, 1e-9);
+  ASSERT_TRUE(m.mfu && m.mfu_causal && m.mfu_fp8_peak && m.mfu_fp8_peak_causal);
+  EXPECT_NEAR(*m.mfu, 1004.751912960 / 989.4, 1e-12);
+  EXPECT_GT(*m.mfu, 1.0);
+  EXPECT_NEAR(*m.mfu_causal, 592.435052544 / 989.4, 1e-12);
+  EXPECT_NEAR(*m.mfu_fp8_peak_causal, 592.435052544 / 1978.9, 1e-12);
+  // No peak: neither convention has an MFU.
+  in.peak_tflops_dense = in.peak_tflops_fp8_dense = 0;
+  const auto unknown = bench::compute_metrics(t, in);
+  EXPECT_FALSE(unknown.mfu_causal.has_value());
+  EXPECT_FALSE(unknown.mfu_fp8_peak_causal.has_value());
+}
+
 TEST(Metrics, NoStepsMeansUnknownThroughput) {
   bench::MetricsInput in;
   in.tokens_per_step = 10;

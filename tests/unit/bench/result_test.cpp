@@ -200,6 +200,71 @@ TEST(ExperimentFields, AResultFromBeforeSequenceParallelismRanWithout) {
                                      std::to_string(c.seq)});
 }
 
+TEST(Result, ContextParallelismCountsInTheRanks) {
+  // TP 1 x PP 1 x CP 2 x DP 2: four ranks, each sequence split over two of them.
+  auto c = tiny_context();
+  c.context_parallel_size = 2;
+  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
+  const auto doc = bench::make_result(c, {record(0.5)});
+  EXPECT_EQ(doc["parallelism_config"]["context_parallel_size"], 2);
+  EXPECT_EQ(doc["parallelism_config"]["data_parallel_size"], 2);
+  EXPECT_EQ(doc["gpu_info"]["device_count"], 4);
+  EXPECT_EQ(doc["training_config"]["num_gpus"], 4);
+  // 8 sequences x 64 tokens in 0.5 s over 4 GPUs.
+  EXPECT_DOUBLE_EQ(doc["performance_metrics"]["tokens_per_second_per_gpu"].get<double>(),
+                   8.0 * 64 / 0.5 / 4);
+  EXPECT_EQ(bench::result_error(doc), std::nullopt) << *bench::result_error(doc);
+  // Without CP (the default) the result states 1.
+  EXPECT_EQ(bench::make_result(tiny_context(), {record(0.5)})["parallelism_config"]
+                                                             ["context_parallel_size"],
+            1);
+}
+
+TEST(Result, BothFlopConventionsAreWrittenNamed) {
+  auto c = tiny_context();
+  c.device.peak_tflops_dense = 1.0;
+  c.device.peak_tflops_fp8_dense = 2.0;
+  const auto doc = bench::make_result(c, {record(0.5)});
+  const auto& p = doc["performance_metrics"];
+  EXPECT_DOUBLE_EQ(p["flops_per_token_palm"].get<double>(), model::flops_per_token(c.dims, 64));
+  EXPECT_DOUBLE_EQ(p["flops_per_token_causal"].get<double>(),
+                   model::flops_per_token_causal(c.dims, 64));
+  const double tokens_per_gpu = p["tokens_per_second_per_gpu"].get<double>();
+  EXPECT_DOUBLE_EQ(p["tflops_per_gpu_causal"].get<double>(),
+                   tokens_per_gpu * model::flops_per_token_causal(c.dims, 64) / 1e12);
+  EXPECT_DOUBLE_EQ(p["mfu_causal"].get<double>(), p["tflops_per_gpu_causal"].get<double>() / 1.0);
+  EXPECT_DOUBLE_EQ(p["mfu_fp8_peak_causal"].get<double>(),
+                   p["tflops_per_gpu_causal"].get<double>() / 2.0);
+  EXPECT_LT(p["mfu_causal"].get<double>(), p["mfu"].get<double>());
+  // Each run's figures carry both too.
+  EXPECT_TRUE(doc["runs"][0]["performance_metrics"]["mfu_causal"].is_number());
+}
+
+TEST(ExperimentFields, ContextParallelismAbsentIsOne) {
+  auto c = tiny_context();
+  auto old = bench::make_result(c, {record(0.5)});
+  old["parallelism_config"].erase("context_parallel_size");  // written before the field existed
+  constexpr auto cp = bench::experiment_field("/parallelism_config/context_parallel_size");
+  EXPECT_EQ(bench::experiment_value(old, cp), 1);
+  EXPECT_TRUE(bench::configuration_differences(old, c).empty());
+  c.context_parallel_size = 2;
+  c.plan.dp = 1;  // the same two ranks
+  EXPECT_EQ(bench::configuration_differences(old, c),
+            (std::vector<std::string>{"parallelism_config.context_parallel_size: 1 -> 2",
+                                      "parallelism_config.data_parallel_size: 2 -> 1"}));
+  EXPECT_EQ(bench::experiment_label(cp, 2), "CP 2");
+  // Recomputation off is one experiment, however its method and layers are written.
+  constexpr auto rc = bench::experiment_field("/training_config/recompute");
+  nlohmann::json off = old;
+  off["training_config"]["recompute"] = {
+      {"granularity", "none"}, {"method", nullptr}, {"num_layers", nullptr}};
+  EXPECT_EQ(bench::experiment_value(off, rc), bench::experiment_value(old, rc));
+  EXPECT_EQ(bench::experiment_label(rc, {{"granularity", "selective"},
+                                         {"method", nullptr},
+                                         {"num_layers", nullptr}}),
+            "recompute selective");
+}
+
 TEST(ExperimentFields, OneListForOverwriteAndReports) {
   // The overwrite rule compares exactly the pointers the reports group by.
   ASSERT_EQ(bench::detail::experiment_keys.size(), bench::experiment_field_count);

@@ -112,6 +112,42 @@ TEST(Sanity, LogTokensDisagreement) {
             "batch, sequence length or GPU count read for it is wrong");
 }
 
+TEST(Sanity, TheCausalFigureIsJudged) {
+  // Llama 3.1 8B at seq 131072 on an H100: 1004.8 TFLOP/s/GPU under PaLM's count (MFU 101.6%)
+  // is 592.4 of work really done (causal MFU 59.9%): plausible, not flagged.
+  SanityFigures f{1004.8, 989.4, "NVIDIA H100 80GB HBM3", nan};
+  f.tflops_per_gpu_causal = 592.4;
+  EXPECT_TRUE(sanity_warnings(f).empty());
+  // The causal figure past the peak is flagged, named.
+  f.tflops_per_gpu = 1200;
+  f.tflops_per_gpu_causal = 1050;
+  const auto w = sanity_warnings(f);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "MFU 106.1% exceeds 100% (1050.0 TFLOP/s/GPU against a dense peak of 989.4; causal "
+            "count: attention halved): a figure behind it is wrong");
+  // From a result document: its causal figure, as written.
+  nlohmann::json doc = {{"gpu_info", {{"device_name", "NVIDIA H100 80GB HBM3"}}},
+                        {"training_config", {{"precision", "bf16"}}},
+                        {"performance_metrics",
+                         {{"model_tflops_per_gpu", 1004.8},
+                          {"tflops_per_gpu_causal", 592.4},
+                          {"peak_tflops_dense", 989.4}}}};
+  set_sanity_warnings(doc);
+  EXPECT_EQ(doc["warnings"], nlohmann::json::array());
+  // A log's own figure agrees with ours under either count (frameworks print one or the other).
+  f = SanityFigures{400, 989.4, "NVIDIA H100 80GB HBM3", 356};
+  f.tflops_per_gpu_causal = 355.5;
+  EXPECT_TRUE(sanity_warnings(f).empty());
+  f.log_tflops_per_gpu = 400;
+  EXPECT_TRUE(sanity_warnings(f).empty());
+  f.log_tflops_per_gpu = 250;
+  ASSERT_EQ(sanity_warnings(f).size(), 1u);
+  EXPECT_EQ(sanity_warnings(f)[0],
+            "computed 400.0 TFLOP/s/GPU differs from the log's own 250.0 by +60.0%: the global "
+            "batch, sequence length, GPU count or model read for it is wrong");
+}
+
 TEST(Sanity, FiguresOfOurDocuments) {
   nlohmann::json doc;
   doc["performance_metrics"] = {{"model_tflops_per_gpu", 1200.0}, {"peak_tflops_dense", 989.4}};

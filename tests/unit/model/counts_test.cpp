@@ -78,6 +78,24 @@ TEST(ModelCounts, PalmFlopsPerTokenLlamaSeq2048) {
   EXPECT_DOUBLE_EQ(flops_per_token(qwen, 2048), 44'889'965'568.0);
 }
 
+TEST(ModelCounts, CausalCountHalvesTheAttentionTermByHand) {
+  // Llama 3.1 8B: P_matmul = 8,030,261,248 - 128256 x 4096 = 7,504,924,672, so 6P =
+  // 45,029,548,032; attention 12 x 32 layers x 32 heads x 128 x S.
+  const double six_p = 6.0 * 7'504'924'672;
+  EXPECT_DOUBLE_EQ(full_attention_flops_per_token(llama, 8192), 12'884'901'888.0);
+  EXPECT_DOUBLE_EQ(flops_per_token(llama, 8192), six_p + 12'884'901'888.0);  // 57,914,449,920
+  EXPECT_DOUBLE_EQ(flops_per_token_causal(llama, 8192), six_p + 6'442'450'944.0);
+  // At seq 8192 attention is about 22% of the PaLM count: causal is about 0.89 of it.
+  EXPECT_NEAR(full_attention_flops_per_token(llama, 8192) / flops_per_token(llama, 8192), 0.2225,
+              5e-4);
+  EXPECT_NEAR(flops_per_token_causal(llama, 8192) / flops_per_token(llama, 8192), 0.8888, 5e-4);
+  // At 131072 tokens attention is most of the step: causal is 0.59 of PaLM's count.
+  EXPECT_DOUBLE_EQ(flops_per_token_causal(llama, 131072), six_p + 103'079'215'104.0);
+  EXPECT_NEAR(flops_per_token_causal(llama, 131072) / flops_per_token(llama, 131072), 0.5896,
+              5e-4);
+  static_assert(flops_per_token_causal(tiny, 256) < flops_per_token(tiny, 256));
+}
+
 TEST(ModelCounts, SixNIsReportedBesidePalm) {
   EXPECT_DOUBLE_EQ(flops_per_token_6n(llama), 6.0 * 8'030'261'248);
   EXPECT_DOUBLE_EQ(flops_per_token_6n(qwen), 6.0 * 7'615'616'512);

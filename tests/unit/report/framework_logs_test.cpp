@@ -34,6 +34,9 @@ struct FrameworkLog {
 constexpr FrameworkLog framework_logs[] = {
     {"megatron_llama_bf16.log", "megatron", "NVIDIA H100 80GB HBM3"},
     {"megatron_llama_fp8.log", "megatron", "NVIDIA H100 80GB HBM3"},
+    // Context parallelism 2 at seq 8192, full recomputation (Megatron), selective (NeMo 2).
+    {"megatron_llama_cp2.log", "megatron", "NVIDIA H100 80GB HBM3"},
+    {"nemo2_llama_cp2.log", "nemo", "NVIDIA H100 80GB HBM3"},
     {"nemo2_llama_bf16.log", "nemo", "NVIDIA H100 80GB HBM3"},
     {"nemo2_llama_fp8.log", "nemo", "NVIDIA H100 80GB HBM3"},
     {"primus_llama_bf16.log", "primus", "AMD Instinct MI300X"},
@@ -148,6 +151,48 @@ TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
   EXPECT_EQ(t["training_config"]["data"], "c4");
   EXPECT_EQ(t["imported"]["iterations_found"], 5);  // the validation line is no step
   EXPECT_TRUE(t["parallelism_config"]["distributed_optimizer"].is_null());
+}
+
+TEST(FrameworkLogs, ContextParallelRunsAndRecomputationAreRead) {
+  // 8 GPUs = TP 4 x PP 1 x CP 2 x DP 1; both logs print causal-count TFLOP/s (Megatron's and
+  // NeMo's FLOPs since 2025), which is no disagreement with ours.
+  for (const char* file : {"megatron_llama_cp2.log", "nemo2_llama_cp2.log"}) {
+    SCOPED_TRACE(file);
+    const json doc = import_named(file);
+    EXPECT_EQ(doc["parallelism_config"]["context_parallel_size"], 2);
+    EXPECT_EQ(doc["parallelism_config"]["data_parallel_size"], 1);
+    EXPECT_EQ(doc["parallelism_config"]["gradient_accumulation_steps"], 128);
+    EXPECT_EQ(doc["training_config"]["sequence_length"], 8192);
+    EXPECT_EQ(doc["warnings"], json::array());
+    EXPECT_NEAR(doc["performance_metrics"]["tflops_per_gpu_causal"].get<double>(),
+                doc["imported"]["log_tflops_per_gpu_mean"].get<double>(), 0.5);
+  }
+  EXPECT_EQ(import_named("megatron_llama_cp2.log")["training_config"]["recompute"],
+            json({{"granularity", "full"}, {"method", "uniform"}, {"num_layers", 1}}));
+  EXPECT_EQ(import_named("nemo2_llama_cp2.log")["training_config"]["recompute"],
+            json({{"granularity", "selective"}, {"method", nullptr}, {"num_layers", nullptr}}));
+  // torchtitan: context_parallel_degree, and activation_checkpoint's mode.
+  std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/torchtitan_llama_bf16.log");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("'context_parallel_degree': 1", "'context_parallel_degree': 2");
+  replace("'parallelism': {",
+          "'activation_checkpoint': {'mode': 'selective', 'selective_ac_option': 'op'}, "
+          "'parallelism': {");
+  std::istringstream log(text);
+  ImportOptions o;
+  o.format = "torchtitan";
+  o.model = "llama";
+  o.device_name = "NVIDIA H100 80GB HBM3";
+  const json t = import_log(log, "torchtitan_cp2.log", o, "tprimat import");
+  EXPECT_EQ(t["parallelism_config"]["context_parallel_size"], 2);
+  EXPECT_EQ(t["parallelism_config"]["data_parallel_size"], 2);  // 8 / (TP 2 x CP 2)
+  EXPECT_EQ(t["training_config"]["global_batch_size"], 8);      // local 4 x DP 2
+  EXPECT_EQ(t["training_config"]["recompute"]["granularity"], "selective");
 }
 
 TEST(FrameworkLogs, AnsiColoursAndThousandsSeparatorsAreRead) {

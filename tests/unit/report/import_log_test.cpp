@@ -4,6 +4,7 @@
 // flags that fill what it lacks, and the contradictions and damaged figures it refuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -231,9 +232,6 @@ TEST(ImportLog, BatchRampUpMustEndInTheWarmUp) {
 }
 
 TEST(ImportLog, RunsTprimatCannotRecordAreRefused) {
-  EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "2")), llama())
-                .find("run.log: context_parallel_size 2 at line 14 (arguments block)"),
-            std::string::npos);
   // FP8 of another format than hybrid.
   EXPECT_EQ(refusal(tp4_log("", "e4m3"), llama()),
             "tprimat: run.log: the run trained in fp8 (e4m3) (at line 4 (arguments block)); "
@@ -513,6 +511,111 @@ TEST(ImportLog, CarriageReturnsEndLines) {
     EXPECT_EQ(doc["training_config"], want["training_config"]);
     EXPECT_EQ(doc["raw_step_times"], want["raw_step_times"]);
   }
+}
+
+TEST(ImportLog, ContextParallelRunsImportWithMegatronsDp) {
+  // Issue 35: a CP 2 log was refused. 8 GPUs = TP 4 x PP 1 x CP 2 x DP 1.
+  const auto doc = import_text(tp4_log(argument("context_parallel_size", "2")), llama());
+  ASSERT_EQ(bench::result_error(doc), std::nullopt) << *bench::result_error(doc);
+  EXPECT_EQ(doc["parallelism_config"]["context_parallel_size"], 2);
+  EXPECT_EQ(doc["parallelism_config"]["data_parallel_size"], 1);
+  EXPECT_EQ(doc["parallelism_config"]["gradient_accumulation_steps"], 64);
+  EXPECT_EQ(doc["gpu_info"]["device_count"], 8);
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["context_parallel_size"],
+            "log line 14 (arguments block)");
+  // Without CP the same GPUs are DP 2; a log without the setting ran none, and says so.
+  const auto none = import_text(tp4_log(), llama());
+  EXPECT_EQ(none["parallelism_config"]["context_parallel_size"], 1);
+  EXPECT_EQ(none["parallelism_config"]["data_parallel_size"], 2);
+  EXPECT_NE(none["imported"]["assumptions"].dump().find("no context_parallel_size"),
+            std::string::npos);
+  // CP is part of the experiment: the two are different configurations.
+  const auto diff = bench::configuration_differences(none, doc);
+  EXPECT_NE(std::find(diff.begin(), diff.end(), "parallelism_config.context_parallel_size: 1 -> 2"),
+            diff.end());
+  // A stated DP must be world / (TP x PP x CP); GPUs that TP x PP x CP does not divide are refused.
+  EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "2") +
+                            argument("data_parallel_size", "2")),
+                    llama())
+                .find("data_parallel_size 2 at line 15 (arguments block) is not num_gpus / (TP x "
+                      "PP x CP) = 8 / (4 x 1 x 2) = 1"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("context_parallel_size", "4")), llama())
+                .find("num_gpus 8 (log line 13 (arguments block)) is not a multiple of TP x PP x "
+                      "CP"),
+            std::string::npos);
+  // Megatron's "using world size" line and NeMo's context parallel groups state it too.
+  auto nemo = nemo_llama();
+  const auto grouped = import_text(
+      nemo_fp8_log() + "All context parallel group ranks: [[0, 1], [2, 3], [4, 5], [6, 7]]\n",
+      nemo);
+  EXPECT_EQ(grouped["parallelism_config"]["context_parallel_size"], 2);
+  EXPECT_EQ(grouped["parallelism_config"]["data_parallel_size"], 1);
+}
+
+TEST(ImportLog, RecomputationIsReadFromTheLog) {
+  const auto recompute = [](const std::string& extra) {
+    return import_text(tp4_log(extra), llama())["training_config"]["recompute"];
+  };
+  // Megatron's arguments block: None is a statement (off), never "not in log".
+  const auto off = import_text(tp4_log(argument("recompute_granularity", "None") +
+                                       argument("recompute_method", "None") +
+                                       argument("recompute_num_layers", "None")),
+                               llama());
+  EXPECT_EQ(off["training_config"]["recompute"],
+            (nlohmann::json{{"granularity", "none"}, {"method", nullptr}, {"num_layers", nullptr}}));
+  EXPECT_EQ(off["imported"]["not_in_log"].dump().find("recompute"), std::string::npos);
+  EXPECT_EQ(recompute(argument("recompute_granularity", "full") +
+                      argument("recompute_method", "block") +
+                      argument("recompute_num_layers", "4")),
+            (nlohmann::json{{"granularity", "full"}, {"method", "block"}, {"num_layers", 4}}));
+  EXPECT_EQ(recompute(argument("recompute_granularity", "selective") +
+                      argument("recompute_method", "None") +
+                      argument("recompute_num_layers", "None"))["granularity"],
+            "selective");
+  // The older --recompute-activations is selective recomputation.
+  EXPECT_EQ(recompute(argument("recompute_activations", "True"))["granularity"], "selective");
+  // A log silent on it: null, named in not_in_log.
+  const auto silent = import_text(tp4_log(), llama());
+  EXPECT_TRUE(silent["training_config"]["recompute"].is_null());
+  EXPECT_NE(silent["imported"]["not_in_log"].dump().find("training_config.recompute"),
+            std::string::npos);
+  // Full recomputation keeps fewer activations: the plan follows the log.
+  EXPECT_LT(import_text(tp4_log(argument("recompute_granularity", "full") +
+                                argument("recompute_method", "uniform") +
+                                argument("recompute_num_layers", "1")),
+                        llama())["memory_metrics"]["predicted_gb"]
+                .get<double>(),
+            off["memory_metrics"]["predicted_gb"].get<double>());
+  // No recomputation is one experiment, as a bench run writes it or as a log does.
+  EXPECT_EQ(bench::recorded_experiment_value(
+                off, bench::experiment_field("/training_config/recompute")),
+            nlohmann::json::parse(R"({"granularity": "none", "method": "uniform", "num_layers": 1})"));
+  // NeMo 1's configuration dump and NeMo 2's config repr.
+  EXPECT_EQ(import_text(nemo_fp8_log("  activations_checkpoint_granularity: full\n"
+                                     "  activations_checkpoint_method: uniform\n"
+                                     "  activations_checkpoint_num_layers: 2\n"),
+                        nemo_llama())["training_config"]["recompute"],
+            (nlohmann::json{{"granularity", "full"}, {"method", "uniform"}, {"num_layers", 2}}));
+  EXPECT_EQ(import_text(nemo_fp8_log("TransformerConfig(recompute_granularity='selective', "
+                                     "recompute_method=None, recompute_num_layers=None)\n"),
+                        nemo_llama())["training_config"]["recompute"]["granularity"],
+            "selective");
+  // Values Megatron would not take are a damaged log, named.
+  EXPECT_NE(refusal(tp4_log(argument("recompute_granularity", "partial")), llama())
+                .find("recompute_granularity partial at line 14 (arguments block) is not none, "
+                      "full or selective"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("recompute_granularity", "full") +
+                            argument("recompute_method", "sometimes")),
+                    llama())
+                .find("recompute_method sometimes at line 15"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("recompute_granularity", "full") +
+                            argument("recompute_num_layers", "0")),
+                    llama())
+                .find("recompute_num_layers 0 at line 15"),
+            std::string::npos);
 }
 
 }  // namespace
