@@ -69,10 +69,7 @@ struct ResultContext {
   backend::DeviceInfo device;
   model::Dims full;    ///< the model as published
   model::Dims dims;    ///< the model as run (layers may be a proxy)
-  parallel::Plan plan;
-  /// Context parallelism as run: ranks that split each sequence (Megatron's
-  /// context_parallel_size); the CLI fills it, 1 without context parallelism.
-  int context_parallel_size = 1;
+  parallel::Plan plan;  ///< TP, PP, CP (plan.cp: Megatron's context_parallel_size), DP
   int mbs = 1;
   int gbs = 1;
   int seq = 2048;
@@ -105,9 +102,7 @@ struct ResultContext {
 inline constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 /// Ranks of the run, Megatron's rule: TP x PP x CP x DP (each sequence split over CP ranks).
-inline int result_world(const ResultContext& c) {
-  return c.plan.tp * c.plan.pp * c.context_parallel_size * c.plan.dp;
-}
+inline int result_world(const ResultContext& c) { return c.plan.world(); }
 
 /// NaN (undefined statistic) becomes null rather than a number nobody measured.
 inline nlohmann::json number_or_null(double v) {
@@ -290,7 +285,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   doc["parallelism_config"] = {
       {"tensor_model_parallel_size", c.plan.tp},
       {"pipeline_model_parallel_size", c.plan.pp},
-      {"context_parallel_size", c.context_parallel_size},
+      {"context_parallel_size", c.plan.cp},
       {"data_parallel_size", c.plan.dp},
       {"gradient_accumulation_steps", c.plan.grad_accum},
       {"strategy_name", c.plan.strategy_name},

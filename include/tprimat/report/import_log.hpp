@@ -763,7 +763,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.dims = dims;
   c.plan = parallel::Plan{o.strategy, static_cast<int>(tp.value), static_cast<int>(pp.value),
                           static_cast<int>(dp), static_cast<int>(gbs.value / (mbs.value * dp))};
-  c.context_parallel_size = static_cast<int>(cp.value);
+  c.plan.cp = static_cast<int>(cp.value);
   c.mbs = static_cast<int>(mbs.value);
   c.gbs = static_cast<int>(gbs.value);
   c.seq = static_cast<int>(seq.value);
@@ -809,6 +809,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.tp = c.plan.tp;
   mi.pp = c.plan.pp;
   mi.dp = c.plan.dp;
+  mi.cp = c.plan.cp;
   mi.mbs = c.mbs;
   mi.seq = c.seq;
   mi.grad_accum = c.plan.grad_accum;

@@ -203,7 +203,7 @@ TEST(ExperimentFields, AResultFromBeforeSequenceParallelismRanWithout) {
 TEST(Result, ContextParallelismCountsInTheRanks) {
   // TP 1 x PP 1 x CP 2 x DP 2: four ranks, each sequence split over two of them.
   auto c = tiny_context();
-  c.context_parallel_size = 2;
+  c.plan.cp = 2;
   c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
   const auto doc = bench::make_result(c, {record(0.5)});
   EXPECT_EQ(doc["parallelism_config"]["context_parallel_size"], 2);
@@ -247,7 +247,7 @@ TEST(ExperimentFields, ContextParallelismAbsentIsOne) {
   constexpr auto cp = bench::experiment_field("/parallelism_config/context_parallel_size");
   EXPECT_EQ(bench::experiment_value(old, cp), 1);
   EXPECT_TRUE(bench::configuration_differences(old, c).empty());
-  c.context_parallel_size = 2;
+  c.plan.cp = 2;
   c.plan.dp = 1;  // the same two ranks
   EXPECT_EQ(bench::configuration_differences(old, c),
             (std::vector<std::string>{"parallelism_config.context_parallel_size: 1 -> 2",
