@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Where `tprimat bench` redraws its progress line in place (\r and an erase-line code): on a
-# terminal only. Output to a file, and a rank's output under mpirun (which gives the rank a
-# pseudo-terminal whatever mpirun's own stdout is), are plain lines.
+# Where `tprimat bench` redraws its progress line in place (\r and an erase-line code): with
+# --progress-redraw on a terminal only. By default a terminal gets a line a step (its history
+# kept); output to a file, and a rank's output under mpirun (which gives the rank a
+# pseudo-terminal whatever mpirun's own stdout is), are plain lines even with the flag.
 # usage: console_run.py TPRIMAT WORKDIR [LAUNCHER ARG...]
-# Without a launcher: stdout a file (plain), a terminal (redrawn: the check's positive control),
-# and a terminal as a rank of mpirun sees it (plain). With one: `LAUNCHER tprimat ... > file`.
+# Without a launcher: stdout a file (plain), a terminal (plain), a terminal with the flag
+# (redrawn: the check's positive control), and a terminal as a rank of mpirun sees it (plain).
+# With one: `LAUNCHER tprimat ... > file`.
 import os
 import pathlib
 import pty
@@ -17,9 +19,10 @@ import sys
 REDRAW = ("\r", "\x1b")
 
 
-def bench(tprimat: str, out_dir: str, ranks: int) -> list[str]:
+def bench(tprimat: str, out_dir: str, ranks: int, redraw: bool = True) -> list[str]:
     return [tprimat, "bench", "--model", "tiny", "--seq", "32", "--steps", "3", "--warmup-steps",
-            "1", "--gbs", str(ranks), "--output-dir", out_dir]
+            "1", "--gbs", str(ranks), "--output-dir", out_dir] + (
+                ["--progress-redraw"] if redraw else [])
 
 
 def to_file(cmd: list[str], work: pathlib.Path, name: str) -> str:
@@ -77,7 +80,10 @@ def main() -> int:
         return 0 if check("mpirun ... > file", text, redrawn=False) else 1
     ok = check("stdout a file", to_file(bench(tprimat, "file", 1), work, "file"), redrawn=False)
     terminal = {"TERM": "xterm"}
-    ok &= check("a terminal", on_terminal(bench(tprimat, "tty", 1), work, terminal), redrawn=True)
+    ok &= check("a terminal", on_terminal(bench(tprimat, "lines", 1, redraw=False), work, terminal),
+                redrawn=False)
+    ok &= check("a terminal with --progress-redraw",
+                on_terminal(bench(tprimat, "tty", 1), work, terminal), redrawn=True)
     # What a rank of Open MPI's mpirun sees: a pseudo-terminal, and its launcher's variables.
     rank = {**terminal, "OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0"}
     ok &= check("a rank's terminal under mpirun",

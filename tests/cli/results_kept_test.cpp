@@ -316,7 +316,14 @@ TEST(Reporter, AClosedPipeOnStdoutClosesTheConsoleNotTheRunNorTheLog) {
           cli::Reporter rep(true);
           rep.open_log(log);
           rep.line("before");
-          rep.step(1, 3, false, 5.0, 0.1, 10.0, 0.2);
+          cli::StepLine step;
+          step.k = 1;
+          step.n = 3;
+          step.loss = 5.0;
+          step.seconds = 0.1;
+          step.tokens_per_second = 10.0;
+          step.eta_seconds = 0.2;
+          rep.step(step);
           rep.line("after");
           rep.close_log();
           std::ifstream in(log);

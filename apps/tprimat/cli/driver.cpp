@@ -157,7 +157,7 @@ void close_parallel_all(const BenchOptions& opts, const Runtime& rt,
 }  // namespace
 
 int run_bench(const BenchOptions& opts, const Runtime& rt) {
-  Reporter rep(rt.rank == 0);
+  Reporter rep(rt.rank == 0, opts.progress_redraw ? ProgressStyle::redraw : ProgressStyle::lines);
   JobList list;
   std::vector<OutputLock> locks;  // every job's result and log, until the last job has written
   try {

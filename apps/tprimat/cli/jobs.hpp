@@ -59,6 +59,7 @@ struct Job {
   bench::MemoryPlanInput memory_input;
   /// --layers auto chose full recomputation: the whole model fits only with it.
   bool recompute_chosen = false;
+  int log_interval = 1;  ///< --log-interval: every Nth step line on the console
 };
 
 /// Every file a job writes into its output directory. The result and the log are locked for the
@@ -576,6 +577,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   job.memory_input = mem;
   job.recompute_chosen = recompute_chosen;
   job.runs = o.runs;
+  job.log_interval = o.log_interval;
   job.output_dir = job_output_dir(o, choice);
   return job;
 }

@@ -98,6 +98,8 @@ struct BenchOptions {
   std::string output_dir = "./output";
   bool overwrite = false;  ///< replace a result file of another configuration instead of refusing
   int runs = 1;
+  int log_interval = 1;   ///< --log-interval: every Nth step line on the console
+  bool progress_redraw = false;  ///< --progress-redraw: one line redrawn on a terminal
   int steps = 10;         ///< measured steps per run
   int warmup_steps = 2;   ///< run before the measured steps, excluded from statistics
   int mbs = 1;
@@ -205,6 +207,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
+  f("--log-interval", o.log_interval,
+    "print every Nth step's line on the console, the first and the last always (Megatron's "
+    "flag; the log keeps every step) (default: 1)",
+    "", limits::steps_range);
+  f("--progress-redraw", o.progress_redraw,
+    "on a terminal, redraw one progress line in place instead of a line a step (the console then "
+    "keeps no history; the log keeps every step)",
+    "");
   f("--no-overlap", o.no_overlap, "GPU: reduce gradients over DP (and sum the norm) in line after each bucket, and all-reduce TP input gradients before the weight gradients, instead of on side streams beside the backward pass, to measure what the overlap buys", "");
   f("--precision", o.precision,
     "bf16, or fp8: the decoder layers' linear projections in FP8, NeMo's hybrid recipe "

@@ -36,13 +36,37 @@ inline bool redraws_progress(int fd = STDOUT_FILENO) {
   }
 }
 
+/// How step lines reach a terminal: a line each (the history kept), or one line redrawn in place
+/// (`--progress-redraw`, where redraws_progress()).
+enum class ProgressStyle { lines, redraw };
+/// Where a step's line goes: the console and the log, or (between --log-interval's) the log.
+enum class StepShown { everywhere, log_only };
+
+/// One step's figures, as its progress line shows them.
+struct StepLine {
+  int k = 0, n = 0;  ///< step k of n
+  bool warmup = false;
+  double loss = 0, lr = 0, grad_norm = 0;
+  double seconds = 0;  ///< the step's time
+  double tokens_per_second = 0, tokens_per_second_per_gpu = 0;
+  double tflops_per_gpu = 0;         ///< PaLM count
+  std::optional<double> mfu;         ///< PaLM count, bf16 dense peak; none where it is unknown
+  std::optional<double> mfu_causal;  ///< attention halved
+  double memory_gib = 0;             ///< the step's peak per GPU
+  double elapsed_seconds = 0;        ///< since the run's first step
+  double eta_seconds = 0;
+};
+
 /// Only rank 0 reports (`enabled` false elsewhere). Every line also goes to the log file once
-/// one is open; progress lines are rewritten in place (\r) only where redraws_progress().
+/// one is open; progress lines are rewritten in place (\r) only with ProgressStyle::redraw
+/// where redraws_progress().
 /// The console may go away mid-run (a closed pipe: EPIPE; a dropped SSH session: EIO): from the
 /// first failed write on, the console is left alone and the log still gets every line.
 class Reporter {
  public:
-  explicit Reporter(bool enabled = true) : enabled_(enabled), tty_(enabled && redraws_progress()) {}
+  explicit Reporter(bool enabled = true, ProgressStyle style = ProgressStyle::lines)
+      : enabled_(enabled),
+        tty_(enabled && style == ProgressStyle::redraw && redraws_progress()) {}
 
   bool enabled() const { return enabled_; }
 
@@ -106,15 +130,25 @@ class Reporter {
     if (enabled_ && log_) log_write(std::string(text) + "\n");
   }
 
-  /// One step's progress: "step k/N loss x step-time t tokens/s y ETA z".
-  void step(int k, int n, bool warmup, double loss, double seconds, double tokens_per_second,
-            double eta_seconds) {
+  /// One step's progress, what performance engineers watch: "step k/N loss x lr l grad-norm g
+  /// step-time t tokens/s y tokens/s/GPU z TFLOP/s/GPU f MFU m% (PaLM) c% (causal) memory M GiB
+  /// elapsed e ETA r". The log gets every step; the console those shown everywhere.
+  void step(const StepLine& s, StepShown shown = StepShown::everywhere) {
     if (!enabled_) return;
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s %d/%d loss %.4f step-time %.3fs tokens/s %.1f ETA %s",
-                  warmup ? "warmup" : "step", k, n, loss, seconds, tokens_per_second,
-                  format_duration(eta_seconds).c_str());
+    char buf[512];
+    char mfu[96] = "";
+    if (s.mfu && s.mfu_causal)
+      std::snprintf(mfu, sizeof mfu, " MFU %.1f%% (PaLM) %.1f%% (causal)", 100.0 * *s.mfu,
+                    100.0 * *s.mfu_causal);
+    std::snprintf(buf, sizeof buf,
+                  "%s %d/%d loss %.4f lr %.3g grad-norm %.4g step-time %.3fs tokens/s %.1f "
+                  "tokens/s/GPU %.1f TFLOP/s/GPU %.4g%s memory %.2f GiB elapsed %s ETA %s",
+                  s.warmup ? "warmup" : "step", s.k, s.n, s.loss, s.lr, s.grad_norm, s.seconds,
+                  s.tokens_per_second, s.tokens_per_second_per_gpu, s.tflops_per_gpu, mfu,
+                  s.memory_gib, format_duration(s.elapsed_seconds).c_str(),
+                  format_duration(s.eta_seconds).c_str());
     if (log_) log_write(std::string(buf) + "\n");
+    if (shown == StepShown::log_only) return;
     if (tty_) {
       console("\r\033[K", buf);
       open_progress_ = console_open_;

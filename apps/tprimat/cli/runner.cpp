@@ -156,6 +156,8 @@ bench::RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
   bench::RunRecord rec;
   const int total = c.warmup_steps + c.steps;
   const double tokens_per_step = double(c.gbs) * c.seq;
+  const bench::MetricsInput figures = bench::detail::metrics_input(c);  // FLOPs, GPUs, peak
+  double elapsed = 0;  // seconds of the steps so far, the line's "elapsed"
   std::optional<data::SyntheticTokens> synthetic;
   std::optional<data::BlendedSamples> indexed;
   if (job.data.synthetic())
@@ -217,9 +219,29 @@ bench::RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
       }
       rec.peak_bytes = std::max(rec.peak_bytes, double(d.peak_bytes()));
       const double per_step = rec.step_times.empty() ? dt : measured_sum / rec.step_times.size();
-      rep.step(warm ? s + 1 : s + 1 - c.warmup_steps, warm ? c.warmup_steps : c.steps, warm,
-               st.loss, dt, tokens_per_step / dt,
-               per_step * (total - s - 1 + (job.runs - run - 1) * total));
+      StepLine line;
+      line.warmup = warm;
+      line.k = warm ? s + 1 : s + 1 - c.warmup_steps;
+      line.n = warm ? c.warmup_steps : c.steps;
+      line.loss = st.loss;
+      line.lr = st.lr;
+      line.grad_norm = st.grad_norm;
+      line.seconds = dt;
+      line.tokens_per_second = tokens_per_step / dt;
+      line.tokens_per_second_per_gpu = line.tokens_per_second / figures.num_gpus;
+      line.tflops_per_gpu = line.tokens_per_second_per_gpu * figures.flops_per_token_palm / 1e12;
+      if (figures.peak_tflops_dense > 0) {
+        line.mfu = line.tflops_per_gpu / figures.peak_tflops_dense;
+        line.mfu_causal = line.tokens_per_second_per_gpu * figures.flops_per_token_causal / 1e12 /
+                          figures.peak_tflops_dense;
+      }
+      line.memory_gib = mem;
+      elapsed += dt;
+      line.elapsed_seconds = elapsed;
+      line.eta_seconds = per_step * (total - s - 1 + (job.runs - run - 1) * total);
+      // --log-interval: every Nth line of each phase on the console, its first and last always.
+      const bool shown = line.k == 1 || line.k == line.n || line.k % job.log_interval == 0;
+      rep.step(line, shown ? StepShown::everywhere : StepShown::log_only);
     }
     rec.complete = rec.interrupted_by == 0;
   } catch (const std::exception& e) {
