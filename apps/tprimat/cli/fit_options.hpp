@@ -5,12 +5,14 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/config.hpp"
 
 namespace tprimat::cli {
 
@@ -22,24 +24,23 @@ struct FitOption {
 
 namespace detail {
 
-/// The plan input with DP taken from `world` for its layout, and the accumulation from the
-/// global batch; false when the layout or the batch does not divide.
-inline bool with_world(bench::MemoryPlanInput& in, int world, std::int64_t gbs) {
-  const int model_ranks = in.tp * in.pp * in.cp;
-  if (model_ranks < 1 || world % model_ranks != 0) return false;
-  in.dp = world / model_ranks;
-  const std::int64_t per_step = std::int64_t{in.mbs} * in.dp;
-  if (gbs % per_step != 0) return false;
-  in.grad_accum = static_cast<int>(gbs / per_step);
-  return true;
-}
-
-/// Whether the layout rules hold for `in` (heads, KV heads, layers over PP with the even split,
-/// 2 x CP over seq, sequence parallelism's rows).
-inline bool layout_holds(const bench::MemoryPlanInput& in) {
-  return !parallel::layout_error(in.dims, in.tp, in.pp) &&
-         !parallel::context_parallel_error(in.seq, in.cp) &&
-         !(in.sequence_parallel && parallel::sequence_parallel_error(in.mbs, in.seq, in.tp, in.cp));
+/// `in` laid out over `world` GPUs for the global batch `gbs` by the CLI's own rule
+/// (parallel::make_plan: the layout rules with the even pipeline split, DP from the ranks,
+/// accumulation from the batch) and context and sequence parallelism's rules: its DP and
+/// accumulation set, or false where a rule does not hold.
+inline bool laid_out(bench::MemoryPlanInput& in, int world, int gbs) {
+  if (parallel::context_parallel_error(in.seq, in.cp) ||
+      (in.sequence_parallel && parallel::sequence_parallel_error(in.mbs, in.seq, in.tp, in.cp)))
+    return false;
+  try {
+    const auto plan = parallel::make_plan(in.dims, "", {in.tp, in.pp}, world, in.mbs, gbs, 0, 0,
+                                          parallel::PipelineSplit::even, in.cp);
+    in.dp = plan.dp;
+    in.grad_accum = plan.grad_accum;
+    return true;
+  } catch (const core::InputError&) {
+    return false;
+  }
 }
 
 }  // namespace detail
@@ -49,11 +50,11 @@ inline bool layout_holds(const bench::MemoryPlanInput& in) {
 /// recomputation, a larger CP, TP or PP (each a valid layout over the same GPUs, the even
 /// pipeline split). A job with an uneven pipeline split is varied with the even one.
 inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInput& in, int world,
-                                                      std::int64_t gbs, double capacity_bytes) {
+                                                      int gbs, double capacity_bytes) {
   std::vector<FitOption> out;
   const auto consider = [&](bench::MemoryPlanInput changed, std::string flags) {
     changed.stage_layers.clear();
-    if (!detail::layout_holds(changed) || !detail::with_world(changed, world, gbs)) return;
+    if (!detail::laid_out(changed, world, gbs)) return;
     const double total = bench::plan_memory(changed).total;
     if (total <= capacity_bytes) out.push_back({std::move(flags), total});
   };
@@ -64,9 +65,7 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
   }
   if (!in.recompute.on()) {
     auto r = in;
-    r.recompute.granularity = train::RecomputeGranularity::full;
-    r.recompute.method = train::RecomputeMethod::uniform;
-    r.recompute.num_layers = 1;
+    r.recompute = train::full_recompute_every_layer;
     consider(r, "--recompute-granularity full");
   }
   for (const int n : {2, 4, 8}) {
@@ -87,14 +86,12 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
 
 /// The fewest GPUs, up to 64 times `world`, on which `in`'s layout with the distributed
 /// optimizer fits (its optimizer state shards over more DP ranks); 0 when none does.
-inline int gpus_that_fit(bench::MemoryPlanInput in, int world, std::int64_t gbs,
-                         double capacity_bytes) {
+inline int gpus_that_fit(bench::MemoryPlanInput in, int world, int gbs, double capacity_bytes) {
   in.distributed_optimizer = true;
   in.stage_layers.clear();
-  if (!detail::layout_holds(in)) return 0;
   for (int n = world * 2; n <= world * 64; n *= 2) {
     auto more = in;
-    if (detail::with_world(more, n, gbs) && bench::plan_memory(more).total <= capacity_bytes)
+    if (detail::laid_out(more, n, gbs) && bench::plan_memory(more).total <= capacity_bytes)
       return n;
   }
   return 0;

@@ -477,9 +477,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     if (layers < full.layers && !mem.recompute.on() && !uneven) {
       bench::MemoryPlanInput recomputed = mem;
       recomputed.dims = full;
-      recomputed.recompute = train::Recompute{.granularity = train::RecomputeGranularity::full,
-                                              .method = train::RecomputeMethod::uniform,
-                                              .num_layers = 1};
+      recomputed.recompute = train::full_recompute_every_layer;
       if (bench::plan_memory(recomputed).total * bench::fit_margin <= capacity) {
         mem.recompute = recomputed.recompute;
         layers = full.layers;

@@ -38,10 +38,11 @@ void save_weights(const Job& job, int run, bench::RunRecord& rec, const train::P
     rep.line("tprimat: --save: the run did not complete; no weights written to " + c.save);
     return;
   }
-  const auto at =
-      parallel::coords_of(comm.rank(), {c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp});
-  const int replica = at.cp + c.plan.cp * at.dp;  // CP ranks hold the same weights as DP's
-  const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp, replica, comm);
+  const parallel::GridShape grid{c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp};
+  const auto at = parallel::coords_of(comm.rank(), grid);
+  // CP ranks hold the same weights as DP's: replica 0 of DP x CP gives them.
+  const auto whole = train::gather_whole_model<T>(c.dims, table, params, at.tp,
+                                                  parallel::replica_of(at, grid), comm);
   if (comm.rank() != 0) return;
   try {
     data::save_hf_weights<float>(c.save, train::make_parameter_table(c.dims, train::Shard{}),

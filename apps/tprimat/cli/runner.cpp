@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/bench/metrics.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/blend.hpp"
@@ -155,7 +156,6 @@ bench::RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
   const auto& c = job.ctx;
   bench::RunRecord rec;
   const int total = c.warmup_steps + c.steps;
-  const double tokens_per_step = double(c.gbs) * c.seq;
   const bench::MetricsInput figures = bench::detail::metrics_input(c);  // FLOPs, GPUs, peak
   double elapsed = 0;  // seconds of the steps so far, the line's "elapsed"
   std::optional<data::SyntheticTokens> synthetic;
@@ -227,14 +227,13 @@ bench::RunRecord run_steps(const Job& job, int run, const StepDriver& d, Reporte
       line.lr = st.lr;
       line.grad_norm = st.grad_norm;
       line.seconds = dt;
-      line.tokens_per_second = tokens_per_step / dt;
-      line.tokens_per_second_per_gpu = line.tokens_per_second / figures.num_gpus;
-      line.tflops_per_gpu = line.tokens_per_second_per_gpu * figures.flops_per_token_palm / 1e12;
-      if (figures.peak_tflops_dense > 0) {
-        line.mfu = line.tflops_per_gpu / figures.peak_tflops_dense;
-        line.mfu_causal = line.tokens_per_second_per_gpu * figures.flops_per_token_causal / 1e12 /
-                          figures.peak_tflops_dense;
-      }
+      const bench::Metrics step_metrics =  // the result's own formulas, over this one step
+          bench::compute_metrics(std::span<const double>(&dt, 1), figures);
+      line.tokens_per_second = step_metrics.tokens_per_second;
+      line.tokens_per_second_per_gpu = step_metrics.tokens_per_second_per_gpu;
+      line.tflops_per_gpu = step_metrics.model_tflops_per_gpu;
+      line.mfu = step_metrics.mfu;
+      line.mfu_causal = step_metrics.mfu_causal;
       line.memory_gib = mem;
       elapsed += dt;
       line.elapsed_seconds = elapsed;

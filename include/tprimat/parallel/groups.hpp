@@ -44,6 +44,9 @@ constexpr int rank_of(Coords c, GridShape g) {
   return c.tp + g.tp * (c.cp + g.cp * (c.dp + g.dp * c.pp));
 }
 
+/// A rank's place among those holding the same weights (same tp, pp): DP x CP, CP fastest.
+constexpr int replica_of(Coords c, GridShape g) { return c.cp + g.cp * c.dp; }
+
 static_assert(coords_of(5, GridShape{2, 2, 2}) == Coords{1, 1, 0});
 static_assert(rank_of(Coords{1, 1, 0}, GridShape{2, 2, 2}) == 5);
 static_assert(coords_of(6, GridShape{2, 1, 2, 2}) == Coords{0, 0, 1, 1});
@@ -65,7 +68,7 @@ struct Groups {
   bool first_stage() const { return at.pp == 0; }
   bool last_stage() const { return at.pp == shape.pp - 1; }
   /// This rank's place in dp_cp.
-  int dp_cp_rank() const { return at.cp + shape.cp * at.dp; }
+  int dp_cp_rank() const { return replica_of(at, shape); }
   int dp_cp_size() const { return shape.dp * shape.cp; }
 };
 
@@ -93,7 +96,7 @@ Groups<C> make_groups(C world, int tp, int pp, int cp = 1) {
   C pp_group = world.split((at.dp * g.cp + at.cp) * g.tp + at.tp, at.pp);
   C dp_group = world.split((at.pp * g.cp + at.cp) * g.tp + at.tp, at.dp);
   C cp_group = world.split((at.pp * g.dp + at.dp) * g.tp + at.tp, at.cp);
-  C dp_cp_group = world.split(at.pp * g.tp + at.tp, at.cp + g.cp * at.dp);
+  C dp_cp_group = world.split(at.pp * g.tp + at.tp, replica_of(at, g));
   return Groups<C>{std::move(world),    std::move(tp_group), std::move(pp_group),
                    std::move(dp_group), std::move(cp_group), std::move(dp_cp_group),
                    g,                   at};

@@ -64,6 +64,11 @@ struct Recompute {
   }
 };
 
+/// Every layer recomputed, one at a time (uniform, groups of 1): the most memory full
+/// recomputation saves, what the program tries when a model does not fit.
+inline constexpr Recompute full_recompute_every_layer{RecomputeGranularity::full,
+                                                      RecomputeMethod::uniform, 1};
+
 /// Per-rank shape of one optimizer step.
 struct StepShape {
   int mbs = 1;         ///< sequences per micro-batch

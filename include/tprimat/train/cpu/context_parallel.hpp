@@ -47,8 +47,9 @@ class ContextParallel {
         mbs_(mbs),
         heads_(d.heads),
         kv_heads_(d.kv_heads),
-        head_dim_(d.head_dim),
-        positions_(split.positions()) {
+        head_dim_(d.head_dim) {
+    rank_positions_.clear();
+    for (int r = 0; r < split.cp; ++r) rank_positions_.push_back(split.of_rank(r).positions());
     if (!on()) return;
     const std::int64_t rows = std::int64_t{mbs} * split.local_seq();
     kv_elements_ = rows * d.kv_dim();
@@ -60,7 +61,7 @@ class ContextParallel {
   bool on() const { return split_.cp > 1; }
   const parallel::ContextSplit& split() const { return split_; }
   /// Each local token's position in its sequence (RoPE's angle, the causal mask).
-  const std::vector<int>& positions() const { return positions_; }
+  const std::vector<int>& positions() const { return rank_positions_[split_.rank]; }
   const ContextParallelOps<T>& ops() const { return ops_; }
   std::size_t elements() const {
     return block_.size() + block_next_.size() + grad_.size() + grad_next_.size() +
@@ -75,11 +76,10 @@ class ContextParallel {
     std::fill_n(o, o_part_.size(), T(0));
     std::fill_n(lse, lse_part_.size(), -std::numeric_limits<T>::infinity());
     for (int step = 0; step < split_.cp; ++step) {
-      const std::vector<int> k_pos = split_.of_rank(holder(step)).positions();
       Backend::attention_block_forward(q, block_.data(), block_.data() + kv_elements_,
                                        o_part_.data(), lse_part_.data(), mbs_, lq,
-                                       positions_.data(), lq, k_pos.data(), heads_, kv_heads_,
-                                       head_dim_);
+                                       positions().data(), lq, key_positions(step), heads_,
+                                       kv_heads_, head_dim_);
       Backend::merge_attention(o, lse, o_part_.data(), lse_part_.data(), mbs_, lq, heads_,
                                head_dim_);
       if (step + 1 < split_.cp) shift(block_, block_next_);
@@ -95,10 +95,9 @@ class ContextParallel {
     std::fill_n(dq, o_part_.size(), T(0));
     std::fill(grad_.begin(), grad_.end(), T(0));
     for (int step = 0; step < split_.cp; ++step) {
-      const std::vector<int> k_pos = split_.of_rank(holder(step)).positions();
       Backend::attention_block_backward(q, block_.data(), block_.data() + kv_elements_, o, lse,
                                         dout, dq, grad_.data(), grad_.data() + kv_elements_, mbs_,
-                                        lq, positions_.data(), lq, k_pos.data(), heads_,
+                                        lq, positions().data(), lq, key_positions(step), heads_,
                                         kv_heads_, head_dim_);
       if (step + 1 < split_.cp) {
         shift(block_, block_next_);
@@ -113,8 +112,10 @@ class ContextParallel {
   }
 
  private:
-  /// The rank whose K/V block this rank holds at ring step `step`.
-  int holder(int step) const { return (split_.rank - step + split_.cp) % split_.cp; }
+  /// The positions of the K/V block this rank holds at ring step `step`: rank - step's.
+  const int* key_positions(int step) const {
+    return rank_positions_[(split_.rank - step + split_.cp) % split_.cp].data();
+  }
   void load_block(const T* k, const T* v) {
     std::copy_n(k, kv_elements_, block_.begin());
     std::copy_n(v, kv_elements_, block_.begin() + kv_elements_);
@@ -127,7 +128,8 @@ class ContextParallel {
   ContextParallelOps<T> ops_;
   parallel::ContextSplit split_;
   int mbs_ = 1, heads_ = 1, kv_heads_ = 1, head_dim_ = 1;
-  std::vector<int> positions_;
+  // Every CP rank's token positions, made once (a default object's: one token at 0).
+  std::vector<std::vector<int>> rank_positions_ = {{0}};
   std::int64_t kv_elements_ = 0;          // one of K, V: [rows, kv_dim]
   AlignedVector<T> block_, block_next_;   // the K/V block held, [K | V], and the one arriving
   AlignedVector<T> grad_, grad_next_;     // its gradient [dK | dV], travelling with it
