@@ -8,7 +8,8 @@
 #                        [scaling] [scaling-full] [scaling-full-mbs2] [profile-full]
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
 #                        [scaling-balanced] [scaling-balanced-full] [scaling-sp] [scaling-4gpu]
-#                        [scaling-4gpu-full] [nvidia-recipe] [recompute]
+#                        [scaling-4gpu-full] [nvidia-recipe] [recompute] [cp] [cp-cost]
+#                        [cp-long]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -57,7 +58,7 @@ if has build; then
       tprimat_gpu_fp8_cast_tests tprimat_gpu_fp8_gemm_tests tprimat_gpu_fp8_step_tests \
       tprimat_gpu_recompute_tests tprimat_bench_gpu_micro tprimat_bench_step_cuda tprimat_example_02_gpu_step \
       $(ninja -C "$build" -t targets all 2>/dev/null |
-          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\)_tests' | sort -u)}; } 2>&1 |
+          grep -o '^tprimat_gpu_\(nccl\|data_parallel\|model_parallel\|context_parallel\)_tests' | sort -u)}; } 2>&1 |
     tee "$out/build.log" | tail -30
 fi
 # Wheel libraries after the system's: found when CMake took the wheel, unused otherwise.
@@ -99,6 +100,8 @@ has nccl && mpi_suite nccl 1 "$(nvidia-smi -L | wc -l)"
 has dp && mpi_suite data_parallel 2 3
 # TP 2, PP 2 and both against one GPU: alone (np 2) and with DP 2 (np 4).
 has mp && mpi_suite model_parallel 2 4
+# Context parallelism against one GPU: CP 2 (np 2); CP 4, CP 2 with DP, TP or PP (np 4).
+has cp && mpi_suite context_parallel 2 4
 if has bench || has bench-micro; then
   "$build/benchmarks/micro/tprimat_bench_gpu_micro" --benchmark_out="$out/bench_micro.json" \
     --benchmark_out_format=json 2>&1 | tee "$out/bench_micro.log" | tail -25
@@ -292,6 +295,34 @@ if has nvidia-recipe; then
     echo "recipe $p: $(grep -E '^tokens/s [0-9.]+ \(' "$out/recipe/$p.log" || tail -3 \
       "$out/recipe/$p.log")" | tee -a "$out/recipe.log"
   done
+fi
+# Issue 35: context parallelism's cost over every GPU, Llama 3.1 8B, seq 8192, mbs 1, gbs 16 a GPU
+# (NVIDIA's gbs 128 over 8), distributed optimizer: CP over all the GPUs against DP over them at
+# the same tokens a GPU, in the precisions of TPRIMAT_CP_PRECISIONS (default bf16 fp8). cp-long:
+# seq TPRIMAT_CP_SEQ (default 32768), CP over every GPU, gbs 2 (two micro-batches of one
+# sequence), with the bench flags of TPRIMAT_CP_FLAGS (e.g. full recomputation).
+cp_run() {
+  local name=$1 np=$2
+  shift 2
+  mkdir -p "$out/cp"
+  gpu_mpirun "$np" "$build/apps/tprimat/tprimat" bench --model llama --layers full --mbs 1 \
+    --distributed-optimizer --steps 2 --warmup-steps 2 --output-dir "$out/cp/$name" "$@" \
+    >"$out/cp/$name.log" 2>&1
+  echo "$name (np $np $*): $(grep -E '^tokens/s [0-9.]+ \(' "$out/cp/$name.log" || tail -3 \
+    "$out/cp/$name.log")$(memory_of "$out/cp/$name/benchmark_cuda_llama.json")" |
+    tee -a "$out/cp.log"
+}
+if has cp-cost; then
+  gpus=$(nvidia-smi -L | wc -l)
+  for p in ${TPRIMAT_CP_PRECISIONS:-bf16 fp8}; do
+    cp_run "dp${gpus}_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p
+    cp_run "cp${gpus}_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p --cp "$gpus"
+  done
+fi
+if has cp-long; then
+  gpus=$(nvidia-smi -L | wc -l)
+  cp_run "long_${TPRIMAT_CP_SEQ:-32768}" "$gpus" --seq "${TPRIMAT_CP_SEQ:-32768}" --gbs 2 \
+    --cp "$gpus" --precision bf16 ${TPRIMAT_CP_FLAGS:-}
 fi
 # FP8 against bf16 in one call (issue 24): `tprimat bench` at each precision, one line each in
 # fp8.log, results in $out/fp8/<name>/. fp8-proxy: the 8-layer proxies at seq 2048, mbs 2, gbs 64

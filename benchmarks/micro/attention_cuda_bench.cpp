@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Causal GQA attention at Llama 3.1 8B's shape, forward and backward at seq 2048/4096/8192 and
-// 8192 tokens a call: the project's flash kernels beside cuDNN's fused SDPA.
+// 8192 tokens a call: the project's flash kernels beside cuDNN's fused SDPA; and the blocks a
+// context-parallel rank runs instead (2048-row chunks over the keys up to theirs).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -34,19 +35,24 @@ AttentionShape llama_shape(int batch, int seq) {
           .head_dim = Llama::head_dim};
 }
 
-/// Matrix FLOPs of causal attention, the usual count: forward 4 b h s^2 d (Q K^T, P V), backward
-/// 10 b h s^2 d (Q K^T again, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q), each halved by
-/// the causal mask. Work a kernel repeats (FlashAttention's dQ pass recomputes P) is not counted.
-/// Bytes: forward reads q, k, v and writes o and lse; backward reads q, k, v, o, dO and lse and
-/// writes dq, dk, dv.
+/// Matrix FLOPs of attention, the usual count: forward 4 b h s^2 d (Q K^T, P V), backward
+/// 10 b h s^2 d (Q K^T again, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q), over the scores
+/// the mask keeps: half of them causal, every one unmasked (context parallelism's prefix), about
+/// s (t - s / 2) causal at the keys' end. Work a kernel repeats (FlashAttention's dQ pass
+/// recomputes P) is not counted. Bytes: forward reads q, k, v and writes o and lse; backward reads
+/// q, k, v, o, dO and lse and writes dq, dk, dv.
 Work attention_work(const AttentionShape& s, Pass pass) {
-  const double per = double(s.batch) * s.heads * double(s.seq) * s.seq * s.head_dim;
+  const double kept = s.mask == AttentionShape::Mask::causal      ? double(s.seq) * s.seq / 2.0
+                      : s.mask == AttentionShape::Mask::causal_end
+                          ? double(s.seq) * (s.keys() - s.seq / 2.0)
+                          : double(s.seq) * s.keys();
+  const double per = double(s.batch) * s.heads * kept * s.head_dim;
   const double rows = double(s.batch) * s.seq;
   const double q = rows * s.heads * s.head_dim * sizeof(bf16);
-  const double kv = rows * s.kv_heads * s.head_dim * sizeof(bf16);
+  const double kv = double(s.batch) * s.keys() * s.kv_heads * s.head_dim * sizeof(bf16);
   const double lse = rows * s.heads * sizeof(float);
-  if (pass == Pass::fwd) return {2 * q + 2 * kv + lse, 4.0 * per / 2.0};
-  return {3 * q + 2 * kv + lse + q + 2 * kv, 10.0 * per / 2.0};
+  if (pass == Pass::fwd) return {2 * q + 2 * kv + lse, 4.0 * per};
+  return {3 * q + 2 * kv + lse + q + 2 * kv, 10.0 * per};
 }
 
 /// One input set of an attention call, inputs filled with unit normals on the device; o and lse
@@ -57,13 +63,13 @@ struct Tensors {
   template <class Policy>
   Tensors(const AttentionShape& s, cudaStream_t stream, std::uint64_t seed, Policy)
       : q(rows(s) * s.heads * s.head_dim, stream),
-        k(rows(s) * s.kv_heads * s.head_dim, stream),
-        v(rows(s) * s.kv_heads * s.head_dim, stream),
+        k(keys(s) * s.kv_heads * s.head_dim, stream),
+        v(keys(s) * s.kv_heads * s.head_dim, stream),
         o(rows(s) * s.heads * s.head_dim, stream),
         dout(rows(s) * s.heads * s.head_dim, stream),
         dq(rows(s) * s.heads * s.head_dim, stream),
-        dk(rows(s) * s.kv_heads * s.head_dim, stream),
-        dv(rows(s) * s.kv_heads * s.head_dim, stream),
+        dk(keys(s) * s.kv_heads * s.head_dim, stream),
+        dv(keys(s) * s.kv_heads * s.head_dim, stream),
         lse(std::size_t(s.batch) * s.heads * s.seq, stream) {
     fill_normal(q.data(), q.size(), seed, stream);
     fill_normal(k.data(), k.size(), seed + 1, stream);
@@ -72,6 +78,7 @@ struct Tensors {
     Policy::forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s, stream);
   }
   static std::size_t rows(const AttentionShape& s) { return std::size_t(s.batch) * s.seq; }
+  static std::size_t keys(const AttentionShape& s) { return std::size_t(s.batch) * s.keys(); }
 };
 
 /// The fixture both passes share: skips with the reason where the GPU or the policy cannot run
@@ -127,7 +134,35 @@ void add_policy() {
     }
 }
 
-const bool registered = (add_policy<CudnnAttention>(), add_policy<FlashAttention>(), true);
+/// AttentionBlock/cudnn/<fwd|bwd>/q:2048/keys:K/<causal|none|causal_end>: what a CP 2 rank runs at
+/// seq 8192 (chunks of 2048; rank 0 holds chunks 0 and 3, rank 1 chunks 1 and 2): chunk 0 causal
+/// over its own keys, every later chunk in one call through its own keys (causal_end) or split
+/// into the causal diagonal and the earlier keys unmasked (none).
+void add_context_parallel_blocks() {
+  using Mask = AttentionShape::Mask;
+  for (Pass pass : {Pass::fwd, Pass::bwd})
+    for (int keys : {2048, 4096, 6144, 8192})
+      for (Mask mask : {Mask::causal, Mask::none, Mask::causal_end}) {
+        if ((mask == Mask::causal) != (keys == 2048) && mask != Mask::none) continue;
+        if (mask == Mask::none && keys == 8192) continue;
+        AttentionShape s = llama_shape(1, 2048);
+        s.kv_seq = keys;
+        s.mask = mask;
+        const std::string name = std::string("AttentionBlock/cudnn/") +
+                                 (pass == Pass::fwd ? "fwd" : "bwd") + "/q:2048/keys:" +
+                                 std::to_string(keys) +
+                                 (mask == Mask::causal ? "/causal"
+                                  : mask == Mask::none ? "/none"
+                                                       : "/causal_end");
+        benchmark::RegisterBenchmark(name.c_str(), BM_Attention<CudnnAttention>, s, pass)
+            ->UseManualTime()
+            ->Iterations(20)
+            ->Unit(benchmark::kMicrosecond);
+      }
+}
+
+const bool registered = (add_policy<CudnnAttention>(), add_policy<FlashAttention>(),
+                         add_context_parallel_blocks(), true);
 
 }  // namespace
 }  // namespace tprimat::gpu_bench

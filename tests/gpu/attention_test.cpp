@@ -43,7 +43,7 @@ std::size_t q_elements(const AttentionShape& s) {
   return std::size_t(s.batch) * s.seq * s.heads * s.head_dim;
 }
 std::size_t kv_elements(const AttentionShape& s) {
-  return std::size_t(s.batch) * s.seq * s.kv_heads * s.head_dim;
+  return std::size_t(s.batch) * s.keys() * s.kv_heads * s.head_dim;
 }
 std::size_t stat_elements(const AttentionShape& s) {
   return std::size_t(s.batch) * s.heads * s.seq;
@@ -280,6 +280,79 @@ TEST(FlashAttentionTest, BackwardIsDeterministic) {
   EXPECT_EQ(std::memcmp(first_lse.data(), second_lse.data(), first_lse.size() * sizeof(float)), 0)
       << "lse differs between two runs";
 }
+
+#if !TPRIMAT_GPU_HIP
+/// Context parallelism's blocks (train/device/context_parallel_attention.hpp): `seq` query rows
+/// over `kv_seq` keys, against Cpu::attention_block_forward / _backward in double with positions
+/// that make the mask: unmasked, the queries after every key; causal at the keys' end, the
+/// queries the keys' last `seq` positions.
+void check_block(AttentionShape s) {
+  TPRIMAT_REQUIRE_GPU();
+  if (!CudnnAttention::supports(s)) GTEST_SKIP() << "cuDNN does not support " << describe(s);
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", " + describe(s) + ", keys " +
+               std::to_string(s.keys()));
+  const Inputs in = make_inputs(s, seed);
+  std::vector<int> q_pos(static_cast<std::size_t>(s.seq)), k_pos(static_cast<std::size_t>(s.keys()));
+  const int first = s.mask == AttentionShape::Mask::none ? s.keys() : s.keys() - s.seq;
+  for (int i = 0; i < s.seq; ++i) q_pos[std::size_t(i)] = first + i;
+  for (int j = 0; j < s.keys(); ++j) k_pos[std::size_t(j)] = j;
+  using backend::Cpu;
+  const std::vector<double> q = widen(in.q), k = widen(in.k), v = widen(in.v),
+                            dout = widen(in.dout);
+  std::vector<double> o(q.size()), lse(stat_elements(s));
+  Cpu::attention_block_forward<double>(q.data(), k.data(), v.data(), o.data(), lse.data(), s.batch,
+                                       s.seq, q_pos.data(), s.keys(), k_pos.data(), s.heads,
+                                       s.kv_heads, s.head_dim);
+  const std::vector<float> o_bf16 = round_bf16(narrow(o));
+  const std::vector<double> o_round = widen(o_bf16);
+  std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
+  Cpu::attention_block_backward<double>(q.data(), k.data(), v.data(), o_round.data(), lse.data(),
+                                        dout.data(), dq.data(), dk.data(), dv.data(), s.batch,
+                                        s.seq, q_pos.data(), s.keys(), k_pos.data(), s.heads,
+                                        s.kv_heads, s.head_dim);
+  TestStream stream;
+  CudnnAttention::prepare(s, stream);
+  DeviceAttention dev(s, in, CudnnAttention::backward_workspace_bytes(s), stream);
+  dev.forward<CudnnAttention>(s, stream);
+  EXPECT_LE(relative_error(download_float(dev.o), narrow(o)), bf16_output_bound) << "o";
+  EXPECT_LE(relative_error(dev.lse.download(), narrow(lse)), lse_bound) << "lse";
+  dev.o.upload(to_bf16(o_bf16));
+  dev.lse.upload(narrow(lse));
+  dev.backward<CudnnAttention>(s, stream);
+  EXPECT_LE(relative_error(download_float(dev.dq), narrow(dq)), bf16_output_bound) << "dq";
+  EXPECT_LE(relative_error(download_float(dev.dk), narrow(dk)), bf16_output_bound) << "dk";
+  EXPECT_LE(relative_error(download_float(dev.dv), narrow(dv)), bf16_output_bound) << "dv";
+}
+
+TEST(CudnnAttentionBlockTest, QueryChunkOverThreeEarlierChunks) {  // Llama's groups of 4
+  check_block({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128,
+                        .kv_seq = 384, .mask = AttentionShape::Mask::none});
+}
+
+TEST(CudnnAttentionBlockTest, ChunkNotATileMultiple) {  // cuDNN <= 9.15's padding mask path
+  check_block({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64,
+                        .kv_seq = 120, .mask = AttentionShape::Mask::none});
+}
+
+TEST(CudnnAttentionBlockTest, QueryChunkThroughItsOwnKeys) {  // the fused path: chunk 3 of 4
+  check_block({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128, .kv_seq = 512,
+               .mask = AttentionShape::Mask::causal_end});
+}
+
+TEST(CudnnAttentionBlockTest, QueryChunkThroughItsOwnKeysNotATileMultiple) {
+  check_block({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64, .kv_seq = 80,
+               .mask = AttentionShape::Mask::causal_end});
+}
+
+TEST(CudnnAttentionBlockTest, CausalMaskNeedsSquareBlocks) {
+  TPRIMAT_REQUIRE_GPU();
+  const AttentionShape s{.batch = 1, .seq = 64, .heads = 4, .kv_heads = 1, .head_dim = 64,
+                         .kv_seq = 128};
+  EXPECT_FALSE(CudnnAttention::supports(s)) << "a causal mask over more keys than queries";
+  EXPECT_FALSE(FlashAttention::supports(s)) << "flash runs causal self-attention only";
+}
+#endif
 
 TEST(FlashAttentionTest, SupportsListedHeadDimsOnly) {
   TPRIMAT_REQUIRE_GPU();

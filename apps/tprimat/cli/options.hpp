@@ -147,7 +147,7 @@ void for_each_selection_flag(BenchOptions& o, F&& f) {
   f("--cp,--context-parallel-size", o.cp,
     "context-parallel size (Megatron's flag): each sequence split over CP ranks (2 x CP "
     "load-balanced chunks), attention over a ring of K/V blocks; DP is then GPUs / (TP x PP x CP) "
-    "(CPU backend only for now; default: 1, or the --parallel config's context_parallel_size)",
+    "(CPU and CUDA backends; default: 1, or the --parallel config's context_parallel_size)",
     "", limits::model_parallel_range);
   f("--decoder-first-pipeline-num-layers", o.first_stage_layers,
     "layers of the first pipeline stage (Megatron's flag); the stages between the first and last "

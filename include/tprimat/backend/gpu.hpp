@@ -172,6 +172,13 @@ struct Gpu {
   static void add_bf16(const float* residual, const bf16* y, float* out, std::int64_t n,
                        Stream stream);
 
+  /// Attention over two key blocks from each block's (o, lse): (o, lse) becomes the merged
+  /// softmax's, in place. o, o_part [rows, heads * head_dim]; lse, lse_part [heads, rows].
+  static void attention_merge(bf16* o, float* lse, const bf16* o_part, const float* lse_part,
+                              std::int64_t rows, int heads, int head_dim, Stream stream);
+  /// x += y, summed in fp32 and rounded once.
+  static void accumulate_bf16(bf16* x, const bf16* y, std::int64_t n, Stream stream);
+
   /// The engine's fp32 master weights live split (kernels/tprimat/kernels/split_float.hpp):
   /// `weights`, the bf16 every GEMM reads (rounded to nearest, ties away from zero), and
   /// `master_lo`, 16-bit remainders with bits(w) = (weights << 16) + master_lo exactly. 4 bytes a

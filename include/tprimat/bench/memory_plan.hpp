@@ -71,6 +71,26 @@ struct MemoryPlan {
 
 namespace detail {
 
+/// Context parallelism's attention buffers on a rank holding `tokens` tokens (mbs x seq / CP).
+/// The CPU engine's ring (fp32): the K/V block held and the one arriving, their gradients
+/// (4 x [K | V]), one block's partial output and log-sum-exp. The device engine
+/// (train/device/context_parallel_attention.hpp, bf16): every rank's K and V as gathered and in
+/// position order (twice [K | V] of the whole sequences), their fp32 gradients by owner, one
+/// call's K/V gradients and a split block's partial output and statistics.
+constexpr double context_parallel_bytes(const MemoryPlanInput& in, double tokens) {
+  if (in.cp <= 1) return 0.0;
+  const model::Dims& d = in.dims;
+  const double kv = double(d.kv_dim()) / in.tp, q = double(d.q_dim()) / in.tp,
+               heads = double(d.heads) / in.tp;
+  if (in.compute_bytes != 2)
+    return tokens * (4.0 * 2 * kv + q) * in.compute_bytes + tokens * 4.0 * heads;
+  const double whole = tokens * in.cp;              // the micro-batch's whole sequences
+  const double chunk = double(in.seq) / (2 * in.cp);  // one block's queries
+  return whole * 2 * kv * (2.0 + 2.0 + 4.0) +  // gathered, in order (bf16), gradients (fp32)
+         chunk * (q * 2.0 + heads * 4.0) +      // a split block's partial output and statistics
+         2 * in.cp * chunk * 2 * kv * 2.0;      // one call's K/V gradients (up to every key)
+}
+
 /// The TP ranks the residual stream's token rows split over: TP under sequence parallelism,
 /// else 1.
 constexpr double residual_split(const MemoryPlanInput& in) {
@@ -158,13 +178,7 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
                                             residual_fp32 : 0.0);
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
-  // CP's ring: the K/V block held and the one arriving, their gradients (4 x [K | V]), and one
-  // block's partial output and log-sum-exp.
-  const double ring = in.cp > 1 ? tokens * (4.0 * 2 * double(d.kv_dim()) / in.tp +
-                                            double(d.q_dim()) / in.tp) * in.compute_bytes +
-                                      tokens * 4.0 * double(d.heads) / in.tp
-                                : 0.0;
-  m.workspace = in.workspace_bytes + ring;
+  m.workspace = in.workspace_bytes + context_parallel_bytes(in, tokens);
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
             m.fp8 + m.workspace;
   return m;

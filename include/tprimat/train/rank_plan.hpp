@@ -92,13 +92,18 @@ inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, cons
   return p;
 }
 
-/// The plan of a rank at places tp, pp, dp of its groups. Throws core::InputError when the
-/// layout breaks a rule of parallel/validate.hpp for these dims (and shape.stage_layers' split).
+/// The plan of a rank at places tp, pp, dp, cp of its groups; `dp` holds the replicas of the
+/// weights (the device engine's DP x CP group: gradients, ZeRO-1 and the loss go over it). Throws
+/// core::InputError when the layout breaks a rule of parallel/validate.hpp for these dims (and
+/// shape.stage_layers' split).
 inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
-                          const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp, GroupPlace dp) {
+                          const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp, GroupPlace dp,
+                          GroupPlace cp = {}) {
   parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
+  parallel::check_context_parallel(shape.seq, cp.size);
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
-  if (sequence_parallel) parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size);
+  if (sequence_parallel)
+    parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);
   const auto stage = parallel::stage_range(dims.layers, pp.size, shape.stage_layers, pp.rank);
   Shard shard;
   shard.tp_rank = tp.rank;
@@ -111,6 +116,8 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   shard.last_stage = pp.rank == pp.size - 1;
   shard.slots = pipeline_slots(pp.size, pp.rank, shape.grad_accum);
   shard.sequence_parallel = sequence_parallel;
+  shard.cp_rank = cp.rank;
+  shard.cp_size = cp.size;
   RankPlan p = plan_shard(dims, shape, shard);
   p.dp = dp.size;
   p.dp_rank = dp.rank;

@@ -48,6 +48,12 @@
 //   col < seq_len_kv, with int32 [b,1,1,1] length tensors that also override the GEMMs' m/n/k)
 //   right after the Stats subtraction; the frontend inserts the same workaround.
 //
+// Blocks of context parallelism: the same graphs with t key rows beside the s query rows
+// (scores [b,h,s,t]): a query chunk over the keys up to its own, causal with the diagonal at the
+// keys' end (the row index shifted by t - s, as the frontend's bottom-right band), or over the
+// keys before it without the causal select. An unmasked block's backward takes the merged Stats
+// and O of the whole row, so its dQ, dK and dV are its exact share of the gradient.
+//
 // Engine selection: heuristics mode A, then FALLBACK; the first engine config whose execution
 // plan finalizes wins. Plans, handles (one per device) and workspaces are built once per shape and
 // device and cached; forward/backward then only create a variant pack and enqueue, so they can be
@@ -85,8 +91,15 @@ namespace detail::cudnn {
 
 /// Empty when cuDNN's flash engines can take the shape at all; otherwise why not.
 [[maybe_unused]] inline std::string shape_problem(const AttentionShape& s) {
-  if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+  if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0 ||
+      s.kv_seq < 0)
     return "empty shape";
+  // A causal mask aligns the first query with the first key: only square blocks are meant.
+  if (s.mask == AttentionShape::Mask::causal && s.keys() != s.seq)
+    return "a causal mask over " + std::to_string(s.seq) + " queries and " +
+           std::to_string(s.keys()) + " keys";
+  if (s.mask == AttentionShape::Mask::causal_end && s.keys() < s.seq)
+    return "a causal mask at the keys' end over fewer keys than queries";
   if (s.heads % s.kv_heads != 0) return "heads is not a multiple of kv_heads";
   if (s.head_dim % 8 != 0 || s.head_dim > 128)
     return "head_dim " + std::to_string(s.head_dim) + " is not a multiple of 8 up to 128";
@@ -94,9 +107,13 @@ namespace detail::cudnn {
 }
 
 [[maybe_unused]] inline std::string describe(const AttentionShape& s) {
-  return "batch " + std::to_string(s.batch) + ", seq " + std::to_string(s.seq) + ", heads " +
-         std::to_string(s.heads) + ", kv_heads " + std::to_string(s.kv_heads) + ", head_dim " +
-         std::to_string(s.head_dim);
+  return "batch " + std::to_string(s.batch) + ", seq " + std::to_string(s.seq) +
+         (s.keys() != s.seq ? ", kv_seq " + std::to_string(s.keys()) : std::string()) +
+         ", heads " + std::to_string(s.heads) + ", kv_heads " + std::to_string(s.kv_heads) +
+         ", head_dim " + std::to_string(s.head_dim) +
+         (s.mask == AttentionShape::Mask::none         ? ", no mask"
+          : s.mask == AttentionShape::Mask::causal_end ? ", causal at the keys' end"
+                                                       : "");
 }
 
 }  // namespace detail::cudnn
@@ -169,7 +186,7 @@ using Dims = std::array<std::int64_t, 4>;
 constexpr std::int64_t uid_q = 1, uid_k = 2, uid_v = 3, uid_o = 4, uid_stats = 5, uid_do = 6,
                        uid_dq = 7, uid_dk = 8, uid_dv = 9, uid_scale = 10, uid_mask_value = 11,
                        uid_one = 12, uid_softmax_sum = 13, uid_dq_accum = 14, uid_seq_len_q = 15,
-                       uid_seq_len_kv = 16;
+                       uid_seq_len_kv = 16, uid_rows = 17, uid_keys = 18;
 
 /// Collects tensors and operations, keeps their descriptors alive, finalizes the graph.
 class GraphBuilder {
@@ -191,9 +208,9 @@ class GraphBuilder {
     t.finalize(what);
     return keep(std::move(t));
   }
-  /// An fp32 scalar passed by value in the variant pack (a host pointer at execute time).
-  cudnnBackendDescriptor_t scalar(std::int64_t uid) {
-    return tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
+  /// A scalar passed by value in the variant pack (a host pointer at execute time).
+  cudnnBackendDescriptor_t scalar(std::int64_t uid, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+    return tensor(uid, type, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
   }
   cudnnBackendDescriptor_t virt(cudnnDataType_t type, const Dims& dims, const Dims& strides) {
     return tensor(next_virtual_++, type, dims, strides, true);
@@ -304,28 +321,35 @@ class GraphBuilder {
   std::int64_t next_virtual_ = 1000;
 };
 
-/// The tensor shapes of one call, in cuDNN's [b, head, row, col] terms.
+/// The tensor shapes of one call, in cuDNN's [b, head, row, col] terms: s query rows, t key rows.
 struct Geometry {
-  std::int64_t b, h, g, s, d;
+  std::int64_t b, h, g, s, t, d;
+  AttentionShape::Mask mask;
   explicit Geometry(const AttentionShape& a)
-      : b(a.batch), h(a.heads), g(a.kv_heads), s(a.seq), d(a.head_dim) {}
+      : b(a.batch), h(a.heads), g(a.kv_heads), s(a.seq), t(a.keys()), d(a.head_dim),
+        mask(a.mask) {}
+  bool masked() const { return mask != AttentionShape::Mask::none; }
   Dims q_dims() const { return {b, h, s, d}; }
   Dims q_strides() const { return {s * h * d, d, h * d, 1}; }  // token-major [b*s, h*d]
-  Dims kv_dims() const { return {b, g, s, d}; }
-  Dims kv_strides() const { return {s * g * d, d, g * d, 1}; }  // token-major [b*s, g*d]
-  Dims kv_t_dims() const { return {b, g, d, s}; }               // the same memory, transposed
-  Dims kv_t_strides() const { return {s * g * d, d, 1, g * d}; }
+  Dims kv_dims() const { return {b, g, t, d}; }
+  Dims kv_strides() const { return {t * g * d, d, g * d, 1}; }  // token-major [b*t, g*d]
+  Dims kv_t_dims() const { return {b, g, d, t}; }               // the same memory, transposed
+  Dims kv_t_strides() const { return {t * g * d, d, 1, g * d}; }
   Dims stats_dims() const { return {b, h, s, 1}; }
   Dims stats_strides() const { return {h * s, s, 1, 1}; }
-  Dims scores_dims() const { return {b, h, s, s}; }
-  Dims scores_strides() const { return {h * s * s, s * s, s, 1}; }
-  Dims scores_t_strides() const { return {h * s * s, s * s, 1, s}; }
+  Dims scores_dims() const { return {b, h, s, t}; }
+  Dims scores_strides() const { return {h * s * t, s * t, t, 1}; }
+  Dims scores_t_dims() const { return {b, h, t, s}; }  // the scores' memory, transposed
+  Dims scores_t_strides() const { return {h * s * t, s * t, 1, t}; }
   Dims packed_strides() const { return {h * s * d, s * d, d, 1}; }  // [b, h, s, d] packed
+  Dims packed_kv_strides() const { return {h * t * d, t * d, d, 1}; }  // [b, h, t, d] packed
   Dims seq_len_dims() const { return {b, 1, 1, 1}; }
 };
 
-/// The causal mask on scores x [b,h,s,s]: keep row >= col, else mask_value (the frontend's
-/// top-left diagonal band with right bound 0).
+/// The causal mask on scores x [b,h,s,t]: keep row >= col, else mask_value (the frontend's
+/// top-left diagonal band with right bound 0). At the keys' end (Mask::causal_end) the row index
+/// is shifted by t - s first, as the frontend's composite bottom-right band spells it: + the key
+/// count, - the query count (int32 by-value scalars uid_keys and uid_rows).
 inline cudnnBackendDescriptor_t causal_mask(GraphBuilder& gb, const Geometry& geo,
                                             cudnnBackendDescriptor_t x,
                                             cudnnBackendDescriptor_t mask_value) {
@@ -336,6 +360,15 @@ inline cudnnBackendDescriptor_t causal_mask(GraphBuilder& gb, const Geometry& ge
   auto y = gb.virt(CUDNN_DATA_FLOAT, dims, strides);
   gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, x, nullptr, nullptr, row, 2);
   gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, x, nullptr, nullptr, col, 3);
+  if (geo.mask == AttentionShape::Mask::causal_end) {
+    auto plus_keys = gb.virt(CUDNN_DATA_INT32, dims, strides);
+    auto shifted = gb.virt(CUDNN_DATA_INT32, dims, strides);
+    gb.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, gb.scalar(uid_keys, CUDNN_DATA_INT32),
+                 nullptr, plus_keys, 3);
+    gb.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, plus_keys,
+                 gb.scalar(uid_rows, CUDNN_DATA_INT32), nullptr, shifted, 3);
+    row = shifted;
+  }
   gb.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
   gb.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, x, mask_value, keep, y);
   return y;
@@ -380,7 +413,7 @@ inline std::unique_ptr<GraphBuilder> forward_graph(const Geometry& geo) {
   gb->matmul(q, k_t, scores);
   auto scaled = gb->virt(CUDNN_DATA_FLOAT, sd, ss);
   gb->binary(CUDNN_POINTWISE_MUL, scores, scale, scaled);
-  auto masked = causal_mask(*gb, geo, scaled, mask_value);
+  auto masked = geo.masked() ? causal_mask(*gb, geo, scaled, mask_value) : scaled;
 
   // Softmax as the frontend spells it for engines before the unified softmax op (9.21).
   auto row_max = gb->virt(CUDNN_DATA_FLOAT, td, ts);
@@ -404,7 +437,8 @@ inline std::unique_ptr<GraphBuilder> forward_graph(const Geometry& geo) {
 
 inline std::unique_ptr<GraphBuilder> backward_graph(const Geometry& geo, bool padding_workaround) {
   auto gb = std::make_unique<GraphBuilder>();
-  const Dims sd = geo.scores_dims(), ss = geo.scores_strides(), sts = geo.scores_t_strides();
+  const Dims sd = geo.scores_dims(), ss = geo.scores_strides();
+  const Dims tdims = geo.scores_t_dims(), sts = geo.scores_t_strides();
   const Dims td = geo.stats_dims(), ts = geo.stats_strides();
   const bool grouped = geo.g != geo.h;
   auto q = gb->tensor(uid_q, CUDNN_DATA_BFLOAT16, geo.q_dims(), geo.q_strides());
@@ -441,15 +475,16 @@ inline std::unique_ptr<GraphBuilder> backward_graph(const Geometry& geo, bool pa
   auto centred = gb->virt(CUDNN_DATA_FLOAT, sd, ss);
   gb->binary(CUDNN_POINTWISE_SUB, scaled, stats, centred);
   if (padding_workaround) centred = padding_mask(*gb, geo, centred, mask_value, seq_q, seq_kv);
-  auto masked = causal_mask(*gb, geo, centred, mask_value);
+  auto masked = geo.masked() ? causal_mask(*gb, geo, centred, mask_value) : centred;
   auto probs = gb->virt(CUDNN_DATA_FLOAT, sd, ss);
   gb->unary(CUDNN_POINTWISE_EXP, masked, probs);
 
   // dV = P^T dO (summed over each kv head's query group).
-  auto probs_t = gb->virt(CUDNN_DATA_BFLOAT16, sd, sts);
+  auto probs_t = gb->virt(CUDNN_DATA_BFLOAT16, tdims, sts);
   gb->reshape(probs, probs_t);
   if (grouped) {
-    auto d_v_heads = gb->virt(CUDNN_DATA_BFLOAT16, geo.q_dims(), geo.packed_strides());
+    auto d_v_heads =
+        gb->virt(CUDNN_DATA_BFLOAT16, Dims{geo.b, geo.h, geo.t, geo.d}, geo.packed_kv_strides());
     gb->matmul(probs_t, d_o, d_v_heads, seq_kv, nullptr, seq_q);
     gb->reduction(CUDNN_REDUCE_TENSOR_ADD, d_v_heads, d_v);
   } else {
@@ -467,10 +502,11 @@ inline std::unique_ptr<GraphBuilder> backward_graph(const Geometry& geo, bool pa
   gb->binary(CUDNN_POINTWISE_MUL, d_s_unscaled, scale, d_s);
 
   // dK = dS^T Q (summed over the query group).
-  auto d_s_t = gb->virt(CUDNN_DATA_BFLOAT16, sd, sts);
+  auto d_s_t = gb->virt(CUDNN_DATA_BFLOAT16, tdims, sts);
   gb->reshape(d_s, d_s_t);
   if (grouped) {
-    auto d_k_heads = gb->virt(CUDNN_DATA_BFLOAT16, geo.q_dims(), geo.packed_strides());
+    auto d_k_heads =
+        gb->virt(CUDNN_DATA_BFLOAT16, Dims{geo.b, geo.h, geo.t, geo.d}, geo.packed_kv_strides());
     gb->matmul(d_s_t, q, d_k_heads, seq_kv, nullptr, seq_q);
     gb->reduction(CUDNN_REDUCE_TENSOR_ADD, d_k_heads, d_k);
   } else {
@@ -601,6 +637,7 @@ struct Entry {
   bool padding_workaround = false;
   // By-value scalars: the variant pack takes host pointers, so they live here.
   float scale = 0, mask_value = 0, one = 1;
+  std::int32_t rows = 0, keys = 0;  // Mask::causal_end's shift, t - s = keys - rows
   // Backward workspace: [plan workspace | softmax_sum fp32 b*h*s | dQ accumulator fp32 b*h*s*d].
   std::size_t softmax_sum_offset = 0, dq_accum_offset = 0, dq_accum_bytes = 0, backward_bytes = 0;
   bool prepared = false;
@@ -608,7 +645,7 @@ struct Entry {
   std::int32_t* seq_lens = nullptr;   // [seq_len_q b | seq_len_kv b] for the padding workaround
 };
 
-using Key = std::array<int, 6>;  // device, batch, seq, heads, kv_heads, head_dim
+using Key = std::array<int, 8>;  // device, batch, seq, heads, kv_heads, head_dim, keys, mask
 
 struct Cache {
   std::mutex mutex;
@@ -645,10 +682,12 @@ inline void build(Cache& c, Entry& e, const AttentionShape& s, int device) {
     e.handle = handle_for(c, device);
     const Geometry geo(s);
     e.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+    e.rows = s.seq;
+    e.keys = s.keys();
     // cuDNN before 9.10 expects the lowest finite float for masked scores, later -inf.
     e.mask_value = version >= 91000 ? -std::numeric_limits<float>::infinity()
                                     : std::numeric_limits<float>::lowest();
-    e.padding_workaround = version <= 91500 && s.seq % 128 != 0;
+    e.padding_workaround = version <= 91500 && (s.seq % 128 != 0 || s.keys() % 128 != 0);
     e.forward = select_plan(forward_graph(geo), e.handle, "forward");
     e.backward = select_plan(backward_graph(geo, e.padding_workaround), e.handle, "backward");
     const std::size_t rows = static_cast<std::size_t>(geo.b * geo.h * geo.s);
@@ -673,7 +712,8 @@ inline int current_device() {
 /// The entry of shape s on the current device, built on first use. Caller holds c.mutex.
 inline Entry& lookup(Cache& c, const AttentionShape& s) {
   const int device = current_device();
-  const Key key{device, s.batch, s.seq, s.heads, s.kv_heads, s.head_dim};
+  const Key key{device,     s.batch,  s.seq, s.heads, s.kv_heads,
+                s.head_dim, s.keys(), static_cast<int>(s.mask)};
   auto it = c.entries.find(key);
   if (it != c.entries.end()) return *it->second;
   auto e = std::make_unique<Entry>();
@@ -705,7 +745,8 @@ inline void prepare_entry(Entry& e, const AttentionShape& s, cudaStream_t stream
                          " before capturing a CUDA graph (it allocates)");
   if (e.forward->workspace > 0) e.forward_workspace = Gpu::allocate(e.forward->workspace, stream);
   if (e.padding_workaround) {
-    const std::vector<std::int32_t> lens(2 * static_cast<std::size_t>(s.batch), s.seq);
+    std::vector<std::int32_t> lens(2 * static_cast<std::size_t>(s.batch), s.seq);
+    std::fill(lens.begin() + s.batch, lens.end(), s.keys());
     e.seq_lens =
         static_cast<std::int32_t*>(Gpu::allocate(lens.size() * sizeof(std::int32_t), stream));
     gpu_check(cudaMemcpyAsync(e.seq_lens, lens.data(), lens.size() * sizeof(std::int32_t),
@@ -736,6 +777,21 @@ inline void execute(const Entry& e, const Plan& plan, const std::vector<std::int
 }
 
 inline void* mut(const void* p) { return const_cast<void*>(p); }
+
+/// The mask's scalars, where the graph has them (a plan checks that the pack names exactly its
+/// graph's tensors): the mask value for a mask (or the padding workaround's), the shift of a
+/// mask at the keys' end.
+inline void add_mask_scalars(Entry& e, const AttentionShape& s, bool padding,
+                             std::vector<std::int64_t>& uids, std::vector<void*>& pointers) {
+  if (s.mask != AttentionShape::Mask::none || padding) {
+    uids.push_back(uid_mask_value);
+    pointers.push_back(&e.mask_value);
+  }
+  if (s.mask == AttentionShape::Mask::causal_end) {
+    uids.insert(uids.end(), {uid_rows, uid_keys});
+    pointers.insert(pointers.end(), {&e.rows, &e.keys});
+  }
+}
 
 }  // namespace detail::cudnn
 
@@ -768,9 +824,10 @@ TPRIMAT_GPU_INLINE void CudnnAttention::forward(const Gpu::bf16* q, const Gpu::b
   std::lock_guard<std::mutex> lock(c.mutex);
   Entry& e = supported_entry(c, s);
   prepare_entry(e, s, stream);
-  execute(e, *e.forward, {uid_q, uid_k, uid_v, uid_o, uid_stats, uid_scale, uid_mask_value},
-          {mut(q), mut(k), mut(v), o, lse, &e.scale, &e.mask_value}, e.forward_workspace, stream,
-          "forward");
+  std::vector<std::int64_t> uids{uid_q, uid_k, uid_v, uid_o, uid_stats, uid_scale};
+  std::vector<void*> pointers{mut(q), mut(k), mut(v), o, lse, &e.scale};
+  add_mask_scalars(e, s, false, uids, pointers);
+  execute(e, *e.forward, uids, pointers, e.forward_workspace, stream, "forward");
 }
 
 TPRIMAT_GPU_INLINE std::size_t CudnnAttention::backward_workspace_bytes(const AttentionShape& s) {
@@ -801,12 +858,13 @@ TPRIMAT_GPU_INLINE void CudnnAttention::backward(const Gpu::bf16* q, const Gpu::
   if (cudnnGetVersion() < 90600)
     gpu_check(cudaMemsetAsync(dq_accum, 0, e.dq_accum_bytes, stream),
               "cuDNN attention backward: clear dQ accumulator");
-  std::vector<std::int64_t> uids{uid_q,          uid_k,   uid_v,           uid_o,       uid_do,
-                                 uid_stats,      uid_dq,  uid_dk,          uid_dv,      uid_scale,
-                                 uid_mask_value, uid_one, uid_softmax_sum, uid_dq_accum};
-  std::vector<void*> pointers{mut(q),        mut(k), mut(v),      mut(o),  mut(dout),
-                              mut(lse),      dq,     dk,          dv,      &e.scale,
-                              &e.mask_value, &e.one, softmax_sum, dq_accum};
+  std::vector<std::int64_t> uids{uid_q,  uid_k,  uid_v,     uid_o,   uid_do,          uid_stats,
+                                 uid_dq, uid_dk, uid_dv,    uid_one, uid_softmax_sum, uid_dq_accum,
+                                 uid_scale};
+  std::vector<void*> pointers{mut(q), mut(k), mut(v),   mut(o), mut(dout),   mut(lse),
+                              dq,     dk,     dv,       &e.one, softmax_sum, dq_accum,
+                              &e.scale};
+  add_mask_scalars(e, s, e.padding_workaround, uids, pointers);
   if (e.padding_workaround) {
     uids.insert(uids.end(), {uid_seq_len_q, uid_seq_len_kv});
     pointers.insert(pointers.end(), {e.seq_lens, e.seq_lens + s.batch});

@@ -12,16 +12,27 @@
 
 namespace tprimat::backend {
 
-/// Shape of one causal grouped-query attention call. Layouts are the CPU reference's:
-/// q, o [batch * seq, heads * head_dim] and k, v [batch * seq, kv_heads * head_dim], token-major
-/// (row b * seq + s); lse fp32 [batch, heads, seq] = log(sum_j exp(scale * q.k_j)), natural log,
-/// scale = 1 / sqrt(head_dim). Query head h reads KV head h / (heads / kv_heads).
+/// Shape of one grouped-query attention call. Layouts are the CPU reference's:
+/// q, o [batch * seq, heads * head_dim] and k, v [batch * kv_seq, kv_heads * head_dim],
+/// token-major (row b * seq + s); lse fp32 [batch, heads, seq] = log(sum_j exp(scale * q.k_j)),
+/// natural log, scale = 1 / sqrt(head_dim). Query head h reads KV head h / (heads / kv_heads).
+/// The model's attention is causal over one sequence (kv_seq = seq). Context parallelism's blocks
+/// (train/device/context_parallel_attention.hpp) take a query chunk against keys of their own
+/// length (cuDNN only): every key visible (Mask::none), or causal with the diagonal at the
+/// keys' end (Mask::causal_end: query i sees keys j <= i + kv_seq - seq, the queries being the
+/// keys' last seq positions).
 struct AttentionShape {
   int batch = 1;
   int seq = 0;
   int heads = 0;
   int kv_heads = 0;
   int head_dim = 0;
+  int kv_seq = 0;  ///< keys and values a sequence; 0: seq
+  enum class Mask { causal, none, causal_end } mask = Mask::causal;
+
+  int keys() const { return kv_seq > 0 ? kv_seq : seq; }
+  /// The model's own causal self-attention (what every policy supports).
+  bool self_causal() const { return mask == Mask::causal && keys() == seq; }
 };
 
 /// An Attention policy: forward and backward of causal GQA softmax attention, bf16 in and out,
@@ -40,7 +51,8 @@ concept AttentionPolicy = requires(const Gpu::bf16* c, Gpu::bf16* x, const float
 /// written once for nvcc and hipcc in kernels/tprimat/kernels/flash_attention.cuh.
 struct FlashAttention {
   static constexpr std::string_view name = "flash";
-  /// head_dim in {16, 32, 64, 128}; any seq; heads a multiple of kv_heads.
+  /// head_dim in {16, 32, 64, 128}; any seq; heads a multiple of kv_heads; causal
+  /// self-attention only (AttentionShape::self_causal).
   static bool supports(const AttentionShape& s);
   static void forward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
                       Gpu::bf16* o, float* lse, const AttentionShape& s, Gpu::Stream stream);

@@ -9,6 +9,7 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/kernels/adamw.cuh"
+#include "tprimat/kernels/attention_merge.cuh"
 #include "tprimat/kernels/bias.cuh"
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/cross_entropy.cuh"
@@ -323,6 +324,23 @@ TPRIMAT_GPU_INLINE void Gpu::add_bf16(const float* residual, const bf16* y, floa
     kernels::add_bf16_kernel<1>
         <<<gpu::blocks_for(n, threads), threads, 0, stream>>>(residual, y, out, n);
   gpu_check(gpuGetLastError(), "add_bf16");
+}
+
+TPRIMAT_GPU_INLINE void Gpu::attention_merge(bf16* o, float* lse, const bf16* o_part,
+                                             const float* lse_part, std::int64_t rows, int heads,
+                                             int head_dim, Stream stream) {
+  if (rows <= 0) return;
+  kernels::attention_merge_kernel<<<static_cast<unsigned>(rows), 256, 0, stream>>>(
+      o, lse, o_part, lse_part, rows, heads, head_dim);
+  gpu_check(gpuGetLastError(), "attention_merge");
+}
+
+TPRIMAT_GPU_INLINE void Gpu::accumulate_bf16(bf16* x, const bf16* y, std::int64_t n,
+                                             Stream stream) {
+  if (n <= 0) return;
+  constexpr int threads = 256;
+  kernels::accumulate_bf16_kernel<<<gpu::blocks_for(n, threads), threads, 0, stream>>>(x, y, n);
+  gpu_check(gpuGetLastError(), "accumulate_bf16");
 }
 
 TPRIMAT_GPU_INLINE void Gpu::split_master(const float* src, bf16* weights, std::uint16_t* master_lo,

@@ -61,8 +61,8 @@ constexpr std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 *
 TPRIMAT_GPU_INLINE bool FlashAttention::supports(const AttentionShape& s) {
   const bool head_dim_ok =
       s.head_dim == 16 || s.head_dim == 32 || s.head_dim == 64 || s.head_dim == 128;
-  // heads and batch are grid dimensions y and z (at most 65535).
-  return head_dim_ok && s.batch >= 1 && s.batch <= 65535 && s.seq >= 1 && s.kv_heads >= 1 &&
+  // heads and batch are grid dimensions y and z (at most 65535). Causal self-attention only.
+  return head_dim_ok && s.self_causal() && s.batch >= 1 && s.batch <= 65535 && s.seq >= 1 && s.kv_heads >= 1 &&
          s.heads >= s.kv_heads && s.heads <= 65535 && s.heads % s.kv_heads == 0;
 }
 

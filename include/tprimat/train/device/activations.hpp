@@ -28,7 +28,7 @@ struct LayerActivations {
                                      // all-gathered over TP under sequence parallelism
   DeviceBuffer<float> rstd1, rstd2;  // [rows]
   DeviceBuffer<bf16> q, k, v, attn;  // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
-  DeviceBuffer<float> lse;           // [mbs, heads, seq]
+  DeviceBuffer<float> lse;           // [mbs, heads, local_seq]
   DeviceBuffer<bf16> gate, up;       // [n, ffn]
 };
 
@@ -127,7 +127,7 @@ struct Activations {
     l.k = a.alloc<bf16>(n * kvd);
     l.v = a.alloc<bf16>(n * kvd);
     l.attn = a.alloc<bf16>(n * qd);
-    l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.shape.seq);
+    l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.local_seq);
     l.gate = a.alloc<bf16>(n * p.d.ffn);
     l.up = a.alloc<bf16>(n * p.d.ffn);
   }

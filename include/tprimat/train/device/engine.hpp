@@ -21,6 +21,7 @@
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"
 #include "tprimat/train/device/captured_step.hpp"
+#include "tprimat/train/device/context_parallel_attention.hpp"
 #include "tprimat/train/device/fp8_linears.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/gradient_sync.hpp"
@@ -45,7 +46,7 @@ inline GroupPlace place_in(const std::shared_ptr<parallel::DeviceCollectives>& g
 
 /// Collectives that wait on the host (host-staged) cannot be captured in a graph.
 inline bool capturable(const DeviceGroups& g) {
-  for (const auto& c : {g.tp, g.pp, g.dp})
+  for (const auto& c : {g.tp, g.pp, g.dp, g.cp})
     if (c && c->size() > 1 && !c->capturable()) return false;
   return true;
 }
@@ -63,7 +64,8 @@ class Engine {
   Engine(const model::Dims& dims, StepShape shape, const OptimizerConfig& opt, std::uint64_t seed,
          DeviceOptions options, DeviceGroups groups)
       : plan(plan_rank(dims, shape, opt, place_in(group_or_none(groups.tp)),
-                       place_in(group_or_none(groups.pp)), place_in(group_or_none(groups.dp)))),
+                       place_in(group_or_none(groups.pp)), place_in(group_or_none(groups.dp)),
+                       place_in(group_or_none(groups.cp)))),
         options_(options),
         tp_(group_or_none(groups.tp), plan, options.overlap),
         pipeline_(group_or_none(groups.pp)),
@@ -76,9 +78,14 @@ class Engine {
       throw core::RunError(
           TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
                           : "no CUDA device: the CUDA backend needs an NVIDIA GPU and its driver");
-    attention_ = std::make_unique<DeviceAttention>(
-        options.attention, backend::AttentionShape{shape.mbs, shape.seq, plan.d.heads,
-                                                   plan.d.kv_heads, plan.d.head_dim});
+    const backend::AttentionShape whole{shape.mbs, shape.seq, plan.d.heads, plan.d.kv_heads,
+                                        plan.d.head_dim};
+    if (plan.cp > 1)
+      cp_attention_ = std::make_unique<ContextParallelAttention>(
+          group_or_none(groups.cp), parallel::ContextSplit{shape.seq, plan.cp, plan.cp_rank},
+          options.attention, whole);
+    else
+      attention_ = std::make_unique<DeviceAttention>(options.attention, whole);
     stream_.create();
     timer_.bind(stream_);
     tp_.create();
@@ -88,9 +95,13 @@ class Engine {
     backend::Gpu::reset_peaks();
     BufferAllocator a{stream_};
     params_.allocate(a, plan, sync_.plan.buckets);
-    fp8_.allocate(a, plan, options.precision, tp_);
+    fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp));
     acts_.allocate(a, plan, fp8_.layers_on());
-    scratch_.allocate(a, plan, attention_->backward_workspace_bytes(), fp8_.enabled());
+    scratch_.allocate(a, plan,
+                      attention_ ? attention_->backward_workspace_bytes()
+                                 : cp_attention_->backward_workspace_bytes(),
+                      fp8_.enabled());
+    if (cp_attention_) cp_attention_->allocate(a);
     rope_.allocate(a, plan);
     io_.allocate(a, plan);
     sync_.allocate(a);
@@ -100,7 +111,8 @@ class Engine {
     held_ = a.held;
     params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);
     backend::Gpu::gemm_prepare(stream_);
-    attention_->prepare(stream_);
+    if (attention_) attention_->prepare(stream_);
+    if (cp_attention_) cp_attention_->prepare(stream_);
     backend::gpu_check(gpuStreamSynchronize(stream_), "engine set-up");
   }
 
@@ -159,7 +171,9 @@ class Engine {
     backend::gpu_check(gpuStreamSynchronize(stream_), "load_parameters");
   }
   std::size_t held_bytes() const { return held_; }
-  std::string attention_name() const { return attention_->name(); }
+  std::string attention_name() const {
+    return attention_ ? attention_->name() : cp_attention_->name();
+  }
   std::pair<std::vector<float>, std::vector<float>> fp8_scales() const {
     if (!fp8_.enabled()) return {};
     return {fp8_.forward_scales(), fp8_.backward_scales()};
@@ -171,7 +185,8 @@ class Engine {
  private:
   Gemms gemms() { return Gemms{stream_, &timer_}; }
   DecoderLayer layer() {
-    return DecoderLayer{plan, params_, scratch_, rope_, *attention_, tp_, timer_, fp8_, gemms()};
+    return DecoderLayer{plan,   params_, scratch_, rope_,  LayerAttention{attention_.get(), cp_attention_.get()},
+                        tp_,    timer_,  fp8_,     gemms()};
   }
   Head head() { return Head{plan, params_, acts_, scratch_, tp_, timer_, gemms()}; }
 
@@ -332,7 +347,8 @@ class Engine {
   GradientSync sync_;
   DeviceOptimizer optimizer_;
   std::shared_ptr<parallel::DeviceCollectives> dp_;  // the loss and norm summed over DP
-  std::unique_ptr<DeviceAttention> attention_;
+  std::unique_ptr<DeviceAttention> attention_;                 // CP = 1
+  std::unique_ptr<ContextParallelAttention> cp_attention_;  // CP > 1
   DeviceParameters params_;
   Activations acts_;
   Scratch scratch_;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
@@ -15,6 +17,7 @@
 #include "tprimat/backend/gpu/fp8_gemm.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/device/fp8_scales.hpp"
 #include "tprimat/train/device/gemms.hpp"
@@ -54,11 +57,14 @@ class Fp8Linears {
   /// on() of every local layer (empty when FP8 is off).
   const std::vector<bool>& layers_on() const { return on_; }
 
-  /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md).
+  /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md);
+  /// under context parallelism `cp` those of every activation and gradient (each CP rank holds
+  /// other tokens of the sequences: every rank casts with the scales of the whole sequences).
   void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision,
-                TensorParallel& tp) {
+                TensorParallel& tp, std::shared_ptr<parallel::DeviceCollectives> cp) {
     precision_ = precision;
     tp_ = &tp;
+    cp_ = std::move(cp);
     enabled_ = precision.is_fp8();
     if (!enabled_) return;
     // The device's FP8 formats: OCP E4M3/E5M2 on NVIDIA and gfx950, the fnuz ones on gfx942;
@@ -164,6 +170,11 @@ class Fp8Linears {
       // Replicated tensors' amaxes are equal on every TP rank; split ones take the group's max.
       tp_->all_reduce_max(forward_.amaxes(), forward_.base(), stream);
       tp_->all_reduce_max(backward_.amaxes(), backward_.base(), stream);
+      if (cp_) {
+        cp_->all_reduce_max(forward_.amaxes(), static_cast<std::size_t>(forward_.base()), stream);
+        cp_->all_reduce_max(backward_.amaxes(), static_cast<std::size_t>(backward_.base()),
+                            stream);
+      }
       forward_.update_delayed(precision_.fp8.margin, stream);
       backward_.update_delayed(precision_.fp8.margin, stream);
     }
@@ -293,6 +304,7 @@ class Fp8Linears {
     if (scaled_alone()) {
       Gpu::fp8_amax(x, rows * cols, scales.amax_now(id), stream);
       if (split) tp_->all_reduce_max(scales.amax_now(id), 1, stream);
+      if (cp_) cp_->all_reduce_max(scales.amax_now(id), 1, stream);
       scales.update_current(id, 1, precision_.fp8.margin, stream);
     }
     float* amax = records_amax() ? scales.amax(history_id) : nullptr;
@@ -308,6 +320,7 @@ class Fp8Linears {
   const RankPlan* plan_ = nullptr;
   const DeviceParameters* params_ = nullptr;
   TensorParallel* tp_ = nullptr;
+  std::shared_ptr<parallel::DeviceCollectives> cp_;  // null without context parallelism
   int layers_ = 0, slots_ = 1;
   std::vector<bool> on_;
   std::array<model::WeightShape, fp8_weights> weight_shape_{};  ///< this TP rank's [in, out]

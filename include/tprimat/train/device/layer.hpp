@@ -4,6 +4,7 @@
 // attention, O, RMSNorm, SwiGLU MLP), in bf16 GEMMs on an fp32 residual stream.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/device/activations.hpp"
 #include "tprimat/train/device/attention.hpp"
+#include "tprimat/train/device/context_parallel_attention.hpp"
 #include "tprimat/train/device/fp8_linears.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
@@ -22,21 +24,49 @@
 
 namespace tprimat::train::device {
 
-/// RoPE's cos and sin [seq, head_dim / 2], fp32, shared by every layer.
+/// RoPE's cos and sin [local_seq, head_dim / 2], fp32, shared by every layer: the rows of this
+/// rank's tokens' positions (all of them without context parallelism).
 struct RopeTables {
   backend::DeviceBuffer<float> cos, sin;
 
   void allocate(BufferAllocator& a, const RankPlan& p) {
     const std::int64_t half = p.d.head_dim / 2;
-    cos = a.alloc<float>(p.shape.seq * half);
-    sin = a.alloc<float>(p.shape.seq * half);
+    cos = a.alloc<float>(p.local_seq * half);
+    sin = a.alloc<float>(p.local_seq * half);
   }
   void upload(const RankPlan& p) {
-    const std::int64_t half = p.d.head_dim / 2;
-    std::vector<float> cos_t(p.shape.seq * half), sin_t(p.shape.seq * half);
-    backend::Cpu::rope_tables(p.d, p.shape.seq, cos_t.data(), sin_t.data());
+    const std::size_t half = static_cast<std::size_t>(p.d.head_dim / 2);
+    std::vector<float> cos_all(p.shape.seq * half), sin_all(p.shape.seq * half);
+    backend::Cpu::rope_tables(p.d, p.shape.seq, cos_all.data(), sin_all.data());
+    std::vector<float> cos_t(p.local_seq * half), sin_t(p.local_seq * half);
+    const parallel::ContextSplit split{p.shape.seq, p.cp, p.cp_rank};
+    for (int t = 0; t < p.local_seq; ++t) {
+      const std::size_t from = static_cast<std::size_t>(split.position(t)) * half;
+      std::copy_n(cos_all.begin() + from, half, cos_t.begin() + t * half);
+      std::copy_n(sin_all.begin() + from, half, sin_t.begin() + t * half);
+    }
     cos.upload(cos_t);
     sin.upload(sin_t);
+  }
+};
+
+/// The attention a layer runs: over its whole sequences, or context-parallel (one of the two).
+struct LayerAttention {
+  using bf16 = backend::Gpu::bf16;
+  const DeviceAttention* whole = nullptr;
+  ContextParallelAttention* context_parallel = nullptr;
+
+  void forward(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse,
+               gpuStream_t stream) const {
+    if (context_parallel) return context_parallel->forward(q, k, v, o, lse, stream);
+    whole->forward(q, k, v, o, lse, stream);
+  }
+  void backward(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const float* lse,
+                const bf16* dout, bf16* dq, bf16* dk, bf16* dv, void* workspace,
+                gpuStream_t stream) const {
+    if (context_parallel)
+      return context_parallel->backward(q, k, v, o, lse, dout, dq, dk, dv, workspace, stream);
+    whole->backward(q, k, v, o, lse, dout, dq, dk, dv, workspace, stream);
   }
 };
 
@@ -53,7 +83,7 @@ struct DecoderLayer {
   DeviceParameters& params;
   Scratch& scratch;
   const RopeTables& rope;
-  const DeviceAttention& attention;
+  LayerAttention attention;
   TensorParallel& tp;
   PhaseTimer& timer;
   Fp8Linears& fp8;
@@ -93,9 +123,9 @@ struct DecoderLayer {
              bias ? params.w(lp.bv) : nullptr);
       });
     }
-    Gpu::rope_forward(a.q.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
+    Gpu::rope_forward(a.q.data(), n, plan.local_seq, d.heads, d.head_dim, rope.cos.data(),
                       rope.sin.data(), stream);
-    Gpu::rope_forward(a.k.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
+    Gpu::rope_forward(a.k.data(), n, plan.local_seq, d.kv_heads, d.head_dim, rope.cos.data(),
                       rope.sin.data(), stream);
     timer.mark("attention");
     attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
@@ -215,9 +245,9 @@ struct DecoderLayer {
                        s.dattn.data(), s.dq.data(), s.dk.data(), s.dv.data(),
                        s.attn_workspace.data(), stream);
     timer.mark("elementwise");
-    Gpu::rope_backward(s.dq.data(), n, plan.shape.seq, d.heads, d.head_dim, rope.cos.data(),
+    Gpu::rope_backward(s.dq.data(), n, plan.local_seq, d.heads, d.head_dim, rope.cos.data(),
                        rope.sin.data(), stream);
-    Gpu::rope_backward(s.dk.data(), n, plan.shape.seq, d.kv_heads, d.head_dim, rope.cos.data(),
+    Gpu::rope_backward(s.dk.data(), n, plan.local_seq, d.kv_heads, d.head_dim, rope.cos.data(),
                        rope.sin.data(), stream);
     if (d.qkv_bias) {
       Gpu::bias_backward(s.dq.data(), n, qd, params.g(lp.bq), s.bias_partials.data(), stream);

@@ -11,6 +11,7 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/backend/gpu/embedding_groups.hpp"
+#include "tprimat/parallel/context_parallel.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
@@ -51,20 +52,30 @@ struct StepIO {
   }
 
   /// Splits `tokens` (grad_accum x mbs x (seq + 1) ids, already validated) into inputs [0, seq)
-  /// and targets [1, seq + 1) of each sequence, maps the inputs into this TP rank's vocabulary
-  /// slice (its rows of the embedding; -1 elsewhere) and groups them for the embedding backward.
+  /// and targets [1, seq + 1) of each sequence (under context parallelism this rank's positions
+  /// only, parallel::ContextSplit's, in local order), maps the inputs into this TP rank's
+  /// vocabulary slice (its rows of the embedding; -1 elsewhere) and groups them for the embedding
+  /// backward.
   void prepare(std::span<const std::int32_t> tokens, const RankPlan& p) {
     const std::int64_t n = p.n;
-    const int seq = p.shape.seq;
+    const int seq = p.shape.seq, local_seq = p.local_seq;
+    const parallel::ContextSplit split{seq, p.cp, p.cp_rank};
     for (int micro = 0; micro < p.shape.grad_accum; ++micro) {
       const std::int32_t* src = tokens.data() + micro * std::int64_t{p.shape.mbs} * (seq + 1);
       std::int32_t* in = h_inputs_.data() + micro * n;
       std::int32_t* out = h_targets_.data() + micro * n;
       for (int b = 0; b < p.shape.mbs; ++b) {
-        std::memcpy(in + std::int64_t{b} * seq, src + std::int64_t{b} * (seq + 1),
-                    seq * sizeof(std::int32_t));
-        std::memcpy(out + std::int64_t{b} * seq, src + std::int64_t{b} * (seq + 1) + 1,
-                    seq * sizeof(std::int32_t));
+        const std::int32_t* sequence = src + std::int64_t{b} * (seq + 1);
+        // Runs of consecutive positions: the whole sequence, or a CP rank's two chunks.
+        for (int t = 0; t < local_seq;) {
+          const int run = p.cp > 1 ? split.chunk() : local_seq;
+          const int at = split.position(t);
+          std::memcpy(in + std::int64_t{b} * local_seq + t, sequence + at,
+                      run * sizeof(std::int32_t));
+          std::memcpy(out + std::int64_t{b} * local_seq + t, sequence + at + 1,
+                      run * sizeof(std::int32_t));
+          t += run;
+        }
       }
       if (p.tp > 1)
         for (std::int64_t t = 0; t < n; ++t) {

@@ -49,28 +49,20 @@ class Step {
   using Element = float;
 
   /// Model `full` (layers: those run) with PP = `pp` over `groups`, split from the world in
-  /// Megatron's order; `shape` already checked against the model and the layout.
+  /// Megatron's order; `shape` already checked against the model and the layout. Under context
+  /// parallelism the weights' replicas are the DP x CP group (gradients, ZeRO-1, the loss) and
+  /// the CP group shares each sequence's attention.
   Step(const model::Dims& full, int pp, StepShape shape, OptimizerConfig opt, std::uint64_t seed,
        parallel::Groups<C> groups, DeviceOptions device)
       : full_(full),
         pp_(pp),
-        shape_(without_context_parallel(std::move(shape))),
+        shape_(std::move(shape)),
         opt_(opt),
         groups_(std::move(groups)),
         engine_(full_, shape_, opt_, seed, device,
                 DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
-                             device_collectives_of(groups_.dp)}) {}
-
-  /// The device engine's attention has no K/V ring yet: context parallelism runs on the CPU
-  /// engine (the reference) only, and is refused here before anything is allocated.
-  static StepShape without_context_parallel(StepShape shape) {
-    if (shape.context_parallel > 1)
-      throw core::InputError("context parallelism (CP=" + std::to_string(shape.context_parallel) +
-                                 ") runs on the CPU engine only in this version; the device "
-                                 "engine's attention has no K/V ring yet",
-                             "run with CP=1 on a GPU, or on the CPU backend");
-    return shape;
-  }
+                             device_collectives_of(groups_.dp_cp),
+                             device_collectives_of(groups_.cp)}) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
@@ -116,7 +108,7 @@ class Step {
 /// The benchmark on a GPU: model M under layout L with backend Backend's kernels, the whole step
 /// (micro-batches, clipping, AdamW) in one DeviceTransformer, captured as a CUDA graph after its
 /// first step unless DeviceOptions::graph is off (or the collectives cannot be captured).
-/// The ranks of `world`, one GPU each, are split into TP x PP x DP groups in Megatron's order
+/// The ranks of `world`, one GPU each, are split into TP x CP x DP x PP groups in Megatron's order
 /// (parallel/groups.hpp): the DeviceTransformer shards the model over TP, runs its stage of the
 /// pipeline under 1F1B, and reduces the gradients over DP (OptimizerConfig::
 /// distributed_optimizer shards the optimizer too). Every rank passes its DP replica's share of
@@ -141,7 +133,8 @@ class TrainingStep<Backend, M, L, C> : public device::Step<Backend, C> {
   TrainingStep(std::in_place_t, StepShape checked, OptimizerConfig opt, std::uint64_t seed,
                C world, DeviceOptions device)
       : Base(model::dims<M>().with_layers(checked.layers), L::pp, checked, opt, seed,
-             parallel::make_groups(std::move(world), L::tp, L::pp), device) {}
+             parallel::make_groups(std::move(world), L::tp, L::pp, checked.context_parallel),
+             device) {}
 };
 
 }  // namespace tprimat::train

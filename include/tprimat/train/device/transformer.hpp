@@ -19,8 +19,11 @@
 namespace tprimat::train {
 
 /// The device collectives of the groups a DeviceTransformer runs in (parallel/groups.hpp).
+/// null: alone in that dimension. `dp` is every replica of this rank's weights, DP x CP under
+/// context parallelism (gradients, ZeRO-1 and the loss go over it); `cp` the ranks sharing each
+/// sequence (attention's keys and values, FP8's amaxes).
 struct DeviceGroups {
-  std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp;  ///< null: alone in that dimension
+  std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp, cp;
 };
 
 /// The decoder of Transformer<Cpu, T> (same parameter table, same math) on a device backend:
