@@ -261,14 +261,16 @@ int main(int argc, char** argv) {
   cli::BenchOptions plan_opts;
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   cli::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
+  // Each by its first name; its aliases (Megatron's) come with it.
   for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
                   "--backend", "--peak-tflops", "--distributed-optimizer", "--sequence-parallel",
                   "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
-                  "--precision", "--fp8-recipe"}) {
+                  "--precision", "--fp8-format", "--fp8-recipe"}) {
     cli::for_each_run_flag(plan_opts,
                              [&](std::string_view flag, auto& field, std::string_view help,
                                  std::string_view env, const auto&... range) {
-                               if (flag == f) AddOption{plan_cmd}(flag, field, help, env, range...);
+                               if (cli::detail::flag_names(flag)[0] == f)
+                                 AddOption{plan_cmd}(flag, field, help, env, range...);
                              });
   }
   cli::add_number(plan_cmd, "--num-gpus", plan_opts.num_gpus,

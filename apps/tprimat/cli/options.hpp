@@ -116,6 +116,7 @@ struct BenchOptions {
   /// what a --parallel config file states)
   std::string precision;
   std::string fp8_recipe;  ///< --fp8-recipe: delayed or current; "": not given (delayed)
+  std::string fp8_format;  ///< --fp8-format (Megatron's): hybrid means fp8; "": not given
   double peak_tflops = 0;          ///< dense bf16 peak per device for MFU; 0: the built-in table
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
@@ -170,11 +171,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "replace a result in --output-dir even if it is of another configuration (default: refuse)",
     "");
   f("--runs", o.runs, "repetitions of the whole benchmark (default: 1)", "", limits::runs_range);
-  f("--steps", o.steps, "measured training steps per run (default: 10)", "", limits::steps_range);
+  f("--steps,--train-iters", o.steps,
+    "measured training steps per run (Megatron's --train-iters; the --warmup-steps run before "
+    "them) (default: 10)",
+    "", limits::steps_range);
   f("--warmup-steps", o.warmup_steps, "steps run first and excluded from statistics (default: 2)",
     "", limits::warmup_range);
-  f("--mbs", o.mbs, "micro batch size (default: 1)", "", limits::batch_range);
-  f("--gbs", o.gbs,
+  f("--mbs,--micro-batch-size", o.mbs, "micro batch size (default: 1)", "", limits::batch_range);
+  f("--gbs,--global-batch-size", o.gbs,
     "global batch size (default: mbs x DP x --gradient-accumulation-steps; without it mbs x DP "
     "for tiny, 64 for the full models)",
     "", limits::batch_range);
@@ -182,7 +186,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "micro batches per step on each DP rank (Megatron's flag): gbs is mbs x DP x it; a --gbs that "
     "disagrees is refused",
     "", limits::batch_range);
-  f("--distributed-optimizer", o.distributed_optimizer,
+  f("--distributed-optimizer,--use-distributed-optimizer", o.distributed_optimizer,
     "ZeRO-1: shard the fp32 master weights and AdamW moments over the DP ranks (no effect at DP 1)",
     "");
   f("--sequence-parallel", o.sequence_parallel,
@@ -202,8 +206,8 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--recompute-num-layers", o.recompute_num_layers,
     "with --recompute-granularity: layers a group (uniform) or a stage (block) (default: 1)", "",
     limits::stage_layers_range);
-  f("--seq", o.seq, "sequence length (default: 2048)", "", limits::seq_range);
-  f("--layers", o.layers, "layers to run: full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");
+  f("--seq,--seq-length,--sequence-length", o.seq, "sequence length (default: 2048)", "", limits::seq_range);
+  f("--layers,--num-layers", o.layers, "layers to run (Megatron's --num-layers: the model's depth): full, N, or auto (largest count whose memory plan fits; default on a GPU)", "");
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
@@ -219,6 +223,10 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--precision", o.precision,
     "bf16, or fp8: the decoder layers' linear projections in FP8, NeMo's hybrid recipe "
     "(docs/fp8.md; GPU only) (default: bf16, or the --parallel config's fp8)",
+    "");
+  f("--fp8-format", o.fp8_format,
+    "Megatron's name for FP8: hybrid (E4M3 forward, E5M2 gradients) is --precision fp8; e4m3 is "
+    "not run",
     "");
   f("--fp8-recipe", o.fp8_recipe,
     "with --precision fp8: how FP8 scales are chosen, delayed (amax history) or current "
@@ -236,7 +244,7 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--init", o.init, "starting weights: random, or a Hugging Face safetensors checkpoint (file, index .json or directory) (default: random)", "");
   f("--save", o.save, "after the last run, write the model's fp32 weights to this .safetensors file (HF naming; --init reads it)", "");
   f("--lr", o.lr, "peak learning rate (default: 3e-4)", "", limits::lr_range);
-  f("--warmup", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)",
+  f("--warmup,--lr-warmup-iters", o.lr_warmup, "learning-rate warm-up steps (default: 50, or 10% of a shorter run)",
     "", limits::lr_warmup_range);
   f("--profile", o.profile.enabled,
     "write a Chrome trace of the scheduled steps to profile_<platform>_<model>_<rank>.json", "");

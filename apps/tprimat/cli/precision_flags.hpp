@@ -31,6 +31,25 @@ inline void check_precision_flag_values(std::string_view precision, std::string_
                            "pick delayed or current");
 }
 
+/// `--precision` with Megatron's `--fp8-format` folded in: `hybrid` (E4M3 forward, E5M2
+/// gradients, what tprimat's FP8 is) asks for fp8, as it turns FP8 on in Megatron; `e4m3` (E4M3
+/// gradients too) is a recipe tprimat does not run, and a `--precision bf16` beside either
+/// contradicts it. "" where neither was given.
+inline std::string with_fp8_format(std::string_view precision, std::string_view fp8_format) {
+  if (fp8_format.empty()) return std::string(precision);
+  if (fp8_format == "e4m3")
+    throw core::InputError("--fp8-format e4m3 (E4M3 for the gradients too) is not a recipe tprimat "
+                           "runs: its FP8 is the hybrid one (E4M3 forward, E5M2 gradients)",
+                           "use --fp8-format hybrid (or --precision fp8)");
+  if (fp8_format != "hybrid")
+    throw core::InputError("unknown --fp8-format '" + core::shown(fp8_format) + "'",
+                           "pick hybrid (Megatron's other format, e4m3, is not run)");
+  if (precision == "bf16")
+    throw core::InputError("--fp8-format hybrid asks for FP8, and --precision bf16 for none",
+                           "drop one of the two");
+  return "fp8";
+}
+
 /// The precision `--precision` (bf16, fp8; "" not given) and `--fp8-recipe` (delayed, current;
 /// "" not given) ask for, over `base` (a config file's, else bf16): a flag given wins, as flags
 /// do over config files. A recipe for a run that is not FP8, or an unknown value, is an

@@ -116,16 +116,18 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
   // contradicts it is refused.
   cmds.import->add_option("--num-gpus", i.imp.num_gpus,
                           "GPUs of the run, where the log does not state them");
-  cmds.import->add_option("--global-batch-size", i.imp.gbs,
+  cmds.import->add_option("--global-batch-size,--gbs", i.imp.gbs,
                           "global batch, where the log does not state it");
-  cmds.import->add_option("--sequence-length", i.imp.seq,
+  cmds.import->add_option("--sequence-length,--seq-length,--seq", i.imp.seq,
                           "sequence length, where the log does not state it");
-  cmds.import->add_option("--micro-batch-size", i.imp.mbs,
+  cmds.import->add_option("--micro-batch-size,--mbs", i.imp.mbs,
                           "micro batch, where the log does not state it (else 1)");
-  cmds.import->add_option("--tp", i.imp.tp,
+  cmds.import->add_option("--tp,--tensor-model-parallel-size", i.imp.tp,
                           "tensor parallel size, where the log does not state it (else 1)");
-  cmds.import->add_option("--pp", i.imp.pp,
+  cmds.import->add_option("--pp,--pipeline-model-parallel-size", i.imp.pp,
                           "pipeline parallel size, where the log does not state it (else 1)");
+  cmds.import->add_option("--cp,--context-parallel-size", i.imp.cp,
+                          "context parallel size, where the log does not state it (else 1)");
   cmds.import->add_option("--warmup-steps", i.imp.warmup_steps,
                           "leading iterations left out of the statistics")
       ->capture_default_str();

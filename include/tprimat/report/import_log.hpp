@@ -39,7 +39,7 @@ namespace tprimat::report {
 struct ImportOptions {
   std::string format;  ///< megatron, primus, nemo
   std::string model;   ///< cli name: the FLOPs need the architecture
-  std::optional<int> num_gpus, gbs, mbs, seq, tp, pp;
+  std::optional<int> num_gpus, gbs, mbs, seq, tp, pp, cp;
   int warmup_steps = 1;  ///< leading iterations left out of the statistics
   std::string platform;  ///< "" = by format: primus amd, megatron/nemo nvd
   std::string device_name = "unknown";
@@ -348,6 +348,7 @@ inline void check_import_options(const ImportOptions& o) {
   detail::check_count_flag(o.seq, "--sequence-length", max_batch_or_sequence, "sequence length");
   detail::check_count_flag(o.tp, "--tp", max_gpu_count, "tensor parallel size");
   detail::check_count_flag(o.pp, "--pp", max_gpu_count, "pipeline parallel size");
+  detail::check_count_flag(o.cp, "--cp", max_gpu_count, "context parallel size");
   if (o.warmup_steps < 0)
     throw core::InputError("--warmup-steps " + std::to_string(o.warmup_steps) +
                                ": a count of leading iterations, 0 or more",
@@ -643,8 +644,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
     const auto world = detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log);
     const auto t = detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log);
     const auto p = detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log);
-    const long long split =
-        (t ? t->value : 1) * (p ? p->value : 1) * (stated.cp ? stated.cp->value : 1);
+    const auto c = detail::settle(stated.cp, o.cp, "--cp", "context_parallel_size", log);
+    const long long split = (t ? t->value : 1) * (p ? p->value : 1) * (c ? c->value : 1);
     if (world && world->value % split == 0)
       record(stated.global_batch, "global_batch_size",
              stated.micro_batch->value * (world->value / split),
@@ -668,10 +669,14 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const Stated pp = detail::assumed_one(
       detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log), "--pp");
   // Context parallelism: the log's figure (Megatron's context_parallel_size, NeMo's, torchtitan's
-  // context_parallel_degree), else none ran, as the flags have no say in it.
-  const Stated cp =
-      stated.cp ? Stated{stated.cp->value, "log " + stated.cp->where}
-                : Stated{1, "assumed 1: the log states no context_parallel_size"};
+  // context_parallel_degree), else --cp, else none ran. Its split needs 2 x CP chunks a sequence.
+  const Stated cp = detail::assumed_one(
+      detail::settle(stated.cp, o.cp, "--cp", "context_parallel_size", log), "--cp");
+  if (auto err = parallel::context_parallel_error(static_cast<int>(seq.value),
+                                                  static_cast<int>(cp.value)))
+    throw core::InputError(log + ": " + *err + " (" + detail::named("sequence_length", seq) +
+                               ", " + detail::named("context_parallel_size", cp) + ")",
+                           "pass the run's --seq and --cp");
   // Megatron's rule: the ranks are TP x PP x CP x DP.
   const long long model_parallel = tp.value * pp.value * cp.value;
   if (gpus.value % model_parallel != 0)
@@ -681,7 +686,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
             detail::named("tensor_model_parallel_size", tp) + " x " +
             detail::named("pipeline_model_parallel_size", pp) + " x " +
             detail::named("context_parallel_size", cp),
-        "pass the run's --num-gpus, --tp and --pp");
+        "pass the run's --num-gpus, --tp, --pp and --cp");
   const long long dp = gpus.value / model_parallel;
   if (stated.dp && stated.dp->value != dp)
     throw core::InputError(log + ": data_parallel_size " + std::to_string(stated.dp->value) +
@@ -689,7 +694,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                std::to_string(gpus.value) + " / (" + std::to_string(tp.value) +
                                " x " + std::to_string(pp.value) + " x " +
                                std::to_string(cp.value) + ") = " + std::to_string(dp),
-                           "pass the run's --num-gpus, --tp and --pp");
+                           "pass the run's --num-gpus, --tp, --pp and --cp");
   if (gbs.value % (mbs.value * dp) != 0)
     throw core::InputError(
         log + ": " + detail::named("global_batch_size", gbs) +

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
+# SPDX-FileCopyrightText: 2026 tprimat authors
+# Megatron's flag names (issue 38 §3): aliases of tprimat's in bench and plan, one option each
+# (the long and the short name together count as one flag given twice), and --fp8-format.
+
+# The same run under Megatron's names: the result records what the short names would.
+tprimat_cli_test(bench_megatron_flag_names PRODUCES
+  ARGS bench --model tiny --micro-batch-size 2 --global-batch-size 4 --seq-length 32
+       --train-iters 2 --warmup-steps 0 --lr-warmup-iters 1 --num-layers 1
+       --tensor-model-parallel-size 1 --output-dir megatron_names
+  RESULT megatron_names/benchmark_cpu_tiny.json
+  JSON_EQUALS training_config.micro_batch_size=2 training_config.global_batch_size=4
+              training_config.sequence_length=32 training_config.num_layers=1
+              training_config.measured_steps=2 training_config.max_steps=2)
+tprimat_cli_test(plan_megatron_flag_names
+  ARGS plan --model llama --num-layers full --num-gpus 8 --use-distributed-optimizer
+       --micro-batch-size 1 --global-batch-size 128 --seq-length 8192 --device H100
+  STDOUT_REGEX "TP=1 PP=1 DP=8 GradAccum=16 ZeRO-1, mbs 1 gbs 128 seq 8192, bf16 on H100")
+tprimat_cli_test(megatron_name_beside_tprimat_name ARGS bench --mbs 1 --micro-batch-size 2
+  EXPECT_RC 2 STDERR_REGEX "^tprimat: --mbs was given 2 times \\(1, 2\\); pass it once")
+tprimat_cli_test(plan_fp8_format_hybrid
+  ARGS plan --model llama --layers 4 --fp8-format hybrid --device H100
+  STDOUT_REGEX "mbs 1 gbs 64 seq 2048, fp8-hybrid-delayed on H100")
+tprimat_cli_test(fp8_format_e4m3_refused ARGS bench --fp8-format e4m3 EXPECT_RC 2
+  STDERR_REGEX "^tprimat: --fp8-format e4m3 \\(E4M3 for the gradients too\\) is not a recipe tprimat runs: its FP8 is the hybrid one \\(E4M3 forward, E5M2 gradients\\); use --fp8-format hybrid \\(or --precision fp8\\)")
+tprimat_cli_test(fp8_format_unknown ARGS plan --fp8-format hybird --device H100 EXPECT_RC 2
+  STDERR_REGEX "^tprimat: unknown --fp8-format 'hybird'; pick hybrid")
+tprimat_cli_test(fp8_format_contradicts_precision
+  ARGS plan --fp8-format hybrid --precision bf16 --device H100 EXPECT_RC 2
+  STDERR_REGEX "^tprimat: --fp8-format hybrid asks for FP8, and --precision bf16 for none; drop one of the two")
