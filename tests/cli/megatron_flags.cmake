@@ -28,3 +28,9 @@ tprimat_cli_test(fp8_format_unknown ARGS plan --fp8-format hybird --device H100 
 tprimat_cli_test(fp8_format_contradicts_precision
   ARGS plan --fp8-format hybrid --precision bf16 --device H100 EXPECT_RC 2
   STDERR_REGEX "^tprimat: --fp8-format hybrid asks for FP8, and --precision bf16 for none; drop one of the two")
+
+# A near name of another meaning is never the hint: what tprimat calls the thing asked for is.
+tprimat_cli_test(hint_fp8_is_precision ARGS bench --fp8 EXPECT_RC 2
+  STDERR_REGEX "^tprimat: unknown option '--fp8' for tprimat bench; did you mean --precision fp8 \\(FP8's hybrid recipe\\)\\?")
+tprimat_cli_test(hint_warmup_iters_is_the_lr_warmup ARGS bench --warmup-iters 5 EXPECT_RC 2
+  STDERR_REGEX "^tprimat: unknown option '--warmup-iters' for tprimat bench; did you mean --warmup N \\(the learning-rate warm-up; --warmup-steps are the unmeasured steps before timing\\)\\?")

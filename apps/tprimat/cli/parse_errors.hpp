@@ -55,6 +55,32 @@ inline std::vector<std::string> option_names(const CLI::App* app) {
   return out;
 }
 
+/// Flags of other tools whose nearest name here means something else: what tprimat calls the
+/// thing they ask for, where `option` exists in the command (nullopt: the near-name rule).
+/// `--warmup-iters` is not `--warmup-steps` (unmeasured steps) but the LR warm-up.
+inline std::optional<std::string> meant_by(std::string_view flag,
+                                           const std::vector<std::string>& options) {
+  struct Meaning {
+    std::string_view flag, option, advice;
+  };
+  static constexpr Meaning meanings[] = {
+      {"--fp8", "--precision", "--precision fp8 (FP8's hybrid recipe)"},
+      {"--bf16", "--precision", "--precision bf16"},
+      {"--fp16", "--precision", "--precision bf16 or fp8 (tprimat runs no fp16)"},
+      {"--warmup-iters", "--warmup",
+       "--warmup N (the learning-rate warm-up; --warmup-steps are the unmeasured steps before "
+       "timing)"},
+      {"--lr-warmup-steps", "--warmup",
+       "--warmup N (the learning-rate warm-up; --warmup-steps are the unmeasured steps before "
+       "timing)"},
+  };
+  for (const Meaning& m : meanings)
+    if (flag == m.flag &&
+        std::find(options.begin(), options.end(), std::string(m.option)) != options.end())
+      return std::string(m.advice);
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 /// A one-line retelling of CLI11's `e` after `app` failed to parse, as "problem; fix" without
@@ -92,7 +118,11 @@ inline std::optional<std::string> retell_parse_error(const CLI::App& app,
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && dashed != left.end()) {
     const std::string flag = dashed->substr(0, dashed->find('='));
-    const auto near = nearest(flag, detail::option_names(at));
+    const std::vector<std::string> options = detail::option_names(at);
+    if (const auto meant = detail::meant_by(flag, options))
+      return "unknown option '" + core::shown(flag) + "' for " + command + "; did you mean " +
+             *meant + "?";
+    const auto near = nearest(flag, options);
     return "unknown option '" + core::shown(flag) + "' for " + command +
            (near ? "; did you mean " + *near + "?"
                  : "; run " + command + " --help for the options");
