@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: 2026 tprimat authors
-# Megatron's flag names (issue 38 §3): aliases of tprimat's in bench and plan, one option each
-# (the long and the short name together count as one flag given twice), and --fp8-format.
+# What users bring from Megatron and PyTorch (issue 38 §3): Megatron's flag names as aliases of
+# tprimat's in bench and plan, one option each (the long and the short name together count as one
+# flag given twice), --fp8-format, hints that never point to a flag of another meaning, and the
+# launchers whose ranks tprimat would not join.
 
 # The same run under Megatron's names: the result records what the short names would.
 tprimat_cli_test(bench_megatron_flag_names PRODUCES
@@ -34,3 +36,15 @@ tprimat_cli_test(hint_fp8_is_precision ARGS bench --fp8 EXPECT_RC 2
   STDERR_REGEX "^tprimat: unknown option '--fp8' for tprimat bench; did you mean --precision fp8 \\(FP8's hybrid recipe\\)\\?")
 tprimat_cli_test(hint_warmup_iters_is_the_lr_warmup ARGS bench --warmup-iters 5 EXPECT_RC 2
   STDERR_REGEX "^tprimat: unknown option '--warmup-iters' for tprimat bench; did you mean --warmup N \\(the learning-rate warm-up; --warmup-steps are the unmeasured steps before timing\\)\\?")
+
+# Launchers whose ranks tprimat would not join (issue 38 §3): refused with the command that works,
+# never run as separate DP=1 jobs.
+tprimat_cli_test(torchrun_refused ARGS bench --steps 1 --output-dir torchrun
+  ENV WORLD_SIZE=2 RANK=0 LOCAL_RANK=0 EXPECT_RC 2 ABSENT torchrun
+  STDERR_REGEX "^tprimat: WORLD_SIZE=2 says torchrun \\(or another torch.distributed launcher\\) started this process as one of 2, but tprimat's ranks join over MPI: each would run alone; launch the 2 ranks with mpirun -np 2 tprimat")
+if(TARGET tprimat::mpi)
+  # srun without a PMI Open MPI speaks: each task is an MPI singleton of one rank.
+  tprimat_cli_test(srun_tasks_mpi_cannot_join ARGS bench --steps 1 --output-dir srun
+    ENV SLURM_NTASKS=2 SLURM_PROCID=0 ${TPRIMAT_MPI_TEST_ENV} EXPECT_RC 2 ABSENT srun
+    STDERR_REGEX "^tprimat: srun started 2 ranks, but MPI joined 1 \\(srun without a PMI this MPI speaks\\); srun --mpi=pmix -n 2 tprimat ..., or mpirun -np 2 tprimat ... inside the allocation")
+endif()
