@@ -15,6 +15,7 @@
 #include "tprimat/bench/result.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/number_text.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "cli/all_strategies.hpp"
 #include "cli/fit_options.hpp"
@@ -313,6 +314,44 @@ std::string fit_advice(const Job& job, double capacity_bytes) {
   return out;
 }
 
+/// One line of `plan`'s closing table: a job's layout and verdict, or why it could not be planned.
+struct PlanRow {
+  std::string model, strategy, layout, verdict;
+  double total_bytes = -1;  ///< < 0: not planned
+};
+
+/// The closing table of a plan over several strategies or models: one line each, so that they
+/// can be read side by side (the plans above hold the terms).
+std::string format_plan_summary(const std::vector<PlanRow>& rows, const Environment& env) {
+  const double capacity = env.device.total_memory_gb;
+  char head[200];
+  std::snprintf(head, sizeof head, "summary: predicted GiB per GPU%s\n",
+                capacity > 0 ? (" of " + env.device.device_name + "'s " +
+                                core::num(capacity, 1) + " GiB").c_str()
+                             : "");
+  std::string out = head;
+  std::size_t model_w = 5, strategy_w = 8, layout_w = 6;
+  for (const auto& r : rows) {
+    model_w = std::max(model_w, r.model.size());
+    strategy_w = std::max(strategy_w, r.strategy.size());
+    layout_w = std::max(layout_w, r.layout.size());
+  }
+  auto line = [&](const std::string& model, const std::string& strategy,
+                  const std::string& layout, const std::string& total,
+                  const std::string& verdict) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "  %-*s  %-*s  %-*s  %9s  %s\n", int(model_w), model.c_str(),
+                  int(strategy_w), strategy.c_str(), int(layout_w), layout.c_str(),
+                  total.c_str(), verdict.c_str());
+    out += buf;
+  };
+  line("model", "strategy", "layout", "total", capacity > 0 ? "verdict" : "");
+  for (const auto& r : rows)
+    line(r.model, r.strategy, r.layout,
+         r.total_bytes < 0 ? "-" : core::num(r.total_bytes / bench::gib, 3), r.verdict);
+  return out;
+}
+
 int run_plan(BenchOptions opts, Environment env) {
   if (opts.num_gpus > 0) env.world = opts.num_gpus;
   try {
@@ -321,6 +360,8 @@ int run_plan(BenchOptions opts, Environment env) {
     const auto models = detail::resolve_models(opts, env.device.platform, notices);
     for (const auto& n : notices) std::printf("%s\n", n.c_str());
     const auto strategies = detail::resolve_strategies(opts, env);
+    std::vector<PlanRow> rows;
+    const double capacity = env.device.total_memory_gb * bench::gib;
     for (const auto& m : models) {
       for (const auto& s : strategies) {
         Environment e = env;
@@ -344,8 +385,23 @@ int run_plan(BenchOptions opts, Environment env) {
         } catch (const core::InputError& err) {
           if (strategies.size() == 1 && models.size() == 1) throw;
           std::printf("%s: %s\n", s.name.c_str(), err.what());
+          rows.push_back({m, s.name, "-", "not planned: see above"});
           continue;
         }
+        const auto& plan = job.ctx.plan;
+        PlanRow row{m, plan.strategy_name,
+                    "TP=" + std::to_string(plan.tp) + " PP=" + std::to_string(plan.pp) +
+                        (plan.cp > 1 ? " CP=" + std::to_string(plan.cp) : "") +
+                        " DP=" + std::to_string(plan.dp) +
+                        " GA=" + std::to_string(plan.grad_accum) +
+                        (opts.distributed_optimizer && plan.dp * plan.cp > 1 ? " ZeRO-1" : ""),
+                    "", job.ctx.predicted.total};
+        if (capacity > 0)
+          row.verdict = row.total_bytes > capacity ? "does NOT fit"
+                        : row.total_bytes > bench::nearly_full * capacity
+                            ? "fits, at " + core::percent(row.total_bytes / capacity)
+                            : "fits";
+        rows.push_back(row);
         std::printf("%s\n%s\n", describe_job(job).c_str(), describe_layers(job).c_str());
         if (const std::string stages = describe_pipeline(job); !stages.empty())
           std::printf("%s\n", stages.c_str());
@@ -358,6 +414,7 @@ int run_plan(BenchOptions opts, Environment env) {
           std::printf("%s\n", copies.c_str());
       }
     }
+    if (rows.size() > 1) std::printf("%s", format_plan_summary(rows, env).c_str());
   } catch (const core::InputError& e) {
     return report_input_error(e, 0);
   }
