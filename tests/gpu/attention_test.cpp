@@ -300,17 +300,18 @@ void check_block(AttentionShape s) {
   using backend::Cpu;
   const std::vector<double> q = widen(in.q), k = widen(in.k), v = widen(in.v),
                             dout = widen(in.dout);
-  std::vector<double> o(q.size()), lse(stat_elements(s));
+  std::vector<double> o(q.size()), lse(stat_elements(s)),
+      tiles(Cpu::attention_block_workspace(s.seq, s.keys()));
   Cpu::attention_block_forward<double>(q.data(), k.data(), v.data(), o.data(), lse.data(), s.batch,
                                        s.seq, q_pos.data(), s.keys(), k_pos.data(), s.heads,
-                                       s.kv_heads, s.head_dim);
+                                       s.kv_heads, s.head_dim, tiles.data());
   const std::vector<float> o_bf16 = round_bf16(narrow(o));
   const std::vector<double> o_round = widen(o_bf16);
   std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
   Cpu::attention_block_backward<double>(q.data(), k.data(), v.data(), o_round.data(), lse.data(),
                                         dout.data(), dq.data(), dk.data(), dv.data(), s.batch,
                                         s.seq, q_pos.data(), s.keys(), k_pos.data(), s.heads,
-                                        s.kv_heads, s.head_dim);
+                                        s.kv_heads, s.head_dim, tiles.data());
   TestStream stream;
   CudnnAttention::prepare(s, stream);
   DeviceAttention dev(s, in, CudnnAttention::backward_workspace_bytes(s), stream);

@@ -452,9 +452,12 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   const bool cpu = platform == "cpu";
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
-  // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace).
-  // Under CP the ring's blocks instead (the plan counts them).
-  if (cpu) mem.workspace_bytes = cp > 1 ? 0.0 : 4.0 * double(backend::Cpu::attention_workspace(o.seq));
+  // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace);
+  // under CP a block's score tiles (the plan counts the ring's buffers).
+  if (cpu)
+    mem.workspace_bytes =
+        4.0 * double(cp > 1 ? backend::Cpu::attention_block_workspace(o.seq / cp, o.seq / cp)
+                            : backend::Cpu::attention_workspace(o.seq));
   const double capacity = env.device.total_memory_gb * bench::gib;
 
   // No --layers: the whole model on the CPU (tiny) and in a plan, which says what would make it

@@ -384,15 +384,20 @@ struct Cpu {
   /// lq]), masked by position (block_scores): o is softmax-weighted over this block's keys only
   /// and lse their log-sum-exp, to be merged with other blocks' by merge_attention. A row with
   /// no key in the block gets o 0 and lse -inf. Serial, so results do not depend on threads.
+  /// Elements of the workspace attention_block_forward and _backward take for lq x lk blocks
+  /// (the backward's two score tiles; the forward uses the first).
+  static std::int64_t attention_block_workspace(int lq, int lk) {
+    return 2 * std::int64_t{lq} * lk;
+  }
+
   template <class T>
   static void attention_block_forward(const T* q, const T* k, const T* v, T* o, T* lse, int batch,
                                       int lq, const int* q_pos, int lk, const int* k_pos,
-                                      int heads, int kv_heads, int head_dim) {
+                                      int heads, int kv_heads, int head_dim, T* workspace) {
     const std::int64_t qw = std::int64_t{heads} * head_dim, kw = std::int64_t{kv_heads} * head_dim;
     const int group = heads / kv_heads;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-    std::vector<T, Eigen::aligned_allocator<T>> tile(std::int64_t{lq} * lk);
-    auto s = view(tile.data(), lq, lk, lk);
+    auto s = view(workspace, lq, lk, lk);
     for (int b = 0; b < batch; ++b)
       for (int h = 0; h < heads; ++h) {
         const std::int64_t qo = std::int64_t{b} * lq * qw + std::int64_t{h} * head_dim;
@@ -452,13 +457,12 @@ struct Cpu {
   static void attention_block_backward(const T* q, const T* k, const T* v, const T* o,
                                        const T* lse, const T* dout, T* dq, T* dk, T* dv, int batch,
                                        int lq, const int* q_pos, int lk, const int* k_pos,
-                                       int heads, int kv_heads, int head_dim) {
+                                       int heads, int kv_heads, int head_dim, T* workspace) {
     const std::int64_t qw = std::int64_t{heads} * head_dim, kw = std::int64_t{kv_heads} * head_dim;
     const int group = heads / kv_heads;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-    std::vector<T, Eigen::aligned_allocator<T>> tiles(2 * std::int64_t{lq} * lk);
-    auto p = view(tiles.data(), lq, lk, lk);
-    auto ds = view(tiles.data() + std::int64_t{lq} * lk, lq, lk, lk);
+    auto p = view(workspace, lq, lk, lk);
+    auto ds = view(workspace + std::int64_t{lq} * lk, lq, lk, lk);
     for (int b = 0; b < batch; ++b)
       for (int h = 0; h < heads; ++h) {
         const std::int64_t qo = std::int64_t{b} * lq * qw + std::int64_t{h} * head_dim;

@@ -149,9 +149,10 @@ TEST(RingAttention, AFullyMaskedBlockLeavesItsRowsAlone) {
   const int heads = 1, kv_heads = 1, head_dim = 2;
   const std::vector<T> q{1, 0}, k{0, 1}, v{3, 4};
   const std::vector<int> q_pos{0}, k_pos{5};
-  std::vector<T> o(2, 7), lse(1, 7);
+  std::vector<T> o(2, 7), lse(1, 7), tiles(Cpu::attention_block_workspace(1, 1));
   Cpu::attention_block_forward(q.data(), k.data(), v.data(), o.data(), lse.data(), 1, 1,
-                               q_pos.data(), 1, k_pos.data(), heads, kv_heads, head_dim);
+                               q_pos.data(), 1, k_pos.data(), heads, kv_heads, head_dim,
+                               tiles.data());
   EXPECT_EQ(o[0], 0);
   EXPECT_EQ(o[1], 0);
   EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);

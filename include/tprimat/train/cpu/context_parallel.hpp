@@ -56,6 +56,7 @@ class ContextParallel {
     for (auto* buf : {&block_, &block_next_, &grad_, &grad_next_}) buf->resize(2 * kv_elements_);
     o_part_.resize(rows * d.q_dim());
     lse_part_.resize(std::int64_t{mbs} * d.heads * split.local_seq());
+    tiles_.resize(Backend::attention_block_workspace(split.local_seq(), split.local_seq()));
   }
 
   bool on() const { return split_.cp > 1; }
@@ -65,7 +66,7 @@ class ContextParallel {
   const ContextParallelOps<T>& ops() const { return ops_; }
   std::size_t elements() const {
     return block_.size() + block_next_.size() + grad_.size() + grad_next_.size() +
-           o_part_.size() + lse_part_.size();
+           o_part_.size() + lse_part_.size() + tiles_.size();
   }
 
   /// o [rows, heads x head_dim] and lse [mbs, heads, local_seq] of the local queries q against
@@ -79,7 +80,7 @@ class ContextParallel {
       Backend::attention_block_forward(q, block_.data(), block_.data() + kv_elements_,
                                        o_part_.data(), lse_part_.data(), mbs_, lq,
                                        positions().data(), lq, key_positions(step), heads_,
-                                       kv_heads_, head_dim_);
+                                       kv_heads_, head_dim_, tiles_.data());
       Backend::merge_attention(o, lse, o_part_.data(), lse_part_.data(), mbs_, lq, heads_,
                                head_dim_);
       if (step + 1 < split_.cp) shift(block_, block_next_);
@@ -98,7 +99,7 @@ class ContextParallel {
       Backend::attention_block_backward(q, block_.data(), block_.data() + kv_elements_, o, lse,
                                         dout, dq, grad_.data(), grad_.data() + kv_elements_, mbs_,
                                         lq, positions().data(), lq, key_positions(step), heads_,
-                                        kv_heads_, head_dim_);
+                                        kv_heads_, head_dim_, tiles_.data());
       if (step + 1 < split_.cp) {
         shift(block_, block_next_);
         shift(grad_, grad_next_);
@@ -134,6 +135,7 @@ class ContextParallel {
   AlignedVector<T> block_, block_next_;   // the K/V block held, [K | V], and the one arriving
   AlignedVector<T> grad_, grad_next_;     // its gradient [dK | dV], travelling with it
   AlignedVector<T> o_part_, lse_part_;    // one block's partial attention
+  AlignedVector<T> tiles_;                // score tiles: Backend::attention_block_workspace
 };
 
 }  // namespace cpu
