@@ -12,11 +12,13 @@
 
 namespace tprimat::kernels {
 
+// Static, as init.cuh's: a header-only consumer compiles these in every TU that includes them.
+
 /// One query row's attention over keys A and B from its attention over each: with l = log(e^la +
 /// e^lb), o = o_a e^(la - l) + o_b e^(lb - l). In place on (o, lse) = A; o, o_part [rows, heads *
 /// head_dim] token-major, lse, lse_part [heads, rows] (one sequence's chunk). One block per row;
 /// the block's threads read every lse of its row before one thread a head writes the merged one.
-__global__ TPRIMAT_LAUNCH_BOUNDS(256) void attention_merge_kernel(
+static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void attention_merge_kernel(
     gpu::bf16* __restrict__ o, float* __restrict__ lse, const gpu::bf16* __restrict__ o_part,
     const float* __restrict__ lse_part, std::int64_t rows, int heads, int head_dim) {
   const std::int64_t row = blockIdx.x;
@@ -40,7 +42,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void attention_merge_kernel(
 }
 
 /// x += y in fp32, rounded once to bf16 (a query gradient's second block's share).
-__global__ TPRIMAT_LAUNCH_BOUNDS(256) void accumulate_bf16_kernel(gpu::bf16* __restrict__ x,
+static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void accumulate_bf16_kernel(gpu::bf16* __restrict__ x,
                                                                   const gpu::bf16* __restrict__ y,
                                                                   std::int64_t n) {
   const std::int64_t i = global_thread();
