@@ -10,6 +10,8 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
+#include <numeric>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -179,17 +181,28 @@ struct Cpu {
     return inv;
   }
 
-  /// cos and sin tables [seq, head_dim/2], angle = position * inv_freq[i], computed in double.
+  /// cos and sin tables [positions, head_dim/2], row t at position positions[t] (a context-
+  /// parallel rank's tokens: parallel::ContextSplit::positions), angle = position * inv_freq[i],
+  /// computed in double.
   template <class T>
-  static void rope_tables(const model::Dims& d, int seq, T* cos_table, T* sin_table) {
+  static void rope_tables_at(const model::Dims& d, std::span<const int> positions, T* cos_table,
+                             T* sin_table) {
     const auto inv = rope_inv_freq(d);
     const int half = d.head_dim / 2;
-    for (int p = 0; p < seq; ++p)
+    for (std::size_t t = 0; t < positions.size(); ++t)
       for (int i = 0; i < half; ++i) {
-        const double angle = p * inv[i];
-        cos_table[p * half + i] = static_cast<T>(std::cos(angle));
-        sin_table[p * half + i] = static_cast<T>(std::sin(angle));
+        const double angle = positions[t] * inv[i];
+        cos_table[t * half + i] = static_cast<T>(std::cos(angle));
+        sin_table[t * half + i] = static_cast<T>(std::sin(angle));
       }
+  }
+
+  /// rope_tables_at positions 0 .. seq - 1.
+  template <class T>
+  static void rope_tables(const model::Dims& d, int seq, T* cos_table, T* sin_table) {
+    std::vector<int> positions(static_cast<std::size_t>(seq));
+    std::iota(positions.begin(), positions.end(), 0);
+    rope_tables_at(d, std::span<const int>(positions), cos_table, sin_table);
   }
 
   /// Rotates x [batch * seq, heads * head_dim] in place, HF "rotate_half" pairing (i, i + half):

@@ -248,16 +248,8 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
                                std::to_string(seq) + " does not fit in host memory",
                            "run fewer layers, a shorter sequence or a smaller model");
   }
-  {  // the whole sequence's table, then the rows of this rank's positions
-    const std::int64_t half = d.head_dim / 2;
-    AlignedVector<T> cos_all(std::int64_t{seq} * half), sin_all(cos_all.size());
-    Backend::rope_tables(d, seq, cos_all.data(), sin_all.data());
-    const auto& positions = cp_.positions();
-    for (std::size_t t = 0; t < positions.size(); ++t) {
-      std::copy_n(cos_all.begin() + positions[t] * half, half, rope_cos_.begin() + t * half);
-      std::copy_n(sin_all.begin() + positions[t] * half, half, rope_sin_.begin() + t * half);
-    }
-  }
+  Backend::rope_tables_at(d, std::span<const int>(cp_.positions()), rope_cos_.data(),
+                          rope_sin_.data());
   init_parameters(p.table, init_std, seed, params_.data());
 }
 

@@ -4,8 +4,8 @@
 // attention, O, RMSNorm, SwiGLU MLP), in bf16 GEMMs on an fp32 residual stream.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tprimat/backend/cpu.hpp"  // rope tables, computed on the host in double
@@ -35,16 +35,11 @@ struct RopeTables {
     sin = a.alloc<float>(p.local_seq * half);
   }
   void upload(const RankPlan& p) {
-    const std::size_t half = static_cast<std::size_t>(p.d.head_dim / 2);
-    std::vector<float> cos_all(p.shape.seq * half), sin_all(p.shape.seq * half);
-    backend::Cpu::rope_tables(p.d, p.shape.seq, cos_all.data(), sin_all.data());
+    const std::int64_t half = p.d.head_dim / 2;
     std::vector<float> cos_t(p.local_seq * half), sin_t(p.local_seq * half);
-    const parallel::ContextSplit split{p.shape.seq, p.cp, p.cp_rank};
-    for (int t = 0; t < p.local_seq; ++t) {
-      const std::size_t from = static_cast<std::size_t>(split.position(t)) * half;
-      std::copy_n(cos_all.begin() + from, half, cos_t.begin() + t * half);
-      std::copy_n(sin_all.begin() + from, half, sin_t.begin() + t * half);
-    }
+    const std::vector<int> positions =
+        parallel::ContextSplit{p.shape.seq, p.cp, p.cp_rank}.positions();
+    backend::Cpu::rope_tables_at(p.d, std::span<const int>(positions), cos_t.data(), sin_t.data());
     cos.upload(cos_t);
     sin.upload(sin_t);
   }
