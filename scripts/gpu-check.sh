@@ -9,7 +9,7 @@
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
 #                        [scaling-balanced] [scaling-balanced-full] [scaling-sp] [scaling-4gpu]
 #                        [scaling-4gpu-full] [nvidia-recipe] [recompute] [cp] [cp-cost]
-#                        [cp-long]
+#                        [cp-recipe] [cp-long]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -84,13 +84,14 @@ gpu_mpirun() {
 }
 # GPU test suite $1 under mpirun at each rank count that follows (a suite that was not built is
 # skipped): NCCL where every rank has a GPU, host-staged MPI collectives with the ranks sharing
-# the GPUs there are.
+# the GPUs there are. TPRIMAT_GPU_TEST_FILTER: only the tests it matches (a gtest filter).
 mpi_suite() {
   local suite=$1 np
   shift
   [ -x "$build/tests/gpu/tprimat_gpu_${suite}_tests" ] || return 0
   for np in "$@"; do
-    gpu_mpirun "$np" "$build/tests/gpu/tprimat_gpu_${suite}_tests" 2>&1 |
+    gpu_mpirun "$np" "$build/tests/gpu/tprimat_gpu_${suite}_tests" \
+      ${TPRIMAT_GPU_TEST_FILTER:+--gtest_filter=$TPRIMAT_GPU_TEST_FILTER} 2>&1 |
       tee -a "$out/test_${suite}.log" | grep -v '^\[ *\(RUN\|OK\) ' | tail -30
   done
 }
@@ -147,8 +148,9 @@ scale_run() {
     tee -a "$out/scaling.log"
 }
 # Issue 35: recomputation's cost on one GPU, Llama 3.1 8B width, 8 layers, seq 8192, mbs 1,
-# gbs 16: none against full (uniform 1, block 4), BF16 and FP8 delayed, each line with its peak
-# beside the plan.
+# gbs 16: none against full (uniform 1, block 4) and selective (layernorm, mlp, both), BF16 and
+# FP8 delayed, each line with its peak beside the plan. TPRIMAT_RECOMPUTE_SPREAD=1: each
+# precision's rows on a GPU of its own, at once (rows compared within a precision share a GPU).
 recompute_run() {
   local name=$1
   shift
@@ -167,14 +169,29 @@ m = json.load(open(sys.argv[1]))["memory_metrics"]
 print(", peak %.2f GiB (reserved %.2f), plan %.2f GiB" % (m["peak_allocated_gib"],
       m["peak_reserved_gib"], m["predicted_gib"]))' "$1" 2>/dev/null
 }
+recompute_rows() {
+  local precision=$1
+  recompute_run ${precision}_none --precision $precision
+  recompute_run ${precision}_uniform1 --precision $precision --recompute-granularity full
+  recompute_run ${precision}_block4 --precision $precision --recompute-granularity full \
+    --recompute-method block --recompute-num-layers 4
+  for modules in layernorm mlp layernorm,mlp; do
+    recompute_run "${precision}_selective_${modules/,/_}" --precision $precision \
+      --recompute-granularity selective --recompute-modules $modules
+  done
+}
 if has recompute; then
   mkdir -p "$out/recompute"
-  for precision in bf16 fp8; do
-    recompute_run ${precision}_none --precision $precision
-    recompute_run ${precision}_uniform1 --precision $precision --recompute-granularity full
-    recompute_run ${precision}_block4 --precision $precision --recompute-granularity full \
-      --recompute-method block --recompute-num-layers 4
+  gpu=0
+  for precision in ${TPRIMAT_RECOMPUTE_PRECISIONS:-bf16 fp8}; do
+    if [ "${TPRIMAT_RECOMPUTE_SPREAD:-0}" = 1 ]; then
+      CUDA_VISIBLE_DEVICES=$gpu recompute_rows $precision &
+      gpu=$((gpu + 1))
+    else
+      recompute_rows $precision
+    fi
   done
+  wait
 fi
 if has scaling || has scaling-full || has scaling-full-mbs2 || has scaling-balanced ||
   has scaling-balanced-full || has scaling-sp || has scaling-4gpu || has scaling-4gpu-full; then
@@ -317,6 +334,17 @@ if has cp-cost; then
   for p in ${TPRIMAT_CP_PRECISIONS:-bf16 fp8}; do
     cp_run "dp${gpus}_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p
     cp_run "cp${gpus}_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p --cp "$gpus"
+  done
+fi
+# NVIDIA's Llama 3.1 8B recipe in its own layout over every GPU: seq 8192, mbs 1, gbs 128 scaled
+# to the GPU count (16 a GPU), distributed optimizer, CP 2 and DP over the rest, against DP over
+# every GPU at the same global batch, in the precisions of TPRIMAT_CP_PRECISIONS.
+if has cp-recipe; then
+  gpus=$(nvidia-smi -L | wc -l)
+  for p in ${TPRIMAT_CP_PRECISIONS:-bf16 fp8}; do
+    cp_run "recipe_dp${gpus}_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p
+    cp_run "recipe_cp2_dp$((gpus / 2))_$p" "$gpus" --seq 8192 --gbs $((16 * gpus)) --precision $p \
+      --cp 2
   done
 fi
 if has cp-long; then

@@ -265,6 +265,7 @@ int main(int argc, char** argv) {
   for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
                   "--backend", "--peak-tflops", "--distributed-optimizer", "--sequence-parallel",
                   "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+                  "--recompute-modules",
                   "--precision", "--fp8-format", "--fp8-recipe"}) {
     cli::for_each_run_flag(plan_opts,
                              [&](std::string_view flag, auto& field, std::string_view help,

@@ -97,6 +97,13 @@ TEST(ContextParallelHostStaged, Cp2FullRecomputation) {  // the recomputed forwa
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false);
 }
 
+TEST(ContextParallelHostStaged, Cp2SelectiveRecomputation) {  // the rerun MLP under CP
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape = cp(2, {1, 256, 2, 0});
+  shape.recompute = train::selective_recompute(static_cast<unsigned>(train::RecomputeModule::mlp));
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false);
+}
+
 // NCCL, one GPU a rank, the step captured as a graph (the gathers and reduce-scatters in it).
 TEST(ContextParallelNccl, Cp2Graph) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();

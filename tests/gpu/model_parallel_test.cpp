@@ -292,6 +292,17 @@ TEST(TensorParallelHostStaged, SequenceParallelLlamaNarrowInLine) {  // --no-ove
                                             false);
 }
 
+// Selective recomputation reruns the norms (gathered again over TP) and the MLP's gate and up
+// in each layer's backward.
+TEST(TensorParallelHostStaged, SequenceParallelSelectiveRecomputation) {
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape{1, 128, 2, 0, {}, true};
+  shape.recompute = train::selective_recompute(
+      static_cast<unsigned>(train::RecomputeModule::layernorm) |
+      static_cast<unsigned>(train::RecomputeModule::mlp));
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, shape, 3, true);
+}
+
 TEST(TensorParallelHostStaged, SequenceParallelQkvBias) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<TinyBias, Tp2>(mpi_world(), false, {2, 64, 2, 0, {}, true}, 5, false);

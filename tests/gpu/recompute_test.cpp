@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Activation recomputation on the device engine: the recomputed step reruns a group's forward
-// with the same kernels on the same inputs (FP8: the same scales), so it equals the step that
-// kept everything bit for bit (loss, gradient norm, every weight, the FP8 scales), replayed as a
+// (full) or a layer's selected modules (selective) with the same kernels on the same inputs
+// (FP8: the same scales), so it equals the step that kept everything bit for bit (loss, gradient norm, every weight, the FP8 scales), replayed as a
 // CUDA graph and eager, and holds less.
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,14 @@ void compare(Recompute recompute, train::DeviceOptions options, const std::strin
               b.engine().held_bytes());
 }
 
+/// Selective recomputation of `modules` (RecomputeModule bits).
+Recompute selective(std::initializer_list<train::RecomputeModule> modules) {
+  unsigned bits = 0;
+  for (auto m : modules) bits |= static_cast<unsigned>(m);
+  return train::selective_recompute(bits);
+}
+using enum train::RecomputeModule;
+
 train::DeviceOptions options(train::PrecisionConfig precision, bool graph) {
   train::DeviceOptions o;
   o.precision = precision;
@@ -91,6 +100,38 @@ TEST(GpuRecompute, Fp8ReusesTheForwardsScalesBitForBit) {
     compare(full(RecomputeMethod::uniform, 1), options(p, true), name + " uniform 1");
     compare(full(RecomputeMethod::uniform, 2), options(p, true), name + " uniform 2");
     compare(full(RecomputeMethod::block, 1), options(p, false), name + " block 1 eager");
+  }
+}
+
+TEST(GpuRecompute, SelectiveIsTheKeptStepBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  for (bool graph : {true, false}) {
+    const std::string mode = graph ? "graph" : "eager";
+    compare(selective({layernorm}), options({}, graph), "bf16 selective layernorm " + mode);
+    compare(selective({mlp}), options({}, graph), "bf16 selective mlp " + mode);
+    compare(selective({layernorm, mlp}), options({}, graph), "bf16 selective both " + mode);
+  }
+  for (auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
+    const auto p = train::PrecisionConfig::fp8_hybrid(recipe);
+    const std::string name = std::string("fp8 ") + train::recipe_name(recipe);
+    compare(selective({mlp}), options(p, true), name + " selective mlp");
+    compare(selective({layernorm, mlp}), options(p, false), name + " selective both eager");
+  }
+}
+
+TEST(GpuRecompute, SelectiveHoldsLessThanTheKeptStep) {
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape plain{2, 256, 1, 0};
+  std::size_t previous = 0;
+  for (auto modules : {std::initializer_list<train::RecomputeModule>{},
+                       std::initializer_list<train::RecomputeModule>{layernorm},
+                       std::initializer_list<train::RecomputeModule>{layernorm, mlp}}) {
+    train::StepShape shape = plain;
+    if (modules.size() > 0) shape.recompute = selective(modules);
+    train::TrainingStep<Gpu, Llama4, One> step(shape, {}, 1);
+    const std::size_t held = step.engine().held_bytes();
+    if (previous > 0) EXPECT_LT(held, previous) << modules.size() << " modules";
+    previous = held;
   }
 }
 

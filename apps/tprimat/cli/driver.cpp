@@ -289,11 +289,12 @@ std::string fit_advice(const Job& job, double capacity_bytes) {
   if (!options.empty()) {
     out += "  each of these alone makes it fit (the same " + std::to_string(c.plan.world()) +
            " GPU(s) and global batch):\n";
+    std::size_t width = 32;  // the longest flags set the column
+    for (const auto& o : options) width = std::max(width, o.flags.size());
     for (const auto& o : options) {
-      char line[160];
-      std::snprintf(line, sizeof line, "    %-32s %10.3f GiB\n", o.flags.c_str(),
-                    o.total / bench::gib);
-      out += line;
+      char figure[32];
+      std::snprintf(figure, sizeof figure, " %10.3f GiB\n", o.total / bench::gib);
+      out += "    " + o.flags + std::string(width - o.flags.size(), ' ') + figure;
     }
   } else if (const int gpus = gpus_that_fit(job.memory_input, c.plan.world(), c.gbs,
                                             capacity_bytes);

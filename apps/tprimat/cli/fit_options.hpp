@@ -64,6 +64,14 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
     consider(z, "--distributed-optimizer");
   }
   if (!in.recompute.on()) {
+    // Selective first: two GEMMs a layer more against full's whole forward. The device engines
+    // run it (bf16 plans), the CPU engine not.
+    if (in.compute_bytes < 4) {
+      auto r = in;
+      r.recompute = train::selective_recompute(static_cast<unsigned>(train::RecomputeModule::mlp) |
+                                               static_cast<unsigned>(train::RecomputeModule::layernorm));
+      consider(r, "--recompute-granularity selective --recompute-modules layernorm,mlp");
+    }
     auto r = in;
     r.recompute = train::full_recompute_every_layer;
     consider(r, "--recompute-granularity full");

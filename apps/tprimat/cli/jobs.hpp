@@ -448,8 +448,13 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.distributed_optimizer = o.distributed_optimizer;
   mem.sequence_parallel = sequence_parallel;
   mem.recompute = recompute_from_flags(o.recompute_granularity, o.recompute_method,
-                                       o.recompute_num_layers);
+                                       o.recompute_num_layers, o.recompute_modules);
   const bool cpu = platform == "cpu";
+  if (cpu && mem.recompute.on() && !mem.recompute.full())
+    throw core::InputError(
+        "--recompute-granularity selective runs on the GPU backends: the CPU engine keeps every "
+        "activation",
+        "use --recompute-granularity full on the CPU, or drop it");
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace);

@@ -93,7 +93,7 @@ struct BenchOptions {
   bool sequence_parallel = false;
   /// Megatron's activation recomputation (cli/recompute_flags.hpp reads them): granularity
   /// full ("": none), method uniform or block ("": uniform), layers a group or a stage (0: 1)
-  std::string recompute_granularity, recompute_method;
+  std::string recompute_granularity, recompute_method, recompute_modules;
   int recompute_num_layers = 0;
   std::string output_dir = "./output";
   bool overwrite = false;  ///< replace a result file of another configuration instead of refusing
@@ -196,8 +196,13 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "");
   f("--recompute-granularity", o.recompute_granularity,
     "full: recompute each recomputed layer's forward in its backward, keeping only its group's "
-    "input: the same numbers in less memory for about a third more compute (Megatron's flag; "
-    "default: none)",
+    "input: the same numbers in less memory for about a third more compute; selective: recompute "
+    "--recompute-modules of every layer (GPU backends) (Megatron's flag; default: none)",
+    "");
+  f("--recompute-modules", o.recompute_modules,
+    "with --recompute-granularity selective, comma-separated: layernorm (the norms' outputs: "
+    "cheap), mlp (the MLP's norm and gate/up GEMMs: the largest tensors, two GEMMs more) "
+    "(Megatron's names; default: layernorm)",
     "");
   f("--recompute-method", o.recompute_method,
     "with --recompute-granularity: uniform (every layer, in groups of --recompute-num-layers) or "
@@ -427,6 +432,8 @@ inline std::string_view flag_of_setting(std::string_view setting) {
   if (setting == "precision") return "--precision";
   if (setting == "layers") return "--layers";
   if (setting == "recompute_num_layers") return "--recompute-num-layers";
+  if (setting == "recompute_granularity") return "--recompute-granularity";
+  if (setting == "recompute_modules") return "--recompute-modules";
   return "";
 }
 

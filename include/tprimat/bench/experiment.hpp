@@ -135,9 +135,19 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
     if (value.value("granularity", std::string()) == "none") {
       v = "none";
     } else {
-      for (const auto& [key, item] : value.items())  // granularity, method, num_layers
-        if (!item.is_null())  // selective has no method or layer count: "recompute selective"
-          v += (v.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+      // granularity, method, modules, num_layers: "recompute full uniform 2", "recompute
+      // selective layernorm,mlp" (selective has no method or layer count)
+      for (const auto& [key, item] : value.items()) {
+        if (item.is_null()) continue;
+        std::string part;
+        if (item.is_array())
+          for (const auto& name : item)
+            part += (part.empty() ? "" : ",") + (name.is_string() ? name.get<std::string>()
+                                                                  : name.dump());
+        else
+          part = item.is_string() ? item.get<std::string>() : item.dump();
+        v += (v.empty() ? "" : " ") + part;
+      }
     }
   } else if (value.is_array()) {  // a pipeline split: "layers per stage 17+15"
     for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();

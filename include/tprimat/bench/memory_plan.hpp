@@ -112,6 +112,26 @@ constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in, boo
   return saved + stats;
 }
 
+/// Of layer_activation_bytes_per_token, the bytes a token's layer does not keep under selective
+/// recomputation: the norms' outputs (bf16 layers; FP8 layers keep FP8 transposes, not these)
+/// for layernorm or, the MLP's, for mlp; gate and up for mlp.
+constexpr double selective_unkept_bytes_per_token(const MemoryPlanInput& in, bool fp8) {
+  using train::RecomputeModule;
+  const auto& r = in.recompute;
+  const double h = in.dims.hidden, f = double(in.dims.ffn) / in.tp, b = in.compute_bytes;
+  const bool norms = r.reruns(RecomputeModule::layernorm), mlp = r.reruns(RecomputeModule::mlp);
+  double out = 0;
+  if (!fp8) out += b * h * ((norms ? 1 : 0) + (norms || mlp ? 1 : 0));
+  if (mlp) out += b * 2 * f;
+  return out;
+}
+
+/// The buffers selective recomputation writes again in every layer's backward, shared by the
+/// layers, per token: what selective_unkept_bytes_per_token drops, once (as a bf16 layer).
+constexpr double selective_shared_bytes_per_token(const MemoryPlanInput& in) {
+  return selective_unkept_bytes_per_token(in, false);
+}
+
 /// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate,
 /// and the engine's scratch for a norm's output until its cast).
 constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_flight) {
@@ -169,13 +189,16 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
       group_inputs += 1;
   }
   const double residual_fp32 = d.hidden * 4.0 / residual_split(in);
-  const int group = in.recompute.on() ? std::min(in.recompute.group_layers(), layers_here) : 0;
+  const int group = in.recompute.full() ? std::min(in.recompute.group_layers(), layers_here) : 0;
   m.activations = tokens * in_flight *
-                      (kept_bf16 * layer_activation_bytes_per_token(in) +
-                       kept_fp8 * layer_activation_bytes_per_token(in, true) +
+                      (kept_bf16 * (layer_activation_bytes_per_token(in) -
+                                    selective_unkept_bytes_per_token(in, false)) +
+                       kept_fp8 * (layer_activation_bytes_per_token(in, true) -
+                                   selective_unkept_bytes_per_token(in, true)) +
                        group_inputs * residual_fp32 + residual_fp32) +  // + the stage's output
                   tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) +
-                                            residual_fp32 : 0.0);
+                                            residual_fp32 : 0.0) +
+                  (layers_here > 0 ? tokens * selective_shared_bytes_per_token(in) : 0.0);
   m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
   m.workspace = in.workspace_bytes + context_parallel_bytes(in, tokens);

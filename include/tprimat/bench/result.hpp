@@ -314,10 +314,17 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
                             {"init", c.init}};
   for (const auto& r : runs)
     if (!r.saved_weights.empty()) doc["training_config"]["saved_weights"] = r.saved_weights;
-  doc["training_config"]["recompute"] = {
-      {"granularity", c.recompute.on() ? "full" : "none"},
-      {"method", c.recompute.method == train::RecomputeMethod::block ? "block" : "uniform"},
-      {"num_layers", c.recompute.num_layers}};
+  if (c.recompute.on() && !c.recompute.full())  // selective: its modules, in every layer
+    doc["training_config"]["recompute"] = {
+        {"granularity", "selective"},
+        {"method", nullptr},
+        {"num_layers", nullptr},
+        {"modules", train::recompute_module_names(c.recompute.modules)}};
+  else
+    doc["training_config"]["recompute"] = {
+        {"granularity", c.recompute.on() ? "full" : "none"},
+        {"method", c.recompute.method == train::RecomputeMethod::block ? "block" : "uniform"},
+        {"num_layers", c.recompute.num_layers}};
   if (c.device.platform != "cpu") {
     std::string attention;
     bool graph = false;

@@ -568,8 +568,8 @@ inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
 }
 
 /// training_config.recompute as the log states it: {granularity none|full|selective, method
-/// uniform|block|null, num_layers N|null}, method and layers only for full (Megatron ignores them
-/// otherwise); nullopt where the log says nothing of recomputation. A value Megatron would not
+/// uniform|block|null, num_layers N|null} (and selective's modules, a list or null), method and
+/// layers only for full (Megatron ignores them otherwise); nullopt where the log says nothing of recomputation. A value Megatron would not
 /// take is a damaged log, named.
 inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
                                                       const std::string& log) {
@@ -604,7 +604,24 @@ inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
     if (!off(stated.recompute_num_layers))
       layers = stated_setting(*stated.recompute_num_layers, "recompute_num_layers", 1, log);
   }
-  return nlohmann::json{{"granularity", granularity}, {"method", method}, {"num_layers", layers}};
+  nlohmann::json out{{"granularity", granularity}, {"method", method}, {"num_layers", layers}};
+  // Selective's modules as the log lists them (Megatron's default core_attn among them); null
+  // where it lists none.
+  if (granularity == "selective") {
+    nlohmann::json modules = nullptr;
+    if (!off(stated.recompute_modules)) {
+      const std::string words = data_label(stated.recompute_modules->value);
+      std::size_t at = 0;
+      while (at < words.size()) {
+        const std::size_t space = std::min(words.find(' ', at), words.size());
+        if (modules.is_null()) modules = nlohmann::json::array();
+        modules.push_back(words.substr(at, space - at));
+        at = space + 1;
+      }
+    }
+    out["modules"] = modules;
+  }
+  return out;
 }
 
 }  // namespace detail

@@ -68,9 +68,10 @@ struct LogConfig {
   std::optional<StatedText> first_last_layers_bf16, bf16_layers_at_start, bf16_layers_at_end;
   /// Activation recomputation as the log writes it, "None" (off) kept: Megatron's and NeMo's
   /// recompute_granularity/_method/_num_layers (NeMo 1's activations_checkpoint_*), Megatron's
-  /// older recompute_activations (selective), torchtitan's activation_checkpoint mode.
+  /// older recompute_activations (selective), torchtitan's activation_checkpoint mode, and
+  /// selective's recompute_modules (a Python list).
   std::optional<StatedText> recompute_granularity, recompute_method, recompute_num_layers,
-      recompute_activations;
+      recompute_activations, recompute_modules;
 };
 
 namespace detail {
@@ -600,6 +601,7 @@ class LogConfigReader {
     if (key == "recompute_num_layers" || key == "activations_checkpoint_num_layers")
       record_text(c_.recompute_num_layers, key, text());
     if (key == "recompute_activations") record_text(c_.recompute_activations, key, text());
+    if (key == "recompute_modules") record_text(c_.recompute_modules, key, text());
     if (key == "fp8_recipe") record_text(c_.fp8_recipe, key, text());
     if (key == "fp8_amax_history_len") record_text(c_.fp8_amax_history_len, key, text());
     if (key == "fp8_amax_compute_algo") record_text(c_.fp8_amax_compute_algo, key, text());

@@ -3,7 +3,11 @@
 // What a TrainingStep is built from (shape, optimizer) and what one step reports.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tprimat/train/precision.hpp"
@@ -27,34 +31,49 @@ struct OptimizerConfig {
   bool distributed_optimizer = false;
 };
 
-/// Activation recomputation, as Megatron names it (`--recompute-granularity full`,
-/// `--recompute-method uniform|block`, `--recompute-num-layers N`): a recomputed layer keeps only
-/// what starts its group, and its backward reruns the group's forward first, with the same
-/// kernels on the same inputs, so the step's numbers do not change.
-enum class RecomputeGranularity { none, full };
+/// Activation recomputation, as Megatron names it (`--recompute-granularity full|selective`,
+/// `--recompute-method uniform|block`, `--recompute-num-layers N`, `--recompute-modules`): what
+/// is recomputed is not kept, and the backward reruns the forward's kernels on the same inputs
+/// first, so the step's numbers do not change. `full`: whole layers, each group keeping only its
+/// first layer's input; `selective`: parts of every layer (its `modules`).
+enum class RecomputeGranularity { none, full, selective };
 /// `uniform`: every layer of the stage, in groups of N consecutive layers, each group keeping
 /// its first layer's input only; `block`: the stage's first N layers, each keeping its input.
 enum class RecomputeMethod { uniform, block };
+/// What selective recomputation reruns in each layer's backward (a bit set; Megatron's module
+/// names). `layernorm`: the two RMSNorms' outputs (cheap; FP8 layers keep them only as FP8
+/// transposes, which stay); `mlp`: the MLP's RMSNorm and its gate and up GEMMs (the largest
+/// tensors a layer keeps, two GEMMs to recompute).
+enum class RecomputeModule : unsigned { layernorm = 1u, mlp = 2u };
 
 struct Recompute {
   RecomputeGranularity granularity = RecomputeGranularity::none;
   RecomputeMethod method = RecomputeMethod::uniform;
-  int num_layers = 1;  ///< uniform: layers a group; block: layers recomputed a stage
+  int num_layers = 1;  ///< full: layers a group (uniform) or a stage (block)
+  unsigned modules = 0;  ///< selective: RecomputeModule bits
 
+  /// Any recomputation.
   constexpr bool on() const { return granularity != RecomputeGranularity::none; }
+  /// Whole layers recomputed.
+  constexpr bool full() const { return granularity == RecomputeGranularity::full; }
+  /// Selective recomputation reruns module m in every layer's backward.
+  constexpr bool reruns(RecomputeModule m) const {
+    return granularity == RecomputeGranularity::selective &&
+           (modules & static_cast<unsigned>(m)) != 0;
+  }
   /// Group size: how many layers' activations a backward holds at once.
   constexpr int group_layers() const {
-    if (!on()) return 0;
+    if (!full()) return 0;
     return method == RecomputeMethod::uniform ? num_layers : 1;
   }
-  /// Whether local layer l of a stage of `stage_layers` layers is recomputed.
+  /// Whether local layer l of a stage of `stage_layers` layers is recomputed whole.
   constexpr bool recomputed(int l, int stage_layers) const {
-    if (!on()) return false;
+    if (!full()) return false;
     return method == RecomputeMethod::uniform ? l < stage_layers : l < num_layers;
   }
   /// The first local layer of l's group (l itself when not recomputed).
   constexpr int group_begin(int l) const {
-    return on() && method == RecomputeMethod::uniform ? l - l % num_layers : l;
+    return full() && method == RecomputeMethod::uniform ? l - l % num_layers : l;
   }
   /// Whether local layer l ends its group (the backward recomputes the group there).
   constexpr bool group_end(int l, int stage_layers) const {
@@ -63,6 +82,23 @@ struct Recompute {
             !recomputed(l + 1, stage_layers));
   }
 };
+
+/// The modules tprimat reruns, by Megatron's names (`--recompute-modules`, results).
+inline constexpr std::array<std::pair<std::string_view, RecomputeModule>, 2> recompute_modules = {
+    {{"layernorm", RecomputeModule::layernorm}, {"mlp", RecomputeModule::mlp}}};
+
+/// The names of `modules` (RecomputeModule bits), in recompute_modules' order.
+inline std::vector<std::string> recompute_module_names(unsigned modules) {
+  std::vector<std::string> out;
+  for (const auto& [name, m] : recompute_modules)
+    if ((modules & static_cast<unsigned>(m)) != 0) out.emplace_back(name);
+  return out;
+}
+
+/// Selective recomputation of `modules` (RecomputeModule bits).
+constexpr Recompute selective_recompute(unsigned modules) {
+  return Recompute{RecomputeGranularity::selective, RecomputeMethod::uniform, 1, modules};
+}
 
 /// Every layer recomputed, one at a time (uniform, groups of 1): the most memory full
 /// recomputation saves, what the program tries when a model does not fit.

@@ -38,13 +38,20 @@ inline void check_step_tokens(std::span<const std::int32_t> tokens, const StepSh
 
 /// Checks recomputation's layer count against the `layers` run.
 inline void check_recompute(const Recompute& recompute, int layers) {
-  if (recompute.on() && (recompute.num_layers < 1 || recompute.num_layers > layers))
+  if (recompute.full() && (recompute.num_layers < 1 || recompute.num_layers > layers))
     throw core::SettingError("recompute_num_layers",
                              "recomputation of " + std::to_string(recompute.num_layers) +
                                  " layers a " +
                                  (recompute.method == RecomputeMethod::uniform ? "group" : "stage") +
                                  " cannot run with " + std::to_string(layers) + " layers",
                              "between 1 and " + std::to_string(layers));
+  constexpr unsigned known = static_cast<unsigned>(RecomputeModule::layernorm) |
+                             static_cast<unsigned>(RecomputeModule::mlp);
+  if (recompute.granularity == RecomputeGranularity::selective &&
+      (recompute.modules == 0 || (recompute.modules & ~known) != 0))
+    throw core::SettingError("recompute_modules",
+                             "selective recomputation needs modules tprimat reruns",
+                             "layernorm, mlp or both");
 }
 
 /// Checks a step shape against model M and layout L; layers 0 becomes the full depth, and

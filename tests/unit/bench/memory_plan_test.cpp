@@ -271,3 +271,29 @@ TEST(MemoryPlan, RecomputationKeepsGroupInputsAndOneGroupByHand) {
                   .method = train::RecomputeMethod::uniform, .num_layers = 1};
   EXPECT_LT(bench::plan_memory(in).total, kept - 32 * 8192 * (per_token - input) * 0.9);
 }
+
+// Selective recomputation: each kept layer drops what its modules rerun (layernorm: the two norm
+// outputs; mlp: the MLP's norm output, gate and up), and the stage holds one set of them.
+TEST(MemoryPlan, SelectiveRecomputationDropsItsModulesOnceByHand) {
+  auto in = llama_input();
+  in.dims = in.dims.with_layers(4);
+  const double tokens = 2048, h = 4096, f = 14336;
+  const double plain = bench::plan_memory(in).activations;
+  const auto with = [&](unsigned modules) {
+    in.recompute = train::selective_recompute(modules);
+    return bench::plan_memory(in).activations;
+  };
+  constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
+                 mlp = static_cast<unsigned>(train::RecomputeModule::mlp);
+  EXPECT_DOUBLE_EQ(with(norms), plain - 4 * tokens * 2.0 * 2 * h + tokens * 2.0 * 2 * h);
+  EXPECT_DOUBLE_EQ(with(mlp), plain - 3 * tokens * 2.0 * (h + 2 * f));
+  EXPECT_DOUBLE_EQ(with(norms | mlp), plain - 3 * tokens * 2.0 * (2 * h + 2 * f));
+  // FP8 layers keep their norms as FP8 transposes: layernorm drops nothing of theirs.
+  in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
+  in.recompute = {};
+  const double fp8_plain = bench::plan_memory(in).activations;
+  int bf16_layers = 0;
+  for (int l = 0; l < 4; ++l) bf16_layers += !in.precision.layer_in_fp8(l, 4);
+  ASSERT_LT(bf16_layers, 4);
+  EXPECT_DOUBLE_EQ(with(norms), fp8_plain - (bf16_layers - 1) * tokens * 2.0 * 2 * h);
+}

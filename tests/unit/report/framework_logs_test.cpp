@@ -170,7 +170,10 @@ TEST(FrameworkLogs, ContextParallelRunsAndRecomputationAreRead) {
   EXPECT_EQ(import_named("megatron_llama_cp2.log")["training_config"]["recompute"],
             json({{"granularity", "full"}, {"method", "uniform"}, {"num_layers", 1}}));
   EXPECT_EQ(import_named("nemo2_llama_cp2.log")["training_config"]["recompute"],
-            json({{"granularity", "selective"}, {"method", nullptr}, {"num_layers", nullptr}}));
+            json({{"granularity", "selective"},
+                  {"method", nullptr},
+                  {"num_layers", nullptr},
+                  {"modules", {"core_attn"}}}));
   // torchtitan: context_parallel_degree, and activation_checkpoint's mode.
   std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/torchtitan_llama_bf16.log");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -193,6 +196,7 @@ TEST(FrameworkLogs, ContextParallelRunsAndRecomputationAreRead) {
   EXPECT_EQ(t["parallelism_config"]["data_parallel_size"], 2);  // 8 / (TP 2 x CP 2)
   EXPECT_EQ(t["training_config"]["global_batch_size"], 8);      // local 4 x DP 2
   EXPECT_EQ(t["training_config"]["recompute"]["granularity"], "selective");
+  EXPECT_TRUE(t["training_config"]["recompute"]["modules"].is_null());  // torchtitan names none
 }
 
 TEST(FrameworkLogs, AnsiColoursAndThousandsSeparatorsAreRead) {

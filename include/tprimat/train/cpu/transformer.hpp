@@ -211,6 +211,12 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
       plan_(plan_shard(checked(d, mbs, seq, shard, ops, cp_ops),
                        StepShape{.mbs = mbs, .seq = seq, .recompute = recompute}, shard)) {
   const RankPlan& p = plan_;
+  // Selective recomputation changes what the device keeps, not one number: the reference keeps
+  // everything rather than run it as none under its name.
+  if (recompute.granularity == RecomputeGranularity::selective)
+    throw core::SettingError("recompute_granularity",
+                             "the CPU engine does not run selective recomputation",
+                             "full, or run selective on a GPU backend");
   try {
     std::int64_t replicated = 0;  // the norm gains: their gradients summed over TP under SP
     for (const auto& t : p.table.tensors) replicated += t.split == Split::none ? t.size() : 0;
@@ -224,7 +230,7 @@ Transformer<Backend, T>::Transformer(const model::Dims& d, int mbs, int seq, dou
     slots_.resize(p.slots);
     for (auto& slot : slots_) slot.allocate(p);
     cur_ = &slots_[0];
-    if (recompute.on() && p.local_layers > 0) {
+    if (recompute.full() && p.local_layers > 0) {
       recomputed_.resize(std::min(recompute.group_layers(), p.local_layers));
       for (auto& a : recomputed_) a.allocate(p);
       recomputed_output_.resize(p.rows * p.d.hidden);

@@ -23,23 +23,28 @@ using bf16 = backend::Gpu::bf16;
 /// n / TP under sequence parallelism (RankPlan::rows).
 struct LayerActivations {
   DeviceBuffer<float> x, x_mid;      // [rows, h] residual stream in, after attention
-  DeviceBuffer<bf16> xn1, xn2;       // [n, h] the two norms' outputs (bf16 layers; an FP8
-                                     // layer's weight gradients read their FP8 transposes),
-                                     // all-gathered over TP under sequence parallelism
+  // The two norms' outputs [n, h] (bf16 layers; an FP8 layer's weight gradients read their FP8
+  // transposes), all-gathered over TP under sequence parallelism, and the MLP's gate and up
+  // [n, ffn]: this layer's own buffers (own_*), or under selective recomputation the shared
+  // ones (Activations::rerun_*) its backward writes again.
+  bf16 *xn1 = nullptr, *xn2 = nullptr, *gate = nullptr, *up = nullptr;
   DeviceBuffer<float> rstd1, rstd2;  // [rows]
   DeviceBuffer<bf16> q, k, v, attn;  // [n, qd] [n, kvd] [n, kvd] [n, qd]; q, k roped
   DeviceBuffer<float> lse;           // [mbs, heads, local_seq]
-  DeviceBuffer<bf16> gate, up;       // [n, ffn]
+  DeviceBuffer<bf16> own_xn1, own_xn2, own_gate, own_up;
 };
 
 /// The activations of every slot (micro-batches in flight under 1F1B) and local layer, the
-/// stage's outputs, and on the last stage the head's. A recomputed layer (StepShape::recompute)
-/// keeps only its group's input (the group's first layer its x, the others nothing); its forward
-/// runs in `recomputed`, shared by every group and slot, once in the forward pass and again
-/// just before the group's backward.
+/// stage's outputs, and on the last stage the head's. A recomputed layer (StepShape::recompute
+/// full) keeps only its group's input (the group's first layer its x, the others nothing); its
+/// forward runs in `recomputed`, shared by every group and slot, once in the forward pass and
+/// again just before the group's backward. Under selective recomputation every layer writes
+/// what its modules rerun into the shared rerun_* buffers, and its backward writes them again.
 struct Activations {
   std::vector<LayerActivations> layers;  // [slot][local layer]
   std::vector<LayerActivations> recomputed;  // [layer's place in its group]
+  DeviceBuffer<bf16> rerun_xn1, rerun_xn2;   // [n, h] selective: layernorm (and mlp's xn2)
+  DeviceBuffer<bf16> rerun_gate, rerun_up;   // [n, ffn] selective: mlp
   int local_layers = 0;
   Recompute recompute;
   std::int64_t slot_stride = 0;    // rows * h: one slot's stage output
@@ -57,6 +62,18 @@ struct Activations {
     recompute = p.shape.recompute;
     slot_stride = rows * h;
     auto in_fp8 = [&](int l) { return l < static_cast<int>(fp8_layer.size()) && fp8_layer[l]; };
+    bool any_bf16 = false;
+    for (int l = 0; l < local_layers; ++l) any_bf16 = any_bf16 || !in_fp8(l);
+    using train::RecomputeModule;
+    const bool rerun_norms = recompute.reruns(RecomputeModule::layernorm),
+               rerun_mlp = recompute.reruns(RecomputeModule::mlp);
+    if (local_layers > 0 && any_bf16 && rerun_norms) rerun_xn1 = a.alloc<bf16>(n * h);
+    if (local_layers > 0 && any_bf16 && (rerun_norms || rerun_mlp))
+      rerun_xn2 = a.alloc<bf16>(n * h);
+    if (local_layers > 0 && rerun_mlp) {
+      rerun_gate = a.alloc<bf16>(n * p.d.ffn);
+      rerun_up = a.alloc<bf16>(n * p.d.ffn);
+    }
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
     for (std::size_t i = 0; i < layers.size(); ++i) {
       const int l = static_cast<int>(i % static_cast<std::size_t>(p.local_layers));
@@ -65,9 +82,7 @@ struct Activations {
       else if (recompute.group_begin(l) == l)
         layers[i].x = a.alloc<float>(rows * h);
     }
-    if (recompute.on() && local_layers > 0) {
-      bool any_bf16 = false;
-      for (int l = 0; l < local_layers; ++l) any_bf16 = any_bf16 || !in_fp8(l);
+    if (recompute.full() && local_layers > 0) {
       recomputed.resize(static_cast<std::size_t>(std::min(recompute.group_layers(), local_layers)));
       for (auto& r : recomputed)
         allocate_layer(a, p, r, any_bf16 ? NormOutputs::kept : NormOutputs::fp8_only);
@@ -111,15 +126,25 @@ struct Activations {
  private:
   /// An FP8 layer's weight gradients read its norms' outputs as FP8 transposes (Fp8Linears).
   enum class NormOutputs { kept, fp8_only };
-  static void allocate_layer(BufferAllocator& a, const RankPlan& p, LayerActivations& l,
-                             NormOutputs norms) {
+  /// A layer's buffers; what selective recomputation reruns points at the shared rerun_* ones.
+  void allocate_layer(BufferAllocator& a, const RankPlan& p, LayerActivations& l,
+                      NormOutputs norms) {
     const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, qd = p.d.q_dim(),
                        kvd = p.d.kv_dim();
+    using train::RecomputeModule;
+    const bool rerun_norms = recompute.reruns(RecomputeModule::layernorm),
+               rerun_mlp = recompute.reruns(RecomputeModule::mlp);
     l.x = a.alloc<float>(rows * h);
     l.x_mid = a.alloc<float>(rows * h);
     if (norms == NormOutputs::kept) {
-      l.xn1 = a.alloc<bf16>(n * h);
-      l.xn2 = a.alloc<bf16>(n * h);
+      if (rerun_norms)
+        l.xn1 = rerun_xn1.data();
+      else
+        l.xn1 = (l.own_xn1 = a.alloc<bf16>(n * h)).data();
+      if (rerun_norms || rerun_mlp)
+        l.xn2 = rerun_xn2.data();
+      else
+        l.xn2 = (l.own_xn2 = a.alloc<bf16>(n * h)).data();
     }
     l.rstd1 = a.alloc<float>(rows);
     l.rstd2 = a.alloc<float>(rows);
@@ -128,8 +153,13 @@ struct Activations {
     l.v = a.alloc<bf16>(n * kvd);
     l.attn = a.alloc<bf16>(n * qd);
     l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.local_seq);
-    l.gate = a.alloc<bf16>(n * p.d.ffn);
-    l.up = a.alloc<bf16>(n * p.d.ffn);
+    if (rerun_mlp) {
+      l.gate = rerun_gate.data();
+      l.up = rerun_up.data();
+    } else {
+      l.gate = (l.own_gate = a.alloc<bf16>(n * p.d.ffn)).data();
+      l.up = (l.own_up = a.alloc<bf16>(n * p.d.ffn)).data();
+    }
   }
 };
 

@@ -89,15 +89,12 @@ struct DecoderLayer {
   void forward(const LayerParams& lp, LayerActivations& a, float* next, int l, int slot) {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
-    const float eps = static_cast<float>(d.norm_eps);
     const gpuStream_t stream = gemm.stream;
     const bool bias = d.qkv_bias;
     const bool f8 = fp8.on(l);
     // An FP8 layer keeps its norms' outputs only as FP8 transposes (Fp8Linears).
-    bf16* xn1 = f8 ? scratch.xn.data() : a.xn1.data();
-    bf16* xn2 = f8 ? scratch.xn.data() : a.xn2.data();
-    Gpu::rmsnorm_forward(a.x.data(), params.w(lp.attn_norm), nullptr, plan.rows, d.hidden, eps,
-                         plan.own_rows(xn1), a.rstd1.data(), stream);
+    bf16* xn1 = f8 ? scratch.xn.data() : a.xn1;
+    norm_output(a.x.data(), params.w(lp.attn_norm), xn1, a.rstd1.data());
     if (f8) {
       tp.gather_rows(xn1, stream, timer);
       const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
@@ -131,21 +128,8 @@ struct DecoderLayer {
     else
       tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp[wo]), a.x.data(),
                           a.x_mid.data(), timer);
-    Gpu::rmsnorm_forward(a.x_mid.data(), params.w(lp.mlp_norm), nullptr, plan.rows, d.hidden, eps,
-                         plan.own_rows(xn2), a.rstd2.data(), stream);
-    if (f8) {
-      tp.gather_rows(xn2, stream, timer);
-      const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, xn2, stream);
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_gate, stream), h, f, a.gate.data());
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_up, stream), h, f, a.up.data());
-    } else {
-      tp.gather_rows_then(xn2, stream, timer, [&](std::int64_t r, std::int64_t m) {
-        const bf16* x = xn2 + r * h;
-        gemm(false, false, m, f, h, x, h, params.w(lp[w_gate]), f, 0.f, a.gate.data() + r * f, f);
-        gemm(false, false, m, f, h, x, h, params.w(lp[w_up]), f, 0.f, a.up.data() + r * f, f);
-      });
-    }
-    Gpu::swiglu_forward(a.gate.data(), a.up.data(), scratch.hidden.data(), n * f, stream);
+    mlp_inputs(lp, a, l, slot);
+    Gpu::swiglu_forward(a.gate, a.up, scratch.hidden.data(), n * f, stream);
     if (f8)
       fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
                            fp8.forward_weight(lp, l, w_down, stream), f, a.x_mid.data(), next);
@@ -154,11 +138,58 @@ struct DecoderLayer {
                           next, timer);
   }
 
+  /// The MLP's inputs from a.x_mid: its norm's output (a.xn2, or an FP8 layer's cast) and the
+  /// gate and up projections (a.gate, a.up). The forward's, and selective recomputation's again.
+  void mlp_inputs(const LayerParams& lp, LayerActivations& a, int l, int slot) {
+    const model::Dims& d = plan.d;
+    const std::int64_t h = d.hidden, f = d.ffn;
+    const gpuStream_t stream = gemm.stream;
+    const bool f8 = fp8.on(l);
+    bf16* xn2 = f8 ? scratch.xn.data() : a.xn2;
+    norm_output(a.x_mid.data(), params.w(lp.mlp_norm), xn2, a.rstd2.data());
+    if (f8) {
+      tp.gather_rows(xn2, stream, timer);
+      const Fp8Cast x = fp8.cast_input(slot, l, x_mlp, xn2, stream);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_gate, stream), h, f, a.gate);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, w_up, stream), h, f, a.up);
+    } else {
+      tp.gather_rows_then(xn2, stream, timer, [&](std::int64_t r, std::int64_t m) {
+        const bf16* x = xn2 + r * h;
+        gemm(false, false, m, f, h, x, h, params.w(lp[w_gate]), f, 0.f, a.gate + r * f, f);
+        gemm(false, false, m, f, h, x, h, params.w(lp[w_up]), f, 0.f, a.up + r * f, f);
+      });
+    }
+  }
+
+  /// out = RMSNorm(x) (this rank's rows under sequence parallelism), rstd its statistics.
+  void norm_output(const float* x, const bf16* weight, bf16* out, float* rstd) {
+    backend::Gpu::rmsnorm_forward(x, weight, nullptr, plan.rows, plan.d.hidden,
+                                  static_cast<float>(plan.d.norm_eps), plan.own_rows(out), rstd,
+                                  gemm.stream);
+  }
+
+  /// Selective recomputation's reruns, first in a layer's backward: the same kernels on the same
+  /// inputs as its forward (FP8: the same scales), so the gradients do not change.
+  void rerun_selected(const LayerParams& lp, LayerActivations& a, int l, int slot) {
+    using train::RecomputeModule;
+    const train::Recompute& r = plan.shape.recompute;
+    if (!r.on() || r.full()) return;
+    const profile::Range range("recompute selective", l);
+    if (r.reruns(RecomputeModule::mlp)) mlp_inputs(lp, a, l, slot);
+    if (!r.reruns(RecomputeModule::layernorm) || fp8.on(l)) return;  // FP8: casts kept
+    norm_output(a.x.data(), params.w(lp.attn_norm), a.xn1, a.rstd1.data());
+    tp.gather_rows(a.xn1, gemm.stream, timer);
+    if (r.reruns(RecomputeModule::mlp)) return;  // xn2 rewritten with gate and up
+    norm_output(a.x_mid.data(), params.w(lp.mlp_norm), a.xn2, a.rstd2.data());
+    tp.gather_rows(a.xn2, gemm.stream, timer);
+  }
+
   /// scratch.dres (and dres_bf) hold d next on entry, d a.x on return; the weight gradients are
   /// written (acc 0: the step's first micro-batch) or added (acc 1). Under sequence parallelism
   /// dres and dres_bf hold this rank's rows: dres_bf's are gathered first, for the row-parallel
   /// down projection's GEMMs.
   void backward(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
+    rerun_selected(lp, a, l, slot);
     if (fp8.on(l)) {
       tp.gather_rows(scratch.dres_bf.data(), gemm.stream, timer);
       return backward_fp8(lp, a, acc, l, slot);
@@ -174,7 +205,7 @@ struct DecoderLayer {
       gemm(false, true, m, f, h, s.dres_bf.data() + r * h, h, params.w(lp[w_down]), h, 0.f,
            s.dhidden.data() + r * f, f);
     });
-    Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
+    Gpu::swiglu_backward(a.gate, a.up, s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
     // The input gradient before the weight gradients: its TP all-reduce runs beside them.
     gemm(false, true, n, h, f, s.dgate.data(), f, params.w(lp[w_gate]), f, 0.f, s.dxn.data(), h);
@@ -187,8 +218,8 @@ struct DecoderLayer {
     // projection's alone the reduce-scatter (each about the size of what it hides).
     const bool gather_beside = tp.gathers_beside();
     const auto gate_up_weight_grads = [&] {
-      gemm(true, false, h, f, n, a.xn2.data(), h, s.dgate.data(), f, acc, params.g(lp[w_gate]), f);
-      gemm(true, false, h, f, n, a.xn2.data(), h, s.dup.data(), f, acc, params.g(lp[w_up]), f);
+      gemm(true, false, h, f, n, a.xn2, h, s.dgate.data(), f, acc, params.g(lp[w_gate]), f);
+      gemm(true, false, h, f, n, a.xn2, h, s.dup.data(), f, acc, params.g(lp[w_up]), f);
     };
     if (!gather_beside) gate_up_weight_grads();
     tp.end_all_reduce(stream);
@@ -218,9 +249,9 @@ struct DecoderLayer {
     // runs beside the input gradient's reduction.
     tp.begin_all_reduce(s.dxn.data(), stream, timer);
     gemm(true, false, qd, h, n, a.attn.data(), qd, s.dres_bf.data(), h, acc, params.g(lp[wo]), h);
-    gemm(true, false, h, qd, n, a.xn1.data(), h, s.dq.data(), qd, acc, params.g(lp[wq]), qd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dk.data(), kvd, acc, params.g(lp[wk]), kvd);
-    gemm(true, false, h, kvd, n, a.xn1.data(), h, s.dv.data(), kvd, acc, params.g(lp[wv]), kvd);
+    gemm(true, false, h, qd, n, a.xn1, h, s.dq.data(), qd, acc, params.g(lp[wq]), qd);
+    gemm(true, false, h, kvd, n, a.xn1, h, s.dk.data(), kvd, acc, params.g(lp[wk]), kvd);
+    gemm(true, false, h, kvd, n, a.xn1, h, s.dv.data(), kvd, acc, params.g(lp[wv]), kvd);
     tp.end_all_reduce(stream);
     Gpu::rmsnorm_backward(a.x.data(), params.w(lp.attn_norm), nullptr, a.rstd1.data(),
                           plan.own_rows(s.dxn.data()), plan.rows, d.hidden, s.dres.data(),
@@ -277,7 +308,7 @@ struct DecoderLayer {
     const Fp8Cast gd = fp8.cast_grad(l, g_down, s.dres_bf.data(), h, 0, 0, stream);
     fp8.input_grad<bf16>(gemm, gd, fp8.backward_weight(lp, l, w_down, stream), f, h, 0.f,
                          s.dhidden.data());
-    Gpu::swiglu_backward(a.gate.data(), a.up.data(), s.dhidden.data(), s.dgate.data(), s.dup.data(),
+    Gpu::swiglu_backward(a.gate, a.up, s.dhidden.data(), s.dgate.data(), s.dup.data(),
                          s.hidden.data(), n * f, stream);
     fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down, s.hidden.data(), stream), gd, f, h, acc,
                     params.g(lp[w_down]));
