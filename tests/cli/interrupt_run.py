@@ -16,6 +16,8 @@
 #                                    with its result and its log
 #       stale_lock                   a run killed by SIGKILL leaves its lock file: the next run
 #                                    is not blocked by it
+#       parallel_all_compare         SIGINT while --parallel all's closing comparison draws (a
+#                                    slow gnuplot): exit 130, the strategies' results intact
 # With a launcher and a signal (mpirun -np 2 ...), the signal goes to the launcher, which passes
 # it on to the ranks as it sees fit (Open MPI sends them SIGTERM): every rank must stop, none may
 # hang, and rank 0 writes the result of two DP ranks; the launcher's own exit code only has to be
@@ -246,6 +248,40 @@ def stale_lock(tprimat: str, work: pathlib.Path) -> int:
     return 0
 
 
+def parallel_all_compare(tprimat: str, work: pathlib.Path) -> int:
+    """SIGINT while --parallel all's closing comparison draws: exit 130, the results intact."""
+    marker = work / "drawing"
+    fake = work / "slow_gnuplot"
+    fake.write_text(f"#!/bin/sh\ntouch '{marker}'\nsleep 5\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, TPRIMAT_GNUPLOT=str(fake), TPRIMAT_GNUPLOT_TIMEOUT="30")
+    proc = subprocess.Popen([tprimat, "bench", "--model", "tiny", "--parallel", "all", "--steps",
+                             "2", "--seq", "32", "--output-dir", "res"], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    start = time.monotonic()
+    while not marker.exists() and proc.poll() is None and time.monotonic() - start < 4 * WAIT_S:
+        time.sleep(0.05)
+    if not marker.exists():
+        proc.kill()
+        out, err = proc.communicate()
+        return fail("the closing comparison never started drawing", out, err)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return fail("still running after SIGINT", out, err)
+    if proc.returncode != 130:
+        return fail(f"exited {proc.returncode}, expected 130 (128 + SIGINT)", out, err)
+    doc = json.loads((work / "res-03" / RESULT).read_text())
+    if doc.get("complete") is not True:
+        return fail("the strategy's result is not complete", out, err)
+    print("ok: SIGINT during the closing comparison ends the command with 130, results intact")
+    return 0
+
+
 def main() -> int:
     tprimat, schema, work, case = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]
     launcher = sys.argv[5:]
@@ -256,6 +292,8 @@ def main() -> int:
         return concurrent(tprimat, work, launcher)
     if case == "stale_lock":
         return stale_lock(tprimat, work)
+    if case == "parallel_all_compare":
+        return parallel_all_compare(tprimat, work)
     if case in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "nohup"):
         return stopped_by(tprimat, schema, work, case, launcher)
     return fail(f"unknown case {case}")

@@ -152,6 +152,21 @@ inline void figure_preamble(Script& gp, ScriptLiteral comment, ScriptLiteral png
      << bar_value_function;
 }
 
+/// The most points a curve of the compare figure draws: a result of millions of steps plots as
+/// a few thousand (a figure of every step would be hundreds of MB and no more readable).
+inline constexpr std::size_t max_plotted_steps = 2000;
+
+/// The 0-based steps of an n-step series the figure draws: every one up to `most`, else every
+/// k-th from the first (k the smallest stride that keeps it within `most`) and the last.
+inline std::vector<std::size_t> plotted_steps(std::size_t n, std::size_t most = max_plotted_steps) {
+  std::vector<std::size_t> out;
+  if (n == 0) return out;
+  const std::size_t stride = n <= most ? 1 : (n - 1 + most - 2) / (most - 1);
+  for (std::size_t k = 0; k < n; k += stride) out.push_back(k);
+  if (out.back() != n - 1) out.push_back(n - 1);
+  return out;
+}
+
 /// Writes compare_bars.dat, compare_series_N.dat, compare_labels.dat and compare.gp into `dir`;
 /// returns the script's name.
 inline std::string write_compare_plot(const std::filesystem::path& dir,
@@ -208,7 +223,12 @@ inline std::string write_compare_plot(const std::filesystem::path& dir,
         DataFile text;
         text.comment(r->file + (r->run_series.size() > 1 ? " run " + std::to_string(run + 1) : ""))
             .comment("step loss learning_rate memory_gib step_time_s");
-        for (std::size_t k = 0; k < n; ++k)
+        const std::vector<std::size_t> steps = plotted_steps(n);
+        if (steps.size() < n)
+          text.comment(std::to_string(steps.size()) + " of " + std::to_string(n) +
+                       " steps drawn: one in " + std::to_string(steps[1]) +
+                       " from the first, and the last");
+        for (const std::size_t k : steps)
           text.row({k + 1, at(rs.losses, k), at(rs.learning_rates, k), at(rs.memory, k),
                     at(rs.step_times, k)});
         write_report_file(dir, "compare_series_" + std::to_string(series.size() + 1) + ".dat",

@@ -282,6 +282,39 @@ TEST(ReportPlot, RunsAreOverlaidFromStepOne) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReportPlot, LongSeriesAreThinnedKeepingTheFirstAndLastSteps) {
+  EXPECT_EQ(plotted_steps(0).size(), 0u);
+  EXPECT_EQ(plotted_steps(5, 10), (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(plotted_steps(10, 4), (std::vector<std::size_t>{0, 3, 6, 9}));
+  EXPECT_EQ(plotted_steps(11, 4), (std::vector<std::size_t>{0, 4, 8, 10}));
+  for (const std::size_t n : {2001u, 4000u, 3000000u}) {
+    const auto steps = plotted_steps(n);
+    EXPECT_LE(steps.size(), max_plotted_steps) << n;
+    EXPECT_GT(steps.size(), max_plotted_steps / 2) << n;
+    EXPECT_EQ(steps.front(), 0u);
+    EXPECT_EQ(steps.back(), n - 1);
+  }
+  // A million-step result writes a data file of the figure's size, saying so.
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("tprimat_thin_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  Result r = mi300x(6000, {5900, 6100});
+  std::vector<double> losses(1000000);
+  for (std::size_t k = 0; k < losses.size(); ++k) losses[k] = 10.0 - 1e-6 * double(k);
+  r.run_series = {{{}, losses, {}, {}}};
+  const std::vector<Result> rs{r};
+  write_compare_plot(dir, group_results(rs));
+  std::ifstream f(dir / "compare_series_1.dat");
+  const std::string dat(std::istreambuf_iterator<char>(f), {});
+  EXPECT_LT(dat.size(), 100000u);
+  EXPECT_NE(dat.find("1998 of 1000000 steps drawn: one in 501 from the first, and the last"),
+            std::string::npos)
+      << dat.substr(0, 300);
+  EXPECT_NE(dat.find("\n1000000 9 NaN NaN NaN\n"), std::string::npos);  // the last step
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ReportCsv, FieldsAreQuotedAsRfc4180) {
   EXPECT_EQ(csv_field("plain"), "plain");
   EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
