@@ -86,6 +86,9 @@ class ContextParallelAttention {
   }
 
   void allocate(BufferAllocator& a) {
+    side_.create();
+    fork_ = OwnedEvent(false);
+    joined_ = OwnedEvent(false);
     const std::int64_t kv = kv_elements();
     gathered_ = a.alloc<bf16>(2 * kv * split_.cp);  // [rank][K, V][mbs * local_seq * kv_dim]
     keys_ = a.alloc<bf16>(kv * split_.cp);          // [mbs * seq, kv_dim], whole sequences
@@ -116,9 +119,20 @@ class ContextParallelAttention {
     return bytes;
   }
 
+  /// Starts gathering every rank's keys and values (this rank's k and v, as forward and backward
+  /// take them) on a stream of its own, after what `stream` has enqueued: the next forward or
+  /// backward on `stream` waits for it instead of gathering in line, so the gather runs beside
+  /// the GEMMs the caller enqueues meanwhile (the Q projection; the MLP's backward).
+  void begin_gather(const bf16* k, const bf16* v, gpuStream_t stream) {
+    stream_wait(side_, stream, fork_);
+    gather_keys_and_values(k, v, side_);
+    backend::gpu_check(gpuEventRecord(joined_, side_), "gpuEventRecord");
+    gathering_ = true;
+  }
+
   void forward(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse,
                gpuStream_t stream) {
-    gather_keys_and_values(k, v, stream);
+    keys_and_values(k, v, stream);
     for_each_block([&](int b, int local, int chunk) {
       const std::int64_t at = row_of(b, local);
       bf16* out = o + at * q_dim();
@@ -137,7 +151,7 @@ class ContextParallelAttention {
   void backward(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const float* lse,
                 const bf16* dout, bf16* dq, bf16* dk, bf16* dv, void* workspace,
                 gpuStream_t stream) {
-    gather_keys_and_values(k, v, stream);
+    keys_and_values(k, v, stream);
     backend::gpu_check(gpuMemsetAsync(key_grads_.data(), 0, key_grads_.bytes(), stream),
                        "context-parallel key gradients");
     const std::int64_t c = split_.chunk();
@@ -228,6 +242,13 @@ class ContextParallelAttention {
       for (int local = 0; local < 2; ++local) f(b, local, global_chunk(local));
   }
 
+  /// keys_ and values_ ready on `stream`: the gather begin_gather started, or one in line.
+  void keys_and_values(const bf16* k, const bf16* v, gpuStream_t stream) {
+    if (!gathering_) return gather_keys_and_values(k, v, stream);
+    backend::gpu_check(gpuStreamWaitEvent(stream, joined_, 0), "gpuStreamWaitEvent");
+    gathering_ = false;
+  }
+
   /// Every rank's keys and values into keys_ and values_, whole sequences in position order.
   void gather_keys_and_values(const bf16* k, const bf16* v, gpuStream_t stream) {
     const std::int64_t kv = kv_elements();
@@ -290,6 +311,9 @@ class ContextParallelAttention {
   }
 
   std::shared_ptr<parallel::DeviceCollectives> cp_;
+  OwnedStream side_;            // begin_gather's
+  OwnedEvent fork_, joined_;    // side_ after the caller's stream; the caller after side_
+  bool gathering_ = false;      // begin_gather's gather is in flight
   parallel::ContextSplit split_;
   backend::AttentionShape whole_;
   bool fused_ = false;  // one cuDNN call a chunk (Mask::causal_end), else two blocks merged

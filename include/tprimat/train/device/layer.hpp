@@ -51,6 +51,10 @@ struct LayerAttention {
   const DeviceAttention* whole = nullptr;
   ContextParallelAttention* context_parallel = nullptr;
 
+  /// Context parallelism: starts gathering the keys and values beside what `stream` runs next.
+  void begin_gather(const bf16* k, const bf16* v, gpuStream_t stream) const {
+    if (context_parallel) context_parallel->begin_gather(k, v, stream);
+  }
   void forward(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse,
                gpuStream_t stream) const {
     if (context_parallel) return context_parallel->forward(q, k, v, o, lse, stream);
@@ -95,29 +99,37 @@ struct DecoderLayer {
     // An FP8 layer keeps its norms' outputs only as FP8 transposes (Fp8Linears).
     bf16* xn1 = f8 ? scratch.xn.data() : a.xn1;
     norm_output(a.x.data(), params.w(lp.attn_norm), xn1, a.rstd1.data());
+    // K and V first: under context parallelism their gather runs beside Q's projection.
     if (f8) {
       tp.gather_rows(xn1, stream, timer);
       const Fp8Cast x = fp8.cast_input(slot, l, x_qkv, xn1, stream);
-      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wq, stream), h, qd, a.q.data(), nullptr,
-                        bias ? params.w(lp.bq) : nullptr);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wk, stream), h, kvd, a.k.data(),
                         nullptr, bias ? params.w(lp.bk) : nullptr);
       fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wv, stream), h, kvd, a.v.data(),
                         nullptr, bias ? params.w(lp.bv) : nullptr);
+      rope_keys_then_gather(a);
+      fp8.forward<bf16>(gemm, x, fp8.forward_weight(lp, l, wq, stream), h, qd, a.q.data(), nullptr,
+                        bias ? params.w(lp.bq) : nullptr);
     } else {
+      // Q with K and V where no gather waits for the keys: under sequence parallelism all three
+      // hide the TP all-gather of the norm's rows.
+      const bool keys_first = attention.context_parallel != nullptr;
+      const auto q_rows = [&](std::int64_t r, std::int64_t m) {
+        gemm(false, false, m, qd, h, xn1 + r * h, h, params.w(lp[wq]), qd, 0.f,
+             a.q.data() + r * qd, qd, bias ? params.w(lp.bq) : nullptr);
+      };
       tp.gather_rows_then(xn1, stream, timer, [&](std::int64_t r, std::int64_t m) {
         const bf16* x = xn1 + r * h;
-        gemm(false, false, m, qd, h, x, h, params.w(lp[wq]), qd, 0.f, a.q.data() + r * qd, qd,
-             bias ? params.w(lp.bq) : nullptr);
+        if (!keys_first) q_rows(r, m);
         gemm(false, false, m, kvd, h, x, h, params.w(lp[wk]), kvd, 0.f, a.k.data() + r * kvd, kvd,
              bias ? params.w(lp.bk) : nullptr);
         gemm(false, false, m, kvd, h, x, h, params.w(lp[wv]), kvd, 0.f, a.v.data() + r * kvd, kvd,
              bias ? params.w(lp.bv) : nullptr);
       });
+      rope_keys_then_gather(a);
+      if (keys_first) q_rows(0, n);
     }
     Gpu::rope_forward(a.q.data(), n, plan.local_seq, d.heads, d.head_dim, rope.cos.data(),
-                      rope.sin.data(), stream);
-    Gpu::rope_forward(a.k.data(), n, plan.local_seq, d.kv_heads, d.head_dim, rope.cos.data(),
                       rope.sin.data(), stream);
     timer.mark("attention");
     attention.forward(a.q.data(), a.k.data(), a.v.data(), a.attn.data(), a.lse.data(), stream);
@@ -136,6 +148,14 @@ struct DecoderLayer {
     else
       tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp[w_down]), a.x_mid.data(),
                           next, timer);
+  }
+
+  /// RoPE on the keys, then (context parallelism) their and the values' gather started.
+  void rope_keys_then_gather(LayerActivations& a) {
+    const model::Dims& d = plan.d;
+    Gpu::rope_forward(a.k.data(), plan.n, plan.local_seq, d.kv_heads, d.head_dim,
+                      rope.cos.data(), rope.sin.data(), gemm.stream);
+    attention.begin_gather(a.k.data(), a.v.data(), gemm.stream);
   }
 
   /// The MLP's inputs from a.x_mid: its norm's output (a.xn2, or an FP8 layer's cast) and the
@@ -190,6 +210,8 @@ struct DecoderLayer {
   /// down projection's GEMMs.
   void backward(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
     rerun_selected(lp, a, l, slot);
+    // Context parallelism: the attention backward's gather runs beside the MLP's backward.
+    attention.begin_gather(a.k.data(), a.v.data(), gemm.stream);
     if (fp8.on(l)) {
       tp.gather_rows(scratch.dres_bf.data(), gemm.stream, timer);
       return backward_fp8(lp, a, acc, l, slot);
