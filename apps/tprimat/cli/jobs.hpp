@@ -370,6 +370,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   std::string file_split;
   bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
   int file_cp = 1;                        // a config file's context_parallel_size
+  std::optional<train::Recompute> file_recompute;  // a config file's recompute_* keys
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
@@ -384,6 +385,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
     file_split = c.pipeline_split;
     if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
     file_cp = c.cp;
+    file_recompute = c.recompute;
   }
   const train::PrecisionConfig precision =
       precision_from_flags(with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, file_precision);
@@ -447,8 +449,13 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   mem.grad_accum = plan.grad_accum;
   mem.distributed_optimizer = o.distributed_optimizer;
   mem.sequence_parallel = sequence_parallel;
-  mem.recompute = recompute_from_flags(o.recompute_granularity, o.recompute_method,
-                                       o.recompute_num_layers, o.recompute_modules);
+  // The --recompute-* flags, given, replace the config file's recompute_* keys.
+  const bool recompute_flags = !o.recompute_granularity.empty() || !o.recompute_method.empty() ||
+                               o.recompute_num_layers != 0 || !o.recompute_modules.empty();
+  mem.recompute = recompute_flags || !file_recompute
+                      ? recompute_from_flags(o.recompute_granularity, o.recompute_method,
+                                             o.recompute_num_layers, o.recompute_modules)
+                      : *file_recompute;
   const bool cpu = platform == "cpu";
   if (cpu && mem.recompute.on() && !mem.recompute.full())
     throw core::InputError(

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "tprimat/core/near_name.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
+#include "tprimat/train/config.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::bench {
@@ -43,6 +45,9 @@ struct ConfigStrategy {
   /// Megatron's `sequence_parallel` beside the sizes, where the block states it (a boolean);
   /// `--sequence-parallel` turns it on too.
   std::optional<bool> sequence_parallel;
+  /// Megatron's recompute_granularity/_method/_num_layers/_modules beside the sizes, where the
+  /// block states them (read_recompute); the --recompute-* flags replace them.
+  std::optional<train::Recompute> recompute;
 };
 
 /// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
@@ -151,6 +156,84 @@ inline const nlohmann::json& platform_block(const nlohmann::json& j, std::string
   return *p;
 }
 
+inline constexpr std::string_view recompute_keys[] = {
+    "recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"};
+
+/// A block's recomputation keys, as Megatron names them: recompute_granularity "full" (with
+/// recompute_method "uniform"|"block" and recompute_num_layers N, defaults uniform and 1) or
+/// "selective" (with recompute_modules, a list of "layernorm" and "mlp", default ["layernorm"]);
+/// null or absent: none, and then no other recompute key. nullopt where the block has none.
+inline std::optional<train::Recompute> read_recompute(const nlohmann::json& block,
+                                                      const std::string& file,
+                                                      const std::string& where) {
+  const std::string at = "config " + file + ": " + (where.empty() ? "" : where + ".");
+  const auto find = [&](std::string_view key) -> const nlohmann::json* {
+    auto it = block.find(key);
+    return it == block.end() || it->is_null() ? nullptr : &*it;
+  };
+  const nlohmann::json* granularity = find("recompute_granularity");
+  const nlohmann::json *method = find("recompute_method"), *modules = find("recompute_modules");
+  const bool layers = find("recompute_num_layers") != nullptr;
+  if (granularity == nullptr) {
+    for (std::string_view key : std::span(recompute_keys).subspan(1))
+      if (find(key) != nullptr)
+        throw core::InputError(at + std::string(key) + " is given without recompute_granularity",
+                               "add \"recompute_granularity\": \"" +
+                                   std::string(key == "recompute_modules" ? "selective" : "full") +
+                                   "\", or drop it");
+    return std::nullopt;
+  }
+  const bool full = *granularity == "full", selective = *granularity == "selective";
+  if (!full && !selective)
+    throw core::InputError(at + "recompute_granularity must be \"full\" or \"selective\", got " +
+                               granularity->dump(),
+                           "write \"recompute_granularity\": \"full\" (or \"selective\", or null)");
+  train::Recompute r;
+  if (selective) {
+    if (method != nullptr || layers)
+      throw core::InputError(at + (method != nullptr ? "recompute_method" : "recompute_num_layers") +
+                                 " applies to recompute_granularity \"full\", not \"selective\" "
+                                 "(which recomputes its modules in every layer)",
+                             "drop it, or use \"full\"");
+    unsigned bits = static_cast<unsigned>(train::RecomputeModule::layernorm);
+    if (modules != nullptr) {
+      if (!modules->is_array() || modules->empty())
+        throw core::InputError(at + "recompute_modules must be a non-empty list, got " +
+                                   modules->dump(),
+                               "write \"recompute_modules\": [\"layernorm\", \"mlp\"]");
+      bits = 0;
+      for (const auto& m : *modules) {
+        unsigned bit = 0;
+        for (const auto& [name, module] : train::recompute_modules)
+          if (m == name) bit = static_cast<unsigned>(module);
+        if (bit == 0 || (bits & bit) != 0)
+          throw core::InputError(
+              at + "recompute_modules holds " + m.dump() +
+                  (bit != 0 ? " twice"
+                   : m == "core_attn"
+                       ? ", which tprimat does not run: its fused attention keeps no score matrix"
+                       : ", not a module tprimat recomputes"),
+              "list \"layernorm\", \"mlp\" or both, once each");
+        bits |= bit;
+      }
+    }
+    return train::selective_recompute(bits);
+  }
+  if (modules != nullptr)
+    throw core::InputError(at + "recompute_modules applies to recompute_granularity \"selective\"",
+                           "drop it, or use \"selective\"");
+  r.granularity = train::RecomputeGranularity::full;
+  if (method != nullptr) {
+    if (*method != "uniform" && *method != "block")
+      throw core::InputError(at + "recompute_method must be \"uniform\" or \"block\", got " +
+                                 method->dump(),
+                             "write \"recompute_method\": \"uniform\" (or \"block\")");
+    if (*method == "block") r.method = train::RecomputeMethod::block;
+  }
+  if (layers) r.num_layers = read_size(block, "recompute_num_layers", file, where, false, 1);
+  return r;
+}
+
 inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
                                  const std::string& file, const std::string& where) {
   if (!block.is_object())
@@ -181,6 +264,7 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
                              "write \"sequence_parallel\": true (or false, without quotes)");
     s.sequence_parallel = it->get<bool>();
   }
+  s.recompute = read_recompute(block, file, where);
   return s;
 }
 
@@ -194,7 +278,9 @@ inline const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       std::string(tp_key),          std::string(pp_key),           std::string(dp_key),
       std::string(accum_key),       std::string(first_layers_key), std::string(last_layers_key),
-      std::string(split_key),       "sequence_parallel",           std::string(cp_key)};
+      std::string(split_key),       "sequence_parallel",           std::string(cp_key),
+      std::string(recompute_keys[0]), std::string(recompute_keys[1]),
+      std::string(recompute_keys[2]), std::string(recompute_keys[3])};
   return keys;
 }
 inline const std::vector<std::string>& platform_keys() {

@@ -24,7 +24,16 @@ struct ContextSplit {
   constexpr int position(int t) const {
     if (cp == 1) return t;
     const int c = chunk();
-    return t < c ? rank * c + t : (2 * cp - 1 - rank) * c + (t - c);
+    return t < c ? global_chunk(0) * c + t : global_chunk(1) * c + (t - c);
+  }
+  /// The chunk of the whole sequence (of 2 x CP) that is this rank's local chunk 0 or 1.
+  constexpr int global_chunk(int local) const { return local == 0 ? rank : 2 * cp - 1 - rank; }
+  struct ChunkOwner {
+    int rank, local;
+  };
+  /// Which rank holds chunk `chunk` of the whole sequence, as its local chunk 0 or 1.
+  constexpr ChunkOwner owner_of(int chunk) const {
+    return chunk < cp ? ChunkOwner{chunk, 0} : ChunkOwner{2 * cp - 1 - chunk, 1};
   }
   /// The same split seen from another rank of the group.
   constexpr ContextSplit of_rank(int r) const { return ContextSplit{seq, cp, r}; }
@@ -38,5 +47,6 @@ struct ContextSplit {
 
 static_assert(ContextSplit{16, 2, 0}.position(4) == 12);  // chunks of 4: rank 0 holds 0 and 3
 static_assert(ContextSplit{16, 2, 1}.position(0) == 4 && ContextSplit{16, 2, 1}.position(7) == 11);
+static_assert(ContextSplit{16, 2, 0}.owner_of(3).rank == 0 && ContextSplit{16, 2, 0}.owner_of(3).local == 1);
 
 }  // namespace tprimat::parallel

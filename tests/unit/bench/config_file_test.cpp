@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -219,6 +221,61 @@ std::string key_error(const std::string& text) {
     return e.what();
   }
   return "";
+}
+
+// Megatron's recompute_* keys beside the sizes, checked as the flags are.
+TEST(ConfigFile, RecomputeKeysAsMegatronNamesThem) {
+  const auto read = [](const std::string& keys) {
+    return parse_config_strategy(json::parse(R"({"tensor_model_parallel_size": 1)" + keys + "}"),
+                                 "c.json", "", "llama", "nvd")
+        .recompute;
+  };
+  EXPECT_FALSE(read("").has_value());
+  EXPECT_FALSE(read(R"(, "recompute_granularity": null)").has_value());
+  auto r = read(R"(, "recompute_granularity": "full", "recompute_method": "block",
+                  "recompute_num_layers": 5)");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->full());
+  EXPECT_EQ(r->method, train::RecomputeMethod::block);
+  EXPECT_EQ(r->num_layers, 5);
+  r = read(R"(, "recompute_granularity": "full")");
+  EXPECT_EQ(r->method, train::RecomputeMethod::uniform);
+  EXPECT_EQ(r->num_layers, 1);
+  r = read(R"(, "recompute_granularity": "selective", "recompute_modules": ["mlp", "layernorm"])");
+  EXPECT_TRUE(r->reruns(train::RecomputeModule::mlp));
+  EXPECT_TRUE(r->reruns(train::RecomputeModule::layernorm));
+  r = read(R"(, "recompute_granularity": "selective")");  // tprimat's default module
+  EXPECT_TRUE(r->reruns(train::RecomputeModule::layernorm));
+  EXPECT_FALSE(r->reruns(train::RecomputeModule::mlp));
+  const auto error = [&](const std::string& keys) {
+    try {
+      read(keys);
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("none");
+  };
+  // Each wrong block, and what its refusal says.
+  const std::pair<std::string, std::string> refused[] = {
+      {R"(, "recompute_method": "block")",
+       "c.json: recompute_method is given without recompute_granularity"},
+      {R"(, "recompute_granularity": "partial")",
+       "recompute_granularity must be \"full\" or \"selective\""},
+      {R"(, "recompute_granularity": "selective", "recompute_num_layers": 2)",
+       "recompute_num_layers applies to recompute_granularity \"full\""},
+      {R"(, "recompute_granularity": "selective", "recompute_modules": ["core_attn"])",
+       "which tprimat does not run"},
+      {R"(, "recompute_granularity": "selective", "recompute_modules": ["mlp", "mlp"])",
+       "holds \"mlp\" twice"},
+      {R"(, "recompute_granularity": "selective", "recompute_modules": "mlp")",
+       "must be a non-empty list"},
+      {R"(, "recompute_granularity": "full", "recompute_modules": ["mlp"])",
+       "applies to recompute_granularity \"selective\""},
+      {R"(, "recompute_granularity": "full", "recompute_num_layers": 0)",
+       "must be a positive integer"},
+  };
+  for (const auto& [keys, says] : refused)
+    EXPECT_NE(error(keys).find(says), std::string::npos) << keys << ": " << error(keys);
 }
 
 TEST(ConfigFileKeys, EveryShapeOfTheDocsReads) {

@@ -68,7 +68,7 @@ class ContextParallelAttention {
     const char* fused = std::getenv("TPRIMAT_CP_FUSED_BLOCKS");
     fused_ = fused != nullptr && fused[0] != '\0' && fused[0] != '0';
     for (int local = 0; local < 2; ++local)
-      if (const int chunk = global_chunk(local); chunk > 0 && fused_)
+      if (const int chunk = split_.global_chunk(local); chunk > 0 && fused_)
         fused_ = backend::CudnnAttention::supports(through(chunk));
     for (const backend::AttentionShape& s : shapes())
       if (!backend::CudnnAttention::supports(s))
@@ -200,10 +200,6 @@ class ContextParallelAttention {
   std::int64_t key_row(int b, int chunk) const {
     return std::int64_t{b} * split_.seq + std::int64_t{chunk} * split_.chunk();
   }
-  /// Which rank holds chunk `chunk`, and as its local chunk 0 or 1.
-  std::pair<int, int> owner_of(int chunk) const {
-    return chunk < split_.cp ? std::pair{chunk, 0} : std::pair{2 * split_.cp - 1 - chunk, 1};
-  }
 
   backend::AttentionShape block(int keys, backend::AttentionShape::Mask mask) const {
     backend::AttentionShape s = whole_;
@@ -229,17 +225,14 @@ class ContextParallelAttention {
   std::vector<backend::AttentionShape> shapes() const {
     std::vector<backend::AttentionShape> s{diagonal()};
     for (int local = 0; local < 2; ++local)
-      if (const int chunk = global_chunk(local); chunk > 0)
+      if (const int chunk = split_.global_chunk(local); chunk > 0)
         s.push_back(fused_ ? through(chunk) : prefix(chunk));
     return s;
-  }
-  int global_chunk(int local) const {
-    return local == 0 ? split_.rank : 2 * split_.cp - 1 - split_.rank;
   }
   template <class F>
   void for_each_block(F f) const {
     for (int b = 0; b < whole_.batch; ++b)
-      for (int local = 0; local < 2; ++local) f(b, local, global_chunk(local));
+      for (int local = 0; local < 2; ++local) f(b, local, split_.global_chunk(local));
   }
 
   /// keys_ and values_ ready on `stream`: the gather begin_gather started, or one in line.
@@ -259,7 +252,7 @@ class ContextParallelAttention {
                           stream);
     const std::int64_t c = split_.chunk();
     for (int chunk = 0; chunk < 2 * split_.cp; ++chunk) {
-      const auto [rank, local] = owner_of(chunk);
+      const auto [rank, local] = split_.owner_of(chunk);
       const bf16* theirs = gathered_.data() + std::int64_t{rank} * 2 * kv;
       for (int b = 0; b < whole_.batch; ++b) {
         const std::int64_t from = row_of(b, local) * kv_dim(), to = key_row(b, chunk) * kv_dim();
@@ -274,7 +267,7 @@ class ContextParallelAttention {
   void add_key_grads(int b, int first, int chunks, gpuStream_t stream) {
     const std::int64_t kv = kv_elements(), c = split_.chunk(), n = c * kv_dim();
     for (int i = 0; i < chunks; ++i) {
-      const auto [rank, local] = owner_of(first + i);
+      const auto [rank, local] = split_.owner_of(first + i);
       float* dk = key_grads_.data() + std::int64_t{rank} * 2 * kv + row_of(b, local) * kv_dim();
       backend::Gpu::add_bf16(dk, part_dk_.data() + i * n, dk, n, stream);
       backend::Gpu::add_bf16(dk + kv, part_dv_.data() + i * n, dk + kv, n, stream);
