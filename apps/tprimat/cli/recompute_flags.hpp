@@ -23,16 +23,12 @@ inline unsigned recompute_modules_from_flag(std::string_view list) {
   while (at <= list.size()) {
     const std::size_t comma = std::min(list.find(',', at), list.size());
     const std::string_view name = list.substr(at, comma - at);
-    bool known = false;
-    for (const auto& [n, m] : train::recompute_modules)
-      if (name == n) {
-        if ((bits & static_cast<unsigned>(m)) != 0)
-          throw core::InputError("--recompute-modules names " + std::string(name) + " twice",
-                                 "name each module once: layernorm, mlp or layernorm,mlp");
-        bits |= static_cast<unsigned>(m);
-        known = true;
-      }
-    if (!known) {
+    const unsigned bit = train::recompute_module_named(name);
+    if ((bits & bit) != 0)
+      throw core::InputError("--recompute-modules names " + std::string(name) + " twice",
+                             "name each module once: layernorm, mlp or layernorm,mlp");
+    bits |= bit;
+    if (bit == 0) {
       if (name == "core_attn")
         throw core::InputError(
             "--recompute-modules core_attn is not run by tprimat: its fused attention keeps no "

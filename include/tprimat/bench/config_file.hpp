@@ -203,9 +203,8 @@ inline std::optional<train::Recompute> read_recompute(const nlohmann::json& bloc
                                "write \"recompute_modules\": [\"layernorm\", \"mlp\"]");
       bits = 0;
       for (const auto& m : *modules) {
-        unsigned bit = 0;
-        for (const auto& [name, module] : train::recompute_modules)
-          if (m == name) bit = static_cast<unsigned>(module);
+        const unsigned bit =
+            m.is_string() ? train::recompute_module_named(m.get<std::string>()) : 0u;
         if (bit == 0 || (bits & bit) != 0)
           throw core::InputError(
               at + "recompute_modules holds " + m.dump() +

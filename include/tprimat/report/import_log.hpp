@@ -569,8 +569,8 @@ inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
 
 /// training_config.recompute as the log states it: {granularity none|full|selective, method
 /// uniform|block|null, num_layers N|null} (and selective's modules, a list or null), method and
-/// layers only for full (Megatron ignores them otherwise); nullopt where the log says nothing of recomputation. A value Megatron would not
-/// take is a damaged log, named.
+/// layers only for full (Megatron ignores them otherwise); nullopt where the log says nothing of
+/// recomputation. A value Megatron would not take is a damaged log, named.
 inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
                                                       const std::string& log) {
   const auto off = [](const std::optional<StatedText>& s) {

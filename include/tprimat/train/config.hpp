@@ -95,6 +95,14 @@ inline std::vector<std::string> recompute_module_names(unsigned modules) {
   return out;
 }
 
+/// The RecomputeModule bit of module `name` (Megatron's name); 0 where tprimat reruns no such
+/// module.
+constexpr unsigned recompute_module_named(std::string_view name) {
+  for (const auto& [n, m] : recompute_modules)
+    if (name == n) return static_cast<unsigned>(m);
+  return 0;
+}
+
 /// Selective recomputation of `modules` (RecomputeModule bits).
 constexpr Recompute selective_recompute(unsigned modules) {
   return Recompute{RecomputeGranularity::selective, RecomputeMethod::uniform, 1, modules};

@@ -67,12 +67,13 @@ struct Activations {
     using train::RecomputeModule;
     const bool rerun_norms = recompute.reruns(RecomputeModule::layernorm),
                rerun_mlp = recompute.reruns(RecomputeModule::mlp);
-    if (local_layers > 0 && any_bf16 && rerun_norms) rerun_xn1 = a.alloc<bf16>(n * h);
-    if (local_layers > 0 && any_bf16 && (rerun_norms || rerun_mlp))
-      rerun_xn2 = a.alloc<bf16>(n * h);
-    if (local_layers > 0 && rerun_mlp) {
-      rerun_gate = a.alloc<bf16>(n * p.d.ffn);
-      rerun_up = a.alloc<bf16>(n * p.d.ffn);
+    if (local_layers > 0) {
+      if (any_bf16 && rerun_norms) rerun_xn1 = a.alloc<bf16>(n * h);
+      if (any_bf16 && (rerun_norms || rerun_mlp)) rerun_xn2 = a.alloc<bf16>(n * h);
+      if (rerun_mlp) {
+        rerun_gate = a.alloc<bf16>(n * p.d.ffn);
+        rerun_up = a.alloc<bf16>(n * p.d.ffn);
+      }
     }
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
     for (std::size_t i = 0; i < layers.size(); ++i) {
