@@ -15,12 +15,13 @@ case "${role}" in
 esac
 
 # The program: build tools, the library's public dependencies (Eigen, nlohmann-json), CLI11, MPI
-# for multi-process runs, zlib for gzip profiles (--profile-gzip), gnuplot for the reports' plots.
+# for multi-process runs, zlib for gzip profiles (--profile-gzip), gnuplot for the reports' plots,
+# libyaml for YAML config files (the seeds' config.yaml).
 packages=(
   cmake ninja-build g++ git
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   libopenmpi-dev openmpi-bin
-  zlib1g-dev gnuplot-nox
+  zlib1g-dev gnuplot-nox libyaml-dev
 )
 if [[ "${role}" != cli ]]; then
   # The tests: GoogleTest/Benchmark, and the schema validator the result checks use.

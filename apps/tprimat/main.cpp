@@ -22,10 +22,13 @@
 #include "tprimat/config.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
+#include "tprimat/report/gnuplot.hpp"
+#include "cli/config_settings.hpp"
 #include "cli/data_command.hpp"
 #include "cli/dispatch.hpp"
 #include "cli/driver.hpp"
 #include "cli/given_values.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/number_option.hpp"
 #include "cli/options.hpp"
 #include "cli/parse_errors.hpp"
@@ -65,13 +68,24 @@ void check_parallel_is_no_directory(const std::string& parallel) {
   std::string configs;
   int listed = 0;
   for (const auto& e : std::filesystem::directory_iterator(parallel, ec)) {
-    if (e.path().extension() != ".json" || listed == 3) continue;
+    const auto ext = e.path().extension();
+    if ((ext != ".json" && ext != ".yaml" && ext != ".yml") || listed == 3) continue;
     configs += (listed++ ? ", " : "") + e.path().string();
   }
   throw core::InputError("--parallel " + parallel + " is a directory, not a config file",
-                         "pass a config .json file" +
+                         "pass a config .json or .yaml file" +
                              (configs.empty() ? std::string() : " (there: " + configs + ")") +
                              ", a strategy name, or all");
+}
+
+/// A --parallel config file's run settings (its training and benchmarking keys) into `o` where
+/// `cmd`'s flags did not set them (the notice of keys not applied comes with the jobs).
+void apply_config_file_settings(cli::BenchOptions& o, const CLI::App& cmd) {
+  if (!cli::detail::names_config_file(o.parallel)) return;
+  cli::apply_config_run(o, bench::load_config_run(o.parallel), [&](std::string_view flag) {
+    const CLI::Option* opt = cmd.get_option_no_throw(std::string(flag));
+    return opt != nullptr && opt->count() > 0;
+  });
 }
 
 /// The backend `--backend` asks for, or with auto the GPU one when this binary has it and a GPU
@@ -248,6 +262,9 @@ int bench_main(int argc, char** argv, const cli::BenchOptions& opts) {
 int main(int argc, char** argv) {
   // A run reads its inputs, then writes: no output may replace an input (core/output_file.hpp).
   core::guard_input_files();
+  // A gnuplot still drawing when a bench is interrupted (--parallel all's closing comparison)
+  // is stopped, not waited for.
+  report::interrupt_flag = &cli::detail::interrupt_signal_seen;
   CLI::App app{"tprimat: times real LLM training steps (forward, backward, AdamW) and writes "
                "comparable JSON results"};
   app.set_version_flag("--version", std::string("tprimat ") + tprimat::version_string);
@@ -325,6 +342,7 @@ int main(int argc, char** argv) {
     if (auto rc = cli::run_profile_command(profile_cmd)) return *rc;
     if (*plan_cmd) {
       check_parallel_is_no_directory(plan_opts.parallel);
+      apply_config_file_settings(plan_opts, *plan_cmd);
       cli::Environment env;
       if (!plan_device.empty() || plan_device_memory > 0)
         env.device = planned_device(plan_device, plan_device_memory, plan_opts.peak_tflops);
@@ -334,6 +352,7 @@ int main(int argc, char** argv) {
       return cli::run_plan(plan_opts, env);
     }
     check_parallel_is_no_directory(bench_opts.parallel);
+    apply_config_file_settings(bench_opts, *bench_cmd);
     return bench_main(argc, argv, bench_opts);
   } catch (const core::InputError& e) {
     return cli::report_input_error(e, 0);

@@ -32,12 +32,12 @@ tprimat_input_test(parallel_deep_objects SETUP "${hostile}|object|${deep}|deep.j
   STDERR_REGEX "^tprimat: config file deep.json: ${too_deep} \\(column 321\\); ")
 tprimat_input_test(parallel_fifo SETUP "mkfifo|cfg.json" ARGS ${bench} --parallel cfg.json
   EXPECT_RC 2
-  STDERR_REGEX "^tprimat: cfg.json: is a FIFO \\(named pipe\\), not a config file; pass an existing JSON file, or a strategy name")
+  STDERR_REGEX "^tprimat: cfg.json: is a FIFO \\(named pipe\\), not a config file; pass an existing JSON or YAML file, or a strategy name")
 tprimat_input_test(parallel_dev_zero ARGS ${bench} --parallel /dev/zero EXPECT_RC 2
   STDERR_REGEX "^tprimat: /dev/zero: is a character device, not a config file; ")
 tprimat_input_test(parallel_directory SETUP "${CMAKE_COMMAND}|-E|make_directory|cfg"
   ARGS ${bench} --parallel cfg/ EXPECT_RC 2
-  STDERR_REGEX "^tprimat: --parallel cfg/ is a directory, not a config file. pass a config .json file, a strategy name, or all\n$")
+  STDERR_REGEX "^tprimat: --parallel cfg/ is a directory, not a config file. pass a config .json or .yaml file, a strategy name, or all\n$")
 tprimat_input_test(plan_parallel_fifo SETUP "mkfifo|cfg.json" ARGS plan --parallel cfg.json
   EXPECT_RC 2 STDERR_REGEX "^tprimat: cfg.json: is a FIFO \\(named pipe\\), not a config file")
 

@@ -17,7 +17,8 @@
 #       stale_lock                   a run killed by SIGKILL leaves its lock file: the next run
 #                                    is not blocked by it
 #       parallel_all_compare         SIGINT while --parallel all's closing comparison draws (a
-#                                    slow gnuplot): exit 130, the strategies' results intact
+#                                    slow gnuplot): exit 130 at once, that gnuplot stopped, the
+#                                    strategies' results intact
 # With a launcher and a signal (mpirun -np 2 ...), the signal goes to the launcher, which passes
 # it on to the ranks as it sees fit (Open MPI sends them SIGTERM): every rank must stop, none may
 # hang, and rank 0 writes the result of two DP ranks; the launcher's own exit code only has to be
@@ -249,12 +250,14 @@ def stale_lock(tprimat: str, work: pathlib.Path) -> int:
 
 
 def parallel_all_compare(tprimat: str, work: pathlib.Path) -> int:
-    """SIGINT while --parallel all's closing comparison draws: exit 130, the results intact."""
+    """SIGINT while --parallel all's closing comparison draws: exit 130 without waiting for the
+    gnuplot, which is stopped; the results intact."""
     marker = work / "drawing"
     fake = work / "slow_gnuplot"
-    fake.write_text(f"#!/bin/sh\ntouch '{marker}'\nsleep 5\n")
+    fake.write_text(f"#!/bin/sh\necho $$ > '{marker}.tmp'\nmv '{marker}.tmp' '{marker}'\n"
+                    "exec sleep 120\n")
     fake.chmod(0o755)
-    env = dict(os.environ, TPRIMAT_GNUPLOT=str(fake), TPRIMAT_GNUPLOT_TIMEOUT="30")
+    env = dict(os.environ, TPRIMAT_GNUPLOT=str(fake), TPRIMAT_GNUPLOT_TIMEOUT="300")
     proc = subprocess.Popen([tprimat, "bench", "--model", "tiny", "--parallel", "all", "--steps",
                              "2", "--seq", "32", "--output-dir", "res"], cwd=work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -266,7 +269,9 @@ def parallel_all_compare(tprimat: str, work: pathlib.Path) -> int:
         proc.kill()
         out, err = proc.communicate()
         return fail("the closing comparison never started drawing", out, err)
+    gnuplot = int(marker.read_text())
     proc.send_signal(signal.SIGINT)
+    signalled = time.monotonic()
     try:
         out, err = proc.communicate(timeout=WAIT_S)
     except subprocess.TimeoutExpired:
@@ -275,10 +280,19 @@ def parallel_all_compare(tprimat: str, work: pathlib.Path) -> int:
         return fail("still running after SIGINT", out, err)
     if proc.returncode != 130:
         return fail(f"exited {proc.returncode}, expected 130 (128 + SIGINT)", out, err)
+    if time.monotonic() - signalled > 20:
+        return fail("waited for the drawing gnuplot (120 s) instead of stopping it", out, err)
+    try:
+        os.kill(gnuplot, 0)
+        os.kill(gnuplot, signal.SIGKILL)
+        return fail(f"the drawing gnuplot (pid {gnuplot}) still runs after tprimat exited", out, err)
+    except ProcessLookupError:
+        pass
     doc = json.loads((work / "res-03" / RESULT).read_text())
     if doc.get("complete") is not True:
         return fail("the strategy's result is not complete", out, err)
-    print("ok: SIGINT during the closing comparison ends the command with 130, results intact")
+    print("ok: SIGINT during the closing comparison stops its gnuplot and ends the command with "
+          "130, results intact")
     return 0
 
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -87,9 +88,10 @@ struct OneGpuBounds {
     // Two replicas of one micro-batch each: every gradient element is a + b on both sides, except
     // an embedding row that tokens of both micro-batches share, one of them more than once (one
     // GPU adds the second micro-batch's tokens to the row one by one, a replica sums them first):
-    // about 1e-5 of draws at 128k tokens of vocabulary and 128 a micro-batch, but certain at a
-    // vocabulary of 256. Tied embeddings interleave the head's and the embedding's terms on one
-    // GPU. Under PP the stages' norms add up in another order.
+    // about 1e-4 of a step's draws at 128k tokens of vocabulary and 128 a micro-batch (the test
+    // draws again then: replica_tokens), but certain at a vocabulary of 256. Tied embeddings
+    // interleave the head's and the embedding's terms on one GPU. Under PP the stages' norms add
+    // up in another order.
     b.same_sums = b.exact || (tp == 1 && !cp && pp == 1 && dp == 2 && shape.grad_accum == 1 && !tied &&
                               std::int64_t{vocab} >= 1000LL * shape.mbs * shape.seq);
     // From step 2 on the weights differ by ulps wherever a sum ran in another order over more
@@ -122,6 +124,29 @@ struct OneGpuBounds {
     return b;
   }
 };
+
+/// `dp` replicas' tokens (`per_rank` each) from `seed`; with `same_sums`, drawn again (from the
+/// next seeds) while some token repeats within one replica's share and appears in another's too:
+/// the one embedding row whose sum one GPU and the replicas would add in another order.
+inline std::vector<std::int32_t> replica_tokens(std::size_t per_rank, int dp, int vocab,
+                                                std::uint64_t seed, bool same_sums) {
+  for (std::uint64_t draw = 0;; ++draw) {
+    auto tokens = random_tokens(per_rank * std::size_t(dp), vocab, seed + draw * 7919);
+    if (!same_sums) return tokens;
+    std::map<std::int32_t, std::vector<int>> counts;  // token: occurrences in each replica's share
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      auto& c = counts[tokens[i]];
+      c.resize(std::size_t(dp));
+      ++c[i / per_rank];
+    }
+    const bool shared_repeat = std::any_of(counts.begin(), counts.end(), [](const auto& kv) {
+      const auto& c = kv.second;
+      return std::count_if(c.begin(), c.end(), [](int n) { return n > 0; }) > 1 &&
+             *std::max_element(c.begin(), c.end()) > 1;
+    });
+    if (!shared_repeat) return tokens;
+  }
+}
 
 /// `steps` steps of M under layout L (DP over the rest of the ranks of `world`, each replica its
 /// share of the global batch) and on one GPU (the whole global batch as DP x grad_accum
@@ -178,7 +203,7 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
   std::string worst_grad_tensor;
   for (int s = 0; s < steps; ++s) {
     SCOPED_TRACE("step " + std::to_string(s + 1));
-    const auto tokens = random_tokens(per_rank * dp, M::vocab, seed + 1000 + s);
+    const auto tokens = replica_tokens(per_rank, dp, M::vocab, seed + 1000 + s, bound.same_sums);
     const train::StepStats a = one.run(tokens);
     const train::StepStats b =
         ranks.run(std::span<const std::int32_t>(tokens).subspan(dp_rank * per_rank, per_rank));

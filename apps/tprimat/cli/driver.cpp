@@ -260,6 +260,7 @@ inline std::string format_plan(const bench::MemoryPlan& p, double capacity_bytes
   row("activations", p.activations);
   row("logits", p.logits);
   if (p.fp8 > 0) row("fp8", p.fp8);
+  if (p.scratch > 0) row("scratch", p.scratch);
   row("workspace", p.workspace);
   row("total", p.total);
   if (capacity_bytes > 0) {
@@ -359,6 +360,7 @@ int run_plan(BenchOptions opts, Environment env) {
     detail::check_backend(opts.backend, env.device);
     std::vector<std::string> notices;
     const auto models = detail::resolve_models(opts, env.device.platform, notices);
+    detail::add_config_notice(opts.parallel, notices);
     for (const auto& n : notices) std::printf("%s\n", n.c_str());
     const auto strategies = detail::resolve_strategies(opts, env);
     std::vector<PlanRow> rows;

@@ -41,6 +41,7 @@
 #include "cli/layout_flags.hpp"
 #include "cli/options.hpp"
 #include "cli/output_lock.hpp"
+#include "cli/config_settings.hpp"
 #include "cli/precision_flags.hpp"
 #include "cli/recompute_flags.hpp"
 
@@ -223,7 +224,7 @@ inline std::vector<StrategyChoice> resolve_strategies(const BenchOptions& o,
   if (bench::is_config_path(o.parallel)) return {{o.parallel, "", K::config, {}}};
   throw core::InputError("unknown strategy '" + o.parallel + "'",
                          "pick one of " + parallel::strategy_names() +
-                             ", all, or a config file ending in .json");
+                             ", all, or a config file ending in .json, .yaml or .yml");
 }
 
 inline int parse_layers(const std::string& s) {
@@ -355,6 +356,18 @@ inline std::filesystem::path job_output_dir(const BenchOptions& o, const Strateg
   return dir + choice.dir_suffix;
 }
 
+/// `--parallel` names a config file (not a built-in strategy, not all).
+inline bool names_config_file(const std::string& parallel) {
+  return !parallel.empty() && !parallel::find_strategy(parallel) && bench::is_config_path(parallel);
+}
+
+/// The notice of the keys a --parallel config file names but tprimat does not apply.
+inline void add_config_notice(const std::string& parallel, std::vector<std::string>& notices) {
+  if (!names_config_file(parallel)) return;
+  if (auto n = not_applied_notice(bench::load_config_run(parallel)); !n.empty())
+    notices.push_back(std::move(n));
+}
+
 inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
                     const StrategyChoice& choice, bool check_memory = true,
                     const data::DataCheck* data_check = nullptr,
@@ -464,6 +477,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
         "use --recompute-granularity full on the CPU, or drop it");
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   mem.compute_bytes = cpu ? 4 : 2;
+  mem.logits_rows = cpu ? 0 : train::loss_chunk_rows;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace);
   // under CP a block's score tiles (the plan counts the ring's buffers).
   if (cpu)
@@ -663,6 +677,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
                                std::to_string(env.world) + " rank(s)",
                            "launch with mpirun -np 4 or 8, or pick one strategy");
   if (skip_bad) detail::check_flags_apply_to_all(o, out.jobs);
+  if (!env.fixed) detail::add_config_notice(o.parallel, out.notices);
   if (!o.save.empty()) detail::check_save(o.save, out.jobs);
   std::vector<std::filesystem::path> dirs;
   for (const auto& j : out.jobs)

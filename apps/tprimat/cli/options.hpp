@@ -136,7 +136,7 @@ template <class F>
 void for_each_selection_flag(BenchOptions& o, F&& f) {
   f("--model", o.model, "model: llama, qwen, mistral, tiny or all (default: tiny on the CPU backend)", "");
   f("--parallel", o.parallel,
-    "strategy name, all (writes <output-dir>-00..04), or a config .json[:name] "
+    "strategy name, all (writes <output-dir>-00..04), or a config .json or .yaml[:name] "
     "(default: minimal_communication, or the layout --tp/--pp give)",
     "PARALLEL");
   f("--tp,--tensor-model-parallel-size", o.tp,

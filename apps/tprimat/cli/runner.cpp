@@ -47,8 +47,9 @@ std::string predicted_memory_text(const bench::ResultContext& c) {
   const std::pair<const char*, double> parts[] = {
       {"weights", p.weights},           {"gradients", p.gradients},     {"master", p.master},
       {"adam_moments", p.adam_moments}, {"activations", p.activations}, {"logits", p.logits},
-      {"workspace", p.workspace}};
+      {"scratch", p.scratch},           {"workspace", p.workspace}};
   for (const auto& [name, bytes] : parts) {
+    if (bytes == 0 && std::string_view(name) == "scratch") continue;  // the CPU engine's: none
     char buf[64];
     std::snprintf(buf, sizeof buf, " %s %.2f,", name, bytes / bench::gib);
     out += buf;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Custom parallel strategies from a JSON file, with the seeds' config.yaml keys and nesting.
+// Custom parallel strategies from a config file (JSON, or the seeds' config.yaml as it is), with
+// the seeds' keys and nesting; the file's run settings are config_run.hpp's.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/core/near_name.hpp"
+#include "tprimat/core/yaml_input.hpp"
+#include "tprimat/bench/config_run.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/train/config.hpp"
@@ -50,10 +53,16 @@ struct ConfigStrategy {
   std::optional<train::Recompute> recompute;
 };
 
-/// `--parallel` names a config file rather than a built-in strategy: "x.json" or "x.json:name".
+/// The extensions of config files: JSON, and YAML (the seeds' config.yaml).
+inline constexpr std::string_view config_extensions[] = {".json", ".yaml", ".yml"};
+
+/// `--parallel` names a config file rather than a built-in strategy: "x.json", "x.yaml" or
+/// "x.yml", each with an optional ":name", or any path with a slash.
 inline bool is_config_path(std::string_view arg) {
-  return arg.ends_with(".json") || arg.find(".json:") != std::string_view::npos ||
-         arg.find('/') != std::string_view::npos;
+  for (const auto ext : config_extensions)
+    if (arg.ends_with(ext) || arg.find(std::string(ext) + ":") != std::string_view::npos)
+      return true;
+  return arg.find('/') != std::string_view::npos;
 }
 
 namespace detail {
@@ -299,10 +308,14 @@ inline const std::vector<std::string>& precision_keys() {
   static const std::vector<std::string> keys = {"fp8", "fp8_recipe"};
   return keys;
 }
-/// The top level's own keys, beside those of a strategy body.
+/// The top level's own keys, beside those of a strategy body: the seeds' run sections too.
 inline const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {"parallelism", "profiling", "recipe", "model",
-                                                "fp8", "fp8_recipe"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out = {"parallelism", "profiling", "recipe", "model", "fp8",
+                                    "fp8_recipe"};
+    for (auto& k : run_section_names()) out.push_back(std::move(k));
+    return out;
+  }();
   return keys;
 }
 
@@ -383,6 +396,7 @@ inline void check_nemo_keys(const nlohmann::json& j, const std::string& file,
 /// own (profile/config.hpp).
 inline void check_config_keys(const nlohmann::json& root, const std::string& file) {
   if (!root.is_object()) return;
+  check_run_sections(root, file);
   if (auto it = root.find("recipe"); it != root.end()) check_nemo_keys(*it, file, "recipe");
   if (auto it = root.find("model"); it != root.end() && it->is_object())
     check_nemo_keys(*it, file, "model");
@@ -412,8 +426,8 @@ inline ConfigStrategy parse_config_strategy(const nlohmann::json& root, const st
                                             std::string_view name, std::string_view model,
                                             std::string_view platform) {
   if (!root.is_object())
-    throw core::InputError("config " + file + " must hold a JSON object, got " +
-                               std::string(root.type_name()),
+    throw core::InputError("config " + file + " must hold an object (a JSON object or YAML "
+                               "mapping of keys), got " + std::string(root.type_name()),
                            "write {\"tensor_model_parallel_size\": 1, ...}");
   std::string strategy = std::filesystem::path(file).stem().string();
   std::string where;
@@ -526,37 +540,89 @@ inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::js
   return p;
 }
 
-/// Parses the text of config file `file` (named in messages); malformed or too deeply nested
-/// JSON is an InputError.
+/// Parses the text of config file `file` (named in messages) as JSON: malformed or too deeply
+/// nested JSON, or a key given twice in one object, is an InputError.
 inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
-  return core::parse_json(text, "config file " + file, "fix the JSON syntax at that position");
+  return core::parse_json_keys_once(text, "config file " + file,
+                                    "fix the JSON syntax at that position");
 }
 
-/// Loads `spec` ("path.json" or "path.json:name") for `model` on `platform`.
-/// A missing file, one that is not a regular file or is over core::max_config_bytes, and
-/// malformed JSON are InputErrors naming the file.
+/// Parses the text of config file `file` as its extension says: YAML for .yaml and .yml (with
+/// the JSON reader's guarantees, core/yaml_input.hpp), JSON otherwise.
+inline nlohmann::json parse_config_text(std::string_view text, const std::string& file) {
+  if (file.ends_with(".yaml") || file.ends_with(".yml"))
+    return core::parse_yaml(text, "config file " + file, "fix the YAML syntax at that position");
+  return parse_config_json(text, file);
+}
+
+/// A config file as read and checked: the file, the strategy named after its ':' ("" for none)
+/// and the document, every key of it checked (check_config_keys).
+struct ConfigDocument {
+  std::string file;
+  std::string name;
+  nlohmann::json root;
+};
+
+/// Reads `spec` ("path.json", "path.yaml" or "path.yml", each optionally ":name"). A missing
+/// file, one that is not a regular file or is over core::max_config_bytes, a malformed text and
+/// a key tprimat does not read are InputErrors naming the file.
+inline ConfigDocument read_config_document(std::string_view spec) {
+  ConfigDocument doc{std::string(spec), "", {}};
+  for (const auto ext : config_extensions)
+    if (auto colon = spec.rfind(std::string(ext) + ":"); colon != std::string_view::npos) {
+      doc.file = std::string(spec.substr(0, colon + ext.size()));
+      doc.name = std::string(spec.substr(colon + ext.size() + 1));
+      break;
+    }
+  const std::string fix = "pass an existing JSON or YAML file, or a strategy name (" +
+                          parallel::strategy_names() + ")";
+  std::error_code ec;  // a path that cannot be examined: read_input_file names why
+  if (!std::filesystem::exists(doc.file, ec) && !ec)
+    throw core::InputError("config file " + doc.file + " not found", fix);
+  const std::string text = core::read_input_file(
+      doc.file, core::InputKind{"config file", core::max_config_bytes, fix});
+  doc.root = parse_config_text(text, doc.file);
+  detail::check_config_keys(doc.root, doc.file);
+  return doc;
+}
+
+/// Loads `spec` (read_config_document) for `model` on `platform`: its strategy, profiling
+/// block, precision (NeMo's keys, or the seeds' training.precision and platform_optimizations,
+/// which must agree) and recomputation (the strategy's recompute_* keys, or the platform's
+/// activation_checkpointing: every layer recomputed whole).
 inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
                                            std::string_view platform) {
-  std::string file(spec);
-  std::string name;
-  if (auto colon = spec.rfind(".json:"); colon != std::string_view::npos) {
-    file = std::string(spec.substr(0, colon + 5));
-    name = std::string(spec.substr(colon + 6));
-  }
-  const std::string fix =
-      "pass an existing JSON file, or a strategy name (" + parallel::strategy_names() + ")";
-  std::error_code ec;  // a path that cannot be examined: read_input_file names why
-  if (!std::filesystem::exists(file, ec) && !ec)
-    throw core::InputError("config file " + file + " not found", fix);
-  const std::string text = core::read_input_file(
-      file, core::InputKind{"config file", core::max_config_bytes, fix});
-  const nlohmann::json root = parse_config_json(text, file);
-  detail::check_config_keys(root, file);
-  ConfigStrategy s = parse_config_strategy(root, file, name, model, platform);
+  const ConfigDocument doc = read_config_document(spec);
+  const std::string& file = doc.file;
+  ConfigStrategy s = parse_config_strategy(doc.root, file, doc.name, model, platform);
   s.file = file;
-  if (auto it = root.find("profiling"); it != root.end()) s.profiling = *it;
-  s.precision = config_precision(root, file);
+  if (auto it = doc.root.find("profiling"); it != doc.root.end()) s.profiling = *it;
+  s.precision = config_precision(doc.root, file);
+  if (const auto seeds = run_precision(doc.root, file, platform)) {
+    if (s.precision && s.precision->is_fp8() != seeds->is_fp8())
+      throw core::InputError("config " + file + " states two precisions: " +
+                                 s.precision->name() + " in its fp8 keys and " +
+                                 (seeds->is_fp8() ? "fp8" : "bf16") +
+                                 " in training.precision / platform_optimizations",
+                             "state the precision in one place");
+    if (!s.precision) s.precision = seeds;
+  }
+  std::string checkpointing;
+  if (const auto on = platform_checkpointing(doc.root, file, platform, &checkpointing)) {
+    if (!s.recompute && *on) s.recompute = train::full_recompute_every_layer;
+    if (s.recompute && s.recompute->on() && !*on)
+      throw core::InputError("config " + file + ": " + checkpointing + " is false, but the "
+                                 "strategy's recompute_granularity turns recomputation on",
+                             "write " + checkpointing.substr(checkpointing.rfind('.') + 1) +
+                                 ": true, or drop recompute_granularity");
+  }
   return s;
+}
+
+/// The run settings of `spec`'s file (read_config_run).
+inline ConfigRun load_config_run(std::string_view spec) {
+  const ConfigDocument doc = read_config_document(spec);
+  return read_config_run(doc.root, doc.file);
 }
 
 }  // namespace tprimat::bench

@@ -38,6 +38,9 @@ struct MemoryPlanInput {
   /// holds two blocks and their gradients (train/cpu/context_parallel.hpp).
   int cp = 1;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
+  /// Rows of logits the head holds at once: train::loss_chunk_rows on the GPU (its bf16 logits,
+  /// overwritten by their gradient), 0 for every row (the CPU engine).
+  std::int64_t logits_rows = train::loss_chunk_rows;
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
   train::PrecisionConfig precision;
@@ -64,6 +67,10 @@ struct MemoryPlan {
   /// weight gradients (per in-flight micro-batch; recast keeps the norm outputs' only) and the
   /// casts' scratch.
   double fp8 = 0;
+  /// The GPU engine's scratch for one micro-batch's backward (train/device/activations.hpp's
+  /// Scratch): the MLP's four [tokens, ffn] bf16 tensors, the attention's input gradients, the
+  /// residual's gradient and its bf16 copy, a norm output's fp32 gradient.
+  double scratch = 0;
   double workspace = 0;
   double total = 0;
   std::int64_t params = 0;  ///< parameters held by this rank
@@ -199,11 +206,22 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
                   tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) +
                                             residual_fp32 : 0.0) +
                   (layers_here > 0 ? tokens * selective_shared_bytes_per_token(in) : 0.0);
-  m.logits = last ? tokens * (double(d.vocab) / in.tp) * (in.compute_bytes + 4.0) : 0.0;
+  const double vocab_here = double(d.vocab) / in.tp;
+  if (last)
+    m.logits = in.logits_rows > 0  // a chunk of logits, and the head's input gradient whole
+                   ? std::min(tokens, double(in.logits_rows)) * vocab_here * in.compute_bytes +
+                         tokens * d.hidden * 4.0
+                   : tokens * vocab_here * (in.compute_bytes + 4.0);
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
+  if (in.compute_bytes == 2 && layers_here > 0) {  // the GPU engine's (the CPU's is in its terms)
+    const double q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp;
+    m.scratch = tokens * (4.0 * 2 * (double(d.ffn) / in.tp) + 2.0 * 2 * q + 2.0 * 2 * kv +
+                          d.hidden * (4.0 + 2.0)) +
+                tokens * d.hidden * 4.0 / residual_split(in);
+  }
   m.workspace = in.workspace_bytes + context_parallel_bytes(in, tokens);
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
-            m.fp8 + m.workspace;
+            m.fp8 + m.scratch + m.workspace;
   return m;
 }
 

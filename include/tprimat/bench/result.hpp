@@ -361,6 +361,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
         {"workspace", p.workspace / gib}}}};
   // FP8 runs: the FP8 weight copies, kept transposed inputs and cast scratch (docs/fp8.md).
   if (p.fp8 > 0) doc["memory_metrics"]["predicted_breakdown_gb"]["fp8"] = p.fp8 / gib;
+  // The GPU engine's backward scratch (bench/memory_plan.hpp).
+  if (p.scratch > 0) doc["memory_metrics"]["predicted_breakdown_gb"]["scratch"] = p.scratch / gib;
   doc["raw_step_times"] = detail::array_of(step_times);
   doc["step_outliers"] = step_outliers_json(step_times);
   doc["warmup_step_times"] = detail::array_of(detail::concat(runs, &RunRecord::warmup_step_times));

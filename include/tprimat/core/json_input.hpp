@@ -3,11 +3,13 @@
 // JSON text as every reader parses it: nesting capped before nlohmann builds a tree.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tprimat/core/error.hpp"
 
@@ -79,6 +81,20 @@ inline void check_json_depth(std::string_view text, const std::string& source,
 inline constexpr std::string_view json_depth_fix =
     "no real input nests that deep: check what wrote the file";
 
+/// nlohmann's parse error `e` as tprimat tells it: "SOURCE is not valid JSON (parse error at
+/// line 2, column 3: ...); FIX".
+inline InputError json_syntax_error(const nlohmann::json::exception& e, const std::string& source,
+                                    std::string_view fix) {
+  // nlohmann's what() opens with "[json.exception.parse_error.101] ": the rest names the place.
+  std::string what = e.what();
+  for (std::string_view kind : {"parse error", "number overflow"})
+    if (auto p = what.find(kind); p != std::string::npos) {
+      what = what.substr(p);
+      break;
+    }
+  return InputError(source + " is not valid JSON (" + what + ")", std::string(fix));
+}
+
 /// nlohmann's parse of `text` from `source` after check_json_depth. A syntax error, or a number
 /// past double's range (1e400), is an InputError "SOURCE is not valid JSON (parse error at line
 /// 2, column 3: ...); FIX".
@@ -88,14 +104,47 @@ inline nlohmann::json parse_json(std::string_view text, const std::string& sourc
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    // nlohmann's what() opens with "[json.exception.parse_error.101] ": the rest names the place.
-    std::string what = e.what();
-    for (std::string_view kind : {"parse error", "number overflow"})
-      if (auto p = what.find(kind); p != std::string::npos) {
-        what = what.substr(p);
-        break;
+    throw json_syntax_error(e, source, fix);
+  }
+}
+
+/// parse_json for a file a person writes (a config): a key given twice in one object, which
+/// nlohmann would read as its last value, is an InputError naming the key and where it sits.
+inline nlohmann::json parse_json_keys_once(std::string_view text, const std::string& source,
+                                           std::string_view fix) {
+  check_json_depth(text, source, json_depth_fix);
+  struct Frame {
+    bool object = false;
+    std::string key;  ///< the key whose value is being read
+    std::vector<std::string> keys;
+  };
+  std::vector<Frame> open;
+  const auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      open.push_back({event == E::object_start, {}, {}});
+    } else if ((event == E::object_end || event == E::array_end) && !open.empty()) {
+      open.pop_back();
+    } else if (event == E::key && !open.empty()) {
+      Frame& f = open.back();
+      const std::string key = parsed.get<std::string>();
+      if (std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) {
+        std::string in;
+        for (std::size_t i = 0; i + 1 < open.size(); ++i)
+          if (open[i].object) in += (in.empty() ? "" : ".") + open[i].key;
+        throw InputError(source + ": key \"" + key + "\"" + (in.empty() ? "" : " under " + in) +
+                             " is given twice",
+                         "give each key once: tprimat does not pick one of several values");
       }
-    throw InputError(source + " is not valid JSON (" + what + ")", std::string(fix));
+      f.keys.push_back(key);
+      f.key = key;
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, callback);
+  } catch (const nlohmann::json::exception& e) {
+    throw json_syntax_error(e, source, fix);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -28,7 +29,11 @@ inline std::string gnuplot_binary() {
   return env && *env ? env : "gnuplot";
 }
 
-enum class GnuplotStatus { ok, not_found, failed, timed_out };
+enum class GnuplotStatus { ok, not_found, failed, timed_out, interrupted };
+
+/// A program's interrupt flag, nonzero once a stop signal came (the tprimat CLI points it at its
+/// own): a gnuplot still drawing is then stopped at once rather than waited for. Null: none.
+inline const std::atomic<int>* interrupt_flag = nullptr;
 
 /// How long one gnuplot run may take: $TPRIMAT_GNUPLOT_TIMEOUT seconds (tests shorten it), else
 /// 120 s, far above the seconds the largest figure takes.
@@ -66,15 +71,20 @@ class DefaultChildSignal {
   bool restore_ = false;
 };
 
-/// Waits for `pid` at most `limit` seconds, then kills it (SIGKILL) and reaps it. Returns the
-/// wait status, or nullopt when it was killed for time (or cannot be waited for).
-inline std::optional<int> wait_with_limit(pid_t pid, double limit) {
+/// Waits for `pid` at most `limit` seconds, or until interrupt_flag is set (`*interrupted`
+/// then true), then kills it (SIGKILL) and reaps it. Returns the wait status, or nullopt when it
+/// was killed (or cannot be waited for).
+inline std::optional<int> wait_with_limit(pid_t pid, double limit, bool* interrupted) {
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) return status;
     if (r < 0 && errno != EINTR) return std::nullopt;  // ECHILD: nothing left to wait for
+    if (interrupt_flag != nullptr && interrupt_flag->load() != 0) {
+      *interrupted = true;
+      break;
+    }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= limit)
       break;
     ::usleep(10'000);
@@ -108,7 +118,9 @@ inline GnuplotStatus run_gnuplot(const std::filesystem::path& dir, const std::st
     ::execvp(argv[0], argv.data());
     ::_exit(127);  // not installed: the caller prints the notice
   }
-  const auto status = detail::wait_with_limit(pid, gnuplot_time_limit_seconds());
+  bool interrupted = false;
+  const auto status = detail::wait_with_limit(pid, gnuplot_time_limit_seconds(), &interrupted);
+  if (interrupted) return GnuplotStatus::interrupted;
   if (!status) return GnuplotStatus::timed_out;
   if (WIFEXITED(*status) && WEXITSTATUS(*status) == 127) return GnuplotStatus::not_found;
   return WIFEXITED(*status) && WEXITSTATUS(*status) == 0 ? GnuplotStatus::ok
@@ -139,6 +151,13 @@ inline std::vector<std::string> draw(const std::filesystem::path& dir, const std
       return {"tprimat: gnuplot not found (install gnuplot-nox); no " + stem +
               ".png drawn, its script and data are in " + (dir / script).string()};
     }
+    if (st == GnuplotStatus::timed_out || st == GnuplotStatus::interrupted) {
+      std::error_code ec;  // what the stopped gnuplot wrote of the figure is not one
+      std::filesystem::remove(dir / (stem + "." + fmt), ec);
+    }
+    if (st == GnuplotStatus::interrupted)
+      return {"tprimat: interrupted while gnuplot drew " + (dir / (stem + "." + fmt)).string() +
+              "; it was stopped, and its script and data are in " + (dir / script).string()};
     if (st == GnuplotStatus::timed_out) {
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", gnuplot_time_limit_seconds());

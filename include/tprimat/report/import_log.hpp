@@ -819,6 +819,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const auto recompute = detail::stated_recompute(stated, log);
   bench::MemoryPlanInput mi;
   mi.dims = dims;
+  mi.logits_rows = 0;  // the other frameworks hold every row of logits
   // Full recomputation as stated plans the activations it keeps (selective, or full without its
   // method and layers, is planned as none: an upper bound).
   if (recompute && (*recompute)["granularity"] == "full" && (*recompute)["method"].is_string() &&

@@ -108,6 +108,12 @@ constexpr Recompute selective_recompute(unsigned modules) {
   return Recompute{RecomputeGranularity::selective, RecomputeMethod::uniform, 1, modules};
 }
 
+/// Rows of logits the GPU engine's head holds at once: the loss and the head's gradients are
+/// computed chunk by chunk in the forward (train/device/head.hpp), so the logits of a long
+/// sequence (32k tokens x 128k vocab: 8 GiB in bf16) never exist whole. 4,096 rows keep every
+/// head GEMM large; at most 1 GiB of bf16 logits for Llama 3's vocabulary.
+inline constexpr std::int64_t loss_chunk_rows = 4096;
+
 /// Every layer recomputed, one at a time (uniform, groups of 1): the most memory full
 /// recomputation saves, what the program tries when a model does not fit.
 inline constexpr Recompute full_recompute_every_layer{RecomputeGranularity::full,

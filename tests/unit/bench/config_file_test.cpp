@@ -105,7 +105,7 @@ TEST(ConfigFile, ErrorsNameFileKeyAndFix) {
                "parallelism.c.llama.nvidia has no tensor_model_parallel_size");
   expect_error(json::parse(R"({"qwen": {"nvidia": {"tensor_model_parallel_size": 1}}})"),
                "no block for model llama");
-  expect_error(json::array({1, 2}), "must hold a JSON object");
+  expect_error(json::array({1, 2}), "must hold an object (a JSON object or YAML mapping of keys)");
 }
 
 class ConfigFileOnDisk : public ::testing::Test {
@@ -193,7 +193,7 @@ TEST_F(ConfigFileOnDisk, NestingIsCappedAtTheJsonDepthLimit) {
 }
 
 TEST_F(ConfigFileOnDisk, OnlyARegularFileOfAtMostOneMibIsRead) {
-  const std::string fix = "; pass an existing JSON file, or a strategy name (";
+  const std::string fix = "; pass an existing JSON or YAML file, or a strategy name (";
   EXPECT_EQ(config_error("/dev/zero").rfind("tprimat: /dev/zero: is a character device, not a "
                                             "config file" + fix, 0),
             0u);

@@ -33,10 +33,26 @@ TEST(MemoryPlan, StateTermsByHandForOneReplica) {
   EXPECT_DOUBLE_EQ(plan.gradients, p * 4);     // fp32 accumulators
   EXPECT_DOUBLE_EQ(plan.master, p * 2);        // the master's 16-bit remainder
   EXPECT_DOUBLE_EQ(plan.adam_moments, p * 8);  // two fp32 moments
-  // Logits and their gradient: tokens x vocab x (bf16 + fp32).
-  EXPECT_DOUBLE_EQ(plan.logits, 2048.0 * 128256 * 6);
+  // The GPU head's bf16 logits, one chunk of rows (their gradient overwrites them), and its fp32
+  // input gradient for every token; the CPU's every row, in fp32 with an fp32 gradient.
+  EXPECT_DOUBLE_EQ(plan.logits, 2048.0 * 128256 * 2 + 2048.0 * 4096 * 4);
+  auto every_row = in;
+  every_row.logits_rows = 0;
+  EXPECT_DOUBLE_EQ(bench::plan_memory(every_row).logits, 2048.0 * 128256 * 6);
+  every_row.logits_rows = train::loss_chunk_rows;
+  every_row.seq = 32768;  // 8 chunks of logits: one held at a time
+  EXPECT_DOUBLE_EQ(bench::plan_memory(every_row).logits,
+                   double(train::loss_chunk_rows) * 128256 * 2 + 32768.0 * 4096 * 4);
+  // The GPU engine's backward scratch a token: the MLP's four [ffn] bf16 tensors, dq, dattn, dk,
+  // dv in bf16, a norm output's fp32 gradient and the residual gradient's bf16 copy, and the
+  // residual's fp32 gradient (split over TP under sequence parallelism).
+  const double scratch_token = 2.0 * (4 * 14336 + 2 * 4096 + 2 * 1024) + 4096 * 6.0 + 4096 * 4.0;
+  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token);
+  auto cpu = in;
+  cpu.compute_bytes = 4;  // the CPU engine's scratch is in its own terms
+  EXPECT_EQ(bench::plan_memory(cpu).scratch, 0.0);
   EXPECT_DOUBLE_EQ(plan.total, plan.weights + plan.gradients + plan.master + plan.adam_moments +
-                                   plan.activations + plan.logits + plan.workspace);
+                                   plan.activations + plan.logits + plan.scratch + plan.workspace);
 }
 
 TEST(MemoryPlan, ActivationsPerTokenByHand) {
@@ -64,8 +80,10 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
       2.0 * (2 * 4096 / 2 + 2 * 4096 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 2.0 / 2);
   EXPECT_DOUBLE_EQ(plain.activations, 2048.0 * (plain_token + 4096 * 4.0));
   EXPECT_DOUBLE_EQ(sp.activations, 2048.0 * (sp_token + 4096 * 4.0 / 2));
-  // Nothing else moves: weights, state, logits, workspace.
-  EXPECT_DOUBLE_EQ(sp.total - sp.activations, plain.total - plain.activations);
+  // Nothing else moves but the scratch's residual gradient: weights, state, logits, workspace.
+  EXPECT_DOUBLE_EQ(plain.scratch - sp.scratch, 2048.0 * 4096 * 4.0 / 2);
+  EXPECT_DOUBLE_EQ(sp.total - sp.activations - sp.scratch,
+                   plain.total - plain.activations - plain.scratch);
   // At TP=1 there is nothing to split: the plan is the one without the switch.
   in.tp = 1;
   const auto one_sp = bench::plan_memory(in);
@@ -177,7 +195,9 @@ TEST(MemoryPlan, TensorParallelSplitsLayersAndVocabulary) {
                                 model::embedding_params(d) / 4 + model::head_params(d) / 4 +
                                 d.hidden;
   EXPECT_EQ(tp4.params, expected);
-  EXPECT_DOUBLE_EQ(tp4.logits, tp1.logits / 4);
+  // The vocabulary split four ways; the head's input gradient whole on every rank.
+  const double input_gradient = 2048.0 * d.hidden * 4;
+  EXPECT_DOUBLE_EQ(tp4.logits - input_gradient, (tp1.logits - input_gradient) / 4);
   EXPECT_LT(tp4.activations, tp1.activations);
 }
 
@@ -231,6 +251,7 @@ TEST(MemoryPlan, PredictsTheCpuStepWithinTenPercent) {
     in.mbs = c.mbs;
     in.seq = c.seq;
     in.compute_bytes = 4;  // the CPU step is fp32 throughout; its weights are the master copy
+    in.logits_rows = 0;    // and it keeps every row of logits
     in.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(c.seq));
     const double predicted = bench::plan_memory(in).total;
     const double measured = double(step.peak_bytes());

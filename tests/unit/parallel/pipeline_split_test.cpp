@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../../support/input_error.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -17,16 +19,7 @@ namespace {
 
 using V = std::vector<int>;
 
-/// The message of the InputError `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using tprimat::testing::input_error_of;
 
 double largest_cost(const model::Dims& d, int seq, const V& split) {
   const auto costs = stage_costs(d, seq, split);
@@ -127,21 +120,21 @@ TEST(PipelineSplit, MegatronFirstAndLastStageCounts) {
 TEST(PipelineSplit, MegatronRuleErrorsNameTheNumbersAndTheFix) {
   const auto llama = model::dims<model::Llama31_8B>();
   // 32 - 10 - 7 = 15 layers do not split over 2 middle stages; 11 would leave 14.
-  auto e = error_of([&] { stage_layers_from_ends(llama, 4, 10, 7); });
+  auto e = input_error_of([&] { stage_layers_from_ends(llama, 4, 10, 7); });
   EXPECT_NE(e.find("leave 15 layers"), std::string::npos) << e;
   EXPECT_NE(e.find("do not split evenly over the 2 other stage(s)"), std::string::npos) << e;
   EXPECT_NE(e.find("--decoder-first-pipeline-num-layers 11"), std::string::npos) << e;
   EXPECT_EQ(stage_layers_from_ends(llama, 4, 11, 7), (V{11, 7, 7, 7}));
-  e = error_of([&] { stage_layers_from_ends(llama, 4, 30, 4); });
+  e = input_error_of([&] { stage_layers_from_ends(llama, 4, 30, 4); });
   EXPECT_NE(e.find("leave -2 layer(s)"), std::string::npos) << e;
   EXPECT_NE(e.find("together at most 30"), std::string::npos) << e;
   const auto tiny = model::dims<model::Tiny>();
-  e = error_of([&] { stage_layers_from_ends(tiny, 2, 3, 2); });
+  e = input_error_of([&] { stage_layers_from_ends(tiny, 2, 3, 2); });
   EXPECT_NE(e.find("= 5 layers"), std::string::npos) << e;
   EXPECT_NE(e.find("make the two sum to 4"), std::string::npos) << e;
-  e = error_of([&] { stage_layers_from_ends(tiny, 2, 4, 0); });  // the last stage gets none
+  e = input_error_of([&] { stage_layers_from_ends(tiny, 2, 4, 0); });  // the last stage gets none
   EXPECT_NE(e.find("leave 0 layer(s)"), std::string::npos) << e;
-  e = error_of([&] { stage_layers_from_ends(tiny, 1, 3, 0); });
+  e = input_error_of([&] { stage_layers_from_ends(tiny, 1, 3, 0); });
   EXPECT_NE(e.find("needs PP of 2 or more"), std::string::npos) << e;
 }
 
@@ -151,10 +144,10 @@ TEST(PipelineSplit, ResolveTakesOneRequest) {
   EXPECT_EQ(resolve_stage_layers(tiny, 1, 32, {3, 0, false}), (V{4}));  // one stage: its layers
   EXPECT_EQ(resolve_stage_layers(tiny, 2, 32, {3, 0, false}), (V{3, 1}));
   EXPECT_EQ(resolve_stage_layers(tiny, 2, 32, {0, 0, true}), (V{2, 2}));
-  const auto e = error_of([&] { resolve_stage_layers(tiny, 2, 32, {3, 0, true}); });
+  const auto e = input_error_of([&] { resolve_stage_layers(tiny, 2, 32, {3, 0, true}); });
   EXPECT_NE(e.find("pass one of the two"), std::string::npos) << e;
   // Nothing asked: the even split, whose rule (PP divides the layers) still holds.
-  EXPECT_NE(error_of([&] { resolve_stage_layers(tiny, 3, 32, {}); }).find(TPRIMAT_RULE_PP_LAYERS),
+  EXPECT_NE(input_error_of([&] { resolve_stage_layers(tiny, 3, 32, {}); }).find(TPRIMAT_RULE_PP_LAYERS),
             std::string::npos);
 }
 

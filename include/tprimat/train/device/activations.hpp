@@ -52,7 +52,8 @@ struct Activations {
   DeviceBuffer<float> recomputed_output;  // [rows, h] a group's output, computed again
   DeviceBuffer<bf16> xn_final;     // [n, h] last stage: the final norm's output (gathered)
   DeviceBuffer<float> rstd_final;  // [rows]
-  DeviceBuffer<bf16> logits;       // [n, vocab / TP]; the loss's gradient overwrites it
+  DeviceBuffer<bf16> logits;       // [loss_chunk_rows, vocab / TP]; its gradient overwrites it
+  DeviceBuffer<float> head_dxn;    // [n, hidden]: the head's input gradient, forward to backward
   DeviceBuffer<float> row_loss;    // [n]
 
   /// `fp8_layer[l]`: local layer l runs its projections in FP8 (empty: none does).
@@ -93,7 +94,8 @@ struct Activations {
     if (p.last_stage) {
       xn_final = a.alloc<bf16>(n * h);
       rstd_final = a.alloc<float>(rows);
-      logits = a.alloc<bf16>(n * p.d.vocab);
+      logits = a.alloc<bf16>(std::min(n, loss_chunk_rows) * p.d.vocab);  // head.hpp's chunks
+      head_dxn = a.alloc<float>(n * h);
       row_loss = a.alloc<float>(n);
     }
   }

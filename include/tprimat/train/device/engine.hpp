@@ -269,8 +269,9 @@ class Engine {
       layers.forward(plan.table.layers[l], acts_.at(slot, l), acts_.layer_output(slot, l), l, slot);
     }
     if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
-    head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale, io_.results.data(),
-                   io_.loss_partials.data());
+    // The head's gradients come with its loss (head.hpp): written by micro-batch 0, as below.
+    head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale,
+                   micro == 0 ? 0.f : 1.f, io_.results.data(), io_.loss_partials.data());
   }
 
   /// A recomputed group's kept input into the recomputation buffers.
@@ -306,7 +307,7 @@ class Engine {
     float* grads = params_.grads.data();
     const std::int64_t h = plan.d.hidden;
     if (plan.last_stage) {
-      head().backward(slot, acc);
+      head().backward(slot);
       if (last) {
         tp_.sum_norm_grad(params_.g(plan.table.final_norm), h, stream_, timer_);
         sync_.reduce_segment(sync_.plan.segments.size() - 1, grads, stream_);

@@ -213,13 +213,12 @@ class TensorParallel {
     all_reduce(out, M * N, gemm.stream, timer);
   }
 
-  /// Row losses and, in place, grad_scale * dloss/dlogits of this rank's logits [n, d.vocab]: the
-  /// fused kernel alone, or each rank's per-row statistics all-gathered and combined in rank
-  /// order (the same losses on every rank).
-  void cross_entropy(bf16* logits, const std::int32_t* targets, float grad_scale, float* row_loss,
-                     gpuStream_t main, PhaseTimer& timer) {
+  /// Row losses and, in place, grad_scale * dloss/dlogits of this rank's logits [n, d.vocab] (n
+  /// rows, at most plan n: the head's chunk): the fused kernel alone, or each rank's per-row
+  /// statistics all-gathered and combined in rank order (the same losses on every rank).
+  void cross_entropy(bf16* logits, const std::int32_t* targets, std::int64_t n, float grad_scale,
+                     float* row_loss, gpuStream_t main, PhaseTimer& timer) {
     using backend::Gpu;
-    const std::int64_t n = plan_->n;
     const int vocab = plan_->d.vocab;
     if (!group_) {
       Gpu::cross_entropy(logits, targets, n, vocab, grad_scale, true, row_loss, main);
