@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <new>
 #include <span>
 #include <string>
@@ -68,8 +70,9 @@ void check_parallel_is_no_directory(const std::string& parallel) {
   std::string configs;
   int listed = 0;
   for (const auto& e : std::filesystem::directory_iterator(parallel, ec)) {
-    const auto ext = e.path().extension();
-    if ((ext != ".json" && ext != ".yaml" && ext != ".yml") || listed == 3) continue;
+    const auto ext = e.path().extension().string();
+    const auto& exts = bench::config_extensions;
+    if (std::find(std::begin(exts), std::end(exts), ext) == std::end(exts) || listed == 3) continue;
     configs += (listed++ ? ", " : "") + e.path().string();
   }
   throw core::InputError("--parallel " + parallel + " is a directory, not a config file",
