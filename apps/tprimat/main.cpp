@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
-#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <iterator>
 #include <new>
 #include <span>
 #include <string>
@@ -70,9 +68,7 @@ void check_parallel_is_no_directory(const std::string& parallel) {
   std::string configs;
   int listed = 0;
   for (const auto& e : std::filesystem::directory_iterator(parallel, ec)) {
-    const auto ext = e.path().extension().string();
-    const auto& exts = bench::config_extensions;
-    if (std::find(std::begin(exts), std::end(exts), ext) == std::end(exts) || listed == 3) continue;
+    if (!bench::config_format(e.path().filename().string()) || listed == 3) continue;
     configs += (listed++ ? ", " : "") + e.path().string();
   }
   throw core::InputError("--parallel " + parallel + " is a directory, not a config file",

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,13 +52,28 @@ struct ConfigStrategy {
   std::optional<train::Recompute> recompute;
 };
 
-/// The extensions of config files: JSON, and YAML (the seeds' config.yaml).
-inline constexpr std::string_view config_extensions[] = {".json", ".yaml", ".yml"};
+/// The languages a config file is written in: JSON, and YAML (the seeds' config.yaml).
+enum class ConfigFormat { json, yaml };
+
+/// The extensions of config files and the language each means: the one list.
+struct ConfigExtension {
+  std::string_view ext;
+  ConfigFormat format;
+};
+inline constexpr ConfigExtension config_extensions[] = {
+    {".json", ConfigFormat::json}, {".yaml", ConfigFormat::yaml}, {".yml", ConfigFormat::yaml}};
+
+/// The language of config file `file` by its extension, or nullopt for another extension.
+inline std::optional<ConfigFormat> config_format(std::string_view file) {
+  for (const auto& e : config_extensions)
+    if (file.ends_with(e.ext)) return e.format;
+  return std::nullopt;
+}
 
 /// `--parallel` names a config file rather than a built-in strategy: "x.json", "x.yaml" or
 /// "x.yml", each with an optional ":name", or any path with a slash.
 inline bool is_config_path(std::string_view arg) {
-  for (const auto ext : config_extensions)
+  for (const auto& [ext, format] : config_extensions)
     if (arg.ends_with(ext) || arg.find(std::string(ext) + ":") != std::string_view::npos)
       return true;
   return arg.find('/') != std::string_view::npos;
@@ -82,7 +96,7 @@ inline bool is_flat(const nlohmann::json& j) {
 
 /// The first of `keys` present in `j`, or nullptr.
 inline const nlohmann::json* first_of(const nlohmann::json& j,
-                                      std::initializer_list<std::string_view> keys,
+                                      std::span<const std::string_view> keys,
                                       std::string* found) {
   for (auto k : keys) {
     auto it = j.find(k);
@@ -130,8 +144,8 @@ inline const nlohmann::json& model_block(const nlohmann::json& j, std::string_vi
                                          const std::string& file, const std::string& where,
                                          std::string* path) {
   std::string found;
-  const nlohmann::json* m = first_of(j, {model}, &found);
-  if (m == nullptr && model != "qwen") m = first_of(j, {"llama"}, &found);
+  const std::string_view names[] = {model, "llama"};
+  const nlohmann::json* m = first_of(j, std::span(names, model == "qwen" ? 1 : 2), &found);
   if (m == nullptr)
     throw core::InputError("config " + file + ": " + (where.empty() ? "the top level" : where) +
                                " has no block for model " + std::string(model) + " (keys: " +
@@ -151,11 +165,14 @@ inline const nlohmann::json& platform_block(const nlohmann::json& j, std::string
                                j.dump(),
                            "write it as {\"tensor_model_parallel_size\": 1, ...}");
   if (is_flat(j)) return j;
+  // This platform's keys, then (the CPU's fallback) NVIDIA's.
+  std::vector<std::string_view> keys;
+  for (auto wanted : {platform, platform == "cpu" ? std::string_view("nvd") : platform})
+    for (const auto& k : platform_keys)
+      if (k.platform == wanted && std::find(keys.begin(), keys.end(), k.key) == keys.end())
+        keys.push_back(k.key);
   std::string found;
-  const nlohmann::json* p = nullptr;
-  if (platform == "amd") p = first_of(j, {"amd", "rocm"}, &found);
-  else if (platform == "cpu") p = first_of(j, {"cpu", "nvidia", "nvd", "cuda"}, &found);
-  else p = first_of(j, {"nvidia", "nvd", "cuda"}, &found);
+  const nlohmann::json* p = first_of(j, keys, &found);
   if (p == nullptr)
     throw core::InputError("config " + file + ": " + *path + " has no block for platform " +
                                std::string(platform) + " (keys: " + join_keys(j) + ")",
@@ -291,8 +308,12 @@ inline const std::vector<std::string>& layout_keys() {
       std::string(recompute_keys[2]), std::string(recompute_keys[3])};
   return keys;
 }
-inline const std::vector<std::string>& platform_keys() {
-  static const std::vector<std::string> keys = {"nvidia", "nvd", "cuda", "amd", "rocm", "cpu"};
+inline const std::vector<std::string>& platform_key_names() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& p : platform_keys) out.emplace_back(p.key);
+    return out;
+  }();
   return keys;
 }
 inline const std::vector<std::string>& model_keys() {
@@ -340,7 +361,7 @@ inline bool is_one_of(std::string_view key, const std::vector<std::string>& keys
                            "move \"" + key + "\" to the top level of the file (or under "
                            "model.config), where it sets the whole run's precision");
   std::vector<std::string> known = layout_keys();
-  for (const auto* list : {&platform_keys(), &model_keys(), &top_level_keys()})
+  for (const auto* list : {&platform_key_names(), &model_keys(), &top_level_keys()})
     known.insert(known.end(), list->begin(), list->end());
   std::string allowed;
   for (const auto& k : here) allowed += (allowed.empty() ? "" : ", ") + k;
@@ -359,7 +380,7 @@ inline void check_body_keys(const nlohmann::json& body, const std::string& file,
   // What this level holds, by the keys it has: model blocks, platform blocks, or layout keys.
   const std::vector<std::string>* level = &layout_keys();
   if (depth == 0 && holds_any(body, model_keys())) level = &model_keys();
-  else if (depth <= 1 && holds_any(body, platform_keys())) level = &platform_keys();
+  else if (depth <= 1 && holds_any(body, platform_key_names())) level = &platform_key_names();
   std::vector<std::string> here = *level;
   here.insert(here.end(), also_allowed.begin(), also_allowed.end());
   for (const auto& [key, value] : body.items()) {
@@ -367,7 +388,7 @@ inline void check_body_keys(const nlohmann::json& body, const std::string& file,
     if (!is_one_of(key, *level)) refuse_key(file, where, key, here);
     if (level == &model_keys())
       check_body_keys(value, file, (where.empty() ? "" : where + ".") + key, 1, {});
-    else if (level == &platform_keys())
+    else if (level == &platform_key_names())
       check_body_keys(value, file, (where.empty() ? "" : where + ".") + key, 2, {});
   }
 }
@@ -547,10 +568,10 @@ inline nlohmann::json parse_config_json(std::string_view text, const std::string
                                     "fix the JSON syntax at that position");
 }
 
-/// Parses the text of config file `file` as its extension says: YAML for .yaml and .yml (with
-/// the JSON reader's guarantees, core/yaml_input.hpp), JSON otherwise.
+/// Parses the text of config file `file` as its extension says (config_format): YAML with the
+/// JSON reader's guarantees (core/yaml_input.hpp), JSON otherwise.
 inline nlohmann::json parse_config_text(std::string_view text, const std::string& file) {
-  if (file.ends_with(".yaml") || file.ends_with(".yml"))
+  if (config_format(file) == ConfigFormat::yaml)
     return core::parse_yaml(text, "config file " + file, "fix the YAML syntax at that position");
   return parse_config_json(text, file);
 }
@@ -568,7 +589,7 @@ struct ConfigDocument {
 /// a key tprimat does not read are InputErrors naming the file.
 inline ConfigDocument read_config_document(std::string_view spec) {
   ConfigDocument doc{std::string(spec), "", {}};
-  for (const auto ext : config_extensions)
+  for (const auto& [ext, format] : config_extensions)
     if (auto colon = spec.rfind(std::string(ext) + ":"); colon != std::string_view::npos) {
       doc.file = std::string(spec.substr(0, colon + ext.size()));
       doc.name = std::string(spec.substr(colon + ext.size() + 1));

@@ -90,12 +90,23 @@ inline const std::vector<RunKey>& run_sections() {
   return sections;
 }
 
-/// The platform a config key names ("nvidia", "nvd", "cuda": "nvd"; "amd", "rocm": "amd";
-/// "cpu"), or "" for another key.
+/// A key a config file names a platform's block by, and the platform it means: "nvd", "amd"
+/// or "cpu", the program's names of the CUDA, HIP and CPU backends.
+struct PlatformKey {
+  std::string_view key;
+  std::string_view platform;
+};
+
+/// Every platform key, in the order a platform's block is looked for. The one list: the layout
+/// blocks (config_file.hpp) and the run sections (platform_optimizations) both read it.
+inline constexpr PlatformKey platform_keys[] = {{"nvidia", "nvd"}, {"nvd", "nvd"},
+                                                {"cuda", "nvd"},   {"amd", "amd"},
+                                                {"rocm", "amd"},   {"cpu", "cpu"}};
+
+/// The platform a config key names, or "" for another key.
 inline std::string_view platform_named(std::string_view key) {
-  if (key == "nvidia" || key == "nvd" || key == "cuda") return "nvd";
-  if (key == "amd" || key == "rocm") return "amd";
-  if (key == "cpu") return "cpu";
+  for (const auto& p : platform_keys)
+    if (p.key == key) return p.platform;
   return "";
 }
 
@@ -103,7 +114,7 @@ inline std::vector<std::string> run_key_names(const std::vector<RunKey>& keys) {
   std::vector<std::string> out;
   for (const auto& k : keys) {
     if (k.name == "*platform") {
-      for (auto p : {"nvidia", "nvd", "cuda", "amd", "rocm", "cpu"}) out.emplace_back(p);
+      for (const auto& p : platform_keys) out.emplace_back(p.key);
     } else if (k.name == "*model") {
       for (const auto& d : model::Models::all) out.emplace_back(d.cli_name);
     } else {
