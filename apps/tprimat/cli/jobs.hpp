@@ -368,10 +368,10 @@ inline void add_config_notice(const std::string& parallel, std::vector<std::stri
     notices.push_back(std::move(n));
 }
 
-inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
-                    const StrategyChoice& choice, bool check_memory = true,
-                    const data::DataCheck* data_check = nullptr,
-                    const data::DataSpec* data_spec = nullptr) {
+/// make_job's work, in the library's terms: a setting it refuses is a core::SettingError.
+inline Job assemble_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
+                        const StrategyChoice& choice, bool check_memory,
+                        const data::DataCheck* data_check, const data::DataSpec* data_spec) {
   using K = StrategyChoice::Kind;
   const model::Dims full = *model::find(cli_model);
   const std::string& platform = env.device.platform;
@@ -541,11 +541,7 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   plan.stage_layers = parallel::resolve_stage_layers(
       dims, plan.pp, o.seq, uneven ? split_request : parallel::PipelineSplitRequest{});
   check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
-  try {
-    train::check_recompute(mem.recompute, layers);
-  } catch (const core::SettingError& e) {
-    throw with_flag_advice(e);
-  }
+  train::check_recompute(mem.recompute, layers);
   mem.dims = dims;
   mem.stage_layers = plan.stage_layers;
   // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
@@ -611,6 +607,19 @@ inline Job make_job(const BenchOptions& o, const Environment& env, const std::st
   job.log_interval = o.log_interval;
   job.output_dir = job_output_dir(o, choice);
   return job;
+}
+
+/// The job of `cli_model` under `choice`, every check made; a setting the library refuses is told
+/// as this program's flag (with_flag_advice).
+inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
+                    const StrategyChoice& choice, bool check_memory = true,
+                    const data::DataCheck* data_check = nullptr,
+                    const data::DataSpec* data_spec = nullptr) {
+  try {
+    return assemble_job(o, env, cli_model, choice, check_memory, data_check, data_spec);
+  } catch (const core::SettingError& e) {
+    throw with_flag_advice(e);
+  }
 }
 
 }  // namespace detail

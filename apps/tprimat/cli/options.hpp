@@ -426,7 +426,8 @@ inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& arg
 }
 
 /// The flag of a library setting (core::SettingError::setting(): train::DeviceOptions',
-/// PrecisionConfig's and StepShape's names), or "" where this program has none.
+/// PrecisionConfig's and StepShape's names, and Megatron's for the batch and pipeline sizes
+/// parallel/ checks), or "" where this program has none.
 inline std::string_view flag_of_setting(std::string_view setting) {
   if (setting == "attention") return "--attention";
   if (setting == "precision") return "--precision";
@@ -434,6 +435,11 @@ inline std::string_view flag_of_setting(std::string_view setting) {
   if (setting == "recompute_num_layers") return "--recompute-num-layers";
   if (setting == "recompute_granularity") return "--recompute-granularity";
   if (setting == "recompute_modules") return "--recompute-modules";
+  if (setting == "micro_batch_size") return "--mbs";
+  if (setting == "global_batch_size") return "--gbs";
+  if (setting == "pipeline_model_parallel_size") return "--pp";
+  if (setting == "decoder_first_pipeline_num_layers") return "--decoder-first-pipeline-num-layers";
+  if (setting == "decoder_last_pipeline_num_layers") return "--decoder-last-pipeline-num-layers";
   return "";
 }
 

@@ -37,20 +37,22 @@ inline std::vector<int> even_stage_layers(int layers, int pp) {
 /// remainder that does not divide evenly, or leaves a stage without layers, is an InputError
 /// naming the numbers and the fix.
 inline std::vector<int> stage_layers_from_ends(const model::Dims& d, int pp, int first, int last) {
-  const std::string flags_first = "--decoder-first-pipeline-num-layers " + std::to_string(first),
-                    flags_last = "--decoder-last-pipeline-num-layers " + std::to_string(last);
-  const std::string given = first > 0 && last > 0 ? flags_first + " and " + flags_last
-                            : first > 0           ? flags_first
-                                                  : flags_last;
+  // The split as asked, in the layout's terms (the program names its own flags, SettingError).
+  const std::string given_first = "a first stage of " + std::to_string(first) + " layers",
+                    given_last = "a last stage of " + std::to_string(last) + " layers";
+  const std::string given = first > 0 && last > 0 ? given_first + " and " + given_last
+                            : first > 0           ? given_first
+                                                  : given_last;
   const int ends = (first > 0) + (last > 0);
   const int others = pp - ends;  // stages that split the rest evenly
   const int rest = d.layers - std::max(first, 0) - std::max(last, 0);  // their layers
   const std::string of = " of " + std::string(d.name) + "'s " + std::to_string(d.layers) +
                          " layers over PP=" + std::to_string(pp);
   if (pp < 2)
-    throw core::InputError(given + ": a pipeline split needs PP of 2 or more, this layout has PP=" +
-                               std::to_string(pp),
-                           "drop the split, or pass --pp 2 or more");
+    throw core::SettingError("pipeline_model_parallel_size",
+                             given + ": a pipeline split needs PP of 2 or more, this layout has "
+                                     "PP=" + std::to_string(pp),
+                             "2 or more, or drop the split");
   if (others == 0 && rest != 0)
     throw core::InputError(
         given + " = " + std::to_string(d.layers - rest) + " layers" + of +
@@ -64,13 +66,13 @@ inline std::vector<int> stage_layers_from_ends(const model::Dims& d, int pp, int
   if (others > 0 && rest % others != 0) {
     // The nearest first-stage count (or last, when only it is given) that divides the rest.
     const int fix = (first > 0 ? first : last) + rest % others;
-    throw core::InputError(given + " leave " + std::to_string(rest) + " layers" + of +
-                               ", which do not split evenly over the " + std::to_string(others) +
-                               " other stage(s) (Megatron's rule: the stages between the "
-                               "given ends run equal counts)",
-                           "make the layers left a multiple of " + std::to_string(others) +
-                               ", e.g. --decoder-" + (first > 0 ? "first" : "last") +
-                               "-pipeline-num-layers " + std::to_string(fix));
+    throw core::SettingError(
+        first > 0 ? "decoder_first_pipeline_num_layers" : "decoder_last_pipeline_num_layers",
+        given + " leave " + std::to_string(rest) + " layers" + of +
+            ", which do not split evenly over the " + std::to_string(others) +
+            " other stage(s) (Megatron's rule: the stages between the given ends run equal "
+            "counts)",
+        std::to_string(fix) + ", which leaves a multiple of " + std::to_string(others));
   }
   std::vector<int> out(static_cast<std::size_t>(pp), others > 0 ? rest / others : 0);
   if (first > 0) out.front() = first;
@@ -139,10 +141,11 @@ inline std::vector<int> balanced_stage_layers(const model::Dims& d, int pp, int 
     }
   }
   if (best.empty())  // fewer layers than stages: the layout check names that
-    throw core::InputError("tprimat: " TPRIMAT_RULE_SPLIT_LAYER ": " + std::string(d.name) +
-                               " runs " + std::to_string(d.layers) +
-                               " layers, fewer than PP=" + std::to_string(pp) + " stages",
-                           "pass --layers " + std::to_string(pp) + " or more, or a smaller --pp");
+    throw core::SettingError("layers",
+                             TPRIMAT_RULE_SPLIT_LAYER ": " + std::string(d.name) + " runs " +
+                                 std::to_string(d.layers) + " layers, fewer than PP=" +
+                                 std::to_string(pp) + " stages",
+                             std::to_string(pp) + " or more, or fewer pipeline stages");
   return best;
 }
 
@@ -153,9 +156,9 @@ inline std::vector<int> resolve_stage_layers(const model::Dims& d, int pp, int s
                                              const PipelineSplitRequest& request) {
   if (request.balanced && (request.first > 0 || request.last > 0))
     throw core::InputError(
-        "--pipeline-split auto chooses every stage's layers, and "
-        "--decoder-first/last-pipeline-num-layers give them",
-        "pass one of the two");
+        "a balanced pipeline split chooses every stage's layers, and a given first or last "
+        "stage's layers fix them",
+        "ask for one of the two");
   if (pp <= 1 || !request.given()) {
     if (auto err = layout_error(d, 1, pp)) throw core::InputError(*err);
     return even_stage_layers(d.layers, pp);

@@ -109,21 +109,29 @@ inline Plan make_plan(const model::Dims& d, std::string name, TpPp tp_pp, int wo
             " GPUs, this run has " + std::to_string(world),
         "launch with mpirun -np " + std::to_string(std::int64_t{mp} * requested_dp) +
             " or drop data_parallel_size to derive it");
-  if (mbs < 1) throw core::InputError("--mbs must be at least 1", "pass --mbs 1 or more");
-  if (gbs < 1) throw core::InputError("--gbs must be at least 1", "pass --gbs 1 or more");
-  const std::int64_t per_step = std::int64_t{mbs} * dp;  // 64 bits: flags may not fit an int
+  if (mbs < 1)
+    throw core::SettingError("micro_batch_size",
+                             "the micro-batch size must be at least 1, got " + std::to_string(mbs),
+                             "1 or more");
+  if (gbs < 1)
+    throw core::SettingError("global_batch_size",
+                             "the global batch must be at least 1, got " + std::to_string(gbs),
+                             "1 or more");
+  const std::int64_t per_step = std::int64_t{mbs} * dp;  // 64 bits: sizes may not fit an int
   if (gbs % per_step != 0)
-    throw core::InputError("global batch " + std::to_string(gbs) +
-                               " is not divisible by micro batch x DP = " + std::to_string(mbs) +
-                               " x " + std::to_string(dp),
-                           "pass a --gbs that is a multiple of " + std::to_string(per_step));
+    throw core::SettingError(
+        "global_batch_size",
+        "global batch " + std::to_string(gbs) + " is not divisible by micro batch x DP = " +
+            std::to_string(mbs) + " x " + std::to_string(dp),
+        std::to_string((gbs / per_step + 1) * per_step) + " (a multiple of " +
+            std::to_string(per_step) + ")");
   const int accum = static_cast<int>(gbs / per_step);
   if (requested_accum != 0 && requested_accum != accum)
     throw core::InputError(
         "gradient_accumulation_steps=" + std::to_string(requested_accum) +
             " does not match gbs / (mbs x DP) = " + std::to_string(gbs) + " / (" +
             std::to_string(mbs) + " x " + std::to_string(dp) + ") = " + std::to_string(accum),
-        "drop gradient_accumulation_steps to derive it, or change --gbs");
+        "drop gradient_accumulation_steps to derive it, or change the global batch");
   return Plan{std::move(name), tp_pp.tp, tp_pp.pp, dp, accum, {}, cp};
 }
 

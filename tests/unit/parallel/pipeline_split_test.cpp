@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tprimat/core/error.hpp"
 #include "tprimat/model/all.hpp"
 
 namespace tprimat::parallel {
@@ -123,7 +124,15 @@ TEST(PipelineSplit, MegatronRuleErrorsNameTheNumbersAndTheFix) {
   auto e = input_error_of([&] { stage_layers_from_ends(llama, 4, 10, 7); });
   EXPECT_NE(e.find("leave 15 layers"), std::string::npos) << e;
   EXPECT_NE(e.find("do not split evenly over the 2 other stage(s)"), std::string::npos) << e;
-  EXPECT_NE(e.find("--decoder-first-pipeline-num-layers 11"), std::string::npos) << e;
+  // The setting and the value that works, in the library's terms (no program's flag).
+  try {
+    stage_layers_from_ends(llama, 4, 10, 7);
+    ADD_FAILURE() << "10 + 7 of 32 layers over PP=4 was accepted";
+  } catch (const core::SettingError& err) {
+    EXPECT_EQ(err.setting(), "decoder_first_pipeline_num_layers");
+    EXPECT_EQ(err.suggestion().rfind("11,", 0), 0u) << err.suggestion();
+    EXPECT_EQ(std::string(err.what()).find("--"), std::string::npos) << err.what();
+  }
   EXPECT_EQ(stage_layers_from_ends(llama, 4, 11, 7), (V{11, 7, 7, 7}));
   e = input_error_of([&] { stage_layers_from_ends(llama, 4, 30, 4); });
   EXPECT_NE(e.find("leave -2 layer(s)"), std::string::npos) << e;
@@ -145,7 +154,7 @@ TEST(PipelineSplit, ResolveTakesOneRequest) {
   EXPECT_EQ(resolve_stage_layers(tiny, 2, 32, {3, 0, false}), (V{3, 1}));
   EXPECT_EQ(resolve_stage_layers(tiny, 2, 32, {0, 0, true}), (V{2, 2}));
   const auto e = input_error_of([&] { resolve_stage_layers(tiny, 2, 32, {3, 0, true}); });
-  EXPECT_NE(e.find("pass one of the two"), std::string::npos) << e;
+  EXPECT_NE(e.find("ask for one of the two"), std::string::npos) << e;
   // Nothing asked: the even split, whose rule (PP divides the layers) still holds.
   EXPECT_NE(input_error_of([&] { resolve_stage_layers(tiny, 3, 32, {}); }).find(TPRIMAT_RULE_PP_LAYERS),
             std::string::npos);
