@@ -10,16 +10,9 @@
 set(TPRIMAT_COLD_OPTIMIZE -O1 CACHE STRING
     "Optimisation flag of the tests' and the program's run-once TUs in an optimised build; empty: the build type's")
 
-# tprimat_cold_optimize_flags(VAR [INPUT_HANDLING]): the compile options that lower a C++ TU to
-# TPRIMAT_COLD_OPTIMIZE where it applies (none in a Debug build), in VAR. In a sanitizer build:
-# none, or with INPUT_HANDLING (code that parses and writes, little arithmetic: the program's
-# run-once TUs) TPRIMAT_SANITIZE_INPUT_OPTIMIZE, as the input-handling tests get.
+# tprimat_cold_optimize_flags(VAR): the compile options that lower a C++ TU to
+# TPRIMAT_COLD_OPTIMIZE where it applies (none in a sanitizer or Debug build), in VAR.
 function(tprimat_cold_optimize_flags var)
-  cmake_parse_arguments(C "INPUT_HANDLING" "" "" ${ARGN})
-  if(TPRIMAT_SANITIZE AND C_INPUT_HANDLING)
-    set(${var} "$<$<COMPILE_LANGUAGE:CXX>:${TPRIMAT_SANITIZE_INPUT_OPTIMIZE}>" PARENT_SCOPE)
-    return()
-  endif()
   if(TPRIMAT_SANITIZE OR NOT TPRIMAT_COLD_OPTIMIZE)
     set(${var} "" PARENT_SCOPE)
     return()
