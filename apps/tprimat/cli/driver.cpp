@@ -22,6 +22,7 @@
 #include "cli/interrupt.hpp"
 #include "cli/jobs.hpp"
 #include "cli/output_lock.hpp"
+#include "cli/profile_flags.hpp"
 #include "cli/progress.hpp"
 #include "cli/recompute_flags.hpp"
 #include "cli/runner.hpp"
@@ -97,7 +98,7 @@ profile::Settings profile_settings(const BenchOptions& o, const Job& job,
     block = c.profiling;
     file = c.file;
   }
-  return profile::resolve(o.profile, block, file, job.ctx.warmup_steps + job.ctx.steps,
+  return resolve_profile(o.profile, block, file, job.ctx.warmup_steps + job.ctx.steps,
                           env.world);
 }
 

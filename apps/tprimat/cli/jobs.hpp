@@ -34,7 +34,7 @@
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
-#include "tprimat/profile/config.hpp"
+#include "tprimat/profile/settings.hpp"
 #include "tprimat/train/parameters.hpp"
 #include "tprimat/train/step_checks.hpp"
 #include "cli/fit_options.hpp"

@@ -110,6 +110,11 @@ inline parallel::PipelineSplitRequest pipeline_split_request(const BenchOptions&
         "--pipeline-split even gives every stage layers / PP, and "
         "--decoder-first/last-pipeline-num-layers (or the config's keys) give other counts",
         "pass one of the two");
+  if (r.balanced && (r.first > 0 || r.last > 0))
+    throw core::InputError(
+        "--pipeline-split auto chooses every stage's layers, and "
+        "--decoder-first/last-pipeline-num-layers (or the config's keys) give them",
+        "pass one of the two");
   return r;
 }
 

@@ -15,7 +15,7 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/number.hpp"
-#include "tprimat/profile/config.hpp"
+#include "cli/profile_flags.hpp"
 
 namespace tprimat::cli {
 
@@ -126,7 +126,7 @@ struct BenchOptions {
   double lr = 0;          ///< peak learning rate; 0 keeps the default (3e-4)
   int lr_warmup = -1;     ///< LR warm-up steps; -1 keeps the default (see cli/jobs.hpp)
   int num_gpus = 0;       ///< `tprimat plan` only: ranks to plan for; 0 is TP x PP (DP 1)
-  profile::Flags profile;  ///< --profile and its schedule (profile/config.hpp resolves them)
+  ProfileFlags profile;  ///< --profile and its schedule (cli/profile_flags.hpp resolves them)
 };
 
 /// A flag: its name (aliases after a comma), field, help, the environment variable that sets its

@@ -40,7 +40,8 @@ struct ConfigStrategy {
   int first_stage_layers = 0, last_stage_layers = 0;
   std::string pipeline_split;
   std::string file;         ///< the config file, for messages
-  nlohmann::json profiling;  ///< the file's top-level `profiling` block (profile/config.hpp reads it)
+  /// The file's top-level `profiling` block (the program reads it: cli/profile_flags.hpp).
+  nlohmann::json profiling;
   /// NeMo's `fp8` / `fp8_recipe` where the file states them (config_precision); nullopt where
   /// it is silent. `--precision` and `--fp8-recipe` override it.
   std::optional<train::PrecisionConfig> precision;
@@ -414,7 +415,7 @@ inline void check_nemo_keys(const nlohmann::json& j, const std::string& file,
 }
 
 /// Checks every key of a config file's document (see above); the `profiling` block checks its
-/// own (profile/config.hpp).
+/// own (the program's cli/profile_flags.hpp).
 inline void check_config_keys(const nlohmann::json& root, const std::string& file) {
   if (!root.is_object()) return;
   check_run_sections(root, file);

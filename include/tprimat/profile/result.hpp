@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "tprimat/profile/config.hpp"
+#include "tprimat/profile/settings.hpp"
 #include "tprimat/profile/overhead.hpp"
 
 namespace tprimat::profile {

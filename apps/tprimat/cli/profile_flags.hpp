@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // What --profile asks for: the --profile-* flags over a config file's `profiling` block (the
-// seeds' keys), checked against the run, and where each rank's trace goes.
+// seeds' keys), checked against the run, resolved to the library's profile::Settings.
 #pragma once
 
 #include <algorithm>
@@ -14,13 +14,14 @@
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/profile/schedule.hpp"
+#include "tprimat/profile/settings.hpp"
 #include "tprimat/profile/trace_io.hpp"
 
-namespace tprimat::profile {
+namespace tprimat::cli {
 
 /// The --profile flags as parsed; -1 and "" mean "not given" (the config block, then the seeds'
 /// defaults apply).
-struct Flags {
+struct ProfileFlags {
   bool enabled = false;  ///< --profile
   int wait = -1;
   int warmup = -1;
@@ -30,29 +31,9 @@ struct Flags {
   bool gzip = false;
 };
 
-/// A checked profiling request. `enabled` false: nothing is constructed, nothing recorded.
-struct Settings {
-  bool enabled = false;
-  Schedule schedule;
-  std::vector<int> ranks{0};  ///< the ranks that record (seeds: rank 0 only)
-  bool all_ranks = false;
-  bool gzip = false;
-
-  bool profiles(int rank) const {
-    return enabled && (all_ranks || std::find(ranks.begin(), ranks.end(), rank) != ranks.end());
-  }
-};
-
-/// "profile_cuda_llama_0.json": the seeds' profile_<stack>_<model>_* naming, one file per rank.
-inline std::string trace_file_name(std::string_view stack, std::string_view model, int rank,
-                                   bool gzip) {
-  return "profile_" + std::string(stack) + "_" + std::string(model) + "_" + std::to_string(rank) +
-         ".json" + (gzip ? ".gz" : "");
-}
-
 namespace detail {
 
-inline std::vector<int> parse_rank_list(const std::string_view given, bool& all) {
+inline std::vector<int> parse_profile_ranks(const std::string_view given, bool& all) {
   all = given == "all";
   std::vector<int> out;
   if (all) return out;
@@ -76,8 +57,9 @@ inline std::vector<int> parse_rank_list(const std::string_view given, bool& all)
 
 /// The config file's `profiling` block: the seeds' config.yaml keys (Kineto options tprimat does
 /// not have are accepted and ignored), plus `ranks` and `gzip`.
-inline void read_block(const nlohmann::json& block, const std::string& file, bool& enabled,
-                       Schedule& s, std::vector<int>& ranks, bool& all, bool& gzip) {
+inline void read_profiling_block(const nlohmann::json& block, const std::string& file,
+                                 bool& enabled, profile::Schedule& s, std::vector<int>& ranks,
+                                 bool& all, bool& gzip) {
   const std::string at = "config " + file + ": profiling";
   if (!block.is_object())
     throw core::InputError(at + " must be an object, got " + block.dump(),
@@ -148,12 +130,12 @@ inline void read_block(const nlohmann::json& block, const std::string& file, boo
 /// there is none; `file` names it in messages); flags win over it, it wins over the seeds'
 /// defaults. `total_steps` (warm-up + measured) and `world` (ranks) bound the request.
 /// Throws core::InputError for anything that cannot run, naming the flag and the fix.
-inline Settings resolve(const Flags& f, const nlohmann::json& block, const std::string& file,
-                        int total_steps, int world) {
-  Settings s;
+inline profile::Settings resolve_profile(const ProfileFlags& f, const nlohmann::json& block,
+                                         const std::string& file, int total_steps, int world) {
+  profile::Settings s;
   bool gzip = false;
   if (!block.is_null())
-    detail::read_block(block, file, s.enabled, s.schedule, s.ranks, s.all_ranks, gzip);
+    detail::read_profiling_block(block, file, s.enabled, s.schedule, s.ranks, s.all_ranks, gzip);
   s.enabled = s.enabled || f.enabled;
   s.gzip = gzip || f.gzip;
   const std::pair<const char*, int> given[] = {{"--profile-wait", f.wait},
@@ -180,10 +162,10 @@ inline Settings resolve(const Flags& f, const nlohmann::json& block, const std::
         "--profile-wait, --profile-warmup, --profile-active and "
         "--profile-repeat take 0 or more",
         "pass e.g. --profile-active 5");
-  if (auto err = schedule_error(s.schedule))
+  if (auto err = profile::schedule_error(s.schedule))
     throw core::InputError("profiling schedule: " + *err,
                            "fix --profile-* (or the config's profiling.schedule)");
-  if (!f.ranks.empty()) s.ranks = detail::parse_rank_list(f.ranks, s.all_ranks);
+  if (!f.ranks.empty()) s.ranks = detail::parse_profile_ranks(f.ranks, s.all_ranks);
   for (int r : s.ranks)
     if (r >= world)
       throw core::InputError("--profile-ranks names rank " + std::to_string(r) +
@@ -196,10 +178,10 @@ inline Settings resolve(const Flags& f, const nlohmann::json& block, const std::
                                std::to_string(s.schedule.warmup) + ") but the run has " +
                                std::to_string(total_steps) + " steps (--warmup-steps + --steps)",
                            "lower --profile-wait/--profile-warmup, or raise --steps");
-  if (s.gzip && !gzip_available)
+  if (s.gzip && !profile::gzip_available)
     throw core::InputError("--profile-gzip needs a tprimat built with zlib",
                            "install zlib1g-dev and rebuild, or drop --profile-gzip");
   return s;
 }
 
-}  // namespace tprimat::profile
+}  // namespace tprimat::cli
