@@ -99,7 +99,7 @@ profile::Settings profile_settings(const BenchOptions& o, const Job& job,
     file = c.file;
   }
   return resolve_profile(o.profile, block, file, job.ctx.warmup_steps + job.ctx.steps,
-                          env.world);
+                         env.world);
 }
 
 /// "tprimat: profiling steps 3-7 of 12 (run 1, rank 0, host ranges + CUPTI) ->
