@@ -140,10 +140,13 @@ bench::RunRecord interrupted_record(int signo) {
 }  // namespace
 
 /// Why a run failed, for the console and the result's `error`. Running out of memory carries the
-/// memory plan beside it: whether the plan or the allocator was wrong is then visible at once.
+/// memory plan beside it (whether the plan or the allocator was wrong is then visible at once)
+/// and the flags that take less.
 std::string failure_reason(const std::exception& e, const bench::ResultContext& c) {
   if (dynamic_cast<const core::OutOfMemoryError*>(&e) != nullptr)
-    return std::string(e.what()) + "; " + predicted_memory_text(c);
+    return std::string(e.what()) + "; " + predicted_memory_text(c) +
+           "; to fit: --layers, a smaller --mbs, --recompute-granularity full or more GPUs "
+           "(tprimat plan with these flags lists the single changes that fit)";
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)  // the CPU backend's device is the host
     return "tprimat: out of host memory (" + std::string(e.what()) + "); " +
            predicted_memory_text(c);

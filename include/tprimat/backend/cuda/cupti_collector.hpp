@@ -209,7 +209,7 @@ class CuptiCollector final : public ActivityCollector {
     if (dropped > 0)
       std::fprintf(stderr,
                    "tprimat: profiling: CUPTI dropped %zu activity records (buffers full); "
-                   "profile fewer steps (--profile-active)\n",
+                   "profile fewer steps (fewer active steps in the profiling schedule)\n",
                    dropped);
     if (sync != cudaSuccess)
       throw core::RunError(std::string("profiling: cudaDeviceSynchronize failed: ") +

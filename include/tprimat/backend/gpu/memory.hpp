@@ -62,7 +62,7 @@ TPRIMAT_GPU_INLINE void* Gpu::allocate(std::size_t bytes, Stream stream) {
     throw core::OutOfMemoryError(
         "out of GPU memory allocating " + detail::memory::gib(bytes) + " (" +
         detail::memory::gib(free_bytes) + " free of " + detail::memory::gib(total) +
-        "); run fewer layers (--layers), a smaller micro-batch or more GPUs");
+        "); run fewer layers, a smaller micro-batch, recomputation or more GPUs");
   }
   gpu_check(status, "gpuMallocFromPoolAsync");
   return p;
