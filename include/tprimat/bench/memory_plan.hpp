@@ -12,8 +12,10 @@
 #include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
+#include "tprimat/train/activation_buffers.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/precision.hpp"
+#include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::bench {
 
@@ -104,43 +106,22 @@ constexpr double residual_split(const MemoryPlanInput& in) {
   return in.sequence_parallel && in.tp > 1 ? in.tp : 1;
 }
 
-/// Activation bytes one layer saves per token (no recomputation), this rank's TP share; an FP8
-/// layer (`fp8`) keeps its two norm outputs as FP8 transposes (fp8_bytes) instead. Sequence
-/// parallelism splits the norms' inputs (the residual stream) and statistics over TP; their
-/// outputs, gathered for the column-parallel GEMMs, stay whole.
-constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in, bool fp8 = false) {
+/// Activation bytes one layer of the CPU engine saves per token (no recomputation), this rank's
+/// TP share (the GPU engine's are its buffer table's). Sequence parallelism splits the norms'
+/// inputs (the residual stream) and statistics over TP; their outputs, gathered for the
+/// column-parallel GEMMs, stay whole.
+constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
                f = double(d.ffn) / in.tp, b = in.compute_bytes, split = residual_split(in);
   // inputs and outputs of both norms + residual, q k v, attention output, gate/up/SwiGLU out.
-  const double saved = b * (2 * h / split + (fp8 ? 0 : 2) * h + 2 * q + 2 * kv + 3 * f);
+  const double saved = b * (2 * h / split + 2 * h + 2 * q + 2 * kv + 3 * f);
   // fp32 logsumexp and norm rstd
   const double stats = 4.0 * (double(d.heads) / in.tp + 2 / split);
   return saved + stats;
 }
 
-/// Of layer_activation_bytes_per_token, the bytes a token's layer does not keep under selective
-/// recomputation: the norms' outputs (bf16 layers; FP8 layers keep FP8 transposes, not these)
-/// for layernorm or, the MLP's, for mlp; gate and up for mlp.
-constexpr double selective_unkept_bytes_per_token(const MemoryPlanInput& in, bool fp8) {
-  using train::RecomputeModule;
-  const auto& r = in.recompute;
-  const double h = in.dims.hidden, f = double(in.dims.ffn) / in.tp, b = in.compute_bytes;
-  const bool norms = r.reruns(RecomputeModule::layernorm), mlp = r.reruns(RecomputeModule::mlp);
-  double out = 0;
-  if (!fp8) out += b * h * ((norms ? 1 : 0) + (norms || mlp ? 1 : 0));
-  if (mlp) out += b * 2 * f;
-  return out;
-}
-
-/// The buffers selective recomputation writes again in every layer's backward, shared by the
-/// layers, per token: what selective_unkept_bytes_per_token drops, once (as a bf16 layer).
-constexpr double selective_shared_bytes_per_token(const MemoryPlanInput& in) {
-  return selective_unkept_bytes_per_token(in, false);
-}
-
-/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate,
-/// and the engine's scratch for a norm's output until its cast).
+/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate).
 constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_flight) {
   if (fp8_layers <= 0) return 0.0;
   const auto& d = in.dims;
@@ -154,8 +135,9 @@ constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_fli
   const double weight_scratch = kept ? 0.0 : h * widest;
   // Kept: x_qkv, x_o, x_mlp and x_down's transposes; recast: x_qkv's and x_mlp's.
   const double inputs = tokens * (kept ? h + q + h + f : 2 * h);
-  // An input's rows, two gradient pairs, and a norm's bf16 output.
-  const double scratch = 5.0 * tokens * widest + in.compute_bytes * tokens * h;
+  // An input's rows and two gradient pairs (a norm's bf16 output until its cast is the buffer
+  // table's cast_input).
+  const double scratch = 5.0 * tokens * widest;
   return fp8_layers * (weights_per_layer + in_flight * inputs) + weight_scratch + scratch;
 }
 
@@ -166,7 +148,44 @@ constexpr int fp8_layers_of(const MemoryPlanInput& in, int begin, int count) {
   return n;
 }
 
-constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
+/// The CPU engine's saved activations on a stage of `layers_here` layers, with
+/// `in_flight` micro-batches of `tokens` tokens: each kept layer's, a recomputed group's input per
+/// micro-batch and one group's activations and output once, and the stage's output.
+inline double cpu_activation_bytes(const MemoryPlanInput& in, int layers_here, int in_flight,
+                                   double tokens) {
+  const auto& d = in.dims;
+  int kept = 0, group_inputs = 0;
+  for (int l = 0; l < layers_here; ++l) {
+    if (!in.recompute.recomputed(l, layers_here))
+      kept += 1;
+    else if (in.recompute.group_begin(l) == l)
+      group_inputs += 1;
+  }
+  const double residual = d.hidden * double(in.compute_bytes) / residual_split(in);
+  const int group = in.recompute.full() ? std::min(in.recompute.group_layers(), layers_here) : 0;
+  return tokens * in_flight *
+             (kept * layer_activation_bytes_per_token(in) + group_inputs * residual + residual) +
+         tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) + residual : 0.0);
+}
+
+/// What rank 0 of the TP, DP and CP groups on pipeline stage `stage` runs: the plan the device
+/// engine makes of that rank (train::plan_rank's, without its layout checks: a plan may be asked
+/// of any layout), from which its buffer table follows.
+inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
+  train::StepShape shape;
+  shape.mbs = in.mbs;
+  shape.seq = in.seq;
+  shape.grad_accum = std::max(in.grad_accum, 1);
+  shape.layers = in.dims.layers;
+  shape.stage_layers = in.stage_layers;
+  shape.sequence_parallel = in.sequence_parallel;
+  shape.recompute = in.recompute;
+  shape.context_parallel = in.cp;
+  return train::plan_shard(in.dims, shape,
+                           train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {in.cp, 0}));
+}
+
+inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const auto& d = in.dims;
   const bool first = stage == 0, last = stage == in.pp - 1;
   const auto range = parallel::stage_range(d.layers, in.pp, in.stage_layers, stage);
@@ -185,39 +204,25 @@ constexpr MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.grad_accum, 1)));
   const double tokens = double(in.mbs) * in.seq / in.cp;  // this CP rank's
   const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
-  // Recomputation: a group's input (fp32) per micro-batch in flight, one group's activations
-  // and its output once (as bf16 layers: a bound where FP8 layers keep less).
-  int kept_bf16 = 0, kept_fp8 = 0, group_inputs = 0;
-  for (int l = 0; l < layers_here; ++l) {
-    const bool fp8 = in.precision.layer_in_fp8(range.begin + l, d.layers);
-    if (!in.recompute.recomputed(l, layers_here))
-      (fp8 ? kept_fp8 : kept_bf16) += 1;
-    else if (in.recompute.group_begin(l) == l)
-      group_inputs += 1;
-  }
-  const double residual_fp32 = d.hidden * 4.0 / residual_split(in);
-  const int group = in.recompute.full() ? std::min(in.recompute.group_layers(), layers_here) : 0;
-  m.activations = tokens * in_flight *
-                      (kept_bf16 * (layer_activation_bytes_per_token(in) -
-                                    selective_unkept_bytes_per_token(in, false)) +
-                       kept_fp8 * (layer_activation_bytes_per_token(in, true) -
-                                   selective_unkept_bytes_per_token(in, true)) +
-                       group_inputs * residual_fp32 + residual_fp32) +  // + the stage's output
-                  tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) +
-                                            residual_fp32 : 0.0) +
-                  (layers_here > 0 ? tokens * selective_shared_bytes_per_token(in) : 0.0);
   const double vocab_here = double(d.vocab) / in.tp;
-  if (last)
-    m.logits = in.logits_rows > 0  // a chunk of logits, and the head's input gradient whole
-                   ? std::min(tokens, double(in.logits_rows)) * vocab_here * in.compute_bytes +
-                         tokens * d.hidden * 4.0
-                   : tokens * vocab_here * (in.compute_bytes + 4.0);
+  // Every row of logits and its fp32 gradient: the CPU engine, and the other frameworks' runs an
+  // imported log plans.
+  const double every_row_logits = last ? tokens * vocab_here * (in.compute_bytes + 4.0) : 0.0;
   m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
-  if (in.compute_bytes == 2 && layers_here > 0) {  // the GPU engine's (the CPU's is in its terms)
-    const double q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp;
-    m.scratch = tokens * (4.0 * 2 * (double(d.ffn) / in.tp) + 2.0 * 2 * q + 2.0 * 2 * kv +
-                          d.hidden * (4.0 + 2.0)) +
-                tokens * d.hidden * 4.0 / residual_split(in);
+  if (in.compute_bytes == 2) {
+    // The GPU engine: its activations and scratch are the buffer table's, byte for byte (the
+    // attention backward's workspace, stated by the attention policy at run time, is in the
+    // workspace term).
+    const train::BufferTable table =
+        train::activation_buffers(stage_rank_plan(in, stage), in.precision, 0);
+    m.activations = double(train::table_bytes(table, train::BufferTerm::activations));
+    m.logits = in.logits_rows > 0 ? double(train::table_bytes(table, train::BufferTerm::logits))
+                                  : every_row_logits;
+    m.scratch = double(train::table_bytes(table, train::BufferTerm::scratch));
+    m.fp8 += double(train::table_bytes(table, train::BufferTerm::fp8));
+  } else {
+    m.activations = cpu_activation_bytes(in, layers_here, in_flight, tokens);
+    m.logits = every_row_logits;
   }
   m.workspace = in.workspace_bytes + context_parallel_bytes(in, tokens);
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
@@ -236,7 +241,7 @@ inline std::vector<MemoryPlan> plan_stages(const MemoryPlanInput& in) {
 }
 
 /// The busiest stage's plan: what every GPU must hold room for. Of equal totals, the earlier.
-constexpr MemoryPlan plan_memory(const MemoryPlanInput& in) {
+inline MemoryPlan plan_memory(const MemoryPlanInput& in) {
   MemoryPlan busiest = detail::plan_stage(in, 0);
   for (int stage = 1; stage < in.pp; ++stage) {
     const MemoryPlan m = detail::plan_stage(in, stage);
@@ -248,7 +253,7 @@ constexpr MemoryPlan plan_memory(const MemoryPlanInput& in) {
 /// An FP8 run's copies (docs/fp8.md): kept when the plan with them, times `margin`, fits
 /// `capacity_bytes` (or the capacity is unknown: 0), else recast, which holds one weight's copy
 /// instead of every layer's. Not an FP8 run: kept (unused).
-constexpr train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capacity_bytes,
+inline train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capacity_bytes,
                                                double margin) {
   in.precision.fp8.copies = train::Fp8Copies::kept;
   if (!in.precision.is_fp8() || capacity_bytes <= 0 ||
@@ -266,7 +271,7 @@ inline constexpr double fit_margin = 1.10;
 
 /// Largest layer count (a multiple of pp, at most the model's depth in `in.dims.layers`) whose
 /// plan, with a 10% margin, fits `capacity_bytes`; 0 when not even `pp` layers fit.
-constexpr int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes) {
+inline int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes) {
   const int full = in.dims.layers;
   in.stage_layers.clear();  // the even split of each count
   for (int n = full - full % in.pp; n >= in.pp; n -= in.pp) {

@@ -92,6 +92,27 @@ inline RankPlan plan_shard(const model::Dims& dims, const StepShape& shape, cons
   return p;
 }
 
+/// The part of the model the rank at places tp, pp, cp of its groups holds, running micro-batches
+/// of `shape` (unchecked: plan_rank checks the layout first).
+inline Shard shard_at(const model::Dims& dims, const StepShape& shape, GroupPlace tp,
+                      GroupPlace pp, GroupPlace cp) {
+  const auto stage = parallel::stage_range(dims.layers, pp.size, shape.stage_layers, pp.rank);
+  Shard shard;
+  shard.tp_rank = tp.rank;
+  shard.tp_size = tp.size;
+  shard.stages = pp.size;
+  shard.stage = pp.rank;
+  shard.layer_begin = stage.begin;
+  shard.layer_count = stage.count;
+  shard.first_stage = pp.rank == 0;
+  shard.last_stage = pp.rank == pp.size - 1;
+  shard.slots = pipeline_slots(pp.size, pp.rank, shape.grad_accum);
+  shard.sequence_parallel = shape.sequence_parallel && tp.size > 1;
+  shard.cp_rank = cp.rank;
+  shard.cp_size = cp.size;
+  return shard;
+}
+
 /// The plan of a rank at places tp, pp, dp, cp of its groups; `dp` holds the replicas of the
 /// weights (the device engine's DP x CP group: gradients, ZeRO-1 and the loss go over it). Throws
 /// core::InputError when the layout breaks a rule of parallel/validate.hpp for these dims (and
@@ -104,21 +125,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
   if (sequence_parallel)
     parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);
-  const auto stage = parallel::stage_range(dims.layers, pp.size, shape.stage_layers, pp.rank);
-  Shard shard;
-  shard.tp_rank = tp.rank;
-  shard.tp_size = tp.size;
-  shard.stages = pp.size;
-  shard.stage = pp.rank;
-  shard.layer_begin = stage.begin;
-  shard.layer_count = stage.count;
-  shard.first_stage = pp.rank == 0;
-  shard.last_stage = pp.rank == pp.size - 1;
-  shard.slots = pipeline_slots(pp.size, pp.rank, shape.grad_accum);
-  shard.sequence_parallel = sequence_parallel;
-  shard.cp_rank = cp.rank;
-  shard.cp_size = cp.size;
-  RankPlan p = plan_shard(dims, shape, shard);
+  RankPlan p = plan_shard(dims, shape, shard_at(dims, shape, tp, pp, cp));
   p.dp = dp.size;
   p.dp_rank = dp.rank;
   p.zero = dp.size > 1 && opt.distributed_optimizer;

@@ -8,12 +8,9 @@
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/gpu.cuh"
 #include "tprimat/kernels/reduce.cuh"
+#include "tprimat/kernels/reduction_chunks.hpp"
 
 namespace tprimat::kernels {
-
-/// Row chunks (grid.y) of the first pass: enough blocks to fill the GPU even for a narrow bias
-/// (Qwen's 512-wide k/v biases), few enough that the partials' column sum stays cheap.
-inline constexpr std::int64_t bias_chunks = 512;
 
 /// partials[y, c] = sum of dy[r, c] over rows r = y, y + gridDim.y, ... in order.
 template <int V>

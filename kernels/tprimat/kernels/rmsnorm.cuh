@@ -9,14 +9,10 @@
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/gpu.cuh"
 #include "tprimat/kernels/reduce.cuh"
+#include "tprimat/kernels/reduction_chunks.hpp"
 #include "tprimat/kernels/split_float.hpp"
 
 namespace tprimat::kernels {
-
-/// Row chunks of the backward's dg: each block reduces every rmsnorm_chunks-th row into its own
-/// [h] partial row. 1024 blocks fill an H100 (132 SMs x 8 blocks of 256 threads) while the
-/// partials stay small (16 MiB at h = 4096) and their column sum cheap.
-inline constexpr std::int64_t rmsnorm_chunks = 1024;
 
 /// dg accumulators above this many columns no longer fit the default 48 KiB of shared memory and
 /// live in the block's partial row in global memory instead.

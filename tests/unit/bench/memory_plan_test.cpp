@@ -18,6 +18,16 @@ namespace {
 
 using namespace tprimat;
 
+// A bf16 Llama layer of the GPU engine a token (train/activation_buffers.hpp): x and x_mid fp32,
+// both norms' bf16 outputs and fp32 rstd, q k v and the attention output in bf16, the fp32
+// log-sum-exp of each head, gate and up in bf16.
+constexpr double llama_layer_token =
+    4.0 * 2 * 4096 + 2.0 * 2 * 4096 + 4.0 * 2 + 2.0 * (2 * 4096 + 2 * 1024) + 4.0 * 32 +
+    2.0 * 2 * 14336;
+// The last stage's head a token beside its logits: its fp32 input (the stage's output), the final
+// norm's bf16 output, its rstd and the row's loss.
+constexpr double llama_head_token = 4.0 * 4096 + 2.0 * 4096 + 4.0 + 4.0;
+
 bench::MemoryPlanInput llama_input() {
   bench::MemoryPlanInput in;
   in.dims = model::dims<model::Llama31_8B>();
@@ -45,9 +55,11 @@ TEST(MemoryPlan, StateTermsByHandForOneReplica) {
                    double(train::loss_chunk_rows) * 128256 * 2 + 32768.0 * 4096 * 4);
   // The GPU engine's backward scratch a token: the MLP's four [ffn] bf16 tensors, dq, dattn, dk,
   // dv in bf16, a norm output's fp32 gradient and the residual gradient's bf16 copy, and the
-  // residual's fp32 gradient (split over TP under sequence parallelism).
+  // residual's fp32 gradient (split over TP under sequence parallelism); RMSNorm's 1024 fp32
+  // partial rows, one float of bias partials (no bias) and a byte of attention workspace (its
+  // size is the policy's, in the workspace term).
   const double scratch_token = 2.0 * (4 * 14336 + 2 * 4096 + 2 * 1024) + 4096 * 6.0 + 4096 * 4.0;
-  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token);
+  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token + 4.0 * 1024 * 4096 + 4 + 1);
   auto cpu = in;
   cpu.compute_bytes = 4;  // the CPU engine's scratch is in its own terms
   EXPECT_EQ(bench::plan_memory(cpu).scratch, 0.0);
@@ -59,10 +71,8 @@ TEST(MemoryPlan, ActivationsPerTokenByHand) {
   auto in = llama_input();
   in.dims = in.dims.with_layers(1);
   const auto plan = bench::plan_memory(in);
-  // One Llama layer saves 2 bytes x (4h + 2q + 2kv + 3f) per token, plus fp32 softmax/norm
-  // statistics (heads + 2); the embedding output adds an fp32 hidden vector per token.
-  const double per_token = 2.0 * (4 * 4096 + 2 * 4096 + 2 * 1024 + 3 * 14336) + 4.0 * (32 + 2);
-  EXPECT_DOUBLE_EQ(plan.activations, 2048.0 * (per_token + 4096 * 4.0));
+  // One layer's buffers and the head's (its input is the stage's output).
+  EXPECT_DOUBLE_EQ(plan.activations, 2048.0 * (llama_layer_token + llama_head_token));
 }
 
 TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
@@ -72,14 +82,15 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
   const auto plain = bench::plan_memory(in);
   in.sequence_parallel = true;
   const auto sp = bench::plan_memory(in);
-  // TP=2 splits q, kv and f (2048, 512, 7168); SP also splits the residual stream (x and x_mid,
-  // 2 of the 4 hidden vectors) and the two norms' rstd, not the norms' gathered outputs; the
-  // stage's fp32 output (the embedding's, here) is split too.
-  const double plain_token = 2.0 * (4 * 4096 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 2);
-  const double sp_token =
-      2.0 * (2 * 4096 / 2 + 2 * 4096 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 2.0 / 2);
-  EXPECT_DOUBLE_EQ(plain.activations, 2048.0 * (plain_token + 4096 * 4.0));
-  EXPECT_DOUBLE_EQ(sp.activations, 2048.0 * (sp_token + 4096 * 4.0 / 2));
+  // TP=2 splits q, kv and f (2048, 512, 7168) and the heads; SP also splits the residual stream
+  // (x and x_mid, fp32) and the two norms' rstd, not the norms' gathered outputs; the stage's
+  // fp32 output and the final norm's rstd are split too, not its output nor the rows' loss.
+  const double rest = 2.0 * (2 * 2048 + 2 * 512) + 4.0 * 16 + 2.0 * 2 * 7168;
+  const double plain_token = 4.0 * 2 * 4096 + 2.0 * 2 * 4096 + 4.0 * 2 + rest;
+  const double sp_token = 4.0 * 2 * 4096 / 2 + 2.0 * 2 * 4096 + 4.0 * 2 / 2 + rest;
+  EXPECT_DOUBLE_EQ(plain.activations, 2048.0 * (plain_token + llama_head_token));
+  EXPECT_DOUBLE_EQ(sp.activations,
+                   2048.0 * (sp_token + 4096 * 4.0 / 2 + 2.0 * 4096 + 4.0 / 2 + 4.0));
   // Nothing else moves but the scratch's residual gradient: weights, state, logits, workspace.
   EXPECT_DOUBLE_EQ(plain.scratch - sp.scratch, 2048.0 * 4096 * 4.0 / 2);
   EXPECT_DOUBLE_EQ(sp.total - sp.activations - sp.scratch,
@@ -93,16 +104,16 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
   in.tp = 2;
   in.sequence_parallel = true;
   in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);  // every layer
-  const double fp8_token = 2.0 * (2 * 4096 / 2 + 2 * 2048 + 2 * 512 + 3 * 7168) + 4.0 * (16 + 1);
-  EXPECT_DOUBLE_EQ(bench::plan_memory(in).activations, 2048.0 * (fp8_token + 4096 * 4.0 / 2));
+  const double fp8_token = sp_token - 2.0 * 2 * 4096;
+  EXPECT_DOUBLE_EQ(bench::plan_memory(in).activations,
+                   2048.0 * (fp8_token + 4096 * 4.0 / 2 + 2.0 * 4096 + 4.0 / 2 + 4.0));
 }
 
 TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
   auto in = llama_input();
   in.dims = in.dims.with_layers(4);
   const double h = 4096, q = 4096, kv = 1024, f = 14336, tokens = 2048;
-  const double stats = 4.0 * (32 + 2), embedding_out = 4096 * 4.0;
-  const double bf16_layer = 2.0 * (4 * h + 2 * q + 2 * kv + 3 * f) + stats;
+  const double bf16_layer = llama_layer_token;
   const double fp8_layer = bf16_layer - 2.0 * 2 * h;  // no bf16 norm outputs
   // An input's rows and two gradient pairs (widest: f), and a norm's bf16 output.
   const double scratch = 5.0 * tokens * f + 2.0 * tokens * h;
@@ -111,7 +122,7 @@ TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
   in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);
   const auto kept = bench::plan_memory(in);
   // Current scaling keeps layers 0 and 3 in bf16: two FP8 layers.
-  EXPECT_DOUBLE_EQ(kept.activations, tokens * (2 * bf16_layer + 2 * fp8_layer + embedding_out));
+  EXPECT_DOUBLE_EQ(kept.activations, tokens * (2 * bf16_layer + 2 * fp8_layer + llama_head_token));
   EXPECT_DOUBLE_EQ(kept.fp8, 2 * (2 * projections + tokens * (h + q + h + f)) + scratch);
 
   in.precision.fp8.copies = train::Fp8Copies::recast;
@@ -269,7 +280,7 @@ TEST(MemoryPlan, RecomputationKeepsGroupInputsAndOneGroupByHand) {
   in.dims = in.dims.with_layers(8);
   in.pp = 2;
   in.grad_accum = 8;
-  const double per_token = 2.0 * (4 * 4096 + 2 * 4096 + 2 * 1024 + 3 * 14336) + 4.0 * (32 + 2);
+  const double per_token = llama_layer_token;
   const double tokens = 2048, input = 4096 * 4.0;
   const double plain = bench::plan_stages(in)[0].activations;
   // Stage 0 of 2: 4 layers, 2 micro-batches in flight, the stage's output each.
@@ -309,12 +320,16 @@ TEST(MemoryPlan, SelectiveRecomputationDropsItsModulesOnceByHand) {
   EXPECT_DOUBLE_EQ(with(norms), plain - 4 * tokens * 2.0 * 2 * h + tokens * 2.0 * 2 * h);
   EXPECT_DOUBLE_EQ(with(mlp), plain - 3 * tokens * 2.0 * (h + 2 * f));
   EXPECT_DOUBLE_EQ(with(norms | mlp), plain - 3 * tokens * 2.0 * (2 * h + 2 * f));
-  // FP8 layers keep their norms as FP8 transposes: layernorm drops nothing of theirs.
-  in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
-  in.recompute = {};
-  const double fp8_plain = bench::plan_memory(in).activations;
-  int bf16_layers = 0;
-  for (int l = 0; l < 4; ++l) bf16_layers += !in.precision.layer_in_fp8(l, 4);
-  ASSERT_LT(bf16_layers, 4);
-  EXPECT_DOUBLE_EQ(with(norms), fp8_plain - (bf16_layers - 1) * tokens * 2.0 * 2 * h);
+  // FP8 layers keep their norms as FP8 transposes: layernorm drops nothing of theirs, and with no
+  // bf16 layer (delayed scaling's every layer) there is nothing to share either.
+  for (const auto recipe : {train::Fp8Recipe::current, train::Fp8Recipe::delayed}) {
+    in.precision = train::PrecisionConfig::fp8_hybrid(recipe);
+    in.recompute = {};
+    const double fp8_plain = bench::plan_memory(in).activations;
+    int bf16_layers = 0;
+    for (int l = 0; l < 4; ++l) bf16_layers += !in.precision.layer_in_fp8(l, 4);
+    ASSERT_LT(bf16_layers, 4);
+    const double shared = bf16_layers > 0 ? tokens * 2.0 * 2 * h : 0.0;
+    EXPECT_DOUBLE_EQ(with(norms), fp8_plain - bf16_layers * tokens * 2.0 * 2 * h + shared);
+  }
 }

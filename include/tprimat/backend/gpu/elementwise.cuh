@@ -150,7 +150,7 @@ TPRIMAT_GPU_INLINE void Gpu::rmsnorm_backward(const float* x, const bf16* g,
 }
 
 TPRIMAT_GPU_INLINE std::int64_t Gpu::rmsnorm_partials(std::int64_t n, int h) {
-  return (n < kernels::rmsnorm_chunks ? n : kernels::rmsnorm_chunks) * std::int64_t{h};
+  return kernels::rmsnorm_partials(n, h);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::rope_forward(bf16* x, std::int64_t rows, int seq, int heads,
@@ -223,7 +223,7 @@ TPRIMAT_GPU_INLINE void Gpu::bias_backward(const bf16* dy, std::int64_t rows, st
 }
 
 TPRIMAT_GPU_INLINE std::int64_t Gpu::bias_partials(std::int64_t rows, std::int64_t cols) {
-  return (rows < kernels::bias_chunks ? rows : kernels::bias_chunks) * cols;
+  return kernels::bias_partials(rows, cols);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::cross_entropy(bf16* logits, const std::int32_t* targets,

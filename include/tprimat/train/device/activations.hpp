@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/train/activation_buffers.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
@@ -18,6 +21,16 @@ namespace tprimat::train::device {
 
 using backend::DeviceBuffer;
 using bf16 = backend::Gpu::bf16;
+
+/// Allocates table entry `e` as T elements; a table whose element size is not T's is a bug.
+template <class T>
+DeviceBuffer<T> take(BufferAllocator& a, const BufferEntry& e) {
+  if (e.element_bytes != static_cast<int>(sizeof(T)))
+    throw core::RunError("activation buffer table: " + std::string(name_of(e.buffer)) + " holds " +
+                         std::to_string(e.element_bytes) + "-byte elements, the engine reads " +
+                         std::to_string(sizeof(T)));
+  return a.alloc<T>(e.count);
+}
 
 /// One layer's forward of one micro-batch of n tokens, as its backward reads it. `rows`: n, or
 /// n / TP under sequence parallelism (RankPlan::rows).
@@ -56,47 +69,21 @@ struct Activations {
   DeviceBuffer<float> head_dxn;    // [n, hidden]: the head's input gradient, forward to backward
   DeviceBuffer<float> row_loss;    // [n]
 
-  /// `fp8_layer[l]`: local layer l runs its projections in FP8 (empty: none does).
-  void allocate(BufferAllocator& a, const RankPlan& p, const std::vector<bool>& fp8_layer) {
-    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden;
+  /// The table's Activations buffers (train/activation_buffers.hpp), allocated in its order.
+  void allocate(BufferAllocator& a, const RankPlan& p, const BufferTable& table) {
     local_layers = p.local_layers;
     recompute = p.shape.recompute;
-    slot_stride = rows * h;
-    auto in_fp8 = [&](int l) { return l < static_cast<int>(fp8_layer.size()) && fp8_layer[l]; };
-    bool any_bf16 = false;
-    for (int l = 0; l < local_layers; ++l) any_bf16 = any_bf16 || !in_fp8(l);
-    using train::RecomputeModule;
-    const bool rerun_norms = recompute.reruns(RecomputeModule::layernorm),
-               rerun_mlp = recompute.reruns(RecomputeModule::mlp);
-    if (local_layers > 0) {
-      if (any_bf16 && rerun_norms) rerun_xn1 = a.alloc<bf16>(n * h);
-      if (any_bf16 && (rerun_norms || rerun_mlp)) rerun_xn2 = a.alloc<bf16>(n * h);
-      if (rerun_mlp) {
-        rerun_gate = a.alloc<bf16>(n * p.d.ffn);
-        rerun_up = a.alloc<bf16>(n * p.d.ffn);
-      }
-    }
+    slot_stride = p.rows * p.d.hidden;
     layers.resize(static_cast<std::size_t>(p.slots) * p.local_layers);
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      const int l = static_cast<int>(i % static_cast<std::size_t>(p.local_layers));
-      if (!recompute.recomputed(l, local_layers))
-        allocate_layer(a, p, layers[i], in_fp8(l) ? NormOutputs::fp8_only : NormOutputs::kept);
-      else if (recompute.group_begin(l) == l)
-        layers[i].x = a.alloc<float>(rows * h);
-    }
-    if (recompute.full() && local_layers > 0) {
+    if (recompute.full() && local_layers > 0)
       recomputed.resize(static_cast<std::size_t>(std::min(recompute.group_layers(), local_layers)));
-      for (auto& r : recomputed)
-        allocate_layer(a, p, r, any_bf16 ? NormOutputs::kept : NormOutputs::fp8_only);
-      recomputed_output = a.alloc<float>(rows * h);
-    }
-    x_final = a.alloc<float>(p.slots * rows * h);
-    if (p.last_stage) {
-      xn_final = a.alloc<bf16>(n * h);
-      rstd_final = a.alloc<float>(rows);
-      logits = a.alloc<bf16>(std::min(n, loss_chunk_rows) * p.d.vocab);  // head.hpp's chunks
-      head_dxn = a.alloc<float>(n * h);
-      row_loss = a.alloc<float>(n);
+    for (const BufferEntry& e : table) {
+      if (e.holder == BufferHolder::stage)
+        allocate_stage_buffer(a, e);
+      else
+        allocate_layer_buffer(a, e, e.holder == BufferHolder::kept_layer
+                                        ? layers.at(static_cast<std::size_t>(e.index))
+                                        : recomputed.at(static_cast<std::size_t>(e.index)));
     }
   }
 
@@ -127,41 +114,60 @@ struct Activations {
   }
 
  private:
-  /// An FP8 layer's weight gradients read its norms' outputs as FP8 transposes (Fp8Linears).
-  enum class NormOutputs { kept, fp8_only };
-  /// A layer's buffers; what selective recomputation reruns points at the shared rerun_* ones.
-  void allocate_layer(BufferAllocator& a, const RankPlan& p, LayerActivations& l,
-                      NormOutputs norms) {
-    const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, qd = p.d.q_dim(),
-                       kvd = p.d.kv_dim();
-    using train::RecomputeModule;
-    const bool rerun_norms = recompute.reruns(RecomputeModule::layernorm),
-               rerun_mlp = recompute.reruns(RecomputeModule::mlp);
-    l.x = a.alloc<float>(rows * h);
-    l.x_mid = a.alloc<float>(rows * h);
-    if (norms == NormOutputs::kept) {
-      if (rerun_norms)
-        l.xn1 = rerun_xn1.data();
-      else
-        l.xn1 = (l.own_xn1 = a.alloc<bf16>(n * h)).data();
-      if (rerun_norms || rerun_mlp)
-        l.xn2 = rerun_xn2.data();
-      else
-        l.xn2 = (l.own_xn2 = a.alloc<bf16>(n * h)).data();
+  /// The stage's buffers of the table; scratch entries are Scratch's.
+  void allocate_stage_buffer(BufferAllocator& a, const BufferEntry& e) {
+    using B = ActivationBuffer;
+    switch (e.buffer) {
+      case B::rerun_xn1: rerun_xn1 = take<bf16>(a, e); break;
+      case B::rerun_xn2: rerun_xn2 = take<bf16>(a, e); break;
+      case B::rerun_gate: rerun_gate = take<bf16>(a, e); break;
+      case B::rerun_up: rerun_up = take<bf16>(a, e); break;
+      case B::recomputed_output: recomputed_output = take<float>(a, e); break;
+      case B::x_final: x_final = take<float>(a, e); break;
+      case B::xn_final: xn_final = take<bf16>(a, e); break;
+      case B::rstd_final: rstd_final = take<float>(a, e); break;
+      case B::logits: logits = take<bf16>(a, e); break;
+      case B::head_dxn: head_dxn = take<float>(a, e); break;
+      case B::row_loss: row_loss = take<float>(a, e); break;
+      default: break;
     }
-    l.rstd1 = a.alloc<float>(rows);
-    l.rstd2 = a.alloc<float>(rows);
-    l.q = a.alloc<bf16>(n * qd);
-    l.k = a.alloc<bf16>(n * kvd);
-    l.v = a.alloc<bf16>(n * kvd);
-    l.attn = a.alloc<bf16>(n * qd);
-    l.lse = a.alloc<float>(std::int64_t{p.shape.mbs} * p.d.heads * p.local_seq);
-    if (rerun_mlp) {
-      l.gate = rerun_gate.data();
-      l.up = rerun_up.data();
-    } else {
-      l.gate = (l.own_gate = a.alloc<bf16>(n * p.d.ffn)).data();
-      l.up = (l.own_up = a.alloc<bf16>(n * p.d.ffn)).data();
+  }
+  /// The stage's buffer a rerun module writes (BufferEntry::storage).
+  bf16* rerun_buffer(ActivationBuffer storage) {
+    using B = ActivationBuffer;
+    switch (storage) {
+      case B::rerun_xn1: return rerun_xn1.data();
+      case B::rerun_xn2: return rerun_xn2.data();
+      case B::rerun_gate: return rerun_gate.data();
+      case B::rerun_up: return rerun_up.data();
+      default: throw core::RunError("activation buffer table: " + std::string(name_of(storage)) +
+                                    " is no rerun buffer");
+    }
+  }
+  /// One of a layer's buffers; a module selective recomputation reruns points at the stage's.
+  void allocate_layer_buffer(BufferAllocator& a, const BufferEntry& e, LayerActivations& l) {
+    using B = ActivationBuffer;
+    const bool own = e.storage == e.buffer;
+    const auto own_or_rerun = [&](DeviceBuffer<bf16>& mine) {
+      return own ? (mine = take<bf16>(a, e)).data() : rerun_buffer(e.storage);
+    };
+    switch (e.buffer) {
+      case B::x: l.x = take<float>(a, e); break;
+      case B::x_mid: l.x_mid = take<float>(a, e); break;
+      case B::xn1: l.xn1 = own_or_rerun(l.own_xn1); break;
+      case B::xn2: l.xn2 = own_or_rerun(l.own_xn2); break;
+      case B::rstd1: l.rstd1 = take<float>(a, e); break;
+      case B::rstd2: l.rstd2 = take<float>(a, e); break;
+      case B::q: l.q = take<bf16>(a, e); break;
+      case B::k: l.k = take<bf16>(a, e); break;
+      case B::v: l.v = take<bf16>(a, e); break;
+      case B::attn: l.attn = take<bf16>(a, e); break;
+      case B::lse: l.lse = take<float>(a, e); break;
+      case B::gate: l.gate = own_or_rerun(l.own_gate); break;
+      case B::up: l.up = own_or_rerun(l.own_up); break;
+      default:
+        throw core::RunError("activation buffer table: " + std::string(name_of(e.buffer)) +
+                             " is no layer buffer");
     }
   }
 };
@@ -178,22 +184,41 @@ struct Scratch {
   DeviceBuffer<float> norm_partials, bias_partials;
   DeviceBuffer<std::uint8_t> attn_workspace;
 
-  void allocate(BufferAllocator& a, const RankPlan& p, std::size_t attention_workspace, bool fp8) {
-    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim();
-    for (auto* b : {&hidden, &dhidden, &dgate, &dup}) *b = a.alloc<bf16>(n * p.d.ffn);
-    if (fp8) xn = a.alloc<bf16>(n * h);
-    dres = a.alloc<float>(p.rows * h);
-    dxn = a.alloc<float>(n * h);
-    dres_bf = a.alloc<bf16>(n * h);
-    dattn = a.alloc<bf16>(n * qd);
-    dq = a.alloc<bf16>(n * qd);
-    dk = a.alloc<bf16>(n * kvd);
-    dv = a.alloc<bf16>(n * kvd);
-    norm_partials = a.alloc<float>(backend::Gpu::rmsnorm_partials(n, p.d.hidden));
-    bias_partials = a.alloc<float>(p.d.qkv_bias ? backend::Gpu::bias_partials(n, qd) : 1);
-    attn_workspace = a.alloc<std::uint8_t>(
-        static_cast<std::int64_t>(attention_workspace > 0 ? attention_workspace : 1));
+  /// The table's scratch buffers (BufferTerm scratch, and FP8's cast_input).
+  void allocate(BufferAllocator& a, const BufferTable& table) {
+    using B = ActivationBuffer;
+    for (const BufferEntry& e : table) {
+      if (e.holder != BufferHolder::stage) continue;
+      switch (e.buffer) {
+        case B::hidden: hidden = take<bf16>(a, e); break;
+        case B::dhidden: dhidden = take<bf16>(a, e); break;
+        case B::dgate: dgate = take<bf16>(a, e); break;
+        case B::dup: dup = take<bf16>(a, e); break;
+        case B::cast_input: xn = take<bf16>(a, e); break;
+        case B::dres: dres = take<float>(a, e); break;
+        case B::dxn: dxn = take<float>(a, e); break;
+        case B::dres_bf: dres_bf = take<bf16>(a, e); break;
+        case B::dattn: dattn = take<bf16>(a, e); break;
+        case B::dq: dq = take<bf16>(a, e); break;
+        case B::dk: dk = take<bf16>(a, e); break;
+        case B::dv: dv = take<bf16>(a, e); break;
+        case B::norm_partials: norm_partials = take<float>(a, e); break;
+        case B::bias_partials: bias_partials = take<float>(a, e); break;
+        case B::attention_workspace: attn_workspace = take<std::uint8_t>(a, e); break;
+        default: break;
+      }
+    }
   }
 };
+
+/// Every byte the table lists was allocated, by Activations or by Scratch: an entry neither
+/// knows would leave the plan counting memory the engine never holds.
+inline void check_allocated(const BufferTable& table, std::size_t allocated) {
+  std::int64_t listed = 0;
+  for (const BufferEntry& e : table) listed += e.bytes();
+  if (listed != static_cast<std::int64_t>(allocated))
+    throw core::RunError("activation buffer table: " + std::to_string(listed) +
+                         " bytes listed, " + std::to_string(allocated) + " allocated");
+}
 
 }  // namespace tprimat::train::device

@@ -96,11 +96,15 @@ class Engine {
     BufferAllocator a{stream_};
     params_.allocate(a, plan, sync_.plan.buckets);
     fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp));
-    acts_.allocate(a, plan, fp8_.layers_on());
-    scratch_.allocate(a, plan,
-                      attention_ ? attention_->backward_workspace_bytes()
-                                 : cp_attention_->backward_workspace_bytes(),
-                      fp8_.enabled());
+    // The activations and scratch from the one table the memory plan sums too.
+    const BufferTable table = activation_buffers(
+        plan, options.precision,
+        static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
+                                             : cp_attention_->backward_workspace_bytes()));
+    const std::size_t before_activations = a.held;
+    acts_.allocate(a, plan, table);
+    scratch_.allocate(a, table);
+    check_allocated(table, a.held - before_activations);
     if (cp_attention_) cp_attention_->allocate(a);
     rope_.allocate(a, plan);
     io_.allocate(a, plan);

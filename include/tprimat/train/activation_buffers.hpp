@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// The device engine's activations and scratch, listed once: the engine allocates them from this
+// table (train/device/activations.hpp) and the memory plan sums it (bench/memory_plan.hpp), so
+// the two cannot disagree. Host code: the plan needs no GPU compiler.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tprimat/kernels/reduction_chunks.hpp"
+#include "tprimat/train/config.hpp"
+#include "tprimat/train/precision.hpp"
+#include "tprimat/train/rank_plan.hpp"
+
+namespace tprimat::train {
+
+/// The memory plan's term a buffer counts in (bench::MemoryPlan's fields).
+enum class BufferTerm : std::uint8_t { activations, logits, scratch, fp8 };
+
+/// Every buffer of train::device::Activations (a layer's: x .. up; the stage's: rerun_xn1 ..
+/// row_loss) and train::device::Scratch (hidden .. attention_workspace).
+enum class ActivationBuffer : std::uint8_t {
+  x, x_mid, xn1, xn2, rstd1, rstd2, q, k, v, attn, lse, gate, up,
+  rerun_xn1, rerun_xn2, rerun_gate, rerun_up, recomputed_output, x_final, xn_final, rstd_final,
+  logits, head_dxn, row_loss,
+  hidden, dhidden, dgate, dup, cast_input, dres, dxn, dres_bf, dattn, dq, dk, dv, norm_partials,
+  bias_partials, attention_workspace,
+};
+
+inline constexpr std::array<std::string_view, 39> activation_buffer_names = {
+    "x", "x_mid", "xn1", "xn2", "rstd1", "rstd2", "q", "k", "v", "attn", "lse", "gate", "up",
+    "rerun_xn1", "rerun_xn2", "rerun_gate", "rerun_up", "recomputed_output", "x_final",
+    "xn_final", "rstd_final", "logits", "head_dxn", "row_loss",
+    "hidden", "dhidden", "dgate", "dup", "cast_input", "dres", "dxn", "dres_bf", "dattn", "dq",
+    "dk", "dv", "norm_partials", "bias_partials", "attention_workspace"};
+static_assert(activation_buffer_names.size() == std::size_t(ActivationBuffer::attention_workspace) + 1);
+
+constexpr std::string_view name_of(ActivationBuffer b) {
+  return activation_buffer_names[static_cast<std::size_t>(b)];
+}
+
+/// Whose buffer it is: the stage's (shared by its layers and slots), a slot's layer
+/// (Activations::layers[index], index = slot x local layers + layer), or a place in the group
+/// full recomputation runs again (Activations::recomputed[index]).
+enum class BufferHolder : std::uint8_t { stage, kept_layer, recomputed_layer };
+
+/// One buffer: `count` elements of `element_bytes`. A layer's xn1, xn2, gate or up whose module
+/// selective recomputation reruns has no memory of its own: `storage` names the stage's buffer
+/// it uses (rerun_*) and `count` is 0; otherwise `storage` is `buffer`.
+struct BufferEntry {
+  ActivationBuffer buffer;
+  BufferHolder holder = BufferHolder::stage;
+  int index = 0;
+  int element_bytes = 0;
+  std::int64_t count = 0;
+  BufferTerm term = BufferTerm::activations;
+  ActivationBuffer storage = buffer;
+  constexpr std::int64_t bytes() const { return count * element_bytes; }
+};
+
+/// The buffers in the order the engine allocates them.
+using BufferTable = std::vector<BufferEntry>;
+
+/// Bytes of the table's buffers that count in `term`.
+inline std::int64_t table_bytes(const BufferTable& table, BufferTerm term) {
+  std::int64_t sum = 0;
+  for (const auto& e : table)
+    if (e.term == term) sum += e.bytes();
+  return sum;
+}
+
+namespace detail {
+
+/// Appends one layer's buffers (LayerActivations). `fp8`: its projections run in FP8, whose
+/// weight gradients read the norms' outputs as FP8 transposes, so it keeps no bf16 copy of them.
+inline void add_layer_buffers(BufferTable& t, const RankPlan& p, BufferHolder holder, int index,
+                              bool fp8) {
+  using enum ActivationBuffer;
+  const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden;
+  const Recompute& r = p.shape.recompute;
+  const bool rerun_norms = r.reruns(RecomputeModule::layernorm),
+             rerun_mlp = r.reruns(RecomputeModule::mlp);
+  const auto add = [&](ActivationBuffer b, int bytes, std::int64_t count) {
+    t.push_back({b, holder, index, bytes, count, BufferTerm::activations, b});
+  };
+  const auto shared = [&](ActivationBuffer b, ActivationBuffer storage) {
+    t.push_back({b, holder, index, 2, 0, BufferTerm::activations, storage});
+  };
+  add(x, 4, rows * h);
+  add(x_mid, 4, rows * h);
+  if (!fp8) {
+    if (rerun_norms)
+      shared(xn1, rerun_xn1);
+    else
+      add(xn1, 2, n * h);
+    if (rerun_norms || rerun_mlp)
+      shared(xn2, rerun_xn2);
+    else
+      add(xn2, 2, n * h);
+  }
+  add(rstd1, 4, rows);
+  add(rstd2, 4, rows);
+  add(q, 2, n * p.d.q_dim());
+  add(k, 2, n * p.d.kv_dim());
+  add(v, 2, n * p.d.kv_dim());
+  add(attn, 2, n * p.d.q_dim());
+  add(lse, 4, std::int64_t{p.shape.mbs} * p.d.heads * p.local_seq);
+  if (rerun_mlp) {
+    shared(gate, rerun_gate);
+    shared(up, rerun_up);
+  } else {
+    add(gate, 2, n * p.d.ffn);
+    add(up, 2, n * p.d.ffn);
+  }
+}
+
+}  // namespace detail
+
+/// Whether local layer l of the rank's stage runs its projections in FP8 (the rule Fp8Linears
+/// applies: PrecisionConfig::layer_in_fp8 of the model's layer).
+inline bool local_layer_in_fp8(const RankPlan& p, const PrecisionConfig& precision, int l) {
+  return precision.layer_in_fp8(p.layer_begin + l, p.full.layers);
+}
+
+/// Every activation and scratch buffer of the rank `p` runs, in allocation order.
+/// `attention_workspace_bytes`: the attention backward's workspace, which the attention policy
+/// states at run time (the plan passes 0 and counts it in its workspace term).
+///
+/// Each slot (micro-batch in flight under 1F1B) keeps each layer's activations, except that a
+/// layer full recomputation reruns keeps only its group's input (the group's first layer its x,
+/// the others nothing) and runs in `recomputed_layer` buffers shared by every group and slot.
+/// Under selective recomputation the modules rerun write the stage's rerun_* buffers.
+inline BufferTable activation_buffers(const RankPlan& p, const PrecisionConfig& precision,
+                                      std::int64_t attention_workspace_bytes) {
+  using enum ActivationBuffer;
+  BufferTable t;
+  const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, f = p.d.ffn, qd = p.d.q_dim(),
+                     kvd = p.d.kv_dim();
+  const int layers = p.local_layers;
+  const Recompute& r = p.shape.recompute;
+  const auto stage = [&](ActivationBuffer b, int bytes, std::int64_t count,
+                         BufferTerm term = BufferTerm::activations) {
+    t.push_back({b, BufferHolder::stage, 0, bytes, count, term, b});
+  };
+  bool any_bf16 = false;
+  for (int l = 0; l < layers; ++l) any_bf16 = any_bf16 || !local_layer_in_fp8(p, precision, l);
+  const bool rerun_norms = r.reruns(RecomputeModule::layernorm),
+             rerun_mlp = r.reruns(RecomputeModule::mlp);
+  if (layers > 0) {
+    if (any_bf16 && rerun_norms) stage(rerun_xn1, 2, n * h);
+    if (any_bf16 && (rerun_norms || rerun_mlp)) stage(rerun_xn2, 2, n * h);
+    if (rerun_mlp) {
+      stage(rerun_gate, 2, n * f);
+      stage(rerun_up, 2, n * f);
+    }
+  }
+  for (int slot = 0; slot < p.slots; ++slot)
+    for (int l = 0; l < layers; ++l) {
+      const int index = slot * layers + l;
+      if (!r.recomputed(l, layers))
+        detail::add_layer_buffers(t, p, BufferHolder::kept_layer, index,
+                                  local_layer_in_fp8(p, precision, l));
+      else if (r.group_begin(l) == l)
+        t.push_back({x, BufferHolder::kept_layer, index, 4, rows * h, BufferTerm::activations, x});
+    }
+  if (r.full() && layers > 0) {
+    for (int place = 0; place < std::min(r.group_layers(), layers); ++place)
+      detail::add_layer_buffers(t, p, BufferHolder::recomputed_layer, place, !any_bf16);
+    stage(recomputed_output, 4, rows * h);
+  }
+  stage(x_final, 4, p.slots * rows * h);
+  if (p.last_stage) {
+    stage(xn_final, 2, n * h);
+    stage(rstd_final, 4, rows);
+    // One chunk of the head's logits at a time (train/device/head.hpp); the gradient overwrites it.
+    stage(logits, 2, std::min(n, loss_chunk_rows) * p.d.vocab, BufferTerm::logits);
+    stage(head_dxn, 4, n * h, BufferTerm::logits);
+    stage(row_loss, 4, n);
+  }
+  // Scratch, one set for every layer's pass.
+  for (const auto b : {hidden, dhidden, dgate, dup}) stage(b, 2, n * f, BufferTerm::scratch);
+  // An FP8 layer's norm output, until its cast.
+  if (precision.is_fp8()) stage(cast_input, 2, n * h, BufferTerm::fp8);
+  stage(dres, 4, rows * h, BufferTerm::scratch);
+  stage(dxn, 4, n * h, BufferTerm::scratch);
+  stage(dres_bf, 2, n * h, BufferTerm::scratch);
+  stage(dattn, 2, n * qd, BufferTerm::scratch);
+  stage(dq, 2, n * qd, BufferTerm::scratch);
+  stage(dk, 2, n * kvd, BufferTerm::scratch);
+  stage(dv, 2, n * kvd, BufferTerm::scratch);
+  stage(norm_partials, 4, kernels::rmsnorm_partials(n, h), BufferTerm::scratch);
+  stage(bias_partials, 4, p.d.qkv_bias ? kernels::bias_partials(n, qd) : 1, BufferTerm::scratch);
+  stage(attention_workspace, 1, std::max<std::int64_t>(attention_workspace_bytes, 1),
+        BufferTerm::scratch);
+  return t;
+}
+
+}  // namespace tprimat::train

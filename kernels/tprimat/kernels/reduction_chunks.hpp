@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// How many partial rows the deterministic column reductions (RMSNorm's dg, a bias gradient) write:
+// host code, so that the engine's buffer table can size their scratch without a GPU compiler.
+#pragma once
+
+#include <cstdint>
+
+namespace tprimat::kernels {
+
+/// Row chunks of the backward's dg: each block reduces every rmsnorm_chunks-th row into its own
+/// [h] partial row. 1024 blocks fill an H100 (132 SMs x 8 blocks of 256 threads) while the
+/// partials stay small (16 MiB at h = 4096) and their column sum cheap.
+inline constexpr std::int64_t rmsnorm_chunks = 1024;
+
+/// Row chunks (grid.y) of a bias gradient's first pass: enough blocks to fill the GPU even for a
+/// narrow bias (Qwen's 512-wide k/v biases), few enough that the partials' column sum stays cheap.
+inline constexpr std::int64_t bias_chunks = 512;
+
+/// Floats of RMSNorm backward's partials for n rows of width h.
+constexpr std::int64_t rmsnorm_partials(std::int64_t n, std::int64_t h) {
+  return (n < rmsnorm_chunks ? n : rmsnorm_chunks) * h;
+}
+
+/// Floats of a bias gradient's partials for a [rows, cols] gradient.
+constexpr std::int64_t bias_partials(std::int64_t rows, std::int64_t cols) {
+  return (rows < bias_chunks ? rows : bias_chunks) * cols;
+}
+
+}  // namespace tprimat::kernels

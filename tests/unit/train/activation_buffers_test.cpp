@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// SPDX-FileCopyrightText: 2026 tprimat authors
+// train/activation_buffers.hpp: the device engine's activations and scratch by hand (one layer,
+// selective and full recomputation, FP8 layers, the last stage's head), and the memory plan
+// summing that table for every model x layout x precision x recomputation x CP setting.
+#include "tprimat/train/activation_buffers.hpp"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/model/all.hpp"
+
+namespace {
+
+using namespace tprimat;
+using train::ActivationBuffer;
+using train::BufferHolder;
+using train::BufferTable;
+using train::BufferTerm;
+
+train::RankPlan llama_rank(int layers, int tp = 1, train::Recompute recompute = {},
+                           bool sequence_parallel = false, int cp = 1) {
+  train::StepShape shape;
+  shape.mbs = 1;
+  shape.seq = 2048;
+  shape.layers = layers;
+  shape.recompute = recompute;
+  shape.sequence_parallel = sequence_parallel;
+  shape.context_parallel = cp;
+  const model::Dims dims = model::dims<model::Llama31_8B>().with_layers(layers);
+  return train::plan_rank(dims, shape, {}, {tp, 0}, {1, 0}, {1, 0}, {cp, 0});
+}
+
+/// Bytes of the buffers `holder` [index] holds.
+std::int64_t holder_bytes(const BufferTable& t, BufferHolder holder, int index) {
+  std::int64_t sum = 0;
+  for (const auto& e : t)
+    if (e.holder == holder && e.index == index) sum += e.bytes();
+  return sum;
+}
+
+std::int64_t stage_bytes(const BufferTable& t, ActivationBuffer b) {
+  for (const auto& e : t)
+    if (e.holder == BufferHolder::stage && e.buffer == b) return e.bytes();
+  return 0;
+}
+
+constexpr std::int64_t h = 4096, q = 4096, kv = 1024, f = 14336, heads = 32, tokens = 2048;
+// A bf16 layer a token: x and x_mid fp32, both norms' bf16 outputs, their fp32 rstd, q k v and the
+// attention output in bf16, the fp32 log-sum-exp of each head, gate and up in bf16.
+constexpr std::int64_t layer_token = 4 * 2 * h + 2 * 2 * h + 4 * 2 + 2 * (2 * q + 2 * kv) +
+                                     4 * heads + 2 * 2 * f;
+
+TEST(ActivationBuffers, OneLayerByHand) {
+  const auto p = llama_rank(1);
+  const BufferTable t = train::activation_buffers(p, {}, 1 << 20);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 0), tokens * layer_token);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::x_final), tokens * 4 * h);
+  // The head: one chunk of bf16 logits (loss_chunk_rows >= 2048 rows here) and the fp32 gradient
+  // of its input; the final norm's output, its rstd and each row's loss.
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::logits), tokens * 128256 * 2 + tokens * h * 4);
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::activations),
+            tokens * (layer_token + 4 * h + 2 * h + 4 + 4));
+  // Scratch: the MLP's four bf16 [ffn] tensors, dres (fp32), dxn (fp32) and dres's bf16 copy,
+  // dattn and dq, dk and dv in bf16, the norm's 1024 partial rows, a 1-float bias partial (no
+  // bias) and the attention workspace as given.
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::scratch),
+            tokens * (2 * 4 * f + 4 * h + 4 * h + 2 * h + 2 * 2 * q + 2 * 2 * kv) +
+                4 * 1024 * h + 4 + (1 << 20));
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), 0);
+}
+
+TEST(ActivationBuffers, SequenceParallelSplitsTheResidualRowsOnly) {
+  const auto plain = train::activation_buffers(llama_rank(1, 2), {}, 0);
+  const auto sp = train::activation_buffers(llama_rank(1, 2, {}, true), {}, 0);
+  // TP 2: x, x_mid and both rstd over 1024 rows; the gathered norm outputs stay whole.
+  EXPECT_EQ(holder_bytes(plain, BufferHolder::kept_layer, 0) -
+                holder_bytes(sp, BufferHolder::kept_layer, 0),
+            (tokens / 2) * (4 * 2 * h + 4 * 2));
+  EXPECT_EQ(holder_bytes(plain, BufferHolder::kept_layer, 0),
+            tokens * (4 * 2 * h + 2 * 2 * h + 4 * 2 + 2 * (2 * q + 2 * kv) / 2 + 4 * heads / 2 +
+                      2 * 2 * f / 2));
+}
+
+TEST(ActivationBuffers, SelectiveRecomputationSharesWhatItReruns) {
+  constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
+                 mlp = static_cast<unsigned>(train::RecomputeModule::mlp);
+  const auto p = llama_rank(4, 1, train::selective_recompute(norms | mlp));
+  const BufferTable t = train::activation_buffers(p, {}, 0);
+  // Each layer drops both norm outputs, gate and up; the stage holds one set of them.
+  for (int l = 0; l < 4; ++l)
+    EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, l),
+              tokens * (layer_token - 2 * 2 * h - 2 * 2 * f));
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_xn1), tokens * 2 * h);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_xn2), tokens * 2 * h);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_gate), tokens * 2 * f);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_up), tokens * 2 * f);
+  for (const auto& e : t)
+    if (e.storage != e.buffer) {
+      EXPECT_EQ(e.count, 0) << train::name_of(e.buffer);
+      EXPECT_GT(stage_bytes(t, e.storage), 0) << train::name_of(e.storage);
+    }
+}
+
+TEST(ActivationBuffers, FullRecomputationKeepsGroupInputsAndOneGroup) {
+  const train::Recompute uniform2{train::RecomputeGranularity::full,
+                                  train::RecomputeMethod::uniform, 2};
+  const auto p = llama_rank(4, 1, uniform2);
+  const BufferTable t = train::activation_buffers(p, {}, 0);
+  // Layers 0 and 2 keep their group's fp32 input; 1 and 3 nothing; one group of 2 runs again.
+  EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 0), tokens * 4 * h);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 1), 0);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 2), tokens * 4 * h);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 0), tokens * layer_token);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 1), tokens * layer_token);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 2), 0);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::recomputed_output), tokens * 4 * h);
+}
+
+TEST(ActivationBuffers, Fp8LayersKeepNoBf16NormOutputs) {
+  const auto p = llama_rank(4);
+  const auto fp8 = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);
+  const BufferTable t = train::activation_buffers(p, fp8, 0);
+  for (int l = 0; l < 4; ++l)
+    EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, l),
+              tokens * (layer_token - (fp8.layer_in_fp8(l, 4) ? 2 * 2 * h : 0)))
+        << "layer " << l;
+  // A norm's bf16 output waits in cast_input for its FP8 cast: the plan's fp8 term.
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), tokens * 2 * h);
+}
+
+TEST(ActivationBuffers, OnlyTheLastStageHoldsTheHead) {
+  train::StepShape shape;
+  shape.layers = 4;
+  shape.grad_accum = 4;
+  const model::Dims dims = model::dims<model::Llama31_8B>().with_layers(4);
+  const auto first = train::plan_rank(dims, shape, {}, {1, 0}, {2, 0}, {1, 0});
+  const auto last = train::plan_rank(dims, shape, {}, {1, 0}, {2, 1}, {1, 0});
+  EXPECT_EQ(train::table_bytes(train::activation_buffers(first, {}, 0), BufferTerm::logits), 0);
+  EXPECT_GT(train::table_bytes(train::activation_buffers(last, {}, 0), BufferTerm::logits), 0);
+  // 1F1B: the first stage keeps 2 micro-batches in flight, each its layers and its output.
+  const auto t = train::activation_buffers(first, {}, 0);
+  EXPECT_EQ(stage_bytes(t, ActivationBuffer::x_final), 2 * tokens * 4 * h);
+  EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 2), tokens * layer_token);  // slot 1
+}
+
+// The plan's activations, logits, scratch and the FP8 norm outputs are the table's sums, on
+// every stage of every setting the GPU engine runs.
+TEST(ActivationBuffers, ThePlanSumsTheTableForEverySetting) {
+  constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
+                 mlp = static_cast<unsigned>(train::RecomputeModule::mlp);
+  const std::vector<train::Recompute> recomputes = {
+      {},
+      train::selective_recompute(norms),
+      train::selective_recompute(mlp),
+      train::selective_recompute(norms | mlp),
+      train::full_recompute_every_layer,
+      {train::RecomputeGranularity::full, train::RecomputeMethod::uniform, 2},
+      {train::RecomputeGranularity::full, train::RecomputeMethod::block, 3}};
+  const std::vector<train::PrecisionConfig> precisions = {
+      {}, train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed),
+      train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current)};
+  int checked = 0;
+  for (const model::Dims& full : {model::dims<model::Llama31_8B>(), model::dims<model::Qwen25_7B>(),
+                                  model::dims<model::Mistral7B>()})
+    for (const int tp : {1, 2})
+      for (const int pp : {1, 2})
+        for (const int cp : {1, 2})
+          for (const bool sp : {false, true})
+            for (const auto& precision : precisions)
+              for (const auto& recompute : recomputes) {
+                bench::MemoryPlanInput in;
+                in.dims = full.with_layers(8);
+                in.tp = tp;
+                in.pp = pp;
+                in.cp = cp;
+                in.grad_accum = 4;
+                in.sequence_parallel = sp;
+                in.precision = precision;
+                in.recompute = recompute;
+                const auto stages = bench::plan_stages(in);
+                for (int s = 0; s < pp; ++s) {
+                  const auto t = train::activation_buffers(bench::detail::stage_rank_plan(in, s),
+                                                           precision, 0);
+                  const auto& m = stages[static_cast<std::size_t>(s)];
+                  EXPECT_EQ(m.activations, double(table_bytes(t, BufferTerm::activations)));
+                  EXPECT_EQ(m.logits, double(table_bytes(t, BufferTerm::logits)));
+                  EXPECT_EQ(m.scratch, double(table_bytes(t, BufferTerm::scratch)));
+                  EXPECT_GE(m.fp8, double(table_bytes(t, BufferTerm::fp8)));
+                  EXPECT_EQ(m.activations > 0, true);
+                  // Every layer buffer belongs to a slot's layer or a recomputed place that exists,
+                  // and every shared one names a stage buffer the table allocates.
+                  const auto rank = bench::detail::stage_rank_plan(in, s);
+                  for (const auto& e : t) {
+                    if (e.holder == BufferHolder::kept_layer)
+                      EXPECT_LT(e.index, rank.slots * rank.local_layers);
+                    if (e.storage != e.buffer) EXPECT_GT(stage_bytes(t, e.storage), 0);
+                  }
+                  ++checked;
+                }
+              }
+  EXPECT_EQ(checked, 3 * 2 * 3 * 2 * 2 * 3 * 7);
+}
+
+}  // namespace
