@@ -21,9 +21,9 @@ bench::MemoryPlanInput nvidia_recipe() {
   bench::MemoryPlanInput in;
   in.dims = model::dims<model::Llama31_8B>();
   in.dp = 8;
-  in.mbs = 1;
-  in.seq = 8192;
-  in.grad_accum = 16;
+  in.shape.mbs = 1;
+  in.shape.seq = 8192;
+  in.shape.grad_accum = 16;
   in.distributed_optimizer = true;
   return in;
 }
@@ -48,9 +48,9 @@ TEST(FitOptions, EachSingleChangeIsPlannedOnTheSameGpusAndBatch) {
   for (std::size_t i = 1; i < options.size(); ++i)
     EXPECT_LE(options[i - 1].total, options[i].total);
   auto cp2 = in;
-  cp2.cp = 2;
+  cp2.shape.context_parallel = 2;
   cp2.dp = 4;
-  cp2.grad_accum = 32;
+  cp2.shape.grad_accum = 32;
   const auto it = std::find_if(options.begin(), options.end(),
                                [](const cli::FitOption& o) { return o.flags == "--cp 2"; });
   ASSERT_NE(it, options.end());
@@ -60,14 +60,14 @@ TEST(FitOptions, EachSingleChangeIsPlannedOnTheSameGpusAndBatch) {
 
 TEST(FitOptions, OnlyValidLayoutsAreOffered) {
   auto in = nvidia_recipe();
-  in.seq = 8190;  // no 2 x CP divides it: no --cp is offered
+  in.shape.seq = 8190;  // no 2 x CP divides it: no --cp is offered
   const auto flags = flags_of(cli::single_changes_that_fit(in, 8, 128, 79.1 * bench::gib));
   for (const auto& f : flags) EXPECT_NE(f.rfind("--cp", 0), 0u) << f;
   // One GPU: no layout change fits the same GPU count, ZeRO-1 has no DP to shard over.
   auto one = nvidia_recipe();
   one.dp = 1;
   one.distributed_optimizer = false;
-  one.seq = 2048;
+  one.shape.seq = 2048;
   const auto alone = flags_of(cli::single_changes_that_fit(one, 1, 64, 79.1 * bench::gib));
   for (const auto& f : alone) EXPECT_EQ(f, "--recompute-granularity full");
   // More GPUs with the distributed optimizer: 4 H100s hold its sharded state.

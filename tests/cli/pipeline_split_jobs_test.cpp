@@ -200,15 +200,15 @@ TEST(SplitMemoryPlan, EachStageHoldsItsLayersAndTheBusiestIsPredicted) {
   bench::MemoryPlanInput in;
   in.dims = model::dims<model::Llama31_8B>();
   in.pp = 2;
-  in.seq = 8192;
-  in.grad_accum = 8;
+  in.shape.seq = 8192;
+  in.shape.grad_accum = 8;
   const bench::MemoryPlan even = bench::plan_memory(in);
-  in.stage_layers = {16, 16};  // written out, the even split plans the same
+  in.shape.stage_layers = {16, 16};  // written out, the even split plans the same
   EXPECT_DOUBLE_EQ(bench::plan_memory(in).total, even.total);
-  in.stage_layers = {17, 15};
+  in.shape.stage_layers = {17, 15};
   const auto stages = bench::plan_stages(in);
   ASSERT_EQ(stages.size(), 2u);
-  in.stage_layers.clear();
+  in.shape.stage_layers.clear();
   const auto even_stages = bench::plan_stages(in);
   // Activations follow the stage's layers: the first stage keeps 2 micro-batches in flight, so
   // its 17th layer adds 2 x 8192 tokens of one layer's saved bytes; the last keeps 1.
@@ -219,11 +219,11 @@ TEST(SplitMemoryPlan, EachStageHoldsItsLayersAndTheBusiestIsPredicted) {
   // ... and the weights by a layer's parameters per layer moved.
   EXPECT_EQ(stages[0].params - even_stages[0].params, model::layer_params(in.dims));
   EXPECT_EQ(even_stages[1].params - stages[1].params, model::layer_params(in.dims));
-  in.stage_layers = {17, 15};
+  in.shape.stage_layers = {17, 15};
   EXPECT_DOUBLE_EQ(bench::plan_memory(in).total, std::max(stages[0].total, stages[1].total));
   // PP=4: a middle stage keeps pp - stage micro-batches in flight: 3 and 2.
   in.pp = 4;
-  in.stage_layers = {8, 8, 8, 8};
+  in.shape.stage_layers = {8, 8, 8, 8};
   const auto four = bench::plan_stages(in);
   ASSERT_EQ(four.size(), 4u);
   EXPECT_NEAR(four[1].activations / four[2].activations, 3.0 / 2.0, 1e-9);

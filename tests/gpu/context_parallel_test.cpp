@@ -132,10 +132,10 @@ TEST(ContextParallelMemory, PlanPredictsThePeak) {
   MPI_Allreduce(&peak, &busiest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   bench::MemoryPlanInput in;
   in.dims = model::dims<M>().with_layers(shape.layers);
-  in.cp = 2;
-  in.mbs = shape.mbs;
-  in.seq = shape.seq;
-  in.grad_accum = shape.grad_accum;
+  in.shape.context_parallel = 2;
+  in.shape.mbs = shape.mbs;
+  in.shape.seq = shape.seq;
+  in.shape.grad_accum = shape.grad_accum;
   const double planned = bench::plan_memory(in).total;
   std::printf("[rank %d] cp 2: peak %.3f GB (busiest %.3f GB), plan %.3f GB, plan / busiest %.3f\n",
               world.rank(), peak / 1e9, busiest / 1e9, planned / 1e9, planned / busiest);

@@ -64,18 +64,19 @@ void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {},
   in.tp = L::tp;
   in.pp = L::pp;
   in.dp = dp;
-  in.mbs = shape.mbs;
-  in.seq = shape.seq;
-  in.grad_accum = shape.grad_accum;
+  in.shape.mbs = shape.mbs;
+  in.shape.seq = shape.seq;
+  in.shape.grad_accum = shape.grad_accum;
   in.distributed_optimizer = zero;
-  in.stage_layers = stage_layers;
-  in.sequence_parallel = step.shape().sequence_parallel;
+  in.shape.stage_layers = stage_layers;
+  in.shape.sequence_parallel = step.shape().sequence_parallel;
   const double planned = bench::plan_memory(in).total;
   std::printf(
       "[rank %d] tp %d pp %d dp %d%s%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f "
       "GB, plan / busiest %.3f\n",
-      world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "", in.sequence_parallel ? " SP" : "",
-      peak / 1e9, busiest / 1e9, planned / 1e9, planned / busiest);
+      world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "",
+      in.shape.sequence_parallel ? " SP" : "", peak / 1e9, busiest / 1e9, planned / 1e9,
+      planned / busiest);
   EXPECT_NEAR(planned, busiest, 0.10 * busiest);
 }
 

@@ -385,7 +385,7 @@ int run_plan(BenchOptions opts, Environment env) {
         }
         Job job;
         try {
-          job = detail::make_job(opts, e, m, s, /*check_memory=*/false);
+          job = detail::make_job(opts, e, m, s, detail::JobPurpose::plan);
         } catch (const core::InputError& err) {
           if (strategies.size() == 1 && models.size() == 1) throw;
           std::printf("%s: %s\n", s.name.c_str(), err.what());

@@ -29,14 +29,16 @@ namespace detail {
 /// accumulation from the batch) and context and sequence parallelism's rules: its DP and
 /// accumulation set, or false where a rule does not hold.
 inline bool laid_out(bench::MemoryPlanInput& in, int world, int gbs) {
-  if (parallel::context_parallel_error(in.seq, in.cp) ||
-      (in.sequence_parallel && parallel::sequence_parallel_error(in.mbs, in.seq, in.tp, in.cp)))
+  const train::StepShape& s = in.shape;
+  if (parallel::context_parallel_error(s.seq, s.context_parallel) ||
+      (s.sequence_parallel &&
+       parallel::sequence_parallel_error(s.mbs, s.seq, in.tp, s.context_parallel)))
     return false;
   try {
-    const auto plan = parallel::make_plan(in.dims, "", {in.tp, in.pp}, world, in.mbs, gbs, 0, 0,
-                                          parallel::PipelineSplit::even, in.cp);
+    const auto plan = parallel::make_plan(in.dims, "", {in.tp, in.pp}, world, s.mbs, gbs, 0, 0,
+                                          parallel::PipelineSplit::even, s.context_parallel);
     in.dp = plan.dp;
-    in.grad_accum = plan.grad_accum;
+    in.shape.grad_accum = plan.grad_accum;
     return true;
   } catch (const core::InputError&) {
     return false;
@@ -53,33 +55,34 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
                                                       int gbs, double capacity_bytes) {
   std::vector<FitOption> out;
   const auto consider = [&](bench::MemoryPlanInput changed, std::string flags) {
-    changed.stage_layers.clear();
+    changed.shape.stage_layers.clear();
     if (!detail::laid_out(changed, world, gbs)) return;
     const double total = bench::plan_memory(changed).total;
     if (total <= capacity_bytes) out.push_back({std::move(flags), total});
   };
-  if (!in.distributed_optimizer && in.dp * in.cp > 1) {
+  if (!in.distributed_optimizer && in.dp * in.shape.context_parallel > 1) {
     auto z = in;
     z.distributed_optimizer = true;
     consider(z, "--distributed-optimizer");
   }
-  if (!in.recompute.on()) {
+  if (!in.shape.recompute.on()) {
     // Selective first: two GEMMs a layer more against full's whole forward. The device engines
     // run it (bf16 plans), the CPU engine not.
     if (in.compute_bytes < 4) {
       auto r = in;
-      r.recompute = train::selective_recompute(static_cast<unsigned>(train::RecomputeModule::mlp) |
-                                               static_cast<unsigned>(train::RecomputeModule::layernorm));
+      r.shape.recompute =
+          train::selective_recompute(static_cast<unsigned>(train::RecomputeModule::mlp) |
+                                     static_cast<unsigned>(train::RecomputeModule::layernorm));
       consider(r, "--recompute-granularity selective --recompute-modules layernorm,mlp");
     }
     auto r = in;
-    r.recompute = train::full_recompute_every_layer;
+    r.shape.recompute = train::full_recompute_every_layer;
     consider(r, "--recompute-granularity full");
   }
   for (const int n : {2, 4, 8}) {
     auto c = in;
-    c.cp = n;
-    if (n > in.cp) consider(c, "--cp " + std::to_string(n));
+    c.shape.context_parallel = n;
+    if (n > in.shape.context_parallel) consider(c, "--cp " + std::to_string(n));
     auto t = in;
     t.tp = n;
     if (n > in.tp) consider(t, "--tp " + std::to_string(n));
@@ -96,7 +99,7 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
 /// optimizer fits (its optimizer state shards over more DP ranks); 0 when none does.
 inline int gpus_that_fit(bench::MemoryPlanInput in, int world, int gbs, double capacity_bytes) {
   in.distributed_optimizer = true;
-  in.stage_layers.clear();
+  in.shape.stage_layers.clear();
   for (int n = world * 2; n <= world * 64; n *= 2) {
     auto more = in;
     if (detail::laid_out(more, n, gbs) && bench::plan_memory(more).total <= capacity_bytes)

@@ -56,7 +56,8 @@ struct Job {
   profile::Settings profile;  ///< --profile (set by run_bench); off: nothing is recorded
   /// Each pipeline stage's predicted memory, first to last (ctx.predicted is the busiest).
   std::vector<bench::MemoryPlan> predicted_stages;
-  /// What the plan was computed from: `plan` varies it to say what would make a job fit.
+  /// What the plan was computed from: `plan` varies it to say what would make a job fit. Its
+  /// `shape` is the step every rank runs (runner's step_shape), derived here once.
   bench::MemoryPlanInput memory_input;
   /// --layers auto chose full recomputation: the whole model fits only with it.
   bool recompute_chosen = false;
@@ -368,11 +369,16 @@ inline void add_config_notice(const std::string& parallel, std::vector<std::stri
     notices.push_back(std::move(n));
 }
 
+/// What a job is made for: to run on this machine (its memory and its platform checked), or to be
+/// planned for another (`tprimat plan`: a plan that does not fit says what would).
+enum class JobPurpose { run, plan };
+
 /// make_job's work, in the library's terms: a setting it refuses is a core::SettingError.
 inline Job assemble_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
-                        const StrategyChoice& choice, bool check_memory,
+                        const StrategyChoice& choice, JobPurpose purpose,
                         const data::DataCheck* data_check, const data::DataSpec* data_spec) {
   using K = StrategyChoice::Kind;
+  const bool runs_here = purpose == JobPurpose::run;
   const model::Dims full = *model::find(cli_model);
   const std::string& platform = env.device.platform;
   std::string name = choice.name;
@@ -435,13 +441,13 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                  " divides, or drop --sequence-parallel");
   }
   // The device engine runs CP's attention blocks in cuDNN (train/device/context_parallel_attention.hpp).
-  if (cp > 1 && check_memory && platform == "hip")
+  if (cp > 1 && runs_here && platform == "hip")
     throw core::InputError("--cp " + std::to_string(cp) +
                                ": context parallelism on the GPU runs its attention blocks in "
                                "cuDNN, which exists on NVIDIA GPUs only",
                            "drop --cp (or the config's context_parallel_size) on an AMD GPU, or "
                            "run --backend cpu");
-  if (cp > 1 && check_memory && platform != "cpu" && o.attention == "flash")
+  if (cp > 1 && runs_here && platform != "cpu" && o.attention == "flash")
     throw core::InputError("--cp " + std::to_string(cp) + " with --attention flash: the flash "
                                "kernels have no key offset, so they cannot run context "
                                "parallelism's attention blocks",
@@ -456,21 +462,21 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   mem.tp = plan.tp;
   mem.pp = plan.pp;
   mem.dp = plan.dp;
-  mem.cp = cp;
-  mem.mbs = o.mbs;
-  mem.seq = o.seq;
-  mem.grad_accum = plan.grad_accum;
+  mem.shape.context_parallel = cp;
+  mem.shape.mbs = o.mbs;
+  mem.shape.seq = o.seq;
+  mem.shape.grad_accum = plan.grad_accum;
   mem.distributed_optimizer = o.distributed_optimizer;
-  mem.sequence_parallel = sequence_parallel;
+  mem.shape.sequence_parallel = sequence_parallel;
   // The --recompute-* flags, given, replace the config file's recompute_* keys.
   const bool recompute_flags = !o.recompute_granularity.empty() || !o.recompute_method.empty() ||
                                o.recompute_num_layers != 0 || !o.recompute_modules.empty();
-  mem.recompute = recompute_flags || !file_recompute
+  mem.shape.recompute = recompute_flags || !file_recompute
                       ? recompute_from_flags(o.recompute_granularity, o.recompute_method,
                                              o.recompute_num_layers, o.recompute_modules)
                       : *file_recompute;
   const bool cpu = platform == "cpu";
-  if (cpu && mem.recompute.on() && !mem.recompute.full())
+  if (cpu && mem.shape.recompute.on() && !mem.shape.recompute.full())
     throw core::InputError(
         "--recompute-granularity selective runs on the GPU backends: the CPU engine keeps every "
         "activation",
@@ -488,7 +494,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
 
   // No --layers: the whole model on the CPU (tiny) and in a plan, which says what would make it
   // fit rather than plan a proxy unasked; a GPU run takes the largest count that fits.
-  const bool planning = !check_memory;
+  const bool planning = purpose == JobPurpose::plan;
   int layers =
       parse_layers(o.layers.empty() && !cpu && !planning ? std::string("auto") : o.layers);
   const bool layers_auto = layers < 0;
@@ -507,12 +513,12 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                        });
     // The whole model with full recomputation before a proxy, when that fits with the margin
     // and no recomputation was asked for: whole-model figures at a third more compute.
-    if (layers < full.layers && !mem.recompute.on() && !uneven) {
+    if (layers < full.layers && !mem.shape.recompute.on() && !uneven) {
       bench::MemoryPlanInput recomputed = mem;
       recomputed.dims = full;
-      recomputed.recompute = train::full_recompute_every_layer;
+      recomputed.shape.recompute = train::full_recompute_every_layer;
       if (bench::plan_memory(recomputed).total * bench::fit_margin <= capacity) {
-        mem.recompute = recomputed.recompute;
+        mem.shape.recompute = recomputed.shape.recompute;
         layers = full.layers;
         recompute_chosen = true;
       }
@@ -541,9 +547,10 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   plan.stage_layers = parallel::resolve_stage_layers(
       dims, plan.pp, o.seq, uneven ? split_request : parallel::PipelineSplitRequest{});
   check_precision(precision, platform, dims, plan.tp, o.mbs, o.seq);
-  train::check_recompute(mem.recompute, layers);
+  train::check_recompute(mem.shape.recompute, layers);
   mem.dims = dims;
-  mem.stage_layers = plan.stage_layers;
+  mem.shape.layers = layers;
+  mem.shape.stage_layers = plan.stage_layers;
   // FP8 keeps the weights' copies when they fit (with --layers auto's margin), else recasts them
   // at each use: the same numbers in less memory and a little more time (docs/fp8.md).
   train::PrecisionConfig run_precision = precision;
@@ -553,7 +560,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
     mem.precision = run_precision;
   }
   const bench::MemoryPlan predicted = bench::plan_memory(mem);
-  if (check_memory && capacity > 0 && predicted.total > capacity) {
+  if (runs_here && capacity > 0 && predicted.total > capacity) {
     // The smallest plan of one change that fits, computed (cli/fit_options.hpp).
     const auto options = single_changes_that_fit(mem, plan.world(), gbs, capacity);
     const std::string option = options.empty() ? "" : options.front().flags + " (" +
@@ -593,7 +600,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.sequence_parallel = sequence_parallel;
-  c.recompute = mem.recompute;
+  c.recompute = mem.shape.recompute;
   c.predicted = predicted;
   c.command_line = env.command_line;
   c.nodes = env.nodes;
@@ -612,11 +619,11 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
 /// The job of `cli_model` under `choice`, every check made; a setting the library refuses is told
 /// as this program's flag (with_flag_advice).
 inline Job make_job(const BenchOptions& o, const Environment& env, const std::string& cli_model,
-                    const StrategyChoice& choice, bool check_memory = true,
+                    const StrategyChoice& choice, JobPurpose purpose = JobPurpose::run,
                     const data::DataCheck* data_check = nullptr,
                     const data::DataSpec* data_spec = nullptr) {
   try {
-    return assemble_job(o, env, cli_model, choice, check_memory, data_check, data_spec);
+    return assemble_job(o, env, cli_model, choice, purpose, data_check, data_spec);
   } catch (const core::SettingError& e) {
     throw with_flag_advice(e);
   }
@@ -660,7 +667,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
     for (const auto& s : strategies) {
       Job job;
       try {
-        job = detail::make_job(o, env, m, s, true, data_check.get(), &spec);
+        job = detail::make_job(o, env, m, s, detail::JobPurpose::run, data_check.get(), &spec);
       } catch (const core::InputError& e) {
         if (!skip_bad) throw;
         const std::string why = core::without_prefix(e.what());

@@ -105,16 +105,14 @@ inline parallel::PipelineSplitRequest pipeline_split_request(const BenchOptions&
   r.last = o.last_stage_layers > 0 ? o.last_stage_layers : file_last;
   const std::string mode = o.pipeline_split.empty() ? file_split : o.pipeline_split;
   r.balanced = mode == "auto";
-  if (mode == "even" && (r.first > 0 || r.last > 0))
-    throw core::InputError(
-        "--pipeline-split even gives every stage layers / PP, and "
-        "--decoder-first/last-pipeline-num-layers (or the config's keys) give other counts",
-        "pass one of the two");
-  if (r.balanced && (r.first > 0 || r.last > 0))
-    throw core::InputError(
-        "--pipeline-split auto chooses every stage's layers, and "
-        "--decoder-first/last-pipeline-num-layers (or the config's keys) give them",
-        "pass one of the two");
+  // even and auto each decide every stage's layers: given ends would contradict either.
+  if ((mode == "even" || mode == "auto") && (r.first > 0 || r.last > 0))
+    throw core::InputError("--pipeline-split " + mode +
+                               (mode == "even" ? " gives every stage layers / PP"
+                                               : " chooses every stage's layers") +
+                               ", and --decoder-first/last-pipeline-num-layers (or the config's "
+                               "keys) give the end stages theirs",
+                           "pass one of the two");
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
@@ -425,21 +426,27 @@ inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& arg
   return true;
 }
 
-/// The flag of a library setting (core::SettingError::setting(): train::DeviceOptions',
+/// The library's settings (core::SettingError::setting(): train::DeviceOptions',
 /// PrecisionConfig's and StepShape's names, and Megatron's for the batch and pipeline sizes
-/// parallel/ checks), or "" where this program has none.
+/// parallel/ checks) that this program sets by a flag, with the flag.
+inline constexpr std::pair<std::string_view, std::string_view> setting_flags[] = {
+    {"attention", "--attention"},
+    {"precision", "--precision"},
+    {"layers", "--layers"},
+    {"recompute_num_layers", "--recompute-num-layers"},
+    {"recompute_granularity", "--recompute-granularity"},
+    {"recompute_modules", "--recompute-modules"},
+    {"micro_batch_size", "--mbs"},
+    {"global_batch_size", "--gbs"},
+    {"pipeline_model_parallel_size", "--pp"},
+    {"decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers"},
+    {"decoder_last_pipeline_num_layers", "--decoder-last-pipeline-num-layers"},
+};
+
+/// The flag of a library setting, or "" where this program has none.
 inline std::string_view flag_of_setting(std::string_view setting) {
-  if (setting == "attention") return "--attention";
-  if (setting == "precision") return "--precision";
-  if (setting == "layers") return "--layers";
-  if (setting == "recompute_num_layers") return "--recompute-num-layers";
-  if (setting == "recompute_granularity") return "--recompute-granularity";
-  if (setting == "recompute_modules") return "--recompute-modules";
-  if (setting == "micro_batch_size") return "--mbs";
-  if (setting == "global_batch_size") return "--gbs";
-  if (setting == "pipeline_model_parallel_size") return "--pp";
-  if (setting == "decoder_first_pipeline_num_layers") return "--decoder-first-pipeline-num-layers";
-  if (setting == "decoder_last_pipeline_num_layers") return "--decoder-last-pipeline-num-layers";
+  for (const auto& [name, flag] : setting_flags)
+    if (name == setting) return flag;
   return "";
 }
 

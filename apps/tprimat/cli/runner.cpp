@@ -279,21 +279,10 @@ std::vector<float> init_weights(const Job& job, const train::ParameterTable& tab
   return params;
 }
 
-/// Whether `--save` writes after this run: the job's last.
-train::StepShape step_shape(const Job& job) {
-  const auto& c = job.ctx;
-  train::StepShape shape;
-  shape.mbs = c.mbs;
-  shape.seq = c.seq;
-  shape.grad_accum = c.plan.grad_accum;
-  shape.layers = c.dims.layers;
-  shape.stage_layers = c.plan.stage_layers;
-  shape.sequence_parallel = c.sequence_parallel;
-  shape.recompute = c.recompute;
-  shape.context_parallel = c.plan.cp;
-  return shape;
-}
+/// The step every rank of the job runs: the shape its memory plan was computed from.
+train::StepShape step_shape(const Job& job) { return job.memory_input.shape; }
 
+/// Whether `--save` writes after this run: the job's last.
 bool saves_after(const Job& job, int run) {
   return !job.ctx.save.empty() && run == job.runs - 1;
 }

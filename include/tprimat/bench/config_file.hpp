@@ -168,10 +168,12 @@ inline const nlohmann::json& platform_block(const nlohmann::json& j, std::string
   if (is_flat(j)) return j;
   // This platform's keys, then (the CPU's fallback) NVIDIA's.
   std::vector<std::string_view> keys;
-  for (auto wanted : {platform, platform == "cpu" ? std::string_view("nvd") : platform})
+  const auto add_keys_of = [&](std::string_view wanted) {
     for (const auto& k : platform_keys)
-      if (k.platform == wanted && std::find(keys.begin(), keys.end(), k.key) == keys.end())
-        keys.push_back(k.key);
+      if (k.platform == wanted) keys.push_back(k.key);
+  };
+  add_keys_of(platform);
+  if (platform == "cpu") add_keys_of("nvd");
   std::string found;
   const nlohmann::json* p = first_of(j, keys, &found);
   if (p == nullptr)

@@ -19,26 +19,23 @@
 
 namespace tprimat::bench {
 
-/// What the plan depends on. `dims.layers` is the number of layers that will run.
+/// What the plan depends on: the model as run (`dims.layers`: the layers that run), the layout's
+/// degrees, the step a rank runs (the StepShape the engine is given: micro-batch, sequence,
+/// accumulation, pipeline split, sequence and context parallelism, recomputation; its `layers`
+/// is not read, `dims.layers` are), and what the engine holds them in.
 struct MemoryPlanInput {
   model::Dims dims;
   int tp = 1;
   int pp = 1;
-  /// Layers of each pipeline stage (PP entries, parallel/pipeline_split.hpp); empty: the even
-  /// split, layers / PP each.
-  std::vector<int> stage_layers = {};
   int dp = 1;
-  int mbs = 1;
-  int seq = 2048;
-  int grad_accum = 1;               ///< bounds the micro-batches 1F1B keeps in flight
+  /// Context parallelism (shape.context_parallel): each sequence split over CP ranks, every
+  /// token-sized buffer holding seq / CP tokens; gradients reduced and ZeRO-1 sharded over
+  /// DP x CP. Sequence parallelism (shape.sequence_parallel, TP > 1): the residual stream, its
+  /// gradient and the norms' statistics split over TP along the tokens. The pipeline's stages
+  /// hold shape.stage_layers (empty: layers / PP each) and keep up to shape.grad_accum
+  /// micro-batches in flight under 1F1B.
+  train::StepShape shape = {};
   bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
-  /// Megatron's sequence parallelism (TP > 1): the residual stream, its gradient and the norms'
-  /// statistics split over TP along the tokens; the norms' gathered outputs stay whole
-  bool sequence_parallel = false;
-  /// Context parallelism: each sequence split over CP ranks, every token-sized buffer holding
-  /// seq / CP tokens; gradients reduced and ZeRO-1 sharded over DP x CP; attention's K/V ring
-  /// holds two blocks and their gradients (train/cpu/context_parallel.hpp).
-  int cp = 1;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   /// Rows of logits the head holds at once: train::loss_chunk_rows on the GPU (its bf16 logits,
   /// overwritten by their gradient), 0 for every row (the CPU engine).
@@ -46,9 +43,6 @@ struct MemoryPlanInput {
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
   train::PrecisionConfig precision;
-  /// Recomputed layers keep their group's fp32 input only; one group's activations are held
-  /// once, for the group's forward and its backward.
-  train::Recompute recompute = {};
 };
 
 /// Bytes per GPU, for one pipeline stage or the busiest (the first holds the embedding and the
@@ -87,23 +81,29 @@ namespace detail {
 /// position order (twice [K | V] of the whole sequences), their fp32 gradients by owner, one
 /// call's K/V gradients and a split block's partial output and statistics.
 constexpr double context_parallel_bytes(const MemoryPlanInput& in, double tokens) {
-  if (in.cp <= 1) return 0.0;
+  const int cp = in.shape.context_parallel;
+  if (cp <= 1) return 0.0;
   const model::Dims& d = in.dims;
   const double kv = double(d.kv_dim()) / in.tp, q = double(d.q_dim()) / in.tp,
                heads = double(d.heads) / in.tp;
   if (in.compute_bytes != 2)
     return tokens * (4.0 * 2 * kv + q) * in.compute_bytes + tokens * 4.0 * heads;
-  const double whole = tokens * in.cp;              // the micro-batch's whole sequences
-  const double chunk = double(in.seq) / (2 * in.cp);  // one block's queries
+  const double whole = tokens * cp;                     // the micro-batch's whole sequences
+  const double chunk = double(in.shape.seq) / (2 * cp);  // one block's queries
   return whole * 2 * kv * (2.0 + 2.0 + 4.0) +  // gathered, in order (bf16), gradients (fp32)
          chunk * (q * 2.0 + heads * 4.0) +      // a split block's partial output and statistics
-         2 * in.cp * chunk * 2 * kv * 2.0;      // one call's K/V gradients (up to every key)
+         2 * cp * chunk * 2 * kv * 2.0;         // one call's K/V gradients (up to every key)
+}
+
+/// Tokens of one micro-batch on a rank: mbs x seq / CP.
+constexpr double rank_tokens(const MemoryPlanInput& in) {
+  return double(in.shape.mbs) * in.shape.seq / in.shape.context_parallel;
 }
 
 /// The TP ranks the residual stream's token rows split over: TP under sequence parallelism,
 /// else 1.
 constexpr double residual_split(const MemoryPlanInput& in) {
-  return in.sequence_parallel && in.tp > 1 ? in.tp : 1;
+  return in.shape.sequence_parallel && in.tp > 1 ? in.tp : 1;
 }
 
 /// Activation bytes one layer of the CPU engine saves per token (no recomputation), this rank's
@@ -126,7 +126,7 @@ constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_fli
   if (fp8_layers <= 0) return 0.0;
   const auto& d = in.dims;
   const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
-               f = double(d.ffn) / in.tp, tokens = double(in.mbs) * in.seq / in.cp;
+               f = double(d.ffn) / in.tp, tokens = rank_tokens(in);
   const bool kept = in.precision.fp8.copies == train::Fp8Copies::kept;
   const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
   // Kept: every layer's rows and transpose, a byte each; recast: the largest weight's one copy.
@@ -154,15 +154,16 @@ constexpr int fp8_layers_of(const MemoryPlanInput& in, int begin, int count) {
 inline double cpu_activation_bytes(const MemoryPlanInput& in, int layers_here, int in_flight,
                                    double tokens) {
   const auto& d = in.dims;
+  const train::Recompute& r = in.shape.recompute;
   int kept = 0, group_inputs = 0;
   for (int l = 0; l < layers_here; ++l) {
-    if (!in.recompute.recomputed(l, layers_here))
+    if (!r.recomputed(l, layers_here))
       kept += 1;
-    else if (in.recompute.group_begin(l) == l)
+    else if (r.group_begin(l) == l)
       group_inputs += 1;
   }
   const double residual = d.hidden * double(in.compute_bytes) / residual_split(in);
-  const int group = in.recompute.full() ? std::min(in.recompute.group_layers(), layers_here) : 0;
+  const int group = r.full() ? std::min(r.group_layers(), layers_here) : 0;
   return tokens * in_flight *
              (kept * layer_activation_bytes_per_token(in) + group_inputs * residual + residual) +
          tokens * (group > 0 ? group * layer_activation_bytes_per_token(in) + residual : 0.0);
@@ -172,37 +173,32 @@ inline double cpu_activation_bytes(const MemoryPlanInput& in, int layers_here, i
 /// engine makes of that rank (train::plan_rank's, without its layout checks: a plan may be asked
 /// of any layout), from which its buffer table follows.
 inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
-  train::StepShape shape;
-  shape.mbs = in.mbs;
-  shape.seq = in.seq;
-  shape.grad_accum = std::max(in.grad_accum, 1);
+  train::StepShape shape = in.shape;
+  shape.grad_accum = std::max(shape.grad_accum, 1);
   shape.layers = in.dims.layers;
-  shape.stage_layers = in.stage_layers;
-  shape.sequence_parallel = in.sequence_parallel;
-  shape.recompute = in.recompute;
-  shape.context_parallel = in.cp;
+  const int cp = shape.context_parallel;
   return train::plan_shard(in.dims, shape,
-                           train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {in.cp, 0}));
+                           train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {cp, 0}));
 }
 
 inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   const auto& d = in.dims;
   const bool first = stage == 0, last = stage == in.pp - 1;
-  const auto range = parallel::stage_range(d.layers, in.pp, in.stage_layers, stage);
+  const auto range = parallel::stage_range(d.layers, in.pp, in.shape.stage_layers, stage);
   const int layers_here = range.count;
   std::int64_t p = layers_here * model::layer_params(d) / in.tp;
   if (first) p += model::embedding_params(d) / in.tp;
   if (last) p += model::head_params(d) / in.tp + d.hidden;
   MemoryPlan m;
   m.params = p;
-  const double shard = in.distributed_optimizer ? double(in.dp) * in.cp : 1;
+  const double shard = in.distributed_optimizer ? double(in.dp) * in.shape.context_parallel : 1;
   m.weights = double(p) * in.compute_bytes;
   m.gradients = double(p) * 4;
   m.master = double(p) * (4 - in.compute_bytes) / shard;
   m.adam_moments = double(p) * 8 / shard;
   // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
-  const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.grad_accum, 1)));
-  const double tokens = double(in.mbs) * in.seq / in.cp;  // this CP rank's
+  const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.shape.grad_accum, 1)));
+  const double tokens = rank_tokens(in);
   const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
   const double vocab_here = double(d.vocab) / in.tp;
   // Every row of logits and its fp32 gradient: the CPU engine, and the other frameworks' runs an
@@ -273,7 +269,7 @@ inline constexpr double fit_margin = 1.10;
 /// plan, with a 10% margin, fits `capacity_bytes`; 0 when not even `pp` layers fit.
 inline int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes) {
   const int full = in.dims.layers;
-  in.stage_layers.clear();  // the even split of each count
+  in.shape.stage_layers.clear();  // the even split of each count
   for (int n = full - full % in.pp; n >= in.pp; n -= in.pp) {
     in.dims = in.dims.with_layers(n);
     if (plan_memory(in).total * fit_margin <= capacity_bytes) return n;
@@ -289,7 +285,7 @@ int max_layers_that_fit(MemoryPlanInput in, double capacity_bytes, SplitOf&& spl
     const std::optional<std::vector<int>> split = split_of(n);
     if (!split) continue;
     in.dims = in.dims.with_layers(n);
-    in.stage_layers = *split;
+    in.shape.stage_layers = *split;
     if (plan_memory(in).total * fit_margin <= capacity_bytes) return n;
   }
   return 0;

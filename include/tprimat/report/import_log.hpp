@@ -824,20 +824,20 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   // method and layers, is planned as none: an upper bound).
   if (recompute && (*recompute)["granularity"] == "full" && (*recompute)["method"].is_string() &&
       (*recompute)["num_layers"].is_number_integer()) {
-    mi.recompute.granularity = train::RecomputeGranularity::full;
-    mi.recompute.method = (*recompute)["method"] == "block" ? train::RecomputeMethod::block
+    mi.shape.recompute.granularity = train::RecomputeGranularity::full;
+    mi.shape.recompute.method = (*recompute)["method"] == "block" ? train::RecomputeMethod::block
                                                             : train::RecomputeMethod::uniform;
-    mi.recompute.num_layers = (*recompute)["num_layers"].get<int>();
+    mi.shape.recompute.num_layers = (*recompute)["num_layers"].get<int>();
   }
   mi.tp = c.plan.tp;
   mi.pp = c.plan.pp;
   mi.dp = c.plan.dp;
-  mi.cp = c.plan.cp;
-  mi.mbs = c.mbs;
-  mi.seq = c.seq;
-  mi.grad_accum = c.plan.grad_accum;
+  mi.shape.context_parallel = c.plan.cp;
+  mi.shape.mbs = c.mbs;
+  mi.shape.seq = c.seq;
+  mi.shape.grad_accum = c.plan.grad_accum;
   mi.distributed_optimizer = c.optimizer.distributed_optimizer;
-  mi.sequence_parallel = c.sequence_parallel;
+  mi.shape.sequence_parallel = c.sequence_parallel;
   c.predicted = bench::plan_memory(mi);
   c.command_line = command_line;
   c.timestamp = bench::utc_timestamp();

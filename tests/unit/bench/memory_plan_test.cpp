@@ -50,7 +50,7 @@ TEST(MemoryPlan, StateTermsByHandForOneReplica) {
   every_row.logits_rows = 0;
   EXPECT_DOUBLE_EQ(bench::plan_memory(every_row).logits, 2048.0 * 128256 * 6);
   every_row.logits_rows = train::loss_chunk_rows;
-  every_row.seq = 32768;  // 8 chunks of logits: one held at a time
+  every_row.shape.seq = 32768;  // 8 chunks of logits: one held at a time
   EXPECT_DOUBLE_EQ(bench::plan_memory(every_row).logits,
                    double(train::loss_chunk_rows) * 128256 * 2 + 32768.0 * 4096 * 4);
   // The GPU engine's backward scratch a token: the MLP's four [ffn] bf16 tensors, dq, dattn, dk,
@@ -80,7 +80,7 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
   in.dims = in.dims.with_layers(1);
   in.tp = 2;
   const auto plain = bench::plan_memory(in);
-  in.sequence_parallel = true;
+  in.shape.sequence_parallel = true;
   const auto sp = bench::plan_memory(in);
   // TP=2 splits q, kv and f (2048, 512, 7168) and the heads; SP also splits the residual stream
   // (x and x_mid, fp32) and the two norms' rstd, not the norms' gathered outputs; the stage's
@@ -98,11 +98,11 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
   // At TP=1 there is nothing to split: the plan is the one without the switch.
   in.tp = 1;
   const auto one_sp = bench::plan_memory(in);
-  in.sequence_parallel = false;
+  in.shape.sequence_parallel = false;
   EXPECT_DOUBLE_EQ(one_sp.total, bench::plan_memory(in).total);
   // FP8 layers keep their norm outputs as FP8 transposes: only the split residual stays here.
   in.tp = 2;
-  in.sequence_parallel = true;
+  in.shape.sequence_parallel = true;
   in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);  // every layer
   const double fp8_token = sp_token - 2.0 * 2 * 4096;
   EXPECT_DOUBLE_EQ(bench::plan_memory(in).activations,
@@ -138,8 +138,8 @@ TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
 
 TEST(MemoryPlan, Fp8CopiesAreKeptWhereTheyFit) {
   auto in = llama_input();
-  in.mbs = 2;
-  in.grad_accum = 32;
+  in.shape.mbs = 2;
+  in.shape.grad_accum = 32;
   in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
   in.precision.fp8.copies = train::Fp8Copies::recast;
   const double recast = bench::plan_memory(in).total;
@@ -215,7 +215,7 @@ TEST(MemoryPlan, TensorParallelSplitsLayersAndVocabulary) {
 TEST(MemoryPlan, PipelineReportsTheBusiestStage) {
   auto in = llama_input();
   in.pp = 2;
-  in.grad_accum = 8;
+  in.shape.grad_accum = 8;
   const auto plan = bench::plan_memory(in);
   const auto d = in.dims;
   const std::int64_t first = 16 * model::layer_params(d) + model::embedding_params(d);
@@ -225,7 +225,7 @@ TEST(MemoryPlan, PipelineReportsTheBusiestStage) {
   EXPECT_GT(first, 0);
   EXPECT_NE(first, last);
   auto one_in_flight = in;
-  one_in_flight.grad_accum = 1;
+  one_in_flight.shape.grad_accum = 1;
   EXPECT_LT(bench::plan_memory(one_in_flight).activations, plan.activations);
 }
 
@@ -259,8 +259,8 @@ TEST(MemoryPlan, PredictsTheCpuStepWithinTenPercent) {
     train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>> step(shape, {});
     bench::MemoryPlanInput in;
     in.dims = model::dims<model::Tiny>();
-    in.mbs = c.mbs;
-    in.seq = c.seq;
+    in.shape.mbs = c.mbs;
+    in.shape.seq = c.seq;
     in.compute_bytes = 4;  // the CPU step is fp32 throughout; its weights are the master copy
     in.logits_rows = 0;    // and it keeps every row of logits
     in.workspace_bytes = 4.0 * double(backend::Cpu::attention_workspace(c.seq));
@@ -279,27 +279,27 @@ TEST(MemoryPlan, RecomputationKeepsGroupInputsAndOneGroupByHand) {
   auto in = llama_input();
   in.dims = in.dims.with_layers(8);
   in.pp = 2;
-  in.grad_accum = 8;
+  in.shape.grad_accum = 8;
   const double per_token = llama_layer_token;
   const double tokens = 2048, input = 4096 * 4.0;
   const double plain = bench::plan_stages(in)[0].activations;
   // Stage 0 of 2: 4 layers, 2 micro-batches in flight, the stage's output each.
   EXPECT_DOUBLE_EQ(plain, tokens * 2 * (4 * per_token + input));
-  in.recompute = {.granularity = train::RecomputeGranularity::full,
+  in.shape.recompute = {.granularity = train::RecomputeGranularity::full,
                   .method = train::RecomputeMethod::uniform, .num_layers = 2};
   EXPECT_DOUBLE_EQ(bench::plan_stages(in)[0].activations,
                    tokens * 2 * (2 * input + input) + tokens * (2 * per_token + input));
-  in.recompute.method = train::RecomputeMethod::block;
-  in.recompute.num_layers = 3;
+  in.shape.recompute.method = train::RecomputeMethod::block;
+  in.shape.recompute.num_layers = 3;
   EXPECT_DOUBLE_EQ(bench::plan_stages(in)[0].activations,
                    tokens * 2 * (1 * per_token + 3 * input + input) + tokens * (per_token + input));
   // The plan the engine runs: every layer recomputed fits where the kept activations do not.
   in.dims = model::dims<model::Llama31_8B>();
   in.pp = 1;
-  in.seq = 8192;
-  in.recompute = {};
+  in.shape.seq = 8192;
+  in.shape.recompute = {};
   const double kept = bench::plan_memory(in).total;
-  in.recompute = {.granularity = train::RecomputeGranularity::full,
+  in.shape.recompute = {.granularity = train::RecomputeGranularity::full,
                   .method = train::RecomputeMethod::uniform, .num_layers = 1};
   EXPECT_LT(bench::plan_memory(in).total, kept - 32 * 8192 * (per_token - input) * 0.9);
 }
@@ -312,7 +312,7 @@ TEST(MemoryPlan, SelectiveRecomputationDropsItsModulesOnceByHand) {
   const double tokens = 2048, h = 4096, f = 14336;
   const double plain = bench::plan_memory(in).activations;
   const auto with = [&](unsigned modules) {
-    in.recompute = train::selective_recompute(modules);
+    in.shape.recompute = train::selective_recompute(modules);
     return bench::plan_memory(in).activations;
   };
   constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
@@ -324,7 +324,7 @@ TEST(MemoryPlan, SelectiveRecomputationDropsItsModulesOnceByHand) {
   // bf16 layer (delayed scaling's every layer) there is nothing to share either.
   for (const auto recipe : {train::Fp8Recipe::current, train::Fp8Recipe::delayed}) {
     in.precision = train::PrecisionConfig::fp8_hybrid(recipe);
-    in.recompute = {};
+    in.shape.recompute = {};
     const double fp8_plain = bench::plan_memory(in).activations;
     int bf16_layers = 0;
     for (int l = 0; l < 4; ++l) bf16_layers += !in.precision.layer_in_fp8(l, 4);

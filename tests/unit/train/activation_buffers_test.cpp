@@ -179,11 +179,11 @@ TEST(ActivationBuffers, ThePlanSumsTheTableForEverySetting) {
                 in.dims = full.with_layers(8);
                 in.tp = tp;
                 in.pp = pp;
-                in.cp = cp;
-                in.grad_accum = 4;
-                in.sequence_parallel = sp;
+                in.shape.context_parallel = cp;
+                in.shape.grad_accum = 4;
+                in.shape.sequence_parallel = sp;
                 in.precision = precision;
-                in.recompute = recompute;
+                in.shape.recompute = recompute;
                 const auto stages = bench::plan_stages(in);
                 for (int s = 0; s < pp; ++s) {
                   const auto t = train::activation_buffers(bench::detail::stage_rank_plan(in, s),
