@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "tprimat/model/counts.hpp"
-#include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
-#include "tprimat/train/activation_buffers.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/config.hpp"
+#include "tprimat/train/pipeline_bubble.hpp"
 #include "tprimat/train/precision.hpp"
 #include "tprimat/train/rank_plan.hpp"
 
@@ -58,10 +58,10 @@ struct MemoryPlan {
   /// the fp8 term instead, as FP8 transposes).
   double activations = 0;
   double logits = 0;        ///< vocab-parallel logits and their gradient
-  /// FP8 runs: the weights' FP8 copies (kept: each FP8 layer's cast and transposed, 2 bytes a
-  /// projection weight; recast: the largest one weight's), the transposed inputs kept for the
-  /// weight gradients (per in-flight micro-batch; recast keeps the norm outputs' only) and the
-  /// casts' scratch.
+  /// FP8 runs (the buffer table's fp8_buffers): the weights' FP8 copies (kept: each FP8 layer's
+  /// cast and transposed, 2 bytes a projection weight; recast: the largest one weight's), the
+  /// transposed inputs kept for the weight gradients (per in-flight micro-batch; recast keeps the
+  /// norm outputs' only), the casts' scratch, a norm's bf16 output until its cast, the scales.
   double fp8 = 0;
   /// The GPU engine's scratch for one micro-batch's backward (train/device/activations.hpp's
   /// Scratch): the MLP's four [tokens, ffn] bf16 tensors, the attention's input gradients, the
@@ -121,33 +121,6 @@ constexpr double layer_activation_bytes_per_token(const MemoryPlanInput& in) {
   return saved + stats;
 }
 
-/// The FP8 buffers of `fp8_layers` layers with `in_flight` micro-batches (Fp8Linears::allocate).
-constexpr double fp8_bytes(const MemoryPlanInput& in, int fp8_layers, int in_flight) {
-  if (fp8_layers <= 0) return 0.0;
-  const auto& d = in.dims;
-  const double h = d.hidden, q = double(d.q_dim()) / in.tp, kv = double(d.kv_dim()) / in.tp,
-               f = double(d.ffn) / in.tp, tokens = rank_tokens(in);
-  const bool kept = in.precision.fp8.copies == train::Fp8Copies::kept;
-  const double widest = std::max(std::max(h, q), std::max(f, 2 * kv));
-  // Kept: every layer's rows and transpose, a byte each; recast: the largest weight's one copy.
-  const double weights_per_layer =
-      kept ? 2.0 * double(model::projection_params(model::tp_share(d, in.tp))) : 0.0;
-  const double weight_scratch = kept ? 0.0 : h * widest;
-  // Kept: x_qkv, x_o, x_mlp and x_down's transposes; recast: x_qkv's and x_mlp's.
-  const double inputs = tokens * (kept ? h + q + h + f : 2 * h);
-  // An input's rows and two gradient pairs (a norm's bf16 output until its cast is the buffer
-  // table's cast_input).
-  const double scratch = 5.0 * tokens * widest;
-  return fp8_layers * (weights_per_layer + in_flight * inputs) + weight_scratch + scratch;
-}
-
-/// How many of a stage's layers [begin, begin + count) run in FP8.
-constexpr int fp8_layers_of(const MemoryPlanInput& in, int begin, int count) {
-  int n = 0;
-  for (int l = begin; l < begin + count; ++l) n += in.precision.layer_in_fp8(l, in.dims.layers);
-  return n;
-}
-
 /// The CPU engine's saved activations on a stage of `layers_here` layers, with
 /// `in_flight` micro-batches of `tokens` tokens: each kept layer's, a recomputed group's input per
 /// micro-batch and one group's activations and output once, and the stage's output.
@@ -196,27 +169,25 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   m.gradients = double(p) * 4;
   m.master = double(p) * (4 - in.compute_bytes) / shard;
   m.adam_moments = double(p) * 8 / shard;
-  // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
-  const int in_flight = std::max(1, std::min(in.pp - stage, std::max(in.shape.grad_accum, 1)));
   const double tokens = rank_tokens(in);
-  const int fp8_layers = fp8_layers_of(in, range.begin, layers_here);
   const double vocab_here = double(d.vocab) / in.tp;
   // Every row of logits and its fp32 gradient: the CPU engine, and the other frameworks' runs an
   // imported log plans.
   const double every_row_logits = last ? tokens * vocab_here * (in.compute_bytes + 4.0) : 0.0;
-  m.fp8 = fp8_bytes(in, fp8_layers, in_flight);
   if (in.compute_bytes == 2) {
-    // The GPU engine: its activations and scratch are the buffer table's, byte for byte (the
-    // attention backward's workspace, stated by the attention policy at run time, is in the
-    // workspace term).
+    // The GPU engine: its activations, scratch and FP8 buffers are the buffer table's, byte for
+    // byte (the attention backward's workspace, stated by the attention policy at run time, is
+    // in the workspace term).
     const train::BufferTable table =
-        train::activation_buffers(stage_rank_plan(in, stage), in.precision, 0);
+        train::engine_buffers(stage_rank_plan(in, stage), in.precision, 0);
     m.activations = double(train::table_bytes(table, train::BufferTerm::activations));
     m.logits = in.logits_rows > 0 ? double(train::table_bytes(table, train::BufferTerm::logits))
                                   : every_row_logits;
     m.scratch = double(train::table_bytes(table, train::BufferTerm::scratch));
-    m.fp8 += double(train::table_bytes(table, train::BufferTerm::fp8));
+    m.fp8 = double(train::table_bytes(table, train::BufferTerm::fp8));
   } else {
+    // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
+    const int in_flight = train::pipeline_slots(in.pp, stage, std::max(in.shape.grad_accum, 1));
     m.activations = cpu_activation_bytes(in, layers_here, in_flight, tokens);
     m.logits = every_row_logits;
   }

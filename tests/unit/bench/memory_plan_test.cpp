@@ -18,7 +18,7 @@ namespace {
 
 using namespace tprimat;
 
-// A bf16 Llama layer of the GPU engine a token (train/activation_buffers.hpp): x and x_mid fp32,
+// A bf16 Llama layer of the GPU engine a token (train/buffer_table.hpp): x and x_mid fp32,
 // both norms' bf16 outputs and fp32 rstd, q k v and the attention output in bf16, the fp32
 // log-sum-exp of each head, gate and up in bf16.
 constexpr double llama_layer_token =
@@ -116,7 +116,11 @@ TEST(MemoryPlan, Fp8TermsByHandKeptAndRecast) {
   const double bf16_layer = llama_layer_token;
   const double fp8_layer = bf16_layer - 2.0 * 2 * h;  // no bf16 norm outputs
   // An input's rows and two gradient pairs (widest: f), and a norm's bf16 output.
-  const double scratch = 5.0 * tokens * f + 2.0 * tokens * h;
+  // The scales, fp32 (current scaling: a history of 1): each format's amax, amax_now, scale,
+  // history and 4-float scale_inv slot per tensor; E4M3's 4 x (7 weights + 4 inputs), E5M2's
+  // 4 x 7 gradients.
+  const double scales = 4.0 * 8 * (4 * 11 + 4 * 7);
+  const double scratch = 5.0 * tokens * f + 2.0 * tokens * h + scales;
   const double projections = 2 * h * q + 2 * h * kv + 3 * h * f;
 
   in.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);

@@ -13,7 +13,7 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/core/error.hpp"
-#include "tprimat/train/activation_buffers.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 
@@ -21,16 +21,6 @@ namespace tprimat::train::device {
 
 using backend::DeviceBuffer;
 using bf16 = backend::Gpu::bf16;
-
-/// Allocates table entry `e` as T elements; a table whose element size is not T's is a bug.
-template <class T>
-DeviceBuffer<T> take(BufferAllocator& a, const BufferEntry& e) {
-  if (e.element_bytes != static_cast<int>(sizeof(T)))
-    throw core::RunError("activation buffer table: " + std::string(name_of(e.buffer)) + " holds " +
-                         std::to_string(e.element_bytes) + "-byte elements, the engine reads " +
-                         std::to_string(sizeof(T)));
-  return a.alloc<T>(e.count);
-}
 
 /// One layer's forward of one micro-batch of n tokens, as its backward reads it. `rows`: n, or
 /// n / TP under sequence parallelism (RankPlan::rows).
@@ -69,7 +59,7 @@ struct Activations {
   DeviceBuffer<float> head_dxn;    // [n, hidden]: the head's input gradient, forward to backward
   DeviceBuffer<float> row_loss;    // [n]
 
-  /// The table's Activations buffers (train/activation_buffers.hpp), allocated in its order.
+  /// The table's Activations buffers (train/buffer_table.hpp), allocated in its order.
   void allocate(BufferAllocator& a, const RankPlan& p, const BufferTable& table) {
     local_layers = p.local_layers;
     recompute = p.shape.recompute;
@@ -78,6 +68,7 @@ struct Activations {
     if (recompute.full() && local_layers > 0)
       recomputed.resize(static_cast<std::size_t>(std::min(recompute.group_layers(), local_layers)));
     for (const BufferEntry& e : table) {
+      if (!in_activations(e.buffer)) continue;
       if (e.holder == BufferHolder::stage)
         allocate_stage_buffer(a, e);
       else
@@ -116,25 +107,25 @@ struct Activations {
  private:
   /// The stage's buffers of the table; scratch entries are Scratch's.
   void allocate_stage_buffer(BufferAllocator& a, const BufferEntry& e) {
-    using B = ActivationBuffer;
+    using B = BufferId;
     switch (e.buffer) {
-      case B::rerun_xn1: rerun_xn1 = take<bf16>(a, e); break;
-      case B::rerun_xn2: rerun_xn2 = take<bf16>(a, e); break;
-      case B::rerun_gate: rerun_gate = take<bf16>(a, e); break;
-      case B::rerun_up: rerun_up = take<bf16>(a, e); break;
-      case B::recomputed_output: recomputed_output = take<float>(a, e); break;
-      case B::x_final: x_final = take<float>(a, e); break;
-      case B::xn_final: xn_final = take<bf16>(a, e); break;
-      case B::rstd_final: rstd_final = take<float>(a, e); break;
-      case B::logits: logits = take<bf16>(a, e); break;
-      case B::head_dxn: head_dxn = take<float>(a, e); break;
-      case B::row_loss: row_loss = take<float>(a, e); break;
+      case B::rerun_xn1: rerun_xn1 = a.take<bf16>(e); break;
+      case B::rerun_xn2: rerun_xn2 = a.take<bf16>(e); break;
+      case B::rerun_gate: rerun_gate = a.take<bf16>(e); break;
+      case B::rerun_up: rerun_up = a.take<bf16>(e); break;
+      case B::recomputed_output: recomputed_output = a.take<float>(e); break;
+      case B::x_final: x_final = a.take<float>(e); break;
+      case B::xn_final: xn_final = a.take<bf16>(e); break;
+      case B::rstd_final: rstd_final = a.take<float>(e); break;
+      case B::logits: logits = a.take<bf16>(e); break;
+      case B::head_dxn: head_dxn = a.take<float>(e); break;
+      case B::row_loss: row_loss = a.take<float>(e); break;
       default: break;
     }
   }
   /// The stage's buffer a rerun module writes (BufferEntry::storage).
-  bf16* rerun_buffer(ActivationBuffer storage) {
-    using B = ActivationBuffer;
+  bf16* rerun_buffer(BufferId storage) {
+    using B = BufferId;
     switch (storage) {
       case B::rerun_xn1: return rerun_xn1.data();
       case B::rerun_xn2: return rerun_xn2.data();
@@ -146,23 +137,23 @@ struct Activations {
   }
   /// One of a layer's buffers; a module selective recomputation reruns points at the stage's.
   void allocate_layer_buffer(BufferAllocator& a, const BufferEntry& e, LayerActivations& l) {
-    using B = ActivationBuffer;
+    using B = BufferId;
     const bool own = e.storage == e.buffer;
     const auto own_or_rerun = [&](DeviceBuffer<bf16>& mine) {
-      return own ? (mine = take<bf16>(a, e)).data() : rerun_buffer(e.storage);
+      return own ? (mine = a.take<bf16>(e)).data() : rerun_buffer(e.storage);
     };
     switch (e.buffer) {
-      case B::x: l.x = take<float>(a, e); break;
-      case B::x_mid: l.x_mid = take<float>(a, e); break;
+      case B::x: l.x = a.take<float>(e); break;
+      case B::x_mid: l.x_mid = a.take<float>(e); break;
       case B::xn1: l.xn1 = own_or_rerun(l.own_xn1); break;
       case B::xn2: l.xn2 = own_or_rerun(l.own_xn2); break;
-      case B::rstd1: l.rstd1 = take<float>(a, e); break;
-      case B::rstd2: l.rstd2 = take<float>(a, e); break;
-      case B::q: l.q = take<bf16>(a, e); break;
-      case B::k: l.k = take<bf16>(a, e); break;
-      case B::v: l.v = take<bf16>(a, e); break;
-      case B::attn: l.attn = take<bf16>(a, e); break;
-      case B::lse: l.lse = take<float>(a, e); break;
+      case B::rstd1: l.rstd1 = a.take<float>(e); break;
+      case B::rstd2: l.rstd2 = a.take<float>(e); break;
+      case B::q: l.q = a.take<bf16>(e); break;
+      case B::k: l.k = a.take<bf16>(e); break;
+      case B::v: l.v = a.take<bf16>(e); break;
+      case B::attn: l.attn = a.take<bf16>(e); break;
+      case B::lse: l.lse = a.take<float>(e); break;
       case B::gate: l.gate = own_or_rerun(l.own_gate); break;
       case B::up: l.up = own_or_rerun(l.own_up); break;
       default:
@@ -186,39 +177,29 @@ struct Scratch {
 
   /// The table's scratch buffers (BufferTerm scratch, and FP8's cast_input).
   void allocate(BufferAllocator& a, const BufferTable& table) {
-    using B = ActivationBuffer;
+    using B = BufferId;
     for (const BufferEntry& e : table) {
-      if (e.holder != BufferHolder::stage) continue;
+      if (!in_scratch(e.buffer)) continue;
       switch (e.buffer) {
-        case B::hidden: hidden = take<bf16>(a, e); break;
-        case B::dhidden: dhidden = take<bf16>(a, e); break;
-        case B::dgate: dgate = take<bf16>(a, e); break;
-        case B::dup: dup = take<bf16>(a, e); break;
-        case B::cast_input: xn = take<bf16>(a, e); break;
-        case B::dres: dres = take<float>(a, e); break;
-        case B::dxn: dxn = take<float>(a, e); break;
-        case B::dres_bf: dres_bf = take<bf16>(a, e); break;
-        case B::dattn: dattn = take<bf16>(a, e); break;
-        case B::dq: dq = take<bf16>(a, e); break;
-        case B::dk: dk = take<bf16>(a, e); break;
-        case B::dv: dv = take<bf16>(a, e); break;
-        case B::norm_partials: norm_partials = take<float>(a, e); break;
-        case B::bias_partials: bias_partials = take<float>(a, e); break;
-        case B::attention_workspace: attn_workspace = take<std::uint8_t>(a, e); break;
+        case B::hidden: hidden = a.take<bf16>(e); break;
+        case B::dhidden: dhidden = a.take<bf16>(e); break;
+        case B::dgate: dgate = a.take<bf16>(e); break;
+        case B::dup: dup = a.take<bf16>(e); break;
+        case B::cast_input: xn = a.take<bf16>(e); break;
+        case B::dres: dres = a.take<float>(e); break;
+        case B::dxn: dxn = a.take<float>(e); break;
+        case B::dres_bf: dres_bf = a.take<bf16>(e); break;
+        case B::dattn: dattn = a.take<bf16>(e); break;
+        case B::dq: dq = a.take<bf16>(e); break;
+        case B::dk: dk = a.take<bf16>(e); break;
+        case B::dv: dv = a.take<bf16>(e); break;
+        case B::norm_partials: norm_partials = a.take<float>(e); break;
+        case B::bias_partials: bias_partials = a.take<float>(e); break;
+        case B::attention_workspace: attn_workspace = a.take<std::uint8_t>(e); break;
         default: break;
       }
     }
   }
 };
-
-/// Every byte the table lists was allocated, by Activations or by Scratch: an entry neither
-/// knows would leave the plan counting memory the engine never holds.
-inline void check_allocated(const BufferTable& table, std::size_t allocated) {
-  std::int64_t listed = 0;
-  for (const BufferEntry& e : table) listed += e.bytes();
-  if (listed != static_cast<std::int64_t>(allocated))
-    throw core::RunError("activation buffer table: " + std::to_string(listed) +
-                         " bytes listed, " + std::to_string(allocated) + " allocated");
-}
 
 }  // namespace tprimat::train::device

@@ -95,16 +95,15 @@ class Engine {
     backend::Gpu::reset_peaks();
     BufferAllocator a{stream_};
     params_.allocate(a, plan, sync_.plan.buckets);
-    fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp));
-    // The activations and scratch from the one table the memory plan sums too.
-    const BufferTable table = activation_buffers(
+    // The activations, scratch and FP8 buffers from the one table the memory plan sums too.
+    const BufferTable table = engine_buffers(
         plan, options.precision,
         static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
                                              : cp_attention_->backward_workspace_bytes()));
-    const std::size_t before_activations = a.held;
+    fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp), table);
     acts_.allocate(a, plan, table);
     scratch_.allocate(a, table);
-    check_allocated(table, a.held - before_activations);
+    check_allocated(table, a);
     if (cp_attention_) cp_attention_->allocate(a);
     rope_.allocate(a, plan);
     io_.allocate(a, plan);

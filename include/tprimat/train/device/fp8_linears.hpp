@@ -25,20 +25,13 @@
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
+#include "tprimat/train/buffer_table.hpp"
+#include "tprimat/train/fp8_tensors.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::train::device {
 
 using model::index_of;
-
-/// A layer's FP8 weights: its seven projections (model/projection.hpp), one scale each.
-inline constexpr int fp8_weights = model::projection_count;
-/// The activations the forward casts (E4M3), each read again by its weight gradient: the
-/// transposes of x_qkv and x_mlp are kept; those of x_o and x_down too, unless the copies are
-/// recast (then the backward casts the kept attention output and the recomputed SwiGLU again).
-enum Fp8Input : int { x_qkv, x_o, x_mlp, x_down, fp8_inputs };
-/// The gradients the backward casts (E5M2).
-enum Fp8Grad : int { g_q, g_k, g_v, g_o, g_gate, g_up, g_down, fp8_grads };
 
 /// One cast tensor as a GEMM reads it: row-major bytes and their scale_inv.
 struct Fp8Cast {
@@ -60,8 +53,11 @@ class Fp8Linears {
   /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md);
   /// under context parallelism `cp` those of every activation and gradient (each CP rank holds
   /// other tokens of the sequences: every rank casts with the scales of the whole sequences).
+  /// The FP8 buffers are the table's (train/buffer_table.hpp's fp8_buffers), allocated in its
+  /// order.
   void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision,
-                TensorParallel& tp, std::shared_ptr<parallel::DeviceCollectives> cp) {
+                TensorParallel& tp, std::shared_ptr<parallel::DeviceCollectives> cp,
+                const BufferTable& table) {
     precision_ = precision;
     tp_ = &tp;
     cp_ = std::move(cp);
@@ -73,53 +69,38 @@ class Fp8Linears {
     plan_ = &p;
     layers_ = p.local_layers;
     slots_ = p.slots;
-    const std::int64_t n = p.n, h = p.d.hidden, qd = p.d.q_dim(), kvd = p.d.kv_dim(), f = p.d.ffn;
     parallel::check_fp8_gemm_shapes(p.full, p.tp, p.n);
     on_.assign(static_cast<std::size_t>(layers_), false);
-    for (int l = 0; l < layers_; ++l)
-      on_[l] = precision.layer_in_fp8(p.layer_begin + l, p.full.layers);
+    for (int l = 0; l < layers_; ++l) on_[l] = local_layer_in_fp8(p, precision, l);
     // Weight w of layer l: [in, out] as the bf16 weight, and its transpose.
     kept_ = precision.fp8.copies == Fp8Copies::kept;
     for (Projection w : model::projections)
       weight_shape_[index_of(w)] = model::projection_shape(p.d, w);
     weights_.resize(static_cast<std::size_t>(layers_));
-    std::int64_t largest_weight = 0;
-    for (int l = 0; l < layers_; ++l) {
-      if (!on_[l] || !kept_) continue;
-      for (int w = 0; w < fp8_weights; ++w) {
-        weights_[l].rows[w] = a.alloc<std::uint8_t>(weight_shape_[w].size());
-        weights_[l].cols[w] = a.alloc<std::uint8_t>(weight_shape_[w].size());
-      }
-    }
-    for (const auto& shape : weight_shape_) largest_weight = std::max(largest_weight, shape.size());
-    // Recast: one weight at a time, cast just before the GEMM that reads it (the stream orders
-    // the next cast after that GEMM).
-    if (!kept_) recast_weight_ = a.alloc<std::uint8_t>(largest_weight);
-    // Each slot's transposed inputs for the weight gradients: [h, n] [qd, n] [h, n] [f, n].
-    const std::array<std::int64_t, fp8_inputs> widths = {h, qd, h, f};
-    input_width_ = widths;
+    input_width_ = fp8_input_widths(p.d);
     saved_.resize(static_cast<std::size_t>(slots_) * layers_);
-    for (int s = 0; s < slots_; ++s)
-      for (int l = 0; l < layers_; ++l) {
-        if (!on_[l]) continue;
-        for (int i = 0; i < fp8_inputs; ++i)
-          if (kept_ || !recast_input(static_cast<Fp8Input>(i)))
-            saved(s, l)[i] = a.alloc<std::uint8_t>(widths[i] * n);
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      const auto i = static_cast<std::size_t>(e.index);
+      const auto part = static_cast<std::size_t>(e.part);
+      switch (e.buffer) {
+        case B::fp8_weight_rows: weights_.at(i).rows.at(part) = a.take<std::uint8_t>(e); break;
+        case B::fp8_weight_cols: weights_.at(i).cols.at(part) = a.take<std::uint8_t>(e); break;
+        // Recast: one weight at a time, cast just before the GEMM that reads it (the stream
+        // orders the next cast after that GEMM).
+        case B::fp8_recast_weight: recast_weight_ = a.take<std::uint8_t>(e); break;
+        // Each slot's transposed inputs for the weight gradients: [h, n] [qd, n] [h, n] [f, n].
+        case B::fp8_saved_input: saved_.at(i).at(part) = a.take<std::uint8_t>(e); break;
+        // The forward's rows of an input in flight; with recast copies also the backward's
+        // transpose.
+        case B::fp8_input_scratch: input_scratch_ = a.take<std::uint8_t>(e); break;
+        case B::fp8_grad_rows: grad_pairs_.at(part).rows = a.take<std::uint8_t>(e); break;
+        case B::fp8_grad_cols: grad_pairs_.at(part).cols = a.take<std::uint8_t>(e); break;
+        default: break;
       }
-    const std::int64_t widest = std::max({h, qd, f, 2 * kvd});
-    // The forward's rows of an input in flight; with recast copies also the backward's transpose.
-    input_scratch_ = a.alloc<std::uint8_t>(n * widest);
-    for (auto& pair : grad_pairs_) {
-      pair.rows = a.alloc<std::uint8_t>(n * widest);
-      pair.cols = a.alloc<std::uint8_t>(n * widest);
     }
-    const int history = precision.fp8.recipe == Fp8Recipe::delayed ? precision.fp8.amax_history : 1;
-    // E4M3: weights [l][7], then inputs of slot 0 [l][4] (both with histories), then the other
-    // slots' inputs [slot - 1][l][4] (current scaling's own scales).
-    const int e4m3_base = layers_ * (int{fp8_weights} + int{fp8_inputs});
-    forward_.allocate(a, formats.forward, e4m3_base,
-                      e4m3_base + (slots_ - 1) * layers_ * fp8_inputs, history);
-    backward_.allocate(a, formats.gradient, layers_ * fp8_grads, layers_ * fp8_grads, history);
+    forward_.allocate(a, formats.forward, fp8_forward_scales(layers_, slots_, precision), table, 0);
+    backward_.allocate(a, formats.gradient, fp8_backward_scales(layers_, precision), table, 1);
   }
 
   // ---- once a step ---------------------------------------------------------------------------
@@ -280,8 +261,6 @@ class Fp8Linears {
   bool scaled_alone() const { return precision_.fp8.recipe == Fp8Recipe::current || !calibrated_; }
   /// Casts record their tensor's amax for the history: delayed scaling only.
   bool records_amax() const { return precision_.fp8.recipe == Fp8Recipe::delayed; }
-  /// The inputs whose transposes recast copies cast again in the backward (the widest two).
-  static bool recast_input(Fp8Input i) { return i == x_o || i == x_down; }
 
   int weight_id(int l, int w) const { return l * fp8_weights + w; }
   int input_id(int slot, int l, int i) const {

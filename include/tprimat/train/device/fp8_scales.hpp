@@ -10,33 +10,44 @@
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/device/resources.hpp"
+#include "tprimat/train/fp8_tensors.hpp"
 
 namespace tprimat::train::device {
 
 /// Tensors [0, base) keep a history (delayed scaling's); [base, count) are extra copies scaled
 /// only from their own amax (current scaling's per-micro-batch activations, docs/fp8.md).
-/// scale_inv of tensor t sits at 4 t: cuBLASLt reads a scale pointer only on a 16-byte boundary.
+/// scale_inv of tensor t sits at fp8_scale_inv_stride t (train/fp8_tensors.hpp).
 class Fp8Scales {
  public:
-  static constexpr int inv_stride = 4;
+  static constexpr int inv_stride = fp8_scale_inv_stride;
 
-  void allocate(BufferAllocator& a, kernels::Fp8Format format, int base, int count, int history) {
+  /// The buffers are the table's entries of this format (`part`: 0 E4M3, 1 E5M2), sized by the
+  /// same layout.
+  void allocate(BufferAllocator& a, kernels::Fp8Format format, const Fp8ScaleLayout& layout,
+                const BufferTable& table, int part) {
     format_ = format;
-    base_ = base;
-    count_ = count;
-    history_ = history;
-    const std::int64_t n = count > 0 ? count : 1;
-    amax_ = a.alloc<float>(n);
-    amax_now_ = a.alloc<float>(n);
-    scale_ = a.alloc<float>(n);
-    scale_inv_ = a.alloc<float>(n * inv_stride);
-    history_buf_ = a.alloc<float>(std::int64_t{base > 0 ? base : 1} * (history > 0 ? history : 1));
+    base_ = layout.base;
+    count_ = layout.count;
+    history_ = layout.history;
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      if (!in_fp8_linears(e.buffer) || e.part != part) continue;
+      switch (e.buffer) {
+        case B::fp8_amax: amax_ = a.take<float>(e); break;
+        case B::fp8_amax_now: amax_now_ = a.take<float>(e); break;
+        case B::fp8_scale: scale_ = a.take<float>(e); break;
+        case B::fp8_scale_inv: scale_inv_ = a.take<float>(e); break;
+        case B::fp8_history: history_buf_ = a.take<float>(e); break;
+        default: break;
+      }
+    }
     using backend::Gpu;
-    Gpu::fill(amax_.data(), n, 0.0f, a.stream);
-    Gpu::fill(amax_now_.data(), n, 0.0f, a.stream);
-    Gpu::fill(scale_.data(), n, 1.0f, a.stream);
-    Gpu::fill(scale_inv_.data(), n * inv_stride, 1.0f, a.stream);
+    Gpu::fill(amax_.data(), amax_.size(), 0.0f, a.stream);
+    Gpu::fill(amax_now_.data(), amax_now_.size(), 0.0f, a.stream);
+    Gpu::fill(scale_.data(), scale_.size(), 1.0f, a.stream);
+    Gpu::fill(scale_inv_.data(), scale_inv_.size(), 1.0f, a.stream);
     Gpu::fill(history_buf_.data(), history_buf_.size(), 0.0f, a.stream);
   }
 

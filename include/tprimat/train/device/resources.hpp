@@ -6,10 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/core/error.hpp"
+#include "tprimat/train/buffer_table.hpp"
 
 namespace tprimat::train::device {
 
@@ -93,10 +96,11 @@ class PinnedBuffer {
 };
 
 /// Allocates the engine's device buffers up front on its stream and counts the bytes it holds
-/// (DeviceTransformer::held_bytes).
+/// (DeviceTransformer::held_bytes), and of them those taken from the buffer table.
 struct BufferAllocator {
   gpuStream_t stream = nullptr;
   std::size_t held = 0;
+  std::size_t from_table = 0;
 
   template <class T>
   backend::DeviceBuffer<T> alloc(std::int64_t count) {
@@ -104,7 +108,28 @@ struct BufferAllocator {
     held += b.bytes();
     return b;
   }
+
+  /// Table entry `e` as T elements; a table whose element size is not T's is a bug.
+  template <class T>
+  backend::DeviceBuffer<T> take(const BufferEntry& e) {
+    if (e.element_bytes != static_cast<int>(sizeof(T)))
+      throw core::RunError("buffer table: " + std::string(name_of(e.buffer)) + " holds " +
+                           std::to_string(e.element_bytes) + "-byte elements, the engine reads " +
+                           std::to_string(sizeof(T)));
+    from_table += static_cast<std::size_t>(e.bytes());
+    return alloc<T>(e.count);
+  }
 };
+
+/// Every byte the table lists was taken: an entry no part of the engine knows would leave the
+/// plan counting memory the engine never holds.
+inline void check_allocated(const BufferTable& table, const BufferAllocator& a) {
+  std::int64_t listed = 0;
+  for (const BufferEntry& e : table) listed += e.bytes();
+  if (listed != static_cast<std::int64_t>(a.from_table))
+    throw core::RunError("buffer table: " + std::to_string(listed) + " bytes listed, " +
+                         std::to_string(a.from_table) + " allocated");
+}
 
 /// Copies a pinned host buffer into a device buffer of the same size on `stream`.
 template <class T>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The device engine's activations and scratch, listed once: the engine allocates them from this
-// table (train/device/activations.hpp) and the memory plan sums it (bench/memory_plan.hpp), so
-// the two cannot disagree. Host code: the plan needs no GPU compiler.
+// The device engine's activations, scratch and FP8 buffers, listed once: the engine allocates
+// them from this table (train/device/activations.hpp, fp8_linears.hpp) and the memory plan sums it
+// (bench/memory_plan.hpp), so the two cannot disagree. Host code: the plan needs no GPU compiler.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "tprimat/kernels/reduction_chunks.hpp"
+#include "tprimat/model/projection.hpp"
 #include "tprimat/train/config.hpp"
+#include "tprimat/train/fp8_tensors.hpp"
 #include "tprimat/train/precision.hpp"
 #include "tprimat/train/rank_plan.hpp"
 
@@ -22,43 +24,61 @@ namespace tprimat::train {
 enum class BufferTerm : std::uint8_t { activations, logits, scratch, fp8 };
 
 /// Every buffer of train::device::Activations (a layer's: x .. up; the stage's: rerun_xn1 ..
-/// row_loss) and train::device::Scratch (hidden .. attention_workspace).
-enum class ActivationBuffer : std::uint8_t {
+/// row_loss), train::device::Scratch (hidden .. attention_workspace) and
+/// train::device::Fp8Linears (fp8_weight_rows .. fp8_history: the FP8 copies of a layer's
+/// weights, a slot's saved input transposes, the casts' scratch, and each format's scales).
+enum class BufferId : std::uint8_t {
   x, x_mid, xn1, xn2, rstd1, rstd2, q, k, v, attn, lse, gate, up,
   rerun_xn1, rerun_xn2, rerun_gate, rerun_up, recomputed_output, x_final, xn_final, rstd_final,
   logits, head_dxn, row_loss,
   hidden, dhidden, dgate, dup, cast_input, dres, dxn, dres_bf, dattn, dq, dk, dv, norm_partials,
   bias_partials, attention_workspace,
+  fp8_weight_rows, fp8_weight_cols, fp8_recast_weight, fp8_saved_input, fp8_input_scratch,
+  fp8_grad_rows, fp8_grad_cols, fp8_amax, fp8_amax_now, fp8_scale, fp8_scale_inv, fp8_history,
 };
 
-inline constexpr std::array<std::string_view, 39> activation_buffer_names = {
+inline constexpr std::array<std::string_view, 51> buffer_names = {
     "x", "x_mid", "xn1", "xn2", "rstd1", "rstd2", "q", "k", "v", "attn", "lse", "gate", "up",
     "rerun_xn1", "rerun_xn2", "rerun_gate", "rerun_up", "recomputed_output", "x_final",
     "xn_final", "rstd_final", "logits", "head_dxn", "row_loss",
     "hidden", "dhidden", "dgate", "dup", "cast_input", "dres", "dxn", "dres_bf", "dattn", "dq",
-    "dk", "dv", "norm_partials", "bias_partials", "attention_workspace"};
-static_assert(activation_buffer_names.size() == std::size_t(ActivationBuffer::attention_workspace) + 1);
+    "dk", "dv", "norm_partials", "bias_partials", "attention_workspace",
+    "fp8_weight_rows", "fp8_weight_cols", "fp8_recast_weight", "fp8_saved_input",
+    "fp8_input_scratch", "fp8_grad_rows", "fp8_grad_cols", "fp8_amax", "fp8_amax_now",
+    "fp8_scale", "fp8_scale_inv", "fp8_history"};
+static_assert(buffer_names.size() == std::size_t(BufferId::fp8_history) + 1);
 
-constexpr std::string_view name_of(ActivationBuffer b) {
-  return activation_buffer_names[static_cast<std::size_t>(b)];
+constexpr std::string_view name_of(BufferId b) {
+  return buffer_names[static_cast<std::size_t>(b)];
 }
 
+/// Which of the engine's parts allocates the buffer: Activations, Scratch or Fp8Linears.
+constexpr bool in_activations(BufferId b) { return b <= BufferId::row_loss; }
+constexpr bool in_scratch(BufferId b) {
+  return b >= BufferId::hidden && b <= BufferId::attention_workspace;
+}
+constexpr bool in_fp8_linears(BufferId b) { return b >= BufferId::fp8_weight_rows; }
+
 /// Whose buffer it is: the stage's (shared by its layers and slots), a slot's layer
-/// (Activations::layers[index], index = slot x local layers + layer), or a place in the group
-/// full recomputation runs again (Activations::recomputed[index]).
-enum class BufferHolder : std::uint8_t { stage, kept_layer, recomputed_layer };
+/// (Activations::layers[index] and an FP8 input's transpose: index = slot x local layers +
+/// layer), a place in the group full recomputation runs again (Activations::recomputed[index]),
+/// or a local layer's whatever the slot (an FP8 weight's copy: index = layer).
+enum class BufferHolder : std::uint8_t { stage, kept_layer, recomputed_layer, layer };
 
 /// One buffer: `count` elements of `element_bytes`. A layer's xn1, xn2, gate or up whose module
 /// selective recomputation reruns has no memory of its own: `storage` names the stage's buffer
-/// it uses (rerun_*) and `count` is 0; otherwise `storage` is `buffer`.
+/// it uses (rerun_*) and `count` is 0; otherwise `storage` is `buffer`. `part`: which of a
+/// holder's kind (an FP8 weight's projection, an input's Fp8Input, a gradient pair, a scale's
+/// format: 0 E4M3, 1 E5M2).
 struct BufferEntry {
-  ActivationBuffer buffer;
+  BufferId buffer;
   BufferHolder holder = BufferHolder::stage;
   int index = 0;
   int element_bytes = 0;
   std::int64_t count = 0;
   BufferTerm term = BufferTerm::activations;
-  ActivationBuffer storage = buffer;
+  BufferId storage = buffer;
+  int part = 0;
   constexpr std::int64_t bytes() const { return count * element_bytes; }
 };
 
@@ -79,15 +99,15 @@ namespace detail {
 /// weight gradients read the norms' outputs as FP8 transposes, so it keeps no bf16 copy of them.
 inline void add_layer_buffers(BufferTable& t, const RankPlan& p, BufferHolder holder, int index,
                               bool fp8) {
-  using enum ActivationBuffer;
+  using enum BufferId;
   const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden;
   const Recompute& r = p.shape.recompute;
   const bool rerun_norms = r.reruns(RecomputeModule::layernorm),
              rerun_mlp = r.reruns(RecomputeModule::mlp);
-  const auto add = [&](ActivationBuffer b, int bytes, std::int64_t count) {
+  const auto add = [&](BufferId b, int bytes, std::int64_t count) {
     t.push_back({b, holder, index, bytes, count, BufferTerm::activations, b});
   };
-  const auto shared = [&](ActivationBuffer b, ActivationBuffer storage) {
+  const auto shared = [&](BufferId b, BufferId storage) {
     t.push_back({b, holder, index, 2, 0, BufferTerm::activations, storage});
   };
   add(x, 4, rows * h);
@@ -136,13 +156,13 @@ inline bool local_layer_in_fp8(const RankPlan& p, const PrecisionConfig& precisi
 /// Under selective recomputation the modules rerun write the stage's rerun_* buffers.
 inline BufferTable activation_buffers(const RankPlan& p, const PrecisionConfig& precision,
                                       std::int64_t attention_workspace_bytes) {
-  using enum ActivationBuffer;
+  using enum BufferId;
   BufferTable t;
   const std::int64_t n = p.n, rows = p.rows, h = p.d.hidden, f = p.d.ffn, qd = p.d.q_dim(),
                      kvd = p.d.kv_dim();
   const int layers = p.local_layers;
   const Recompute& r = p.shape.recompute;
-  const auto stage = [&](ActivationBuffer b, int bytes, std::int64_t count,
+  const auto stage = [&](BufferId b, int bytes, std::int64_t count,
                          BufferTerm term = BufferTerm::activations) {
     t.push_back({b, BufferHolder::stage, 0, bytes, count, term, b});
   };
@@ -196,6 +216,75 @@ inline BufferTable activation_buffers(const RankPlan& p, const PrecisionConfig& 
   stage(bias_partials, 4, p.d.qkv_bias ? kernels::bias_partials(n, qd) : 1, BufferTerm::scratch);
   stage(attention_workspace, 1, std::max<std::int64_t>(attention_workspace_bytes, 1),
         BufferTerm::scratch);
+  return t;
+}
+
+/// The FP8 scales' buffers of one format (`part` 0: E4M3, 1: E5M2) laid out as `l`.
+inline void add_fp8_scale_buffers(BufferTable& t, const Fp8ScaleLayout& l, int part) {
+  using enum BufferId;
+  const std::int64_t n = std::max(l.count, 1);
+  const auto add = [&](BufferId b, std::int64_t count) {
+    t.push_back({b, BufferHolder::stage, 0, 4, count, BufferTerm::fp8, b, part});
+  };
+  add(fp8_amax, n);
+  add(fp8_amax_now, n);
+  add(fp8_scale, n);
+  add(fp8_scale_inv, n * fp8_scale_inv_stride);
+  add(fp8_history, std::int64_t{std::max(l.base, 1)} * std::max(l.history, 1));
+}
+
+/// The FP8 buffers of the rank `p` runs under `precision` (none without FP8), in allocation
+/// order: each FP8 layer's weight copies (kept copies: rows and transpose of every projection;
+/// recast: the largest one weight's), each slot's input transposes kept for the weight
+/// gradients (recast copies keep x_qkv's and x_mlp's only), the casts' scratch (an input's rows
+/// and two gradient pairs) and the two formats' scales.
+inline BufferTable fp8_buffers(const RankPlan& p, const PrecisionConfig& precision) {
+  using enum BufferId;
+  BufferTable t;
+  if (!precision.is_fp8()) return t;
+  const int layers = p.local_layers;
+  const bool kept = precision.fp8.copies == Fp8Copies::kept;
+  const auto add = [&](BufferId b, BufferHolder holder, int index, std::int64_t count, int part) {
+    t.push_back({b, holder, index, 1, count, BufferTerm::fp8, b, part});
+  };
+  std::int64_t largest_weight = 0;
+  for (const model::Projection w : model::projections)
+    largest_weight = std::max(largest_weight, model::projection_shape(p.d, w).size());
+  for (int l = 0; l < layers; ++l) {
+    if (!kept || !local_layer_in_fp8(p, precision, l)) continue;
+    for (const model::Projection w : model::projections) {
+      const std::int64_t size = model::projection_shape(p.d, w).size();
+      add(fp8_weight_rows, BufferHolder::layer, l, size, model::index_of(w));
+      add(fp8_weight_cols, BufferHolder::layer, l, size, model::index_of(w));
+    }
+  }
+  if (!kept) add(fp8_recast_weight, BufferHolder::stage, 0, largest_weight, 0);
+  const auto widths = fp8_input_widths(p.d);
+  for (int slot = 0; slot < p.slots; ++slot)
+    for (int l = 0; l < layers; ++l) {
+      if (!local_layer_in_fp8(p, precision, l)) continue;
+      for (int i = 0; i < fp8_inputs; ++i)
+        if (kept || !recast_input(static_cast<Fp8Input>(i)))
+          add(fp8_saved_input, BufferHolder::kept_layer, slot * layers + l,
+              widths[static_cast<std::size_t>(i)] * p.n, i);
+    }
+  const std::int64_t scratch = p.n * fp8_widest(p.d);
+  add(fp8_input_scratch, BufferHolder::stage, 0, scratch, 0);
+  for (int pair = 0; pair < 2; ++pair) {
+    add(fp8_grad_rows, BufferHolder::stage, 0, scratch, pair);
+    add(fp8_grad_cols, BufferHolder::stage, 0, scratch, pair);
+  }
+  add_fp8_scale_buffers(t, fp8_forward_scales(layers, p.slots, precision), 0);
+  add_fp8_scale_buffers(t, fp8_backward_scales(layers, precision), 1);
+  return t;
+}
+
+/// Every buffer of the table for the rank `p`: its activations and scratch, then its FP8 ones.
+inline BufferTable engine_buffers(const RankPlan& p, const PrecisionConfig& precision,
+                                  std::int64_t attention_workspace_bytes) {
+  BufferTable t = activation_buffers(p, precision, attention_workspace_bytes);
+  const BufferTable fp8 = fp8_buffers(p, precision);
+  t.insert(t.end(), fp8.begin(), fp8.end());
   return t;
 }
 

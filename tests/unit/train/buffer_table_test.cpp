@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// train/activation_buffers.hpp: the device engine's activations and scratch by hand (one layer,
-// selective and full recomputation, FP8 layers, the last stage's head), and the memory plan
-// summing that table for every model x layout x precision x recomputation x CP setting.
-#include "tprimat/train/activation_buffers.hpp"
+// train/buffer_table.hpp: the device engine's activations, scratch and FP8 buffers by hand (one
+// layer, selective and full recomputation, FP8 layers and copies, the last stage's head), and the
+// memory plan summing that table for every model x layout x precision x recomputation x CP.
+#include "tprimat/train/buffer_table.hpp"
 
 #include <cstdint>
 #include <set>
@@ -19,7 +19,7 @@
 namespace {
 
 using namespace tprimat;
-using train::ActivationBuffer;
+using train::BufferId;
 using train::BufferHolder;
 using train::BufferTable;
 using train::BufferTerm;
@@ -45,7 +45,7 @@ std::int64_t holder_bytes(const BufferTable& t, BufferHolder holder, int index) 
   return sum;
 }
 
-std::int64_t stage_bytes(const BufferTable& t, ActivationBuffer b) {
+std::int64_t stage_bytes(const BufferTable& t, BufferId b) {
   for (const auto& e : t)
     if (e.holder == BufferHolder::stage && e.buffer == b) return e.bytes();
   return 0;
@@ -57,11 +57,11 @@ constexpr std::int64_t h = 4096, q = 4096, kv = 1024, f = 14336, heads = 32, tok
 constexpr std::int64_t layer_token = 4 * 2 * h + 2 * 2 * h + 4 * 2 + 2 * (2 * q + 2 * kv) +
                                      4 * heads + 2 * 2 * f;
 
-TEST(ActivationBuffers, OneLayerByHand) {
+TEST(BufferTable, OneLayerByHand) {
   const auto p = llama_rank(1);
   const BufferTable t = train::activation_buffers(p, {}, 1 << 20);
   EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 0), tokens * layer_token);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::x_final), tokens * 4 * h);
+  EXPECT_EQ(stage_bytes(t, BufferId::x_final), tokens * 4 * h);
   // The head: one chunk of bf16 logits (loss_chunk_rows >= 2048 rows here) and the fp32 gradient
   // of its input; the final norm's output, its rstd and each row's loss.
   EXPECT_EQ(train::table_bytes(t, BufferTerm::logits), tokens * 128256 * 2 + tokens * h * 4);
@@ -76,7 +76,7 @@ TEST(ActivationBuffers, OneLayerByHand) {
   EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), 0);
 }
 
-TEST(ActivationBuffers, SequenceParallelSplitsTheResidualRowsOnly) {
+TEST(BufferTable, SequenceParallelSplitsTheResidualRowsOnly) {
   const auto plain = train::activation_buffers(llama_rank(1, 2), {}, 0);
   const auto sp = train::activation_buffers(llama_rank(1, 2, {}, true), {}, 0);
   // TP 2: x, x_mid and both rstd over 1024 rows; the gathered norm outputs stay whole.
@@ -88,7 +88,7 @@ TEST(ActivationBuffers, SequenceParallelSplitsTheResidualRowsOnly) {
                       2 * 2 * f / 2));
 }
 
-TEST(ActivationBuffers, SelectiveRecomputationSharesWhatItReruns) {
+TEST(BufferTable, SelectiveRecomputationSharesWhatItReruns) {
   constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
                  mlp = static_cast<unsigned>(train::RecomputeModule::mlp);
   const auto p = llama_rank(4, 1, train::selective_recompute(norms | mlp));
@@ -97,10 +97,10 @@ TEST(ActivationBuffers, SelectiveRecomputationSharesWhatItReruns) {
   for (int l = 0; l < 4; ++l)
     EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, l),
               tokens * (layer_token - 2 * 2 * h - 2 * 2 * f));
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_xn1), tokens * 2 * h);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_xn2), tokens * 2 * h);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_gate), tokens * 2 * f);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::rerun_up), tokens * 2 * f);
+  EXPECT_EQ(stage_bytes(t, BufferId::rerun_xn1), tokens * 2 * h);
+  EXPECT_EQ(stage_bytes(t, BufferId::rerun_xn2), tokens * 2 * h);
+  EXPECT_EQ(stage_bytes(t, BufferId::rerun_gate), tokens * 2 * f);
+  EXPECT_EQ(stage_bytes(t, BufferId::rerun_up), tokens * 2 * f);
   for (const auto& e : t)
     if (e.storage != e.buffer) {
       EXPECT_EQ(e.count, 0) << train::name_of(e.buffer);
@@ -108,7 +108,7 @@ TEST(ActivationBuffers, SelectiveRecomputationSharesWhatItReruns) {
     }
 }
 
-TEST(ActivationBuffers, FullRecomputationKeepsGroupInputsAndOneGroup) {
+TEST(BufferTable, FullRecomputationKeepsGroupInputsAndOneGroup) {
   const train::Recompute uniform2{train::RecomputeGranularity::full,
                                   train::RecomputeMethod::uniform, 2};
   const auto p = llama_rank(4, 1, uniform2);
@@ -120,10 +120,10 @@ TEST(ActivationBuffers, FullRecomputationKeepsGroupInputsAndOneGroup) {
   EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 0), tokens * layer_token);
   EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 1), tokens * layer_token);
   EXPECT_EQ(holder_bytes(t, BufferHolder::recomputed_layer, 2), 0);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::recomputed_output), tokens * 4 * h);
+  EXPECT_EQ(stage_bytes(t, BufferId::recomputed_output), tokens * 4 * h);
 }
 
-TEST(ActivationBuffers, Fp8LayersKeepNoBf16NormOutputs) {
+TEST(BufferTable, Fp8LayersKeepNoBf16NormOutputs) {
   const auto p = llama_rank(4);
   const auto fp8 = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);
   const BufferTable t = train::activation_buffers(p, fp8, 0);
@@ -135,7 +135,34 @@ TEST(ActivationBuffers, Fp8LayersKeepNoBf16NormOutputs) {
   EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), tokens * 2 * h);
 }
 
-TEST(ActivationBuffers, OnlyTheLastStageHoldsTheHead) {
+TEST(BufferTable, Fp8BuffersByHandKeptAndRecast) {
+  const auto p = llama_rank(4);
+  auto fp8 = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);  // layers 1 and 2
+  const std::int64_t projections = 2 * h * q + 2 * h * kv + 3 * h * f;
+  // Scales, fp32, a history of 1: amax, amax_now, scale, history and a 4-float scale_inv slot per
+  // tensor; E4M3's 4 layers x (7 weights + 4 inputs), E5M2's 4 x 7 gradients.
+  const std::int64_t scales = 4 * 8 * (4 * 11 + 4 * 7);
+  // An input's rows and two gradient pairs, each [tokens, ffn] (the widest), a byte each.
+  const std::int64_t scratch = 5 * tokens * f;
+  const BufferTable kept = train::fp8_buffers(p, fp8);
+  // Kept copies: both FP8 layers' weights, rows and transposed; their four inputs' transposes.
+  EXPECT_EQ(table_bytes(kept, BufferTerm::fp8),
+            2 * (2 * projections + tokens * (h + q + h + f)) + scratch + scales);
+  fp8.fp8.copies = train::Fp8Copies::recast;
+  const BufferTable recast = train::fp8_buffers(p, fp8);
+  // Recast: the largest weight's one copy (h x ffn) and x_qkv's and x_mlp's transposes.
+  EXPECT_EQ(table_bytes(recast, BufferTerm::fp8), h * f + 2 * tokens * 2 * h + scratch + scales);
+  // Delayed scaling keeps 1,024 amaxes of each history tensor (every tensor here: one slot).
+  fp8 = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
+  const BufferTable delayed = train::fp8_buffers(p, fp8);
+  std::int64_t history = 0;
+  for (const auto& e : delayed)
+    if (e.buffer == BufferId::fp8_history) history += e.bytes();
+  EXPECT_EQ(history, 4 * 1024 * (4 * 11 + 4 * 7));
+  EXPECT_TRUE(train::fp8_buffers(p, {}).empty());  // bf16: none
+}
+
+TEST(BufferTable, OnlyTheLastStageHoldsTheHead) {
   train::StepShape shape;
   shape.layers = 4;
   shape.grad_accum = 4;
@@ -146,13 +173,13 @@ TEST(ActivationBuffers, OnlyTheLastStageHoldsTheHead) {
   EXPECT_GT(train::table_bytes(train::activation_buffers(last, {}, 0), BufferTerm::logits), 0);
   // 1F1B: the first stage keeps 2 micro-batches in flight, each its layers and its output.
   const auto t = train::activation_buffers(first, {}, 0);
-  EXPECT_EQ(stage_bytes(t, ActivationBuffer::x_final), 2 * tokens * 4 * h);
+  EXPECT_EQ(stage_bytes(t, BufferId::x_final), 2 * tokens * 4 * h);
   EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 2), tokens * layer_token);  // slot 1
 }
 
 // The plan's activations, logits, scratch and the FP8 norm outputs are the table's sums, on
 // every stage of every setting the GPU engine runs.
-TEST(ActivationBuffers, ThePlanSumsTheTableForEverySetting) {
+TEST(BufferTable, ThePlanSumsTheTableForEverySetting) {
   constexpr auto norms = static_cast<unsigned>(train::RecomputeModule::layernorm),
                  mlp = static_cast<unsigned>(train::RecomputeModule::mlp);
   const std::vector<train::Recompute> recomputes = {
@@ -186,13 +213,13 @@ TEST(ActivationBuffers, ThePlanSumsTheTableForEverySetting) {
                 in.shape.recompute = recompute;
                 const auto stages = bench::plan_stages(in);
                 for (int s = 0; s < pp; ++s) {
-                  const auto t = train::activation_buffers(bench::detail::stage_rank_plan(in, s),
-                                                           precision, 0);
+                  const auto t = train::engine_buffers(bench::detail::stage_rank_plan(in, s),
+                                                       precision, 0);
                   const auto& m = stages[static_cast<std::size_t>(s)];
                   EXPECT_EQ(m.activations, double(table_bytes(t, BufferTerm::activations)));
                   EXPECT_EQ(m.logits, double(table_bytes(t, BufferTerm::logits)));
                   EXPECT_EQ(m.scratch, double(table_bytes(t, BufferTerm::scratch)));
-                  EXPECT_GE(m.fp8, double(table_bytes(t, BufferTerm::fp8)));
+                  EXPECT_EQ(m.fp8, double(table_bytes(t, BufferTerm::fp8)));
                   EXPECT_EQ(m.activations > 0, true);
                   // Every layer buffer belongs to a slot's layer or a recomputed place that exists,
                   // and every shared one names a stage buffer the table allocates.
