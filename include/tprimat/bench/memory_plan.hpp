@@ -150,8 +150,12 @@ inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
   shape.grad_accum = std::max(shape.grad_accum, 1);
   shape.layers = in.dims.layers;
   const int cp = shape.context_parallel;
-  return train::plan_shard(in.dims, shape,
-                           train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {cp, 0}));
+  train::RankPlan p = train::plan_shard(
+      in.dims, shape, train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {cp, 0}));
+  // The weights' replicas: the DP x CP group, over which ZeRO-1 shards.
+  p.dp = in.dp * cp;
+  p.zero = p.dp > 1 && in.distributed_optimizer;
+  return p;
 }
 
 inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
@@ -164,28 +168,34 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   if (last) p += model::head_params(d) / in.tp + d.hidden;
   MemoryPlan m;
   m.params = p;
-  const double shard = in.distributed_optimizer ? double(in.dp) * in.shape.context_parallel : 1;
-  m.weights = double(p) * in.compute_bytes;
-  m.gradients = double(p) * 4;
-  m.master = double(p) * (4 - in.compute_bytes) / shard;
-  m.adam_moments = double(p) * 8 / shard;
   const double tokens = rank_tokens(in);
   const double vocab_here = double(d.vocab) / in.tp;
   // Every row of logits and its fp32 gradient: the CPU engine, and the other frameworks' runs an
   // imported log plans.
   const double every_row_logits = last ? tokens * vocab_here * (in.compute_bytes + 4.0) : 0.0;
   if (in.compute_bytes == 2) {
-    // The GPU engine: its activations, scratch and FP8 buffers are the buffer table's, byte for
-    // byte (the attention backward's workspace, stated by the attention policy at run time, is
-    // in the workspace term).
+    // The GPU engine: its parameters, optimizer state, activations, scratch and FP8 buffers are
+    // the buffer table's, byte for byte (the attention backward's workspace, stated by the
+    // attention policy at run time, is in the workspace term).
     const train::BufferTable table =
         train::engine_buffers(stage_rank_plan(in, stage), in.precision, 0);
+    m.weights = double(train::table_bytes(table, train::BufferTerm::weights));
+    m.gradients = double(train::table_bytes(table, train::BufferTerm::gradients));
+    m.master = double(train::table_bytes(table, train::BufferTerm::master));
+    m.adam_moments = double(train::table_bytes(table, train::BufferTerm::adam_moments));
     m.activations = double(train::table_bytes(table, train::BufferTerm::activations));
     m.logits = in.logits_rows > 0 ? double(train::table_bytes(table, train::BufferTerm::logits))
                                   : every_row_logits;
     m.scratch = double(train::table_bytes(table, train::BufferTerm::scratch));
     m.fp8 = double(train::table_bytes(table, train::BufferTerm::fp8));
   } else {
+    // The CPU engine: fp32 weights (its own master) and gradients, AdamW's moments sharded with
+    // ZeRO-1 over DP x CP.
+    const double shard = in.distributed_optimizer ? double(in.dp) * in.shape.context_parallel : 1;
+    m.weights = double(p) * in.compute_bytes;
+    m.gradients = double(p) * 4;
+    m.master = double(p) * (4 - in.compute_bytes) / shard;
+    m.adam_moments = double(p) * 8 / shard;
     // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.
     const int in_flight = train::pipeline_slots(in.pp, stage, std::max(in.shape.grad_accum, 1));
     m.activations = cpu_activation_bytes(in, layers_here, in_flight, tokens);

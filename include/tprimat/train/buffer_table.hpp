@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The device engine's activations, scratch and FP8 buffers, listed once: the engine allocates
-// them from this table (train/device/activations.hpp, fp8_linears.hpp) and the memory plan sums it
-// (bench/memory_plan.hpp), so the two cannot disagree. Host code: the plan needs no GPU compiler.
+// The device engine's parameters, optimizer state, activations, scratch and FP8 buffers, listed
+// once: the engine allocates them from this table (train/device/parameters.hpp, activations.hpp,
+// fp8_linears.hpp) and the memory plan sums it (bench/memory_plan.hpp), so the two cannot
+// disagree. Host code: the plan needs no GPU compiler.
 #pragma once
 
 #include <algorithm>
@@ -15,19 +16,25 @@
 #include "tprimat/model/projection.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/fp8_tensors.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 #include "tprimat/train/precision.hpp"
 #include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::train {
 
 /// The memory plan's term a buffer counts in (bench::MemoryPlan's fields).
-enum class BufferTerm : std::uint8_t { activations, logits, scratch, fp8 };
+enum class BufferTerm : std::uint8_t {
+  weights, gradients, master, adam_moments, activations, logits, scratch, fp8
+};
 
-/// Every buffer of train::device::Activations (a layer's: x .. up; the stage's: rerun_xn1 ..
-/// row_loss), train::device::Scratch (hidden .. attention_workspace) and
-/// train::device::Fp8Linears (fp8_weight_rows .. fp8_history: the FP8 copies of a layer's
-/// weights, a slot's saved input transposes, the casts' scratch, and each format's scales).
+/// Every buffer of train::device::DeviceParameters (weights .. adam_v), train::device::Activations
+/// (a layer's: x .. up; the stage's: rerun_xn1 .. row_loss), train::device::Scratch (hidden ..
+/// attention_workspace) and train::device::Fp8Linears (fp8_weight_rows .. fp8_history: the FP8
+/// copies of a layer's weights, a slot's saved input transposes, the casts' scratch, and each
+/// format's scales).
+// clang-format off
 enum class BufferId : std::uint8_t {
+  weights, master_lo, grads, adam_m, adam_v,
   x, x_mid, xn1, xn2, rstd1, rstd2, q, k, v, attn, lse, gate, up,
   rerun_xn1, rerun_xn2, rerun_gate, rerun_up, recomputed_output, x_final, xn_final, rstd_final,
   logits, head_dxn, row_loss,
@@ -37,7 +44,8 @@ enum class BufferId : std::uint8_t {
   fp8_grad_rows, fp8_grad_cols, fp8_amax, fp8_amax_now, fp8_scale, fp8_scale_inv, fp8_history,
 };
 
-inline constexpr std::array<std::string_view, 51> buffer_names = {
+inline constexpr std::array<std::string_view, 56> buffer_names = {
+    "weights", "master_lo", "grads", "adam_m", "adam_v",
     "x", "x_mid", "xn1", "xn2", "rstd1", "rstd2", "q", "k", "v", "attn", "lse", "gate", "up",
     "rerun_xn1", "rerun_xn2", "rerun_gate", "rerun_up", "recomputed_output", "x_final",
     "xn_final", "rstd_final", "logits", "head_dxn", "row_loss",
@@ -46,14 +54,15 @@ inline constexpr std::array<std::string_view, 51> buffer_names = {
     "fp8_weight_rows", "fp8_weight_cols", "fp8_recast_weight", "fp8_saved_input",
     "fp8_input_scratch", "fp8_grad_rows", "fp8_grad_cols", "fp8_amax", "fp8_amax_now",
     "fp8_scale", "fp8_scale_inv", "fp8_history"};
+// clang-format on
 static_assert(buffer_names.size() == std::size_t(BufferId::fp8_history) + 1);
 
-constexpr std::string_view name_of(BufferId b) {
-  return buffer_names[static_cast<std::size_t>(b)];
-}
+constexpr std::string_view name_of(BufferId b) { return buffer_names[static_cast<std::size_t>(b)]; }
 
-/// Which of the engine's parts allocates the buffer: Activations, Scratch or Fp8Linears.
-constexpr bool in_activations(BufferId b) { return b <= BufferId::row_loss; }
+/// Which of the engine's parts allocates the buffer: DeviceParameters, Activations, Scratch or
+/// Fp8Linears.
+constexpr bool in_parameters(BufferId b) { return b <= BufferId::adam_v; }
+constexpr bool in_activations(BufferId b) { return b >= BufferId::x && b <= BufferId::row_loss; }
 constexpr bool in_scratch(BufferId b) {
   return b >= BufferId::hidden && b <= BufferId::attention_workspace;
 }
@@ -279,12 +288,29 @@ inline BufferTable fp8_buffers(const RankPlan& p, const PrecisionConfig& precisi
   return t;
 }
 
-/// Every buffer of the table for the rank `p`: its activations and scratch, then its FP8 ones.
+/// The parameters and optimizer state of rank `p`: the bf16 weights (the fp32 master's high
+/// half) and fp32 gradients of its shard, past its last parameter by the DP buckets' padding, and
+/// the master's 16-bit remainders and the two AdamW moments of what it updates: the shard, or
+/// under ZeRO-1 its slices of the buckets (train/gradient_buckets.hpp).
+inline BufferTable parameter_buffers(const RankPlan& p) {
+  using enum BufferId;
+  const BucketPlan buckets = plan_rank_buckets(p);
+  const std::int64_t held = p.params + buckets.padding, state = p.zero ? buckets.owned : p.params;
+  return {{weights, BufferHolder::stage, 0, 2, held, BufferTerm::weights, weights},
+          {master_lo, BufferHolder::stage, 0, 2, state, BufferTerm::master, master_lo},
+          {grads, BufferHolder::stage, 0, 4, held, BufferTerm::gradients, grads},
+          {adam_m, BufferHolder::stage, 0, 4, state, BufferTerm::adam_moments, adam_m},
+          {adam_v, BufferHolder::stage, 0, 4, state, BufferTerm::adam_moments, adam_v}};
+}
+
+/// Every buffer of the table for the rank `p`: its parameters and optimizer state, its
+/// activations and scratch, then its FP8 ones.
 inline BufferTable engine_buffers(const RankPlan& p, const PrecisionConfig& precision,
                                   std::int64_t attention_workspace_bytes) {
-  BufferTable t = activation_buffers(p, precision, attention_workspace_bytes);
-  const BufferTable fp8 = fp8_buffers(p, precision);
-  t.insert(t.end(), fp8.begin(), fp8.end());
+  BufferTable t = parameter_buffers(p);
+  for (const BufferTable& more :
+       {activation_buffers(p, precision, attention_workspace_bytes), fp8_buffers(p, precision)})
+    t.insert(t.end(), more.begin(), more.end());
   return t;
 }
 

@@ -8,7 +8,7 @@
 
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
-#include "tprimat/train/device/gradient_buckets.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 
 namespace {
 

@@ -94,12 +94,13 @@ class Engine {
     captured_.create();
     backend::Gpu::reset_peaks();
     BufferAllocator a{stream_};
-    params_.allocate(a, plan, sync_.plan.buckets);
-    // The activations, scratch and FP8 buffers from the one table the memory plan sums too.
+    // Parameters, optimizer state, activations, scratch and FP8 buffers from the one table the
+    // memory plan sums too.
     const BufferTable table = engine_buffers(
         plan, options.precision,
         static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
                                              : cp_attention_->backward_workspace_bytes()));
+    params_.allocate(a, table);
     fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp), table);
     acts_.allocate(a, plan, table);
     scratch_.allocate(a, table);

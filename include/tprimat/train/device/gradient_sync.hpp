@@ -18,7 +18,7 @@
 #include "tprimat/profile/nvtx.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
-#include "tprimat/train/device/gradient_buckets.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 
 namespace tprimat::train::device {
 
@@ -42,14 +42,7 @@ struct GradientSyncPlan {
 
 inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
   GradientSyncPlan s;
-  std::vector<std::int64_t> starts;
-  if (p.first_stage) starts.push_back(0);
-  for (const auto& lp : p.table.layers) starts.push_back(lp.attn_norm);
-  if (p.last_stage) starts.push_back(p.table.final_norm);
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const std::int64_t end = i + 1 < starts.size() ? starts[i + 1] : p.params;
-    s.segments.emplace_back(starts[i], end - starts[i]);
-  }
+  s.segments = gradient_segments(p);
   s.buckets = plan_gradient_buckets(s.segments, p.table, p.dp, p.dp_rank);
   for (std::size_t i = 0; i < s.buckets.buckets.size(); ++i) {
     const GradientBucket& b = s.buckets.buckets[i];

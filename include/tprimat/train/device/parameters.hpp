@@ -12,9 +12,10 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
-#include "tprimat/train/device/gradient_buckets.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 #include "tprimat/train/parameters.hpp"
 
 namespace tprimat::train::device {
@@ -31,13 +32,20 @@ class DeviceParameters {
   backend::DeviceBuffer<std::uint16_t> master_lo;
   backend::DeviceBuffer<float> grads, m, v;
 
-  void allocate(BufferAllocator& a, const RankPlan& p, const BucketPlan& buckets) {
-    const std::int64_t state = p.zero ? buckets.owned : p.params;
-    weights = a.alloc<bf16>(p.params + buckets.padding);
-    master_lo = a.alloc<std::uint16_t>(state);
-    grads = a.alloc<float>(p.params + buckets.padding);
-    m = a.alloc<float>(state);
-    v = a.alloc<float>(state);
+  /// The table's parameter buffers (train/buffer_table.hpp's parameter_buffers).
+  void allocate(BufferAllocator& a, const BufferTable& table) {
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      if (!in_parameters(e.buffer)) continue;
+      switch (e.buffer) {
+        case B::weights: weights = a.take<bf16>(e); break;
+        case B::master_lo: master_lo = a.take<std::uint16_t>(e); break;
+        case B::grads: grads = a.take<float>(e); break;
+        case B::adam_m: m = a.take<float>(e); break;
+        case B::adam_v: v = a.take<float>(e); break;
+        default: break;
+      }
+    }
     backend::gpu_check(gpuMemsetAsync(weights.data(), 0, weights.bytes(), a.stream), "memset");
   }
 

@@ -40,7 +40,7 @@ struct DeviceGroups {
 /// forward's TP collectives run on the main stream (everything after them depends on them); the
 /// backward's input-gradient all-reduces run beside the layer's weight-gradient GEMMs.
 /// Data parallelism over `dp` (the DP group's DeviceCollectives; null: one GPU): gradients are
-/// reduced bucket by bucket while the backward pass goes on (train/device/gradient_buckets.hpp); with
+/// reduced bucket by bucket while the backward pass goes on (train/gradient_buckets.hpp); with
 /// OptimizerConfig::distributed_optimizer (ZeRO-1) they are reduce-scattered, each rank keeps
 /// the remainders and moments of its slices only, updates them and all-gathers the bf16 weights.
 /// Pipeline parallelism over `pp`: stage r of PP holds layers [r L/PP, (r + 1) L/PP), the first

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "tprimat/train/parameters.hpp"
+#include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::train {
 
@@ -87,6 +89,27 @@ inline BucketPlan plan_gradient_buckets(
     plan.padding = chunk * dp - total;
   }
   return plan;
+}
+
+/// The gradient's segments of rank `p` in buffer order, each final at one point of the last
+/// micro-batch's backward pass: [embedding], [layer 0], ..., [layer L-1], [final norm, head] (a
+/// pipeline stage: the embedding on the first only, final norm and head on the last only).
+inline std::vector<std::pair<std::int64_t, std::int64_t>> gradient_segments(const RankPlan& p) {
+  std::vector<std::int64_t> starts;
+  if (p.first_stage) starts.push_back(0);
+  for (const auto& lp : p.table.layers) starts.push_back(lp.attn_norm);
+  if (p.last_stage) starts.push_back(p.table.final_norm);
+  std::vector<std::pair<std::int64_t, std::int64_t>> segments;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const std::int64_t end = i + 1 < starts.size() ? starts[i + 1] : p.params;
+    segments.emplace_back(starts[i], end - starts[i]);
+  }
+  return segments;
+}
+
+/// The buckets of rank `p` over its DP group (its replicas: DP x CP on the device engine).
+inline BucketPlan plan_rank_buckets(const RankPlan& p) {
+  return plan_gradient_buckets(gradient_segments(p), p.table, p.dp, p.dp_rank);
 }
 
 }  // namespace tprimat::train
