@@ -91,7 +91,8 @@ struct BufferEntry {
   constexpr std::int64_t bytes() const { return count * element_bytes; }
 };
 
-/// The buffers in the order the engine allocates them.
+/// The buffers, grouped by the part of the engine that allocates them (in_parameters, ...); each
+/// part takes its own in the table's order.
 using BufferTable = std::vector<BufferEntry>;
 
 /// Bytes of the table's buffers that count in `term`.

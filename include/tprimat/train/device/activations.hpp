@@ -131,7 +131,7 @@ struct Activations {
       case B::rerun_xn2: return rerun_xn2.data();
       case B::rerun_gate: return rerun_gate.data();
       case B::rerun_up: return rerun_up.data();
-      default: throw core::RunError("activation buffer table: " + std::string(name_of(storage)) +
+      default: throw core::RunError("buffer table: " + std::string(name_of(storage)) +
                                     " is no rerun buffer");
     }
   }
@@ -157,7 +157,7 @@ struct Activations {
       case B::gate: l.gate = own_or_rerun(l.own_gate); break;
       case B::up: l.up = own_or_rerun(l.own_up); break;
       default:
-        throw core::RunError("activation buffer table: " + std::string(name_of(e.buffer)) +
+        throw core::RunError("buffer table: " + std::string(name_of(e.buffer)) +
                              " is no layer buffer");
     }
   }
