@@ -23,6 +23,7 @@
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/report/gnuplot.hpp"
+#include "cli/config_documents.hpp"
 #include "cli/config_settings.hpp"
 #include "cli/data_command.hpp"
 #include "cli/dispatch.hpp"
@@ -81,7 +82,7 @@ void check_parallel_is_no_directory(const std::string& parallel) {
 /// `cmd`'s flags did not set them (the notice of keys not applied comes with the jobs).
 void apply_config_file_settings(cli::BenchOptions& o, const CLI::App& cmd) {
   if (!cli::detail::names_config_file(o.parallel)) return;
-  cli::apply_config_run(o, bench::load_config_run(o.parallel), [&](std::string_view flag) {
+  cli::apply_config_run(o, bench::load_config_run(cli::config_document(o.parallel)), [&](std::string_view flag) {
     const CLI::Option* opt = cmd.get_option_no_throw(std::string(flag));
     return opt != nullptr && opt->count() > 0;
   });

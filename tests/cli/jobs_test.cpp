@@ -547,8 +547,10 @@ TEST_F(PrecisionJobs, AConfigFileStatesNemosFp8AndFlagsOverrideIt) {
                 ": fp8 is \"e4m3\"; tprimat runs FP8 as NeMo's \"hybrid\" format only (E4M3 "
                 "forward, E5M2 backward); write \"fp8\": \"hybrid\", or null for bf16");
   for (const char* recipe : {"mxfp8", "blockwise"}) {
-    opts_.parallel = write("r.json", std::string(R"({"tensor_model_parallel_size": 1, )") +
-                                         R"("fp8": "hybrid", "fp8_recipe": ")" + recipe + "\"}");
+    // A file of its own each: the program reads a config file once a run (config_documents.hpp).
+    opts_.parallel = write(std::string("r_") + recipe + ".json",
+                           std::string(R"({"tensor_model_parallel_size": 1, )") +
+                               R"("fp8": "hybrid", "fp8_recipe": ")" + recipe + "\"}");
     EXPECT_EQ(error_of(opts_), "tprimat: config " + opts_.parallel + ": fp8_recipe is \"" +
                                    recipe +
                                    "\"; tprimat runs the delayed and current (tensorwise) "

@@ -18,6 +18,7 @@
 #include "tprimat/core/number_text.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "cli/all_strategies.hpp"
+#include "cli/config_documents.hpp"
 #include "cli/fit_options.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/jobs.hpp"
@@ -93,7 +94,7 @@ profile::Settings profile_settings(const BenchOptions& o, const Job& job,
   nlohmann::json block;
   std::string file;
   if (!env.fixed && bench::is_config_path(o.parallel)) {
-    const auto c = bench::load_config_strategy(o.parallel, job.ctx.full.cli_name,
+    const auto c = bench::load_config_strategy(config_document(o.parallel), job.ctx.full.cli_name,
                                                   job.ctx.device.platform);
     block = c.profiling;
     file = c.file;
@@ -376,7 +377,7 @@ int run_plan(BenchOptions opts, Environment env) {
           if (s.kind == detail::StrategyChoice::Kind::builtin) {
             tp_pp = parallel::find_strategy(s.name)->for_model(m, env.device.platform);
           } else if (s.kind == detail::StrategyChoice::Kind::config) {
-            const auto c = bench::load_config_strategy(s.name, m, env.device.platform);
+            const auto c = bench::load_config_strategy(config_document(s.name), m, env.device.platform);
             tp_pp = {c.tp, c.pp};
             dp = std::max(c.dp, 1);
             if (opts.cp == 0) cp = c.cp;

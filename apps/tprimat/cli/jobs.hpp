@@ -41,6 +41,7 @@
 #include "cli/layout_flags.hpp"
 #include "cli/options.hpp"
 #include "cli/output_lock.hpp"
+#include "cli/config_documents.hpp"
 #include "cli/config_settings.hpp"
 #include "cli/precision_flags.hpp"
 #include "cli/recompute_flags.hpp"
@@ -365,7 +366,7 @@ inline bool names_config_file(const std::string& parallel) {
 /// The notice of the keys a --parallel config file names but tprimat does not apply.
 inline void add_config_notice(const std::string& parallel, std::vector<std::string>& notices) {
   if (!names_config_file(parallel)) return;
-  if (auto n = not_applied_notice(bench::load_config_run(parallel)); !n.empty())
+  if (auto n = not_applied_notice(bench::load_config_run(config_document(parallel))); !n.empty())
     notices.push_back(std::move(n));
 }
 
@@ -393,7 +394,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   if (choice.kind == K::builtin) {
     tp_pp = parallel::find_strategy(choice.name)->for_model(cli_model, platform);
   } else if (choice.kind == K::config) {
-    const auto c = bench::load_config_strategy(choice.name, cli_model, platform);
+    const auto c = bench::load_config_strategy(config_document(choice.name), cli_model, platform);
     name = c.name;
     tp_pp = {c.tp, c.pp};
     want_dp = c.dp;

@@ -610,13 +610,12 @@ inline ConfigDocument read_config_document(std::string_view spec) {
   return doc;
 }
 
-/// Loads `spec` (read_config_document) for `model` on `platform`: its strategy, profiling
+/// Loads a config file (read_config_document) for `model` on `platform`: its strategy, profiling
 /// block, precision (NeMo's keys, or the seeds' training.precision and platform_optimizations,
 /// which must agree) and recomputation (the strategy's recompute_* keys, or the platform's
 /// activation_checkpointing: every layer recomputed whole).
-inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
+inline ConfigStrategy load_config_strategy(const ConfigDocument& doc, std::string_view model,
                                            std::string_view platform) {
-  const ConfigDocument doc = read_config_document(spec);
   const std::string& file = doc.file;
   ConfigStrategy s = parse_config_strategy(doc.root, file, doc.name, model, platform);
   s.file = file;
@@ -643,9 +642,14 @@ inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_vi
   return s;
 }
 
-/// The run settings of `spec`'s file (read_config_run).
-inline ConfigRun load_config_run(std::string_view spec) {
-  const ConfigDocument doc = read_config_document(spec);
+/// load_config_strategy of the file `spec` names, read now.
+inline ConfigStrategy load_config_strategy(std::string_view spec, std::string_view model,
+                                           std::string_view platform) {
+  return load_config_strategy(read_config_document(spec), model, platform);
+}
+
+/// The run settings of a config file (read_config_run).
+inline ConfigRun load_config_run(const ConfigDocument& doc) {
   return read_config_run(doc.root, doc.file);
 }
 
