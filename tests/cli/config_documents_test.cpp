@@ -4,35 +4,19 @@
 // runs cannot give its jobs two layouts; a bad file is refused as when read directly.
 #include "cli/config_documents.hpp"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "tprimat/core/error.hpp"
 
+#include "../support/temp_dir.hpp"
+
 namespace {
 
 using namespace tprimat;
 
-class ConfigDocuments : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tprimat-config-documents-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::filesystem::path dir_;
-};
+using ConfigDocuments = test_support::TempDirTest;
 
 TEST_F(ConfigDocuments, AFileIsReadOnceARun) {
   const auto file = write("tp2.json", R"({"tensor_model_parallel_size": 2})");

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "../../support/fifo.hpp"
+#include "../../support/temp_dir.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 
@@ -108,21 +109,7 @@ TEST(ConfigFile, ErrorsNameFileKeyAndFix) {
   expect_error(json::array({1, 2}), "must hold an object (a JSON object or YAML mapping of keys)");
 }
 
-class ConfigFileOnDisk : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tprimat-config-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::filesystem::path dir_;
-};
+using ConfigFileOnDisk = test_support::TempDirTest;
 
 TEST_F(ConfigFileOnDisk, LoadsAndNamesMalformedOrMissingFiles) {
   const auto good = write("tp2.json", R"({"tensor_model_parallel_size": 2})");
