@@ -82,7 +82,8 @@ void check_parallel_is_no_directory(const std::string& parallel) {
 /// `cmd`'s flags did not set them (the notice of keys not applied comes with the jobs).
 void apply_config_file_settings(cli::BenchOptions& o, const CLI::App& cmd) {
   if (!cli::detail::names_config_file(o.parallel)) return;
-  cli::apply_config_run(o, bench::load_config_run(cli::config_document(o.parallel)), [&](std::string_view flag) {
+  const bench::ConfigRun run = bench::load_config_run(cli::config_document(o.parallel));
+  cli::apply_config_run(o, run, [&](std::string_view flag) {
     const CLI::Option* opt = cmd.get_option_no_throw(std::string(flag));
     return opt != nullptr && opt->count() > 0;
   });

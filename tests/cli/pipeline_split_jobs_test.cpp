@@ -212,8 +212,10 @@ TEST(SplitMemoryPlan, EachStageHoldsItsLayersAndTheBusiestIsPredicted) {
   const auto even_stages = bench::plan_stages(in);
   // Activations follow the stage's layers: the first stage keeps 2 micro-batches in flight, so
   // its 17th layer adds 2 x 8192 tokens of one layer's saved bytes; the last keeps 1.
-  const double layer_bytes = 4.0 * 2 * 4096 + 2.0 * 2 * 4096 + 4.0 * 2 + 2.0 * (2 * 4096 + 2 * 1024) +
-                             4.0 * 32 + 2.0 * 2 * 14336;  // a bf16 layer's buffers a token
+  // A bf16 layer's buffers a token (train/buffer_table.hpp).
+  const double layer_bytes =
+      4.0 * 2 * 4096 + 2.0 * 2 * 4096 + 4.0 * 2 + 2.0 * (2 * 4096 + 2 * 1024) + 4.0 * 32 +
+      2.0 * 2 * 14336;
   EXPECT_DOUBLE_EQ(stages[0].activations - even_stages[0].activations, 2 * 8192 * layer_bytes);
   EXPECT_DOUBLE_EQ(even_stages[1].activations - stages[1].activations, 1 * 8192 * layer_bytes);
   // ... and the weights by a layer's parameters per layer moved.

@@ -377,7 +377,8 @@ int run_plan(BenchOptions opts, Environment env) {
           if (s.kind == detail::StrategyChoice::Kind::builtin) {
             tp_pp = parallel::find_strategy(s.name)->for_model(m, env.device.platform);
           } else if (s.kind == detail::StrategyChoice::Kind::config) {
-            const auto c = bench::load_config_strategy(config_document(s.name), m, env.device.platform);
+            const auto c =
+                bench::load_config_strategy(config_document(s.name), m, env.device.platform);
             tp_pp = {c.tp, c.pp};
             dp = std::max(c.dp, 1);
             if (opts.cp == 0) cp = c.cp;
