@@ -143,19 +143,17 @@ inline double cpu_activation_bytes(const MemoryPlanInput& in, int layers_here, i
 }
 
 /// What rank 0 of the TP, DP and CP groups on pipeline stage `stage` runs: the plan the device
-/// engine makes of that rank (train::plan_rank's, without its layout checks: a plan may be asked
-/// of any layout), from which its buffer table follows.
+/// engine makes of that rank (train::plan_rank_unchecked), from which its buffer table follows.
 inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
   train::StepShape shape = in.shape;
   shape.grad_accum = std::max(shape.grad_accum, 1);
   shape.layers = in.dims.layers;
   const int cp = shape.context_parallel;
-  train::RankPlan p = train::plan_shard(
-      in.dims, shape, train::shard_at(in.dims, shape, {in.tp, 0}, {in.pp, stage}, {cp, 0}));
-  // The weights' replicas: the DP x CP group, over which ZeRO-1 shards.
-  p.dp = in.dp * cp;
-  p.zero = p.dp > 1 && in.distributed_optimizer;
-  return p;
+  train::OptimizerConfig opt;
+  opt.distributed_optimizer = in.distributed_optimizer;
+  // The weights' replicas are the DP x CP group, over which ZeRO-1 shards.
+  return train::plan_rank_unchecked(in.dims, shape, opt, {in.tp, 0}, {in.pp, stage},
+                                    {in.dp * cp, 0}, {cp, 0});
 }
 
 inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {

@@ -113,6 +113,18 @@ inline Shard shard_at(const model::Dims& dims, const StepShape& shape, GroupPlac
   return shard;
 }
 
+/// plan_rank without its layout checks, for a memory plan that may be asked of any layout.
+inline RankPlan plan_rank_unchecked(const model::Dims& dims, const StepShape& shape,
+                                    const OptimizerConfig& opt, GroupPlace tp, GroupPlace pp,
+                                    GroupPlace dp, GroupPlace cp) {
+  RankPlan p = plan_shard(dims, shape, shard_at(dims, shape, tp, pp, cp));
+  p.dp = dp.size;
+  p.dp_rank = dp.rank;
+  p.zero = dp.size > 1 && opt.distributed_optimizer;
+  p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
+  return p;
+}
+
 /// The plan of a rank at places tp, pp, dp, cp of its groups; `dp` holds the replicas of the
 /// weights (the device engine's DP x CP group: gradients, ZeRO-1 and the loss go over it). Throws
 /// core::InputError when the layout breaks a rule of parallel/validate.hpp for these dims (and
@@ -125,12 +137,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
   if (sequence_parallel)
     parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);
-  RankPlan p = plan_shard(dims, shape, shard_at(dims, shape, tp, pp, cp));
-  p.dp = dp.size;
-  p.dp_rank = dp.rank;
-  p.zero = dp.size > 1 && opt.distributed_optimizer;
-  p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
-  return p;
+  return plan_rank_unchecked(dims, shape, opt, tp, pp, dp, cp);
 }
 
 }  // namespace tprimat::train
