@@ -20,7 +20,7 @@ tprimat_cli_test(plan_cp_sequence_parallel_rows
   ARGS plan --model tiny --tp 4 --cp 2 --sequence-parallel --seq 12 --num-gpus 8 EXPECT_RC 2
   STDERR_REGEX "^tprimat: sequence parallelism splits a micro-batch's mbs x seq / CP = 1 x 12 / 2 = 6 token rows over the TP ranks, and TP=4 does not divide them \\[strategy tp4_pp1\\]; pass a --seq \\(or --mbs\\) that TP=4 x CP=2 divides, or drop --sequence-parallel")
 # NVIDIA's Llama 3.1 8B recipe (seq 8192, gbs 128, mbs 1, distributed optimizer) on 8 x H100 in
-# its own layout, CP 2: 88.0 GiB without CP, 71.8 with it, under the 79.1 GiB of the device.
+# its own layout, CP 2: 88.2 GiB without CP, 71.9 with it, under the 79.1 GiB of the device.
 tprimat_cli_test(plan_nvidia_recipe_h100_cp2_fits
   ARGS plan --device "NVIDIA H100 80GB HBM3" --device-memory 79.1 --layers full --model llama
        --num-gpus 8 --distributed-optimizer --seq 8192 --gbs 128 --cp 2

@@ -16,7 +16,7 @@ namespace {
 using namespace tprimat;
 
 /// NVIDIA's Llama 3.1 8B recipe (seq 8192, mbs 1, gbs 128, distributed optimizer) on 8 GPUs,
-/// DP 8: 88.0 GiB a GPU.
+/// DP 8: 88.2 GiB a GPU.
 bench::MemoryPlanInput nvidia_recipe() {
   bench::MemoryPlanInput in;
   in.dims = model::dims<model::Llama31_8B>();

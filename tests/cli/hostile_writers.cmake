@@ -178,7 +178,7 @@ endforeach()
 tprimat_writer_test(plan_uneven_split_does_not_fit
   ARGS plan --model llama --pp 2 --decoder-first-pipeline-num-layers 30 --layers full --seq 2048
        --device "NVIDIA H100 80GB HBM3" --device-memory 79.1
-  STDOUT_REGEX "does NOT fit: stage 1 of 2 runs 30 of the layers \\(split 30\\+2\\) and needs 120.3[0-9] GiB, though the stages average less than the device holds: split the layers more evenly")
+  STDOUT_REGEX "does NOT fit: stage 1 of 2 runs 30 of the layers \\(split 30\\+2\\) and needs 120.4[0-9] GiB, though the stages average less than the device holds: split the layers more evenly")
 # A data prefix with a space is a path, not a blend whose first weight is "sp".
 tprimat_writer_test(data_prefix_with_space
   SETUP "${CMAKE_COMMAND}|-E|make_directory|sp ace"

@@ -15,6 +15,7 @@
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/gpu/attention.hpp"
+#include "tprimat/train/attention_workspace.hpp"
 
 namespace tprimat::testing {
 namespace {
@@ -353,6 +354,39 @@ TEST(CudnnAttentionBlockTest, CausalMaskNeedsSquareBlocks) {
   EXPECT_FALSE(CudnnAttention::supports(s)) << "a causal mask over more keys than queries";
   EXPECT_FALSE(FlashAttention::supports(s)) << "flash runs causal self-attention only";
 }
+
+/// What the memory plan counts for the attention backward's workspace
+/// (train/attention_workspace.hpp) is what cuDNN asks at head_dim 128 (every model's), for the
+/// causal calls at every sequence length the engine runs and for context parallelism's blocks: a
+/// cuDNN whose graph asks otherwise fails here, not silently in a plan. At other head dims it
+/// may ask less (64: no tensor of its own), never more.
+TEST(CudnnAttentionTest, WorkspaceIsWhatThePlanCounts) {
+  TPRIMAT_REQUIRE_GPU();
+  using M = AttentionShape::Mask;
+  std::vector<AttentionShape> shapes;
+  for (int batch : {1, 2})
+    for (int seq : {1000, 2048, 8192, 32768})
+      for (auto [heads, kv] : {std::pair{32, 8}, std::pair{28, 4}, std::pair{14, 2}})
+        shapes.push_back({.batch = batch, .seq = seq, .heads = heads, .kv_heads = kv,
+                          .head_dim = 128});
+  for (int chunk : {512, 4096, 16384})
+    for (int before : {1, 3, 7})
+      shapes.push_back({.batch = 1, .seq = chunk, .heads = 32, .kv_heads = 8, .head_dim = 128,
+                        .kv_seq = chunk * before, .mask = M::none});
+  shapes.push_back({.batch = 1, .seq = 64, .heads = 8, .kv_heads = 8, .head_dim = 64});
+  int checked = 0;
+  for (const AttentionShape& s : shapes) {
+    if (!CudnnAttention::supports(s)) continue;
+    const train::AttentionCall call{s.batch, s.seq, s.keys(), s.heads, s.head_dim};
+    const auto asked = std::int64_t(CudnnAttention::backward_workspace_bytes(s));
+    if (s.head_dim == 128)
+      EXPECT_EQ(asked, train::cudnn_backward_workspace(call)) << describe(s) << ", keys " << s.keys();
+    else
+      EXPECT_LE(asked, train::cudnn_backward_workspace(call)) << describe(s) << ", keys " << s.keys();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << "cuDNN supported none of the shapes";
+}
 #endif
 
 TEST(FlashAttentionTest, SupportsListedHeadDimsOnly) {
@@ -366,6 +400,17 @@ TEST(FlashAttentionTest, SupportsListedHeadDimsOnly) {
   EXPECT_FALSE(FlashAttention::supports(s)) << describe(s);
   s = {.batch = 1, .seq = 128, .heads = 6, .kv_heads = 4, .head_dim = 64};
   EXPECT_FALSE(FlashAttention::supports(s)) << "heads not a multiple of kv_heads: " << describe(s);
+}
+
+/// The flash kernels' workspace is what the memory plan counts (train/attention_workspace.hpp).
+TEST(FlashAttentionTest, WorkspaceIsWhatThePlanCounts) {
+  for (const AttentionShape& s :
+       {AttentionShape{.batch = 2, .seq = 2048, .heads = 32, .kv_heads = 8, .head_dim = 128},
+        AttentionShape{.batch = 1, .seq = 1000, .heads = 28, .kv_heads = 4, .head_dim = 128},
+        AttentionShape{.batch = 3, .seq = 17, .heads = 2, .kv_heads = 1, .head_dim = 64}})
+    EXPECT_EQ(std::int64_t(FlashAttention::backward_workspace_bytes(s)),
+              train::flash_backward_workspace({s.batch, s.seq, s.keys(), s.heads, s.head_dim}))
+        << describe(s);
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ TEST(ContextParallelNccl, Cp2Zero1Graph) {  // 4 ranks
 }
 
 /// The memory plan against the busiest rank's measured peak at Llama 3.1 8B's width, 2 layers,
-/// seq 4096 over CP 2 (two ranks fit on one GPU): within 10%, the bound of the other layouts.
+/// seq 4096 over CP 2 (two ranks fit on one GPU): within 3%, the bound of the other layouts.
 TEST(ContextParallelMemory, PlanPredictsThePeak) {
   TPRIMAT_REQUIRE_GPU();
   parallel::comm::Mpi world;
@@ -139,7 +139,7 @@ TEST(ContextParallelMemory, PlanPredictsThePeak) {
   const double planned = bench::plan_memory(in).total;
   std::printf("[rank %d] cp 2: peak %.3f GB (busiest %.3f GB), plan %.3f GB, plan / busiest %.3f\n",
               world.rank(), peak / 1e9, busiest / 1e9, planned / 1e9, planned / busiest);
-  EXPECT_NEAR(planned, busiest, 0.10 * busiest);
+  EXPECT_NEAR(planned, busiest, 0.03 * busiest);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ using tprimat::testing::nccl_world;
 /// The memory plan (bench::plan_memory, what `tprimat plan` and `--layers auto` use) against the
 /// busiest rank's measured peak (the device pool's high-water mark over construction and one
 /// step; every rank of one GPU has its own pool), at Llama 3.1 8B's width with 4 layers and seq
-/// 1024 (so that 2-4 ranks fit on one GPU): within 10%, the issue's bound for the full model.
+/// 1024 (so that 2-4 ranks fit on one GPU): within 3%, the bound the buffer table's plan holds
+/// (issue 35; the formula's plan before it was 2-8% over on these layouts).
 template <class L>
 void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {},
                             bool sequence_parallel = false) {
@@ -77,7 +78,7 @@ void plan_predicts_the_peak(bool zero, std::vector<int> stage_layers = {},
       world.rank(), L::tp, L::pp, dp, zero ? " ZeRO-1" : "",
       in.shape.sequence_parallel ? " SP" : "", peak / 1e9, busiest / 1e9, planned / 1e9,
       planned / busiest);
-  EXPECT_NEAR(planned, busiest, 0.10 * busiest);
+  EXPECT_NEAR(planned, busiest, 0.03 * busiest);
 }
 
 TEST(ModelParallelMemory, TensorParallelPlanPredictsThePeak) {

@@ -483,6 +483,11 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
         "activation",
         "use --recompute-granularity full on the CPU, or drop it");
   if (!cpu) mem.precision = precision;  // the FP8 buffers
+  // The attention backward's workspace: cuDNN's (auto's choice on NVIDIA GPUs) or the flash
+  // kernels' (AMD GPUs, or asked).
+  mem.attention_kernel = platform == "hip" || o.attention == "flash"
+                             ? train::AttentionKernel::flash
+                             : train::AttentionKernel::cudnn;
   mem.compute_bytes = cpu ? 4 : 2;
   mem.logits_rows = cpu ? 0 : train::loss_chunk_rows;
   // The CPU engine's attention keeps no S x S matrix, only a tile of query rows (its workspace);

@@ -13,6 +13,7 @@
 #include "tprimat/backend/gpu/runtime.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/kernels/reduction_chunks.hpp"
 
 namespace tprimat::backend {
 
@@ -145,7 +146,7 @@ struct Gpu {
   /// per-row statistics, cross_entropy_stats_per_row floats a row, into `stats` [n][3]; once
   /// every rank's are gathered rank after rank ([ranks][n][3]), part 2 gives every rank the same
   /// row losses and (with_grad) this slice's gradient grad_scale * (softmax - onehot) in place.
-  static constexpr int cross_entropy_stats_per_row = 3;
+  static constexpr int cross_entropy_stats_per_row = kernels::cross_entropy_stats_per_row;
   static void cross_entropy_stats(const bf16* logits, const std::int32_t* targets, std::int64_t n,
                                   int vocab, int vocab_begin, float* stats, Stream stream);
   static void cross_entropy_combine(bf16* logits, const std::int32_t* targets, std::int64_t n,
@@ -157,7 +158,7 @@ struct Gpu {
   /// writes reduce_partials() doubles into `partials`, one block sums them in order.
   static void reduce_sum(const float* x, std::int64_t n, bool squares, bool accumulate,
                          double* out, double* partials, Stream stream);
-  static constexpr int reduce_partials = 1024;
+  static constexpr int reduce_partials = static_cast<int>(kernels::sum_partials);
   /// reduce_sum in two halves, for one sum over segments reduced at different times, on any
   /// stream: reduce_sum_partials writes the reduce_partials doubles of one segment, sum_partials
   /// adds `count` doubles in order into *out. Deterministic like reduce_sum.

@@ -11,6 +11,7 @@
 #include "tprimat/model/counts.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
+#include "tprimat/train/attention_workspace.hpp"
 #include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/config.hpp"
 #include "tprimat/train/pipeline_bubble.hpp"
@@ -41,6 +42,9 @@ struct MemoryPlanInput {
   /// overwritten by their gradient), 0 for every row (the CPU engine).
   std::int64_t logits_rows = train::loss_chunk_rows;
   double workspace_bytes = 64.0 * (1 << 20);  ///< GEMM workspace and allocator slack
+  /// The GPU engine's attention backward, whose workspace the plan counts (cuDNN's is larger:
+  /// its fp32 dQ accumulator and its graph's own tensor over the keys).
+  train::AttentionKernel attention_kernel = train::AttentionKernel::cudnn;
   /// FP8 (GPU only): the decoder layers' FP8 buffers (docs/fp8.md) on top of the bf16 ones.
   train::PrecisionConfig precision;
 };
@@ -65,8 +69,14 @@ struct MemoryPlan {
   double fp8 = 0;
   /// The GPU engine's scratch for one micro-batch's backward (train/device/activations.hpp's
   /// Scratch): the MLP's four [tokens, ffn] bf16 tensors, the attention's input gradients, the
-  /// residual's gradient and its bf16 copy, a norm output's fp32 gradient.
+  /// residual's gradient and its bf16 copy, a norm output's fp32 gradient; and the context- and
+  /// tensor-parallel exchanges' buffers (the gathered keys and values, their fp32 gradients, the
+  /// loss's statistics, sequence parallelism's partial products).
   double scratch = 0;
+  /// The GEMM workspace and allocator slack (MemoryPlanInput::workspace_bytes); on the GPU the
+  /// attention backward's workspace and the step's small buffers (token ids, RoPE's tables, the
+  /// optimizer's and the norm's arrays), on the CPU its attention tiles and context parallelism's
+  /// ring.
   double workspace = 0;
   double total = 0;
   std::int64_t params = 0;  ///< parameters held by this rank
@@ -74,25 +84,15 @@ struct MemoryPlan {
 
 namespace detail {
 
-/// Context parallelism's attention buffers on a rank holding `tokens` tokens (mbs x seq / CP).
-/// The CPU engine's ring (fp32): the K/V block held and the one arriving, their gradients
-/// (4 x [K | V]), one block's partial output and log-sum-exp. The device engine
-/// (train/device/context_parallel_attention.hpp, bf16): every rank's K and V as gathered and in
-/// position order (twice [K | V] of the whole sequences), their fp32 gradients by owner, one
-/// call's K/V gradients and a split block's partial output and statistics.
-constexpr double context_parallel_bytes(const MemoryPlanInput& in, double tokens) {
-  const int cp = in.shape.context_parallel;
-  if (cp <= 1) return 0.0;
+/// The CPU engine's context-parallel ring (fp32) on a rank holding `tokens` tokens
+/// (mbs x seq / CP): the K/V block held and the one arriving, their gradients (4 x [K | V]), one
+/// block's partial output and log-sum-exp. (The device engine's are its buffer table's.)
+constexpr double cpu_context_parallel_bytes(const MemoryPlanInput& in, double tokens) {
+  if (in.shape.context_parallel <= 1) return 0.0;
   const model::Dims& d = in.dims;
   const double kv = double(d.kv_dim()) / in.tp, q = double(d.q_dim()) / in.tp,
                heads = double(d.heads) / in.tp;
-  if (in.compute_bytes != 2)
-    return tokens * (4.0 * 2 * kv + q) * in.compute_bytes + tokens * 4.0 * heads;
-  const double whole = tokens * cp;                     // the micro-batch's whole sequences
-  const double chunk = double(in.shape.seq) / (2 * cp);  // one block's queries
-  return whole * 2 * kv * (2.0 + 2.0 + 4.0) +  // gathered, in order (bf16), gradients (fp32)
-         chunk * (q * 2.0 + heads * 4.0) +      // a split block's partial output and statistics
-         2 * cp * chunk * 2 * kv * 2.0;         // one call's K/V gradients (up to every key)
+  return tokens * (4.0 * 2 * kv + q) * in.compute_bytes + tokens * 4.0 * heads;
 }
 
 /// Tokens of one micro-batch on a rank: mbs x seq / CP.
@@ -172,11 +172,13 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
   // imported log plans.
   const double every_row_logits = last ? tokens * vocab_here * (in.compute_bytes + 4.0) : 0.0;
   if (in.compute_bytes == 2) {
-    // The GPU engine: its parameters, optimizer state, activations, scratch and FP8 buffers are
-    // the buffer table's, byte for byte (the attention backward's workspace, stated by the
-    // attention policy at run time, is in the workspace term).
+    // The GPU engine: every buffer it holds is the buffer table's, byte for byte; the attention
+    // backward's workspace, which the kernel states at run time, as train/attention_workspace.hpp
+    // counts it.
+    const train::RankPlan rank = stage_rank_plan(in, stage);
     const train::BufferTable table =
-        train::engine_buffers(stage_rank_plan(in, stage), in.precision, 0);
+        train::engine_buffers(rank, in.precision, train::plan_gradient_sync(rank),
+                              train::attention_workspace_bytes(rank, in.attention_kernel));
     m.weights = double(train::table_bytes(table, train::BufferTerm::weights));
     m.gradients = double(train::table_bytes(table, train::BufferTerm::gradients));
     m.master = double(train::table_bytes(table, train::BufferTerm::master));
@@ -186,6 +188,8 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
                                   : every_row_logits;
     m.scratch = double(train::table_bytes(table, train::BufferTerm::scratch));
     m.fp8 = double(train::table_bytes(table, train::BufferTerm::fp8));
+    m.workspace =
+        in.workspace_bytes + double(train::table_bytes(table, train::BufferTerm::workspace));
   } else {
     // The CPU engine: fp32 weights (its own master) and gradients, AdamW's moments sharded with
     // ZeRO-1 over DP x CP.
@@ -198,8 +202,8 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
     const int in_flight = train::pipeline_slots(in.pp, stage, std::max(in.shape.grad_accum, 1));
     m.activations = cpu_activation_bytes(in, layers_here, in_flight, tokens);
     m.logits = every_row_logits;
+    m.workspace = in.workspace_bytes + cpu_context_parallel_bytes(in, tokens);
   }
-  m.workspace = in.workspace_bytes + context_parallel_bytes(in, tokens);
   m.total = m.weights + m.gradients + m.master + m.adam_moments + m.activations + m.logits +
             m.fp8 + m.scratch + m.workspace;
   return m;

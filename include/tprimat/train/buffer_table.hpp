@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// The device engine's parameters, optimizer state, activations, scratch and FP8 buffers, listed
-// once: the engine allocates them from this table (train/device/parameters.hpp, activations.hpp,
-// fp8_linears.hpp) and the memory plan sums it (bench/memory_plan.hpp), so the two cannot
-// disagree. Host code: the plan needs no GPU compiler.
+// Every buffer the device engine holds, listed once: parameters, optimizer state, activations,
+// scratch, FP8 copies and scales, the context- and tensor-parallel exchanges' and the step's own.
+// The engine allocates them from this table (each part of train/device/ takes its entries, and
+// the engine checks that nothing else was allocated) and the memory plan sums it
+// (bench/memory_plan.hpp), so the two cannot disagree. Host code: the plan needs no GPU compiler.
 #pragma once
 
 #include <algorithm>
@@ -22,16 +23,20 @@
 
 namespace tprimat::train {
 
-/// The memory plan's term a buffer counts in (bench::MemoryPlan's fields).
+/// The memory plan's term a buffer counts in (bench::MemoryPlan's fields). workspace: the
+/// attention backward's, the step's token ids, RoPE's tables, the optimizer's and the gradient
+/// norm's small arrays (the GEMM workspace and the allocator's slack are the plan's own).
 enum class BufferTerm : std::uint8_t {
-  weights, gradients, master, adam_moments, activations, logits, scratch, fp8
+  weights, gradients, master, adam_moments, activations, logits, scratch, fp8, workspace
 };
 
-/// Every buffer of train::device::DeviceParameters (weights .. adam_v), train::device::Activations
-/// (a layer's: x .. up; the stage's: rerun_xn1 .. row_loss), train::device::Scratch (hidden ..
-/// attention_workspace) and train::device::Fp8Linears (fp8_weight_rows .. fp8_history: the FP8
-/// copies of a layer's weights, a slot's saved input transposes, the casts' scratch, and each
-/// format's scales).
+/// Every buffer of the device engine, grouped by the part that allocates it (BufferOwner):
+/// train::device::DeviceParameters (weights .. adam_v), Activations (a layer's: x .. up; the
+/// stage's: rerun_xn1 .. row_loss), Scratch (hidden .. attention_workspace), Fp8Linears
+/// (fp8_weight_rows .. fp8_history: the FP8 copies of a layer's weights, a slot's saved input
+/// transposes, the casts' scratch, and each format's scales), ContextParallelAttention (cp_*),
+/// TensorParallel (tp_*), StepIO (io_*), RopeTables (rope_*), GradientSync (grad_norm_partials)
+/// and DeviceOptimizer (opt_*).
 // clang-format off
 enum class BufferId : std::uint8_t {
   weights, master_lo, grads, adam_m, adam_v,
@@ -42,9 +47,16 @@ enum class BufferId : std::uint8_t {
   bias_partials, attention_workspace,
   fp8_weight_rows, fp8_weight_cols, fp8_recast_weight, fp8_saved_input, fp8_input_scratch,
   fp8_grad_rows, fp8_grad_cols, fp8_amax, fp8_amax_now, fp8_scale, fp8_scale_inv, fp8_history,
+  cp_gathered, cp_keys, cp_values, cp_part_out, cp_part_lse, cp_part_dk, cp_part_dv, cp_key_grads,
+  tp_loss_stats, tp_partial,
+  io_inputs, io_targets, io_group_ids, io_offsets, io_positions, io_group_count, io_touched_rows,
+  io_touched_count, io_results, io_loss_partials,
+  rope_cos, rope_sin,
+  grad_norm_partials,
+  opt_scalars, opt_bucket_tensor_ends, opt_bucket_decay, opt_tensor_ends, opt_decay,
 };
 
-inline constexpr std::array<std::string_view, 56> buffer_names = {
+inline constexpr std::array<std::string_view, 84> buffer_names = {
     "weights", "master_lo", "grads", "adam_m", "adam_v",
     "x", "x_mid", "xn1", "xn2", "rstd1", "rstd2", "q", "k", "v", "attn", "lse", "gate", "up",
     "rerun_xn1", "rerun_xn2", "rerun_gate", "rerun_up", "recomputed_output", "x_final",
@@ -53,20 +65,43 @@ inline constexpr std::array<std::string_view, 56> buffer_names = {
     "dk", "dv", "norm_partials", "bias_partials", "attention_workspace",
     "fp8_weight_rows", "fp8_weight_cols", "fp8_recast_weight", "fp8_saved_input",
     "fp8_input_scratch", "fp8_grad_rows", "fp8_grad_cols", "fp8_amax", "fp8_amax_now",
-    "fp8_scale", "fp8_scale_inv", "fp8_history"};
+    "fp8_scale", "fp8_scale_inv", "fp8_history",
+    "cp_gathered", "cp_keys", "cp_values", "cp_part_out", "cp_part_lse", "cp_part_dk",
+    "cp_part_dv", "cp_key_grads",
+    "tp_loss_stats", "tp_partial",
+    "io_inputs", "io_targets", "io_group_ids", "io_offsets", "io_positions", "io_group_count",
+    "io_touched_rows", "io_touched_count", "io_results", "io_loss_partials",
+    "rope_cos", "rope_sin",
+    "grad_norm_partials",
+    "opt_scalars", "opt_bucket_tensor_ends", "opt_bucket_decay", "opt_tensor_ends", "opt_decay"};
 // clang-format on
-static_assert(buffer_names.size() == std::size_t(BufferId::fp8_history) + 1);
+static_assert(buffer_names.size() == std::size_t(BufferId::opt_decay) + 1);
 
 constexpr std::string_view name_of(BufferId b) { return buffer_names[static_cast<std::size_t>(b)]; }
 
-/// Which of the engine's parts allocates the buffer: DeviceParameters, Activations, Scratch or
-/// Fp8Linears.
-constexpr bool in_parameters(BufferId b) { return b <= BufferId::adam_v; }
-constexpr bool in_activations(BufferId b) { return b >= BufferId::x && b <= BufferId::row_loss; }
-constexpr bool in_scratch(BufferId b) {
-  return b >= BufferId::hidden && b <= BufferId::attention_workspace;
+/// The part of the engine that allocates a buffer (and reads it).
+enum class BufferOwner : std::uint8_t {
+  parameters, activations, scratch, fp8_linears, context_parallel, tensor_parallel, step_io,
+  rope, gradient_sync, optimizer
+};
+
+constexpr BufferOwner owner_of(BufferId b) {
+  using enum BufferId;
+  if (b <= adam_v) return BufferOwner::parameters;
+  if (b <= row_loss) return BufferOwner::activations;
+  if (b <= attention_workspace) return BufferOwner::scratch;
+  if (b <= fp8_history) return BufferOwner::fp8_linears;
+  if (b <= cp_key_grads) return BufferOwner::context_parallel;
+  if (b <= tp_partial) return BufferOwner::tensor_parallel;
+  if (b <= io_loss_partials) return BufferOwner::step_io;
+  if (b <= rope_sin) return BufferOwner::rope;
+  if (b <= grad_norm_partials) return BufferOwner::gradient_sync;
+  return BufferOwner::optimizer;
 }
-constexpr bool in_fp8_linears(BufferId b) { return b >= BufferId::fp8_weight_rows; }
+
+/// Bytes of backend::OptimizerScalars (the optimizer kernels' learning rate, betas, ...: eight
+/// floats), which train/device/optimizer.hpp asserts.
+inline constexpr int optimizer_scalars_bytes = 32;
 
 /// Whose buffer it is: the stage's (shared by its layers and slots), a slot's layer
 /// (Activations::layers[index] and an FP8 input's transpose: index = slot x local layers +
@@ -91,8 +126,8 @@ struct BufferEntry {
   constexpr std::int64_t bytes() const { return count * element_bytes; }
 };
 
-/// The buffers, grouped by the part of the engine that allocates them (in_parameters, ...); each
-/// part takes its own in the table's order.
+/// The buffers, grouped by the part of the engine that allocates them (owner_of); each part
+/// takes its own in the table's order.
 using BufferTable = std::vector<BufferEntry>;
 
 /// Bytes of the table's buffers that count in `term`.
@@ -158,7 +193,7 @@ inline bool local_layer_in_fp8(const RankPlan& p, const PrecisionConfig& precisi
 
 /// Every activation and scratch buffer of the rank `p` runs, in allocation order.
 /// `attention_workspace_bytes`: the attention backward's workspace, which the attention policy
-/// states at run time (the plan passes 0 and counts it in its workspace term).
+/// states at run time (the plan: train/attention_workspace.hpp's count of it).
 ///
 /// Each slot (micro-batch in flight under 1F1B) keeps each layer's activations, except that a
 /// layer full recomputation reruns keeps only its group's input (the group's first layer its x,
@@ -225,7 +260,7 @@ inline BufferTable activation_buffers(const RankPlan& p, const PrecisionConfig& 
   stage(norm_partials, 4, kernels::rmsnorm_partials(n, h), BufferTerm::scratch);
   stage(bias_partials, 4, p.d.qkv_bias ? kernels::bias_partials(n, qd) : 1, BufferTerm::scratch);
   stage(attention_workspace, 1, std::max<std::int64_t>(attention_workspace_bytes, 1),
-        BufferTerm::scratch);
+        BufferTerm::workspace);
   return t;
 }
 
@@ -292,10 +327,9 @@ inline BufferTable fp8_buffers(const RankPlan& p, const PrecisionConfig& precisi
 /// The parameters and optimizer state of rank `p`: the bf16 weights (the fp32 master's high
 /// half) and fp32 gradients of its shard, past its last parameter by the DP buckets' padding, and
 /// the master's 16-bit remainders and the two AdamW moments of what it updates: the shard, or
-/// under ZeRO-1 its slices of the buckets (train/gradient_buckets.hpp).
-inline BufferTable parameter_buffers(const RankPlan& p) {
+/// under ZeRO-1 its slices of the buckets `buckets` (train/gradient_buckets.hpp).
+inline BufferTable parameter_buffers(const RankPlan& p, const BucketPlan& buckets) {
   using enum BufferId;
-  const BucketPlan buckets = plan_rank_buckets(p);
   const std::int64_t held = p.params + buckets.padding, state = p.zero ? buckets.owned : p.params;
   return {{weights, BufferHolder::stage, 0, 2, held, BufferTerm::weights, weights},
           {master_lo, BufferHolder::stage, 0, 2, state, BufferTerm::master, master_lo},
@@ -304,13 +338,90 @@ inline BufferTable parameter_buffers(const RankPlan& p) {
           {adam_v, BufferHolder::stage, 0, 4, state, BufferTerm::adam_moments, adam_v}};
 }
 
-/// Every buffer of the table for the rank `p`: its parameters and optimizer state, its
-/// activations and scratch, then its FP8 ones.
+/// Context parallelism's attention buffers on rank `p` (none without CP;
+/// train/device/context_parallel_attention.hpp): every rank's K and V as gathered, and in
+/// position order (whole sequences); a split block's partial output and statistics; one call's
+/// K/V gradients (up to every key of a sequence); the fp32 K/V gradients of every rank's tokens,
+/// arranged by owner for the reduce-scatter.
+inline BufferTable context_parallel_buffers(const RankPlan& p) {
+  using enum BufferId;
+  if (p.cp <= 1) return {};
+  const std::int64_t kvd = p.d.kv_dim(), kv = p.n * kvd, cp = p.cp,
+                     chunk = p.shape.seq / (2 * cp), longest = 2 * cp * chunk;
+  const auto add = [](BufferId b, int bytes, std::int64_t count) {
+    return BufferEntry{b, BufferHolder::stage, 0, bytes, count, BufferTerm::scratch, b};
+  };
+  return {add(cp_gathered, 2, 2 * kv * cp),
+          add(cp_keys, 2, kv * cp),
+          add(cp_values, 2, kv * cp),
+          add(cp_part_out, 2, chunk * p.d.q_dim()),
+          add(cp_part_lse, 4, chunk * p.d.heads),
+          add(cp_part_dk, 2, longest * kvd),
+          add(cp_part_dv, 2, longest * kvd),
+          add(cp_key_grads, 4, 2 * kv * cp)};
+}
+
+/// Tensor parallelism's exchange buffers on rank `p` (train/device/tensor_parallel.hpp): the
+/// statistics every TP rank's vocabulary slice contributes to the loss (last stage), and under
+/// sequence parallelism the row-parallel GEMMs' bf16 partial products.
+inline BufferTable tensor_parallel_buffers(const RankPlan& p) {
+  using enum BufferId;
+  BufferTable t;
+  if (p.tp <= 1) return t;
+  if (p.last_stage)
+    t.push_back({tp_loss_stats, BufferHolder::stage, 0, 4,
+                 p.tp * p.n * kernels::cross_entropy_stats_per_row, BufferTerm::scratch,
+                 tp_loss_stats});
+  if (p.sequence_parallel)
+    t.push_back({tp_partial, BufferHolder::stage, 0, 2, p.n * p.d.hidden, BufferTerm::scratch,
+                 tp_partial});
+  return t;
+}
+
+/// The step's small buffers, in the workspace term: every micro-batch's token ids, targets and
+/// their grouping by token id, the loss and norm results (StepIO); RoPE's tables of this rank's
+/// positions; the gradient norm's partial sums, kernels::sum_partials doubles a norm range
+/// (GradientSync); the optimizer's scalars and each tensor's end and decay flag, and under ZeRO-1
+/// the same per bucket slice (DeviceOptimizer).
+inline BufferTable step_buffers(const RankPlan& p, const GradientSyncPlan& sync) {
+  using enum BufferId;
+  BufferTable t;
+  const auto add = [&t](BufferId b, int bytes, std::int64_t count) {
+    t.push_back({b, BufferHolder::stage, 0, bytes, count, BufferTerm::workspace, b});
+  };
+  const std::int64_t n = p.n, ga = p.shape.grad_accum;
+  for (const auto b : {io_inputs, io_targets, io_group_ids}) add(b, 4, ga * n);
+  add(io_offsets, 4, ga * (n + 1));
+  add(io_positions, 4, ga * n);
+  add(io_group_count, 4, ga);
+  add(io_touched_rows, 4, ga * n);
+  add(io_touched_count, 4, ga);
+  add(io_results, 8, 2);
+  add(io_loss_partials, 8, kernels::sum_partials);
+  add(rope_cos, 4, std::int64_t{p.local_seq} * (p.d.head_dim / 2));
+  add(rope_sin, 4, std::int64_t{p.local_seq} * (p.d.head_dim / 2));
+  add(grad_norm_partials, 8, std::int64_t(sync.norm_ranges.size()) * kernels::sum_partials);
+  add(opt_scalars, optimizer_scalars_bytes, 1);
+  if (p.zero) {
+    const auto slices = std::max<std::int64_t>(1, std::int64_t(sync.buckets.tensor_ends.size()));
+    add(opt_bucket_tensor_ends, 8, slices);
+    add(opt_bucket_decay, 1, slices);
+  }
+  add(opt_tensor_ends, 8, std::int64_t(p.table.tensors.size()));
+  add(opt_decay, 1, std::int64_t(p.table.tensors.size()));
+  return t;
+}
+
+/// Every buffer of the table for the rank `p`, whose gradient buckets and norm ranges are
+/// `sync` (plan_gradient_sync of it): its parameters and optimizer state, its activations and
+/// scratch, its FP8 buffers, the context- and tensor-parallel exchanges' and the step's own.
 inline BufferTable engine_buffers(const RankPlan& p, const PrecisionConfig& precision,
+                                  const GradientSyncPlan& sync,
                                   std::int64_t attention_workspace_bytes) {
-  BufferTable t = parameter_buffers(p);
+  BufferTable t = parameter_buffers(p, sync.buckets);
   for (const BufferTable& more :
-       {activation_buffers(p, precision, attention_workspace_bytes), fp8_buffers(p, precision)})
+       {activation_buffers(p, precision, attention_workspace_bytes), fp8_buffers(p, precision),
+        context_parallel_buffers(p), tensor_parallel_buffers(p), step_buffers(p, sync)})
     t.insert(t.end(), more.begin(), more.end());
   return t;
 }

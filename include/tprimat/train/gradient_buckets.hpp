@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Gradient buckets of a data-parallel device step: what each DP rank reduces, owns and updates.
+// Gradient buckets of a data-parallel device step: what each DP rank reduces, owns and updates,
+// and the ranges of it whose squares it adds to the gradient norm. Host code: the buffer table
+// sizes the padding, ZeRO-1's slices and the norm's partials from it.
 #pragma once
 
 #include <algorithm>
@@ -107,9 +109,50 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> gradient_segments(cons
   return segments;
 }
 
-/// The buckets of rank `p` over its DP group (its replicas: DP x CP on the device engine).
-inline BucketPlan plan_rank_buckets(const RankPlan& p) {
-  return plan_gradient_buckets(gradient_segments(p), p.table, p.dp, p.dp_rank);
+/// A part of a bucket's slice whose squares this rank adds to the gradient norm, with its own
+/// kernels::sum_partials slots.
+struct NormRange {
+  std::size_t bucket;
+  std::int64_t offset, count;
+};
+
+/// The gradient's segments in buffer order, each final at one point of the last micro-batch's
+/// backward pass ([embedding], [layer 0], ..., [layer L-1], [final norm, head]; a pipeline stage:
+/// the embedding on the first only, final norm and head on the last only), the DP buckets over
+/// them, and the norm ranges: each bucket's slice whole, except on TP ranks other than 0, which
+/// skip the tensors every TP rank holds whole (norm gains), so each element counts once. The DP
+/// group is the weights' replicas: DP x CP on the device engine.
+struct GradientSyncPlan {
+  std::vector<std::pair<std::int64_t, std::int64_t>> segments;  ///< (offset, count)
+  BucketPlan buckets;
+  std::vector<NormRange> norm_ranges;
+};
+
+inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
+  GradientSyncPlan s;
+  s.segments = gradient_segments(p);
+  s.buckets = plan_gradient_buckets(s.segments, p.table, p.dp, p.dp_rank);
+  for (std::size_t i = 0; i < s.buckets.buckets.size(); ++i) {
+    const GradientBucket& b = s.buckets.buckets[i];
+    const std::int64_t begin = b.slice_begin, end = b.slice_begin + b.slice_count;
+    if (p.tp_rank == 0) {
+      s.norm_ranges.push_back({i, begin, b.slice_count});
+      continue;
+    }
+    for (const ParamTensor& t : p.table.tensors) {
+      if (t.split == Split::none) continue;  // held whole by every TP rank
+      const std::int64_t lo = std::max(begin, t.offset);
+      const std::int64_t hi = std::min(end, t.offset + t.size());
+      if (lo >= hi) continue;
+      NormRange* last = s.norm_ranges.empty() ? nullptr : &s.norm_ranges.back();
+      if (last && last->bucket == i && last->offset + last->count == lo)
+        last->count += hi - lo;  // adjacent: one reduction
+      else
+        s.norm_ranges.push_back({i, lo, hi - lo});
+    }
+  }
+  if (s.norm_ranges.empty()) s.norm_ranges.push_back({0, 0, 0});  // its slots hold zeros
+  return s;
 }
 
 }  // namespace tprimat::train

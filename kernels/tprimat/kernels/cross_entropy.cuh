@@ -10,6 +10,7 @@
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/gpu.cuh"
 #include "tprimat/kernels/reduce.cuh"
+#include "tprimat/kernels/reduction_chunks.hpp"
 
 namespace tprimat::kernels {
 
@@ -102,10 +103,6 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(cross_entropy_max_threads) void cross_entropy_k
 
 // ---- vocab-parallel (TP): each rank holds logits [n, vocab] of the vocabulary slice
 // [vocab_begin, vocab_begin + vocab); two kernels around one exchange of per-row statistics ------
-
-/// Per-row statistics of one vocabulary slice: {max, sum exp(x - max), target logit or 0 when
-/// the target lies in another rank's slice}.
-inline constexpr int cross_entropy_stats_per_row = 3;
 
 /// Part 1: one block per row, row_max_and_sum over the slice.
 template <int V>

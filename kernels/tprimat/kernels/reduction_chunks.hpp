@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// How many partial rows the deterministic column reductions (RMSNorm's dg, a bias gradient) write:
-// host code, so that the engine's buffer table can size their scratch without a GPU compiler.
+// How many partials the deterministic reductions write (RMSNorm's dg and a bias gradient's rows,
+// a global sum's doubles, the vocab-parallel loss's statistics a row): host code, so that the
+// engine's buffer table can size their buffers without a GPU compiler.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,14 @@ inline constexpr std::int64_t rmsnorm_chunks = 1024;
 /// Row chunks (grid.y) of a bias gradient's first pass: enough blocks to fill the GPU even for a
 /// narrow bias (Qwen's 512-wide k/v biases), few enough that the partials' column sum stays cheap.
 inline constexpr std::int64_t bias_chunks = 512;
+
+/// Blocks of a global sum's first pass (Gpu::reduce_sum): a fixed grid, so that the order of
+/// the additions, and the sum, is the same whatever the length; one double each.
+inline constexpr std::int64_t sum_partials = 1024;
+
+/// Per-row statistics of one vocabulary slice of the vocab-parallel loss: {max, sum exp(x - max),
+/// target logit or 0 when the target lies in another rank's slice}.
+inline constexpr int cross_entropy_stats_per_row = 3;
 
 /// Floats of RMSNorm backward's partials for n rows of width h.
 constexpr std::int64_t rmsnorm_partials(std::int64_t n, std::int64_t h) {

@@ -56,10 +56,15 @@ TEST(MemoryPlan, StateTermsByHandForOneReplica) {
   // The GPU engine's backward scratch a token: the MLP's four [ffn] bf16 tensors, dq, dattn, dk,
   // dv in bf16, a norm output's fp32 gradient and the residual gradient's bf16 copy, and the
   // residual's fp32 gradient (split over TP under sequence parallelism); RMSNorm's 1024 fp32
-  // partial rows, one float of bias partials (no bias) and a byte of attention workspace (its
-  // size is the policy's, in the workspace term).
+  // partial rows and one float of bias partials (no bias).
   const double scratch_token = 2.0 * (4 * 14336 + 2 * 4096 + 2 * 1024) + 4096 * 6.0 + 4096 * 4.0;
-  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token + 4.0 * 1024 * 4096 + 4 + 1);
+  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token + 4.0 * 1024 * 4096 + 4);
+  // The workspace: the plan's GEMM workspace and slack, cuDNN's attention backward workspace
+  // (its graph's fp32 [heads, keys, head_dim] tensor and 256 bytes, the fp32 softmax sums, the
+  // fp32 dQ accumulator) and the step's small buffers (train/buffer_table.hpp's step_buffers).
+  const double attention = 32.0 * 2048 * 128 * 4 + 256 + 32.0 * 2048 * 4 + 32.0 * 2048 * 128 * 4;
+  EXPECT_GT(plan.workspace, in.workspace_bytes + attention);
+  EXPECT_LT(plan.workspace, in.workspace_bytes + attention + 2.0 * (1 << 20));
   auto cpu = in;
   cpu.compute_bytes = 4;  // the CPU engine's scratch is in its own terms
   EXPECT_EQ(bench::plan_memory(cpu).scratch, 0.0);
@@ -91,8 +96,10 @@ TEST(MemoryPlan, SequenceParallelSplitsTheResidualStreamByHand) {
   EXPECT_DOUBLE_EQ(plain.activations, 2048.0 * (plain_token + llama_head_token));
   EXPECT_DOUBLE_EQ(sp.activations,
                    2048.0 * (sp_token + 4096 * 4.0 / 2 + 2.0 * 4096 + 4.0 / 2 + 4.0));
-  // Nothing else moves but the scratch's residual gradient: weights, state, logits, workspace.
-  EXPECT_DOUBLE_EQ(plain.scratch - sp.scratch, 2048.0 * 4096 * 4.0 / 2);
+  // Nothing else moves but the scratch: the residual gradient is split, but the row-parallel
+  // GEMMs write their bf16 partial products [tokens, hidden] for the reduce-scatter; weights,
+  // state, logits and workspace stay.
+  EXPECT_DOUBLE_EQ(plain.scratch - sp.scratch, 2048.0 * 4096 * 4.0 / 2 - 2048.0 * 4096 * 2.0);
   EXPECT_DOUBLE_EQ(sp.total - sp.activations - sp.scratch,
                    plain.total - plain.activations - plain.scratch);
   // At TP=1 there is nothing to split: the plan is the one without the switch.
@@ -183,8 +190,10 @@ TEST(MemoryPlan, DistributedOptimizerAtDp2HalvesMasterAndMomentsAndIsHarmlessAtD
   const auto sharded = bench::plan_memory(in);
   EXPECT_DOUBLE_EQ(sharded.master, replicated.master / 2);
   EXPECT_DOUBLE_EQ(sharded.adam_moments, replicated.adam_moments / 2);
-  EXPECT_DOUBLE_EQ(replicated.total - sharded.total,
+  // ... and the optimizer's per-slice tensor ends and decay flags join the workspace.
+  EXPECT_DOUBLE_EQ(replicated.total - replicated.workspace - sharded.total + sharded.workspace,
                    (replicated.master + replicated.adam_moments) / 2);
+  EXPECT_GT(sharded.workspace, replicated.workspace);
   // One replica: nothing to shard, the plan is the one without the switch.
   in.dp = 1;
   const auto one = bench::plan_memory(in);

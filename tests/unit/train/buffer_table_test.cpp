@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// train/buffer_table.hpp: the device engine's activations, scratch and FP8 buffers by hand (one
-// layer, selective and full recomputation, FP8 layers and copies, the last stage's head), and the
-// memory plan summing that table for every model x layout x precision x recomputation x CP.
+// train/buffer_table.hpp: the device engine's buffers by hand (one layer, selective and full
+// recomputation, FP8 layers and copies, the last stage's head, the context- and tensor-parallel
+// exchanges, the step's small buffers, the attention backward's workspace), and the memory plan
+// summing that table for every model x layout x precision x recomputation x CP.
 #include "tprimat/train/buffer_table.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "tprimat/bench/memory_plan.hpp"
+#include "tprimat/train/attention_workspace.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/model/counts.hpp"
 
@@ -70,10 +73,11 @@ TEST(BufferTable, OneLayerByHand) {
             tokens * (layer_token + 4 * h + 2 * h + 4 + 4));
   // Scratch: the MLP's four bf16 [ffn] tensors, dres (fp32), dxn (fp32) and dres's bf16 copy,
   // dattn and dq, dk and dv in bf16, the norm's 1024 partial rows, a 1-float bias partial (no
-  // bias) and the attention workspace as given.
+  // bias); the attention workspace as given, in the workspace term.
   EXPECT_EQ(train::table_bytes(t, BufferTerm::scratch),
             tokens * (2 * 4 * f + 4 * h + 4 * h + 2 * h + 2 * 2 * q + 2 * 2 * kv) + 4 * 1024 * h +
-                4 + (1 << 20));
+                4);
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::workspace), 1 << 20);
   EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), 0);
 }
 
@@ -143,8 +147,10 @@ TEST(BufferTable, ParametersAndOptimizerStateByHand) {
   const std::int64_t params = model::total_params(dims);
   const auto term = [](const BufferTable& t, BufferTerm x) { return table_bytes(t, x); };
   // One replica: bf16 weights, fp32 gradients, the master's 16-bit remainders, two fp32 moments.
-  const auto one =
-      train::parameter_buffers(train::plan_rank(dims, shape, {}, {1, 0}, {1, 0}, {1, 0}));
+  const auto buffers = [](const train::RankPlan& p) {
+    return train::parameter_buffers(p, train::plan_gradient_sync(p).buckets);
+  };
+  const auto one = buffers(train::plan_rank(dims, shape, {}, {1, 0}, {1, 0}, {1, 0}));
   EXPECT_EQ(term(one, BufferTerm::weights), 2 * params);
   EXPECT_EQ(term(one, BufferTerm::gradients), 4 * params);
   EXPECT_EQ(term(one, BufferTerm::master), 2 * params);
@@ -153,8 +159,7 @@ TEST(BufferTable, ParametersAndOptimizerStateByHand) {
   // whole buffer, padded to 3 equal chunks of whole slices; each rank updates its chunk.
   train::OptimizerConfig zero;
   zero.distributed_optimizer = true;
-  const auto three =
-      train::parameter_buffers(train::plan_rank(dims, shape, zero, {1, 0}, {1, 0}, {3, 1}));
+  const auto three = buffers(train::plan_rank(dims, shape, zero, {1, 0}, {1, 0}, {3, 1}));
   const std::int64_t chunk = ((params + 2) / 3 + 3) / 4 * 4;
   EXPECT_EQ(term(three, BufferTerm::weights), 2 * 3 * chunk);
   EXPECT_EQ(term(three, BufferTerm::gradients), 4 * 3 * chunk);
@@ -204,12 +209,76 @@ TEST(BufferTable, OnlyTheLastStageHoldsTheHead) {
   EXPECT_EQ(holder_bytes(t, BufferHolder::kept_layer, 2), tokens * layer_token);  // slot 1
 }
 
+TEST(BufferTable, ContextParallelBuffersByHand) {
+  EXPECT_TRUE(train::context_parallel_buffers(llama_rank(1)).empty());
+  // CP 2 at seq 2048: 1,024 tokens a rank, chunks of 512. Gathered K and V of both ranks, K and V
+  // of the whole sequence in order (bf16), their fp32 gradients by owner; a chunk's partial
+  // output (bf16) and log-sum-exp (fp32, per head); one call's dK and dV over all 2,048 keys.
+  const BufferTable t = train::context_parallel_buffers(llama_rank(1, 1, {}, false, 2));
+  const std::int64_t local = tokens / 2, chunk = tokens / 4;
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::scratch),
+            2 * (2 * local * kv * 2) + 2 * (2 * 2 * local * kv) + 4 * (2 * local * kv * 2) +
+                2 * chunk * q + 4 * chunk * heads + 2 * (2 * tokens * kv));
+  EXPECT_EQ(stage_bytes(t, BufferId::cp_key_grads), 4 * 2 * tokens * kv);
+}
+
+TEST(BufferTable, TensorParallelBuffersByHand) {
+  EXPECT_TRUE(train::tensor_parallel_buffers(llama_rank(1)).empty());
+  // TP 2, last stage: three fp32 loss statistics a row from each rank's vocabulary slice.
+  const BufferTable plain = train::tensor_parallel_buffers(llama_rank(1, 2));
+  EXPECT_EQ(train::table_bytes(plain, BufferTerm::scratch), 4 * 2 * tokens * 3);
+  // Sequence parallelism adds the row-parallel GEMMs' bf16 partial products, whole rows.
+  const BufferTable sp = train::tensor_parallel_buffers(llama_rank(1, 2, {}, true));
+  EXPECT_EQ(stage_bytes(sp, BufferId::tp_partial), 2 * tokens * h);
+}
+
+TEST(BufferTable, StepBuffersByHand) {
+  train::StepShape shape;
+  shape.mbs = 2;
+  shape.seq = 1024;
+  shape.layers = 1;
+  shape.grad_accum = 3;
+  const model::Dims dims = model::dims<model::Llama31_8B>().with_layers(1);
+  const auto p = train::plan_rank(dims, shape, {}, {1, 0}, {1, 0}, {1, 0});
+  const auto sync = train::plan_gradient_sync(p);
+  const BufferTable t = train::step_buffers(p, sync);
+  const std::int64_t n = 2 * 1024, ga = 3, tensors = std::int64_t(p.table.tensors.size());
+  // Per micro-batch: inputs, targets, group ids, positions, touched rows (n each), offsets
+  // (n + 1), the group and touched counts, int32; the loss and norm results and the loss's 1,024
+  // partials in double; RoPE's cos and sin [1024, 64] fp32; 1,024 norm partials a norm range; the
+  // optimizer's 32-byte scalars, each tensor's end (int64) and decay flag (a byte).
+  EXPECT_EQ(train::table_bytes(t, BufferTerm::workspace),
+            4 * ga * (5 * n + (n + 1) + 2) + 8 * (2 + 1024) + 2 * 4 * 1024 * 64 +
+                8 * 1024 * std::int64_t(sync.norm_ranges.size()) + 32 + 9 * tensors);
+  EXPECT_EQ(stage_bytes(t, BufferId::opt_bucket_tensor_ends), 0);  // no ZeRO-1
+  EXPECT_EQ(sync.norm_ranges.size(), sync.buckets.buckets.size());  // TP rank 0: whole slices
+}
+
+// cuDNN's backward workspace as cuDNN 9 stated it on H200 (tests/gpu/attention_test.cpp asks it
+// again), and the flash kernels'.
+TEST(AttentionWorkspace, CudnnAndFlashByHand) {
+  using train::AttentionCall;
+  EXPECT_EQ(train::cudnn_backward_workspace({1, 8192, 8192, 32, 128}), 269484288);
+  EXPECT_EQ(train::cudnn_backward_workspace({2, 32768, 32768, 28, 128}), 1886388480);
+  EXPECT_EQ(train::cudnn_backward_workspace({1, 4096, 12288, 32, 128}), 268960000);
+  EXPECT_EQ(train::flash_backward_workspace({2, 2048, 2048, 32, 128}), 2 * 32 * 2048 * 4);
+  // A rank of CP 2 at seq 2048 (chunks of 512): rank 0 holds chunks 0 and 3, whose prefix of 3
+  // chunks (1,536 keys) asks the most.
+  const auto p = llama_rank(1, 1, {}, false, 2);
+  EXPECT_EQ(train::attention_workspace_bytes(p, train::AttentionKernel::cudnn),
+            train::cudnn_backward_workspace({1, 512, 1536, 32, 128}));
+  EXPECT_EQ(train::attention_workspace_bytes(llama_rank(1), train::AttentionKernel::flash),
+            train::flash_backward_workspace({1, 2048, 2048, 32, 128}));
+}
+
 /// Every term of the plan of `in` against the sums of the table of each stage's rank 0.
 void expect_plan_sums_table(const bench::MemoryPlanInput& in) {
   const auto stages = bench::plan_stages(in);
   for (int s = 0; s < in.pp; ++s) {
     const auto rank = bench::detail::stage_rank_plan(in, s);
-    const auto t = train::engine_buffers(rank, in.precision, 0);
+    const auto t =
+        train::engine_buffers(rank, in.precision, train::plan_gradient_sync(rank),
+                              train::attention_workspace_bytes(rank, in.attention_kernel));
     const auto& m = stages[static_cast<std::size_t>(s)];
     for (const auto& [term, planned] :
          {std::pair{BufferTerm::weights, m.weights}, std::pair{BufferTerm::gradients, m.gradients},
@@ -219,6 +288,7 @@ void expect_plan_sums_table(const bench::MemoryPlanInput& in) {
           std::pair{BufferTerm::logits, m.logits}, std::pair{BufferTerm::scratch, m.scratch},
           std::pair{BufferTerm::fp8, m.fp8}})
       EXPECT_EQ(planned, double(table_bytes(t, term)));
+    EXPECT_EQ(m.workspace, in.workspace_bytes + double(table_bytes(t, BufferTerm::workspace)));
     EXPECT_GT(m.activations, 0);
     // Every layer buffer belongs to a slot's layer that exists, and every shared one names a
     // stage buffer the table allocates.
@@ -267,6 +337,9 @@ TEST(BufferTable, ThePlanSumsTheTableForEverySetting) {
     in.precision = precisions[static_cast<std::size_t>(next(3))];
     in.shape.recompute = recomputes[static_cast<std::size_t>(next(7))];
     in.distributed_optimizer = next(2) == 1;
+    // The flash kernels' workspace where they could run (no CP), on half the settings.
+    if (in.shape.context_parallel == 1 && in.tp == 2)
+      in.attention_kernel = train::AttentionKernel::flash;
     in.dp = 2;
     in.shape.grad_accum = 4;
     SCOPED_TRACE("setting " + std::to_string(setting));

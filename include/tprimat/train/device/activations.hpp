@@ -68,7 +68,7 @@ struct Activations {
     if (recompute.full() && local_layers > 0)
       recomputed.resize(static_cast<std::size_t>(std::min(recompute.group_layers(), local_layers)));
     for (const BufferEntry& e : table) {
-      if (!in_activations(e.buffer)) continue;
+      if (owner_of(e.buffer) != BufferOwner::activations) continue;
       if (e.holder == BufferHolder::stage)
         allocate_stage_buffer(a, e);
       else
@@ -175,11 +175,12 @@ struct Scratch {
   DeviceBuffer<float> norm_partials, bias_partials;
   DeviceBuffer<std::uint8_t> attn_workspace;
 
-  /// The table's scratch buffers (BufferTerm scratch, and FP8's cast_input).
+  /// The table's Scratch buffers (BufferOwner scratch: the backward's scratch, FP8's cast_input and
+  /// the attention backward's workspace).
   void allocate(BufferAllocator& a, const BufferTable& table) {
     using B = BufferId;
     for (const BufferEntry& e : table) {
-      if (!in_scratch(e.buffer)) continue;
+      if (owner_of(e.buffer) != BufferOwner::scratch) continue;
       switch (e.buffer) {
         case B::hidden: hidden = a.take<bf16>(e); break;
         case B::dhidden: dhidden = a.take<bf16>(e); break;

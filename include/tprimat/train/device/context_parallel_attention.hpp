@@ -85,21 +85,29 @@ class ContextParallelAttention {
            (fused_ ? " (one call a chunk)" : "");
   }
 
-  void allocate(BufferAllocator& a) {
+  /// The table's buffers (train/buffer_table.hpp's context_parallel_buffers): gathered_
+  /// [rank][K, V][mbs * local_seq * kv_dim]; keys_ and values_ [mbs * seq, kv_dim], whole
+  /// sequences; a split block's part_out_ and part_lse_ (one chunk); part_dk_ and part_dv_ up to
+  /// the last chunk's keys; key_grads_ [owner rank][dK, dV][its tokens].
+  void allocate(BufferAllocator& a, const BufferTable& table) {
     side_.create();
     fork_ = OwnedEvent(false);
     joined_ = OwnedEvent(false);
-    const std::int64_t kv = kv_elements();
-    gathered_ = a.alloc<bf16>(2 * kv * split_.cp);  // [rank][K, V][mbs * local_seq * kv_dim]
-    keys_ = a.alloc<bf16>(kv * split_.cp);          // [mbs * seq, kv_dim], whole sequences
-    values_ = a.alloc<bf16>(kv * split_.cp);
-    const std::int64_t c = split_.chunk();
-    const std::int64_t longest = std::int64_t{2 * split_.cp} * c;  // the last chunk's keys
-    part_out_ = a.alloc<bf16>(c * q_dim());
-    part_lse_ = a.alloc<float>(c * whole_.heads);
-    part_dk_ = a.alloc<bf16>(longest * kv_dim());
-    part_dv_ = a.alloc<bf16>(longest * kv_dim());
-    key_grads_ = a.alloc<float>(2 * kv * split_.cp);  // [owner rank][dK, dV][its tokens]
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      if (owner_of(e.buffer) != BufferOwner::context_parallel) continue;
+      switch (e.buffer) {
+        case B::cp_gathered: gathered_ = a.take<bf16>(e); break;
+        case B::cp_keys: keys_ = a.take<bf16>(e); break;
+        case B::cp_values: values_ = a.take<bf16>(e); break;
+        case B::cp_part_out: part_out_ = a.take<bf16>(e); break;
+        case B::cp_part_lse: part_lse_ = a.take<float>(e); break;
+        case B::cp_part_dk: part_dk_ = a.take<bf16>(e); break;
+        case B::cp_part_dv: part_dv_ = a.take<bf16>(e); break;
+        case B::cp_key_grads: key_grads_ = a.take<float>(e); break;
+        default: break;
+      }
+    }
   }
 
   /// cuDNN's plans, built before a graph is captured.

@@ -94,23 +94,22 @@ class Engine {
     captured_.create();
     backend::Gpu::reset_peaks();
     BufferAllocator a{stream_};
-    // Parameters, optimizer state, activations, scratch and FP8 buffers from the one table the
-    // memory plan sums too.
+    // Every device buffer from the one table the memory plan sums too.
     const BufferTable table = engine_buffers(
-        plan, options.precision,
+        plan, options.precision, sync_.plan,
         static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
                                              : cp_attention_->backward_workspace_bytes()));
     params_.allocate(a, table);
     fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp), table);
     acts_.allocate(a, plan, table);
     scratch_.allocate(a, table);
+    if (cp_attention_) cp_attention_->allocate(a, table);
+    rope_.allocate(a, table);
+    io_.allocate(a, plan, table);
+    sync_.allocate(a, table);
+    tp_.allocate(a, table);
+    optimizer_.allocate(a, plan, sync_.plan.buckets, table);
     check_allocated(table, a);
-    if (cp_attention_) cp_attention_->allocate(a);
-    rope_.allocate(a, plan);
-    io_.allocate(a, plan);
-    sync_.allocate(a);
-    tp_.allocate(a);
-    optimizer_.allocate(a, plan, sync_.plan.buckets);
     rope_.upload(plan);
     held_ = a.held;
     params_.init(plan, sync_.plan.buckets, opt.init_std, seed, stream_);

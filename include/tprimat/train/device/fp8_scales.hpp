@@ -33,7 +33,7 @@ class Fp8Scales {
     history_ = layout.history;
     using B = BufferId;
     for (const BufferEntry& e : table) {
-      if (!in_fp8_linears(e.buffer) || e.part != part) continue;
+      if (owner_of(e.buffer) != BufferOwner::fp8_linears || e.part != part) continue;
       switch (e.buffer) {
         case B::fp8_amax: amax_ = a.take<float>(e); break;
         case B::fp8_amax_now: amax_now_ = a.take<float>(e); break;

@@ -22,51 +22,6 @@
 
 namespace tprimat::train::device {
 
-/// A part of a bucket's slice whose squares this rank adds to the gradient norm, with its own
-/// Gpu::reduce_partials slots.
-struct NormRange {
-  std::size_t bucket;
-  std::int64_t offset, count;
-};
-
-/// The gradient's segments in buffer order, each final at one point of the last micro-batch's
-/// backward pass ([embedding], [layer 0], ..., [layer L-1], [final norm, head]; a pipeline stage:
-/// the embedding on the first only, final norm and head on the last only), the DP buckets over
-/// them, and the norm ranges: each bucket's slice whole, except on TP ranks other than 0, which
-/// skip the tensors every TP rank holds whole (norm gains), so each element counts once.
-struct GradientSyncPlan {
-  std::vector<std::pair<std::int64_t, std::int64_t>> segments;  ///< (offset, count)
-  BucketPlan buckets;
-  std::vector<NormRange> norm_ranges;
-};
-
-inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
-  GradientSyncPlan s;
-  s.segments = gradient_segments(p);
-  s.buckets = plan_gradient_buckets(s.segments, p.table, p.dp, p.dp_rank);
-  for (std::size_t i = 0; i < s.buckets.buckets.size(); ++i) {
-    const GradientBucket& b = s.buckets.buckets[i];
-    const std::int64_t begin = b.slice_begin, end = b.slice_begin + b.slice_count;
-    if (p.tp_rank == 0) {
-      s.norm_ranges.push_back({i, begin, b.slice_count});
-      continue;
-    }
-    for (const ParamTensor& t : p.table.tensors) {
-      if (t.split == Split::none) continue;  // held whole by every TP rank
-      const std::int64_t lo = std::max(begin, t.offset);
-      const std::int64_t hi = std::min(end, t.offset + t.size());
-      if (lo >= hi) continue;
-      NormRange* last = s.norm_ranges.empty() ? nullptr : &s.norm_ranges.back();
-      if (last && last->bucket == i && last->offset + last->count == lo)
-        last->count += hi - lo;  // adjacent: one reduction
-      else
-        s.norm_ranges.push_back({i, lo, hi - lo});
-    }
-  }
-  if (s.norm_ranges.empty()) s.norm_ranges.push_back({0, 0, 0});  // its slots hold zeros
-  return s;
-}
-
 /// Runs the plan. The side stream also carries ZeRO-1's weight all-gathers (optimizer.hpp);
 /// without overlap (DeviceOptions::overlap off) all of it runs in line on the main stream.
 class GradientSync {
@@ -82,9 +37,10 @@ class GradientSync {
     side_.create();
     for (std::size_t i = 0; i <= plan.segments.size(); ++i) segment_done_.emplace_back(false);
   }
-  void allocate(BufferAllocator& a) {
-    norm_partials_ = a.alloc<double>(static_cast<std::int64_t>(plan.norm_ranges.size()) *
-                                     backend::Gpu::reduce_partials);
+  /// The table's grad_norm_partials: Gpu::reduce_partials doubles a norm range.
+  void allocate(BufferAllocator& a, const BufferTable& table) {
+    for (const BufferEntry& e : table)
+      if (e.buffer == BufferId::grad_norm_partials) norm_partials_ = a.take<double>(e);
   }
 
   /// The stream of the gradient work beside the backward pass (the main stream without overlap).

@@ -29,10 +29,12 @@ namespace tprimat::train::device {
 struct RopeTables {
   backend::DeviceBuffer<float> cos, sin;
 
-  void allocate(BufferAllocator& a, const RankPlan& p) {
-    const std::int64_t half = p.d.head_dim / 2;
-    cos = a.alloc<float>(p.local_seq * half);
-    sin = a.alloc<float>(p.local_seq * half);
+  /// The table's rope_cos and rope_sin (train/buffer_table.hpp's step_buffers).
+  void allocate(BufferAllocator& a, const BufferTable& table) {
+    for (const BufferEntry& e : table) {
+      if (e.buffer == BufferId::rope_cos) cos = a.take<float>(e);
+      if (e.buffer == BufferId::rope_sin) sin = a.take<float>(e);
+    }
   }
   void upload(const RankPlan& p) {
     const std::int64_t half = p.d.head_dim / 2;

@@ -34,22 +34,29 @@ class DeviceOptimizer {
       for (std::size_t i = 0; i < sync.buckets.buckets.size(); ++i) updated_.emplace_back(false);
   }
 
-  /// Each tensor's end and decay flag (AdamW over the whole buffer), and under ZeRO-1 the same per
+  /// The table's opt_* buffers (train/buffer_table.hpp's step_buffers): the scalars, each
+  /// tensor's end and decay flag (AdamW over the whole buffer), and under ZeRO-1 the same per
   /// bucket slice (BucketPlan::tensor_ends, decay).
-  void allocate(BufferAllocator& a, const RankPlan& p, const BucketPlan& buckets) {
-    scalars_ = a.alloc<backend::OptimizerScalars>(1);
-    if (p.zero) {
-      bucket_tensor_ends_ = a.alloc<std::int64_t>(
-          std::max<std::int64_t>(1, static_cast<std::int64_t>(buckets.tensor_ends.size())));
-      bucket_decay_ = a.alloc<std::uint8_t>(bucket_tensor_ends_.size());
-      if (!buckets.tensor_ends.empty()) {
-        bucket_tensor_ends_.upload(buckets.tensor_ends);
-        bucket_decay_.upload(buckets.decay);
+  void allocate(BufferAllocator& a, const RankPlan& p, const BucketPlan& buckets,
+                const BufferTable& table) {
+    static_assert(sizeof(backend::OptimizerScalars) == optimizer_scalars_bytes);
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      if (owner_of(e.buffer) != BufferOwner::optimizer) continue;
+      switch (e.buffer) {
+        case B::opt_scalars: scalars_ = a.take<backend::OptimizerScalars>(e); break;
+        case B::opt_bucket_tensor_ends: bucket_tensor_ends_ = a.take<std::int64_t>(e); break;
+        case B::opt_bucket_decay: bucket_decay_ = a.take<std::uint8_t>(e); break;
+        case B::opt_tensor_ends: tensor_ends_ = a.take<std::int64_t>(e); break;
+        case B::opt_decay: decay_ = a.take<std::uint8_t>(e); break;
+        default: break;
       }
     }
+    if (p.zero && !buckets.tensor_ends.empty()) {
+      bucket_tensor_ends_.upload(buckets.tensor_ends);
+      bucket_decay_.upload(buckets.decay);
+    }
     const int t = static_cast<int>(p.table.tensors.size());
-    tensor_ends_ = a.alloc<std::int64_t>(t);
-    decay_ = a.alloc<std::uint8_t>(t);
     h_scalars_ = PinnedBuffer<backend::OptimizerScalars>(1);
     std::vector<std::int64_t> ends(t);
     std::vector<std::uint8_t> flags(t);

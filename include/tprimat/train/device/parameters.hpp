@@ -36,7 +36,7 @@ class DeviceParameters {
   void allocate(BufferAllocator& a, const BufferTable& table) {
     using B = BufferId;
     for (const BufferEntry& e : table) {
-      if (!in_parameters(e.buffer)) continue;
+      if (owner_of(e.buffer) != BufferOwner::parameters) continue;
       switch (e.buffer) {
         case B::weights: weights = a.take<bf16>(e); break;
         case B::master_lo: master_lo = a.take<std::uint16_t>(e); break;

@@ -95,19 +95,11 @@ class PinnedBuffer {
   std::size_t size_ = 0;
 };
 
-/// Allocates the engine's device buffers up front on its stream and counts the bytes it holds
-/// (DeviceTransformer::held_bytes), and of them those taken from the buffer table.
+/// Allocates the engine's device buffers up front on its stream, each one an entry of the buffer
+/// table, and counts the bytes it holds (DeviceTransformer::held_bytes).
 struct BufferAllocator {
   gpuStream_t stream = nullptr;
   std::size_t held = 0;
-  std::size_t from_table = 0;
-
-  template <class T>
-  backend::DeviceBuffer<T> alloc(std::int64_t count) {
-    backend::DeviceBuffer<T> b(static_cast<std::size_t>(count), stream);
-    held += b.bytes();
-    return b;
-  }
 
   /// Table entry `e` as T elements; a table whose element size is not T's is a bug.
   template <class T>
@@ -116,19 +108,20 @@ struct BufferAllocator {
       throw core::RunError("buffer table: " + std::string(name_of(e.buffer)) + " holds " +
                            std::to_string(e.element_bytes) + "-byte elements, the engine reads " +
                            std::to_string(sizeof(T)));
-    from_table += static_cast<std::size_t>(e.bytes());
-    return alloc<T>(e.count);
+    backend::DeviceBuffer<T> b(static_cast<std::size_t>(e.count), stream);
+    held += b.bytes();
+    return b;
   }
 };
 
 /// Every byte the table lists was taken: an entry no part of the engine knows would leave the
-/// plan counting memory the engine never holds.
+/// plan counting memory the engine never holds (and take is the allocator's only way to allocate).
 inline void check_allocated(const BufferTable& table, const BufferAllocator& a) {
   std::int64_t listed = 0;
   for (const BufferEntry& e : table) listed += e.bytes();
-  if (listed != static_cast<std::int64_t>(a.from_table))
+  if (listed != static_cast<std::int64_t>(a.held))
     throw core::RunError("buffer table: " + std::to_string(listed) + " bytes listed, " +
-                         std::to_string(a.from_table) + " allocated");
+                         std::to_string(a.held) + " allocated");
 }
 
 /// Copies a pinned host buffer into a device buffer of the same size on `stream`.

@@ -28,20 +28,28 @@ struct StepIO {
   backend::DeviceBuffer<double> results;
   backend::DeviceBuffer<double> loss_partials;  ///< Gpu::reduce_partials: the loss sum's
 
-  void allocate(BufferAllocator& a, const RankPlan& p) {
+  /// The table's buffers (train/buffer_table.hpp's step_buffers), and their pinned host twins.
+  void allocate(BufferAllocator& a, const RankPlan& p, const BufferTable& table) {
     const std::int64_t n = p.n, ga = p.shape.grad_accum;
-    inputs = a.alloc<std::int32_t>(ga * n);
-    targets = a.alloc<std::int32_t>(ga * n);
-    group_ids = a.alloc<std::int32_t>(ga * n);
-    offsets = a.alloc<std::int32_t>(ga * (n + 1));
-    positions = a.alloc<std::int32_t>(ga * n);
-    group_count = a.alloc<std::int32_t>(ga);
-    touched_rows = a.alloc<std::int32_t>(ga * n);
-    touched_count = a.alloc<std::int32_t>(ga);
+    using B = BufferId;
+    for (const BufferEntry& e : table) {
+      if (owner_of(e.buffer) != BufferOwner::step_io) continue;
+      switch (e.buffer) {
+        case B::io_inputs: inputs = a.take<std::int32_t>(e); break;
+        case B::io_targets: targets = a.take<std::int32_t>(e); break;
+        case B::io_group_ids: group_ids = a.take<std::int32_t>(e); break;
+        case B::io_offsets: offsets = a.take<std::int32_t>(e); break;
+        case B::io_positions: positions = a.take<std::int32_t>(e); break;
+        case B::io_group_count: group_count = a.take<std::int32_t>(e); break;
+        case B::io_touched_rows: touched_rows = a.take<std::int32_t>(e); break;
+        case B::io_touched_count: touched_count = a.take<std::int32_t>(e); break;
+        case B::io_results: results = a.take<double>(e); break;
+        case B::io_loss_partials: loss_partials = a.take<double>(e); break;
+        default: break;
+      }
+    }
     backend::gpu_check(gpuMemsetAsync(touched_count.data(), 0, touched_count.bytes(), a.stream),
                        "memset");
-    results = a.alloc<double>(2);
-    loss_partials = a.alloc<double>(backend::Gpu::reduce_partials);
     h_inputs_ = PinnedBuffer<std::int32_t>(ga * n);
     h_targets_ = PinnedBuffer<std::int32_t>(ga * n);
     h_group_ids_ = PinnedBuffer<std::int32_t>(ga * n);

@@ -50,12 +50,14 @@ class TensorParallel {
     ready_ = OwnedEvent(false);
     done_ = OwnedEvent(false);
   }
-  /// The statistics every TP rank's vocabulary slice contributes to the loss: [tp][n][3]; under
-  /// sequence parallelism the row-parallel GEMMs' bf16 partial products [n, h].
-  void allocate(BufferAllocator& a) {
-    if (group_ && plan_->last_stage)
-      ce_stats_ = a.alloc<float>(plan_->tp * plan_->n * backend::Gpu::cross_entropy_stats_per_row);
-    if (group_ && plan_->sequence_parallel) partial_ = a.alloc<bf16>(plan_->n * plan_->d.hidden);
+  /// The table's buffers (train/buffer_table.hpp's tensor_parallel_buffers): the statistics
+  /// every TP rank's vocabulary slice contributes to the loss, [tp][n][3]; under sequence
+  /// parallelism the row-parallel GEMMs' bf16 partial products [n, h].
+  void allocate(BufferAllocator& a, const BufferTable& table) {
+    for (const BufferEntry& e : table) {
+      if (e.buffer == BufferId::tp_loss_stats) ce_stats_ = a.take<float>(e);
+      if (e.buffer == BufferId::tp_partial) partial_ = a.take<bf16>(e);
+    }
   }
 
   bool sequence_parallel() const { return group_ && plan_->sequence_parallel; }
