@@ -44,11 +44,30 @@ struct PeakCommandOptions {
   report::PeakOptions peak;
 };
 
+/// The import's options as this program names them: its messages and the result's
+/// configuration_sources say "--num-gpus", not the library's "num_gpus".
+inline report::ImportOptionNames import_flag_names() {
+  report::ImportOptionNames n;
+  n.model = "--model";
+  n.num_gpus = "--num-gpus";
+  n.gbs = "--global-batch-size";
+  n.mbs = "--micro-batch-size";
+  n.seq = "--sequence-length";
+  n.tp = "--tp";
+  n.pp = "--pp";
+  n.cp = "--cp";
+  n.warmup_steps = "--warmup-steps";
+  n.strategy = "--strategy";
+  n.seed = "--seed";
+  n.data = "--data";
+  return n;
+}
+
 struct ImportCommandOptions {
   std::vector<std::string> logs;
   std::string output_dir = "output";
   bool overwrite = false;  ///< replace a result of another configuration instead of refusing
-  report::ImportOptions imp;
+  report::ImportOptions imp{.names = import_flag_names()};
 };
 
 struct ReportCommands {

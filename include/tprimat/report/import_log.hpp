@@ -33,9 +33,19 @@
 
 namespace tprimat::report {
 
-/// What the user tells `tprimat import` (the seeds' extract_primus_metrics.py arguments). The
-/// configuration figures are optional: what the log states wins, a flag fills only what it lacks,
-/// and a flag that contradicts the log is refused.
+/// What each import option is called where its value came from, in messages and in the result's
+/// imported.configuration_sources: the setting's own name (Megatron's, where it has one) for a
+/// library caller; `tprimat import` passes its flags (apps/tprimat/cli/report_commands.hpp).
+struct ImportOptionNames {
+  std::string model = "model", num_gpus = "num_gpus", gbs = "global_batch_size",
+              mbs = "micro_batch_size", seq = "sequence_length", tp = "tensor_model_parallel_size",
+              pp = "pipeline_model_parallel_size", cp = "context_parallel_size",
+              warmup_steps = "warmup_steps", strategy = "strategy", seed = "seed", data = "data";
+};
+
+/// What the user tells an import (`tprimat import`: the seeds' extract_primus_metrics.py
+/// arguments). The configuration figures are optional: what the log states wins, an option fills
+/// only what it lacks, and one that contradicts the log is refused.
 struct ImportOptions {
   std::string format;  ///< megatron, primus, nemo
   std::string model;   ///< cli name: the FLOPs need the architecture
@@ -44,12 +54,13 @@ struct ImportOptions {
   std::string platform;  ///< "" = by format: primus amd, megatron/nemo nvd
   std::string device_name = "unknown";
   std::string strategy = "imported";
-  /// --data: the data the run read, named by the user (two logs of one data set on two machines
+  /// The data the run read, named by the user (two logs of one data set on two machines
   /// name it alike, so that compare sets them side by side); it wins over the path a log prints.
   std::optional<std::string> data;
-  /// --seed: the run's seed where its log does not print it (a log that does wins; a flag that
+  /// The run's seed where its log does not print it (a log that does wins; an option that
   /// contradicts it is refused).
   std::optional<long long> seed;
+  ImportOptionNames names;
 };
 
 inline constexpr std::string_view import_formats = "megatron, primus, nemo, torchtitan";
@@ -320,7 +331,7 @@ inline std::string default_platform(std::string_view format) {
 
 namespace detail {
 
-/// A flag's value against its range, before any log is read.
+/// An option's value against its range, before any log is read.
 inline void check_count_flag(const std::optional<int>& v, std::string_view flag, long long most,
                              std::string_view what) {
   if (v && (*v < 1 || *v > most))
@@ -332,43 +343,44 @@ inline void check_count_flag(const std::optional<int>& v, std::string_view flag,
 
 }  // namespace detail
 
-/// Every flag of `tprimat import`, checked before any log is read.
+/// Every option of an import, checked before any log is read.
 inline void check_import_options(const ImportOptions& o) {
+  const ImportOptionNames& n = o.names;
   if (o.format != "megatron" && o.format != "primus" && o.format != "nemo" &&
       o.format != "torchtitan")
     throw core::InputError("unknown import format '" + o.format + "'",
                            "pick one of " + std::string(import_formats));
   if (!model::find(o.model))
     throw core::InputError("unknown model '" + o.model + "'",
-                           "pick one of " + model::known_names() + " with --model");
-  detail::check_count_flag(o.num_gpus, "--num-gpus", max_gpu_count, "GPU count");
-  detail::check_count_flag(o.gbs, "--global-batch-size", max_batch_or_sequence,
-                           "global batch size");
-  detail::check_count_flag(o.mbs, "--micro-batch-size", max_batch_or_sequence, "micro batch size");
-  detail::check_count_flag(o.seq, "--sequence-length", max_batch_or_sequence, "sequence length");
-  detail::check_count_flag(o.tp, "--tp", max_gpu_count, "tensor parallel size");
-  detail::check_count_flag(o.pp, "--pp", max_gpu_count, "pipeline parallel size");
-  detail::check_count_flag(o.cp, "--cp", max_gpu_count, "context parallel size");
+                           "pick one of " + model::known_names() + " with " + n.model);
+  detail::check_count_flag(o.num_gpus, n.num_gpus, max_gpu_count, "GPU count");
+  detail::check_count_flag(o.gbs, n.gbs, max_batch_or_sequence, "global batch size");
+  detail::check_count_flag(o.mbs, n.mbs, max_batch_or_sequence, "micro batch size");
+  detail::check_count_flag(o.seq, n.seq, max_batch_or_sequence, "sequence length");
+  detail::check_count_flag(o.tp, n.tp, max_gpu_count, "tensor parallel size");
+  detail::check_count_flag(o.pp, n.pp, max_gpu_count, "pipeline parallel size");
+  detail::check_count_flag(o.cp, n.cp, max_gpu_count, "context parallel size");
   if (o.warmup_steps < 0)
-    throw core::InputError("--warmup-steps " + std::to_string(o.warmup_steps) +
+    throw core::InputError(n.warmup_steps + " " + std::to_string(o.warmup_steps) +
                                ": a count of leading iterations, 0 or more",
-                           "pass --warmup-steps 0 to measure every iteration");
+                           "pass " + n.warmup_steps + " 0 to measure every iteration");
   if (o.strategy.empty())
-    throw core::InputError("--strategy is empty", "name the strategy, or leave the flag out");
+    throw core::InputError(n.strategy + " is empty", "name the strategy, or leave it out");
   if (o.seed && *o.seed < 0)
-    throw core::InputError("--seed " + std::to_string(*o.seed) + ": a seed is a whole number of "
-                                                                 "0 or more",
-                           "pass the run's seed, or leave the flag out");
+    throw core::InputError(n.seed + " " + std::to_string(*o.seed) +
+                               ": a seed is a whole number of 0 or more",
+                           "pass the run's seed, or leave it out");
   if (o.data && o.data->empty())
-    throw core::InputError("--data is empty",
-                           "name the data the run read (e.g. --data c4-en-llama3), or leave the "
-                           "flag out to take the log's");
+    throw core::InputError(n.data + " is empty",
+                           "name the data the run read (e.g. " + n.data +
+                               " c4-en-llama3), or leave it out to take the log's");
 }
 
 namespace detail {
 
-/// One setting of the imported run: the log's figure, else the flag's; nullopt when neither
-/// says. A flag that contradicts the log is bad input naming both and where each came from.
+/// One setting of the imported run: the log's figure, else the option's (named `flag_name`);
+/// nullopt when neither says. An option that contradicts the log is bad input naming both and
+/// where each came from.
 inline std::optional<Stated> settle(const std::optional<Stated>& logged,
                                     const std::optional<int>& flag, std::string_view flag_name,
                                     std::string_view name, const std::string& log) {
@@ -407,7 +419,7 @@ inline std::string named(std::string_view name, const Stated& s) {
 /// The iterations after the warm-up must all run the global batch they print (a batch ramp-up
 /// ends before them); that batch is then stated by the log like any other figure.
 inline void record_measured_batch(LogConfig& config, const LogSeries& s, std::size_t skip,
-                                  const std::string& log) {
+                                  const std::string& log, const std::string& warmup_name) {
   std::optional<Stated> measured;
   for (std::size_t i = skip; i < s.global_batch_sizes.size(); ++i) {
     const long long b = s.global_batch_sizes[i];
@@ -417,7 +429,7 @@ inline void record_measured_batch(LogConfig& config, const LogSeries& s, std::si
       throw core::InputError(log + ": the global batch changes over the measured iterations: " +
                                  std::to_string(measured->value) + " at " + measured->where + ", " +
                                  std::to_string(b) + " at " + where + " (a batch ramp-up?)",
-                             "pass a --warmup-steps that leaves the ramp-up out");
+                             "pass a " + warmup_name + " that leaves the ramp-up out");
     if (!measured) measured = Stated{b, where};
   }
   if (measured)
@@ -440,25 +452,26 @@ inline void step_times_from_tps(LogSeries& s, const Stated& gbs, const Stated& s
   }
 }
 
-/// --model against the shape the log states: a log of another model would be priced with the
+/// The model (named by the option `model_name`) against the shape the log states: a log of another model would be priced with the
 /// wrong FLOPs. Layers may be fewer (a proxy run), never more.
 inline model::Dims model_as_run(const model::Dims& full, const LogConfig& c, const std::string& log,
-                                std::string_view model) {
+                                std::string_view model, const std::string& model_name) {
   const auto check = [&](const std::optional<Stated>& s, std::string_view name, int ours) {
     if (s && s->value != ours)
-      throw core::InputError("--model " + std::string(model) + " has " + std::string(name) + " " +
-                                 std::to_string(ours) + ", " + log + " states " +
+      throw core::InputError(model_name + " " + std::string(model) + " has " + std::string(name) +
+                                 " " + std::to_string(ours) + ", " + log + " states " +
                                  std::to_string(s->value) + " at " + s->where,
-                             "pass the --model the log's run trained");
+                             "pass the " + model_name + " the log's run trained");
   };
   check(c.hidden, "hidden_size", full.hidden);
   check(c.heads, "num_attention_heads", full.heads);
   check(c.ffn, "ffn_hidden_size", full.ffn);
   if (c.layers && c.layers->value > full.layers)
-    throw core::InputError("--model " + std::string(model) + " has " + std::to_string(full.layers) +
-                               " layers, " + log + " states " + "num_layers " +
-                               std::to_string(c.layers->value) + " at " + c.layers->where,
-                           "pass the --model the log's run trained");
+    throw core::InputError(model_name + " " + std::string(model) + " has " +
+                               std::to_string(full.layers) + " layers, " + log + " states " +
+                               "num_layers " + std::to_string(c.layers->value) + " at " +
+                               c.layers->where,
+                           "pass the " + model_name + " the log's run trained");
   return c.layers ? full.with_layers(static_cast<int>(c.layers->value)) : full;
 }
 
@@ -634,6 +647,7 @@ inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
 inline nlohmann::json import_log(std::istream& in, const std::string& log, const ImportOptions& o,
                                  const std::string& command_line) {
   check_import_options(o);
+  const ImportOptionNames& n = o.names;
   const model::Dims full = *model::find(o.model);
   if (!in) throw core::InputError(log + ": cannot read the log");
   ParsedLog parsed = o.format == "nemo"         ? parse_nemo_log(in, log)
@@ -651,49 +665,49 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const auto skip = static_cast<std::size_t>(o.warmup_steps);
   if (skip >= found)
     throw core::InputError(log + " has " + std::to_string(found) + " iteration" +
-                               (found == 1 ? "" : "s") + "; --warmup-steps " +
+                               (found == 1 ? "" : "s") + "; " + n.warmup_steps + " " +
                                std::to_string(o.warmup_steps) + " leaves none to measure",
-                           "pass a --warmup-steps below " + std::to_string(found));
-  detail::record_measured_batch(stated, all, skip, log);
+                           "pass a " + n.warmup_steps + " below " + std::to_string(found));
+  detail::record_measured_batch(stated, all, skip, log, n.warmup_steps);
 
   // torchtitan's global batch, where its config leaves it -1: the local batch on each DP rank.
   if (o.format == "torchtitan" && !stated.global_batch && stated.micro_batch) {
-    const auto world = detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log);
-    const auto t = detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log);
-    const auto p = detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log);
-    const auto c = detail::settle(stated.cp, o.cp, "--cp", "context_parallel_size", log);
+    const auto world = detail::settle(stated.num_gpus, o.num_gpus, n.num_gpus, "num_gpus", log);
+    const auto t = detail::settle(stated.tp, o.tp, n.tp, "tensor_model_parallel_size", log);
+    const auto p = detail::settle(stated.pp, o.pp, n.pp, "pipeline_model_parallel_size", log);
+    const auto c = detail::settle(stated.cp, o.cp, n.cp, "context_parallel_size", log);
     const long long split = (t ? t->value : 1) * (p ? p->value : 1) * (c ? c->value : 1);
     if (world && world->value % split == 0)
       record(stated.global_batch, "global_batch_size",
              stated.micro_batch->value * (world->value / split),
              "local_batch_size x DP (" + stated.micro_batch->where + ")", log);
   }
-  // The configuration: the log's figures, the flags where the log is silent.
-  const Stated gpus =
-      detail::required(detail::settle(stated.num_gpus, o.num_gpus, "--num-gpus", "num_gpus", log),
-                       "--num-gpus", "GPU count", log);
+  // The configuration: the log's figures, the options where the log is silent.
+  const Stated gpus = detail::required(
+      detail::settle(stated.num_gpus, o.num_gpus, n.num_gpus, "num_gpus", log), n.num_gpus,
+      "GPU count", log);
   const Stated gbs = detail::required(
-      detail::settle(stated.global_batch, o.gbs, "--global-batch-size", "global_batch_size", log),
-      "--global-batch-size", "global batch size", log);
+      detail::settle(stated.global_batch, o.gbs, n.gbs, "global_batch_size", log), n.gbs,
+      "global batch size", log);
   const Stated seq = detail::required(
-      detail::settle(stated.sequence, o.seq, "--sequence-length", "sequence_length", log),
-      "--sequence-length", "sequence length", log);
+      detail::settle(stated.sequence, o.seq, n.seq, "sequence_length", log), n.seq,
+      "sequence length", log);
   const Stated mbs = detail::assumed_one(
-      detail::settle(stated.micro_batch, o.mbs, "--micro-batch-size", "micro_batch_size", log),
-      "--micro-batch-size");
+      detail::settle(stated.micro_batch, o.mbs, n.mbs, "micro_batch_size", log), n.mbs);
   const Stated tp = detail::assumed_one(
-      detail::settle(stated.tp, o.tp, "--tp", "tensor_model_parallel_size", log), "--tp");
+      detail::settle(stated.tp, o.tp, n.tp, "tensor_model_parallel_size", log), n.tp);
   const Stated pp = detail::assumed_one(
-      detail::settle(stated.pp, o.pp, "--pp", "pipeline_model_parallel_size", log), "--pp");
+      detail::settle(stated.pp, o.pp, n.pp, "pipeline_model_parallel_size", log), n.pp);
   // Context parallelism: the log's figure (Megatron's context_parallel_size, NeMo's, torchtitan's
-  // context_parallel_degree), else --cp, else none ran. Its split needs 2 x CP chunks a sequence.
+  // context_parallel_degree), else the option's, else none ran. Its split needs 2 x CP chunks a
+  // sequence.
   const Stated cp = detail::assumed_one(
-      detail::settle(stated.cp, o.cp, "--cp", "context_parallel_size", log), "--cp");
+      detail::settle(stated.cp, o.cp, n.cp, "context_parallel_size", log), n.cp);
   if (auto err = parallel::context_parallel_error(static_cast<int>(seq.value),
                                                   static_cast<int>(cp.value)))
     throw core::InputError(log + ": " + *err + " (" + detail::named("sequence_length", seq) +
                                ", " + detail::named("context_parallel_size", cp) + ")",
-                           "pass the run's --seq and --cp");
+                           "pass the run's " + n.seq + " and " + n.cp);
   // Megatron's rule: the ranks are TP x PP x CP x DP.
   const long long model_parallel = tp.value * pp.value * cp.value;
   if (gpus.value % model_parallel != 0)
@@ -703,7 +717,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
             detail::named("tensor_model_parallel_size", tp) + " x " +
             detail::named("pipeline_model_parallel_size", pp) + " x " +
             detail::named("context_parallel_size", cp),
-        "pass the run's --num-gpus, --tp, --pp and --cp");
+        "pass the run's " + n.num_gpus + ", " + n.tp + ", " + n.pp + " and " + n.cp);
   const long long dp = gpus.value / model_parallel;
   if (stated.dp && stated.dp->value != dp)
     throw core::InputError(log + ": data_parallel_size " + std::to_string(stated.dp->value) +
@@ -711,25 +725,26 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                std::to_string(gpus.value) + " / (" + std::to_string(tp.value) +
                                " x " + std::to_string(pp.value) + " x " +
                                std::to_string(cp.value) + ") = " + std::to_string(dp),
-                           "pass the run's --num-gpus, --tp, --pp and --cp");
+                           "pass the run's " + n.num_gpus + ", " + n.tp + ", " + n.pp + " and " +
+                               n.cp);
   if (gbs.value % (mbs.value * dp) != 0)
     throw core::InputError(
         log + ": " + detail::named("global_batch_size", gbs) +
             " is not a multiple of micro batch x DP = " + detail::named("micro_batch_size", mbs) +
             " x " + std::to_string(dp) + " (num_gpus / (TP x PP x CP))",
-        "pass the run's --micro-batch-size, --tp, --pp and --num-gpus");
+        "pass the run's " + n.mbs + ", " + n.tp + ", " + n.pp + " and " + n.num_gpus);
   if (o.format == "torchtitan") detail::step_times_from_tps(parsed.series, gbs, seq, gpus, log);
-  const model::Dims dims = detail::model_as_run(full, stated, log, o.model);
+  const model::Dims dims = detail::model_as_run(full, stated, log, o.model, n.model);
   if (pp.value > dims.layers)
     throw core::InputError(log + ": " + detail::named("pipeline_model_parallel_size", pp) +
                                " exceeds the " + std::to_string(dims.layers) +
                                " layers of the run: a stage would hold none",
-                           "pass the run's --pp");
+                           "pass the run's " + n.pp);
   // Megatron runs only layouts whose TP divides the heads, KV heads and FFN: a log that claims
   // another one, or another model's, is priced wrong. (Uneven pipeline stages do run.)
   if (auto err = parallel::layout_error(dims, static_cast<int>(tp.value), 1))
     throw core::InputError(log + ": " + core::without_prefix(*err) + " (TP from " + tp.where + ")",
-                           "pass the --model the log's run trained");
+                           "pass the " + n.model + " the log's run trained");
   std::string precision = "bf16";
   train::PrecisionConfig precision_config;
   // torchtitan's float8 recipe, where its config names none, is torchao's tensorwise one.
@@ -793,7 +808,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.warmup_steps = static_cast<int>(skip);
   c.precision = precision;
   c.device_options.precision = precision_config;
-  // The data: --data names it; else the path the log prints; else unknown, named by format so
+  // The data: the option names it; else the path the log prints; else unknown, named by format so
   // that two logs' unknowns never pass for one data set.
   const bool mock = detail::stated_bool(stated.mock_data, "mock_data", log).value_or(false);
   c.data = o.data                 ? *o.data
@@ -809,11 +824,12 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.sequence_parallel = sp.value_or(false) && tp.value > 1;
   const auto logged_seed = detail::stated_seed(stated.seed, log);
   if (logged_seed && o.seed && *o.seed != *logged_seed)
-    throw core::InputError("--seed " + std::to_string(*o.seed) + " contradicts " + log +
+    throw core::InputError(n.seed + " " + std::to_string(*o.seed) + " contradicts " + log +
                                ": seed " + std::to_string(*logged_seed) + " at " +
                                stated.seed->where,
-                           "drop --seed (the log's figure is used), or import the log of the run "
-                           "you mean");
+                           "drop " + n.seed +
+                               " (the log's figure is used), or import the log of the run you "
+                               "mean");
   const auto seed = logged_seed ? logged_seed : o.seed;
   c.seed = seed.value_or(0);
   const auto recompute = detail::stated_recompute(stated, log);
@@ -842,7 +858,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   c.command_line = command_line;
   c.timestamp = bench::utc_timestamp();
   // The peak the run was set to where the log states it, else the largest rate it printed
-  // (warm-up included, so that the configuration does not depend on --warmup-steps).
+  // (warm-up included, so that the configuration does not depend on the warm-up count).
   std::optional<double> lr_peak = stated.learning_rate;
   for (double lr : all.learning_rates)
     if (!stated.learning_rate && std::isfinite(lr) && lr > 0)
@@ -994,16 +1010,16 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"pipeline_model_parallel_size", pp.where},
         {"context_parallel_size", cp.where},
         {"num_layers", stated.layers ? "log " + stated.layers->where
-                                     : std::string("--model ") + o.model + " (the full model)"},
+                                     : n.model + " " + o.model + " (the full model)"},
         {"precision",
          stated.precision ? "log " + stated.precision->where : std::string("assumed bf16")},
         {"seed", stated.seed ? "log " + stated.seed->where
-                 : o.seed    ? std::string("--seed")
-                             : std::string("not in log (pass --seed)")},
-        {"data", o.data          ? std::string("--data")
+                 : o.seed    ? n.seed
+                             : "not in log (pass " + n.seed + ")"},
+        {"data", o.data          ? n.data
                  : stated.data   ? "log " + stated.data->where
                  : mock          ? "log " + stated.mock_data->where
-                                 : std::string("not in log (pass --data)")},
+                                 : "not in log (pass " + n.data + ")"},
         {"recompute", stated.recompute_granularity
                           ? nlohmann::json("log " + stated.recompute_granularity->where)
                       : stated.recompute_activations

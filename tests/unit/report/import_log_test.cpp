@@ -188,7 +188,7 @@ TEST(ImportLog, TheLogsConfigurationPricesTheRun) {
   EXPECT_EQ(doc["imported"]["configuration_sources"]["global_batch_size"],
             "log line 5 (arguments block)");
   EXPECT_EQ(doc["imported"]["configuration_sources"]["pipeline_model_parallel_size"],
-            "assumed 1: neither the log nor --pp says");
+            "assumed 1: neither the log nor pipeline_model_parallel_size says");
 }
 
 TEST(ImportLog, FlagsFillOnlyWhatTheLogLacks) {
@@ -197,12 +197,13 @@ TEST(ImportLog, FlagsFillOnlyWhatTheLogLacks) {
   o.tp = 4;     // agrees with the log
   o.gbs = 128;  // contradicts it
   EXPECT_EQ(refusal(tp4_log(), o),
-            "tprimat: --global-batch-size 128 contradicts run.log: global_batch_size 64 at "
-            "line 5 (arguments block); drop --global-batch-size (the log's figure is used), or "
+            "tprimat: global_batch_size 128 contradicts run.log: global_batch_size 64 at "
+            "line 5 (arguments block); drop global_batch_size (the log's figure is used), or "
             "import the log of the run you mean");
   o.gbs.reset();
   const auto doc = import_text(tp4_log(), o);
-  EXPECT_EQ(doc["imported"]["configuration_sources"]["pipeline_model_parallel_size"], "--pp");
+  EXPECT_EQ(doc["imported"]["configuration_sources"]["pipeline_model_parallel_size"],
+            "pipeline_model_parallel_size");
   EXPECT_EQ(doc["imported"]["configuration_sources"]["tensor_model_parallel_size"],
             "log line 12 (arguments block)");
 }
@@ -213,7 +214,7 @@ TEST(ImportLog, WhatSetsTheThroughputIsNeverGuessed) {
   auto o = llama();
   o.num_gpus = 8;
   EXPECT_EQ(refusal(log, o),
-            "tprimat: run.log does not state the sequence length; pass --sequence-length");
+            "tprimat: run.log does not state the sequence length; pass sequence_length");
   o.seq = 2048;
   EXPECT_EQ(import_text(log, o)["training_config"]["global_batch_size"], 64);
 }
@@ -249,8 +250,8 @@ TEST(ImportLog, RunsTprimatCannotRecordAreRefused) {
   auto qwen = llama();
   qwen.model = "qwen";
   EXPECT_EQ(refusal(tp4_log(), qwen),
-            "tprimat: --model qwen has hidden_size 3584, run.log states 4096 at line 6 "
-            "(arguments block); pass the --model the log's run trained");
+            "tprimat: model qwen has hidden_size 3584, run.log states 4096 at line 6 "
+            "(arguments block); pass the model the log's run trained");
 }
 
 /// NeMo 2's configuration dump of an FP8 run, as the seeds' llama3_1_8b_pretrain_fp8 states it
@@ -342,7 +343,7 @@ TEST(ImportLog, LayoutMustFitTheGpus) {
   o.num_gpus = 6;
   o.tp = 4;
   EXPECT_NE(refusal(iteration(1, "3000.0") + iteration(2, "2000.0"), o)
-                .find("num_gpus 6 (--num-gpus) is not a multiple of TP x PP"),
+                .find("num_gpus 6 (num_gpus) is not a multiple of TP x PP"),
             std::string::npos);
 }
 
@@ -373,14 +374,38 @@ TEST(ImportLog, FlagsOutOfRangeAreRefusedFirst) {
   auto o = llama();
   o.num_gpus = -8;
   EXPECT_EQ(refusal("", o),
-            "tprimat: --num-gpus -8: the GPU count is a whole number from 1 to 1048576; pass "
+            "tprimat: num_gpus -8: the GPU count is a whole number from 1 to 1048576; pass "
             "the run's GPU count");
   o = llama();
   o.seq = 0;
-  EXPECT_NE(refusal("", o).find("--sequence-length 0"), std::string::npos);
+  EXPECT_NE(refusal("", o).find("sequence_length 0"), std::string::npos);
   o = llama();
   o.warmup_steps = -1;
-  EXPECT_NE(refusal("", o).find("--warmup-steps -1"), std::string::npos);
+  EXPECT_NE(refusal("", o).find("warmup_steps -1"), std::string::npos);
+}
+
+// The options as the caller names them (tprimat import: its flags), in the messages and in the
+// result's configuration sources; no name of the library's own is left in either.
+TEST(ImportLog, MessagesAndSourcesUseTheCallersNames) {
+  auto o = llama();
+  o.names.num_gpus = "--num-gpus";
+  o.names.gbs = "--global-batch-size";
+  o.names.pp = "--pp";
+  o.names.model = "--model";
+  o.num_gpus = -8;
+  EXPECT_EQ(refusal("", o).rfind("tprimat: --num-gpus -8: the GPU count", 0), 0u);
+  o.num_gpus.reset();
+  o.gbs = 128;
+  EXPECT_NE(refusal(tp4_log(), o).find("drop --global-batch-size (the log's figure is used)"),
+            std::string::npos);
+  o.gbs.reset();
+  o.pp = 1;
+  EXPECT_EQ(import_text(tp4_log(), o)["imported"]["configuration_sources"]
+                                     ["pipeline_model_parallel_size"],
+            "--pp");
+  o.model = "qwen";
+  EXPECT_NE(refusal(tp4_log(), o).find("pass the --model the log's run trained"),
+            std::string::npos);
 }
 
 TEST(ImportLog, DisagreementWithTheLogsOwnFigureIsFlagged) {
@@ -463,9 +488,9 @@ TEST(ImportLog, SettingsStatedTwiceOrUnreadableAreRefused) {
             std::string::npos);
   auto seeded = llama();
   seeded.seed = 7;
-  EXPECT_NE(refusal(tp4_log(argument("seed", "42")), seeded).find("--seed 7 contradicts run.log"),
+  EXPECT_NE(refusal(tp4_log(argument("seed", "42")), seeded).find("seed 7 contradicts run.log"),
             std::string::npos);
-  EXPECT_EQ(import_text(tp4_log(), seeded)["imported"]["configuration_sources"]["seed"], "--seed");
+  EXPECT_EQ(import_text(tp4_log(), seeded)["imported"]["configuration_sources"]["seed"], "seed");
 }
 
 // ---- hostile logs, round 2 (issue 38 §5) ----------------------------------------------------------
@@ -527,7 +552,7 @@ TEST(ImportLog, ContextParallelRunsImportWithMegatronsDp) {
   const auto none = import_text(tp4_log(), llama());
   EXPECT_EQ(none["parallelism_config"]["context_parallel_size"], 1);
   EXPECT_EQ(none["parallelism_config"]["data_parallel_size"], 2);
-  EXPECT_NE(none["imported"]["assumptions"].dump().find("neither the log nor --cp says"),
+  EXPECT_NE(none["imported"]["assumptions"].dump().find("neither the log nor context_parallel_size says"),
             std::string::npos);
   // CP is part of the experiment: the two are different configurations.
   const auto diff = bench::configuration_differences(none, doc);
