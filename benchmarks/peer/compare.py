@@ -3,18 +3,26 @@
 # SPDX-FileCopyrightText: 2026 tprimat authors
 """tprimat beside its PyTorch peer, back to back on one GPU, and the ratio table.
 
-For each model and micro-batch size, runs `tprimat bench` once (result JSON read from its
---output-dir) and then `pytorch_step.py` eager and compiled (its one JSON line on stdout), same
-layers, seq and timed steps, and prints one row per peer mode:
+For each model, micro-batch size and precision, runs `tprimat bench` once (result JSON read from
+its --output-dir) and then `pytorch_step.py` eager and compiled (its one JSON line on stdout),
+same layers, seq, global batch and timed steps, and prints one row per peer mode:
 
     python3 benchmarks/peer/compare.py                                # build-gpu/apps/tprimat/tprimat
     python3 benchmarks/peer/compare.py --cli build/apps/tprimat/tprimat --modes eager --mbs 1
+    python3 benchmarks/peer/compare.py --precisions bf16,fp8 --modes compile --models llama
 
-Default grid: {llama, qwen} x {mbs 1, 2} x {eager, compile}, 8 layers, seq 2048, 5 timed steps
-(tprimat after 2 warm-up steps, the peer after 3, or 5 compiled). Everything each run printed
-and every figure go under --output-dir (default ./compare): ours/<model>-mbs<b>/ (tprimat's
-result and log), peer_<model>_mbs<b>_<mode>.log, compare.json and compare.md (the table).
-Exit status 1 when a run failed (its cells read "failed"), else 0.
+Both sides accumulate gradients over gbs / mbs micro-batches before one clip and AdamW step (gbs
+64 by default: the batch people train with; --gbs 1 x mbs gives the optimizer-bound one-sample
+step). fp8: tprimat's --precision fp8 --fp8-recipe current against the peer's --fp8 (torchao's
+tensorwise recipe in plain PyTorch, float8_linear.py): both take each tensor's scale from its own
+amax just before its cast.
+
+Default grid: {llama, qwen} x {mbs 1, 2} x bf16 x {eager, compile}, 8 layers, seq 2048, gbs 64,
+5 timed steps (tprimat after 2 warm-up steps, the peer after 3, or 5 compiled). Everything each
+run printed and every figure go under --output-dir (default ./compare):
+ours/<model>-mbs<b>-<precision>/ (tprimat's result and log), peer_<model>_mbs<b>_<precision>_
+<mode>.log, compare.json and compare.md (the table). Exit status 1 when a run failed (its cells
+read "failed"), else 0.
 """
 
 from __future__ import annotations
@@ -42,10 +50,13 @@ def csv(kind):
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cli", default=os.path.join(ROOT, "build-gpu", "examples", "cli", "tprimat"),
+    p.add_argument("--cli", default=os.path.join(ROOT, "build-gpu", "apps", "tprimat", "tprimat"),
                    help="the tprimat binary (default: build-gpu/apps/tprimat/tprimat)")
     p.add_argument("--models", type=csv(str), default=["llama", "qwen"])
-    p.add_argument("--mbs", type=csv(int), default=[1, 2], help="micro-batch sizes (gbs = mbs)")
+    p.add_argument("--mbs", type=csv(int), default=[1, 2], help="micro-batch sizes")
+    p.add_argument("--gbs", type=int, default=64,
+                   help="global batch: gbs / mbs micro-batches accumulated a step (default 64)")
+    p.add_argument("--precisions", type=csv(str), default=["bf16"], help="bf16, fp8")
     p.add_argument("--modes", type=csv(str), default=["eager", "compile"],
                    help="peer modes: eager, compile")
     p.add_argument("--layers", type=int, default=8)
@@ -60,6 +71,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     bad = [m for m in args.modes if m not in ("eager", "compile")]
     if bad:
         p.error(f"unknown --modes {bad}: use eager, compile")
+    bad = [x for x in args.precisions if x not in ("bf16", "fp8")]
+    if bad:
+        p.error(f"unknown --precisions {bad}: use bf16, fp8")
+    if args.gbs < 1 or any(b < 1 or args.gbs % b for b in args.mbs):
+        p.error(f"--gbs {args.gbs} must be a positive multiple of every --mbs {args.mbs}")
     return args
 
 
@@ -86,12 +102,14 @@ def run(cmd: list[str], log_path: str, timeout: float, dry_run: bool):
     return rc, out, seconds
 
 
-def ours(args, model: str, mbs: int) -> dict | None:
-    out_dir = os.path.join(args.output_dir, "ours", f"{model}-mbs{mbs}")
+def ours(args, model: str, mbs: int, precision: str) -> dict | None:
+    out_dir = os.path.join(args.output_dir, "ours", f"{model}-mbs{mbs}-{precision}")
     os.makedirs(out_dir, exist_ok=True)
     cmd = [args.cli, "bench", "--backend", "cuda", "--model", model, "--layers", str(args.layers),
-           "--mbs", str(mbs), "--gbs", str(mbs), "--seq", str(args.seq), "--steps",
+           "--mbs", str(mbs), "--gbs", str(args.gbs), "--seq", str(args.seq), "--steps",
            str(args.steps), "--warmup-steps", str(args.warmup_steps), "--output-dir", out_dir]
+    if precision == "fp8":
+        cmd += ["--precision", "fp8", "--fp8-recipe", "current"]
     rc, _, seconds = run(cmd, os.path.join(out_dir, "run.log"), args.timeout, args.dry_run)
     if rc != 0 or args.dry_run:
         return None
@@ -117,12 +135,15 @@ def ours(args, model: str, mbs: int) -> dict | None:
     }
 
 
-def peer(args, model: str, mbs: int, mode: str) -> dict | None:
+def peer(args, model: str, mbs: int, precision: str, mode: str) -> dict | None:
     cmd = [args.python, os.path.join(HERE, "pytorch_step.py"), "--model", model, "--layers",
-           str(args.layers), "--mbs", str(mbs), "--seq", str(args.seq), "--steps", str(args.steps)]
+           str(args.layers), "--mbs", str(mbs), "--grad-accum", str(args.gbs // mbs), "--seq",
+           str(args.seq), "--steps", str(args.steps)]
     if mode == "compile":
         cmd.append("--compile")
-    log_path = os.path.join(args.output_dir, f"peer_{model}_mbs{mbs}_{mode}.log")
+    if precision == "fp8":
+        cmd.append("--fp8")
+    log_path = os.path.join(args.output_dir, f"peer_{model}_mbs{mbs}_{precision}_{mode}.log")
     rc, out, seconds = run(cmd, log_path, args.timeout, args.dry_run)
     if rc != 0 or args.dry_run:
         return None
@@ -143,7 +164,7 @@ def fmt(value, spec: str, scale: float = 1.0) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["model", "mbs", "peer", "tprimat tok/s", "peer tok/s", "ratio", "tprimat MFU",
+    head = ["model", "mbs", "precision", "peer", "tprimat tok/s", "peer tok/s", "ratio", "tprimat MFU",
             "peer MFU", "tprimat ms/step", "peer ms/step", "tprimat peak GiB", "peer peak GiB"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -151,7 +172,7 @@ def table(rows: list[dict]) -> str:
         ratio = (o["tokens_per_second"] / p["tokens_per_second"]
                  if o.get("tokens_per_second") and p.get("tokens_per_second") else None)
         lines.append("| " + " | ".join([
-            r["model"], str(r["mbs"]), r["mode"],
+            r["model"], str(r["mbs"]), r["precision"], r["mode"],
             fmt(o.get("tokens_per_second"), ",.0f"), fmt(p.get("tokens_per_second"), ",.0f"),
             fmt(ratio, ".2f") + ("x" if ratio else ""),
             fmt(o.get("mfu"), ".1%"), fmt(p.get("mfu"), ".1%"),
@@ -171,17 +192,20 @@ def main(argv=None) -> int:
     rows, failed = [], False
     for model in args.models:
         for mbs in args.mbs:
-            mine = ours(args, model, mbs)
-            failed |= mine is None and not args.dry_run
-            for mode in args.modes:
-                theirs = peer(args, model, mbs, mode)
-                failed |= theirs is None and not args.dry_run
-                rows.append({"model": model, "mbs": mbs, "mode": mode, "ours": mine,
-                             "peer": theirs})
+            for precision in args.precisions:
+                mine = ours(args, model, mbs, precision)
+                failed |= mine is None and not args.dry_run
+                for mode in args.modes:
+                    theirs = peer(args, model, mbs, precision, mode)
+                    failed |= theirs is None and not args.dry_run
+                    rows.append({"model": model, "mbs": mbs, "precision": precision,
+                                 "mode": mode, "ours": mine, "peer": theirs})
     text = table(rows)
-    setup = (f"{args.layers} layers, seq {args.seq}, gbs = mbs, {args.steps} timed steps each; "
-             f"tprimat: cuDNN attention and CUDA graph where the run chose them; peer: "
-             f"pytorch_step.py (HF model, SDPA, bf16 autocast, fused AdamW). MFU: PaLM FLOPs over "
+    setup = (f"{args.layers} layers, seq {args.seq}, gbs {args.gbs} (gradient accumulation over "
+             f"gbs / mbs micro-batches, one AdamW step), {args.steps} timed steps each; tprimat: "
+             f"cuDNN attention and CUDA graph where the run chose them, fp8 = --precision fp8 "
+             f"--fp8-recipe current; peer: pytorch_step.py (HF model, SDPA, bf16 autocast, fused "
+             f"AdamW; fp8 = torchao's tensorwise recipe, float8_linear.py). MFU: PaLM FLOPs over "
              f"the dense bf16 peak; peak memory: tprimat's pool / torch.cuda.max_memory_allocated.")
     with open(os.path.join(args.output_dir, "compare.json"), "w") as f:
         json.dump({"setup": setup, "args": vars(args), "rows": rows}, f, indent=2)

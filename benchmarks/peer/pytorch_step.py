@@ -16,6 +16,10 @@ and prints ONE JSON line on stdout (everything else goes to stderr), e.g.
 --grad-accum N accumulates N micro-batches' gradients before one clip and AdamW step, as tprimat
 does at gbs = N x mbs (the loss of each micro-batch scaled by 1/N, so the step sees the mean).
 
+--fp8 runs the decoder projections in FP8 as torchao's float8 "tensorwise" recipe does (dynamic
+per-tensor scales, E4M3 forward, E5M2 gradients, torch._scaled_mm: float8_linear.py), beside
+tprimat's --precision fp8 --fp8-recipe current; best with --compile, as torchao is used.
+
 MFU follows tprimat (PaLM): FLOPs/token = 6 * P_matmul + 12 * L * H * Dh * S, where P_matmul is
 every parameter but the input embedding, divided by the device's dense bf16 peak.
 """
@@ -120,6 +124,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="untimed steps first (default 3, or 5 with --compile)")
     p.add_argument("--steps", type=int, default=10, help="timed steps")
     p.add_argument("--compile", action="store_true", help="wrap the model with torch.compile")
+    p.add_argument("--fp8", action="store_true",
+                   help="decoder projections in FP8, tensorwise dynamic scaling (float8_linear.py)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--peak-tflops", type=float, default=None,
                    help="dense bf16 peak for MFU (default: by device name; H100 SXM 989.4)")
@@ -175,7 +181,7 @@ def build_config(transformers, spec: dict, layers: int):
     return config
 
 
-def build_model(torch, transformers, config, compile_model: bool):
+def build_model(torch, transformers, config, compile_model: bool, fp8: bool):
     with torch.device("cuda"):
         try:
             model = transformers.AutoModelForCausalLM.from_config(config,
@@ -188,6 +194,12 @@ def build_model(torch, transformers, config, compile_model: bool):
     attn = getattr(model.config, "_attn_implementation", None)
     if attn != "sdpa":
         raise SystemExit(f"pytorch_step: attention implementation is {attn!r}, wanted 'sdpa'")
+    if fp8:
+        from float8_linear import PROJECTIONS, convert_to_float8
+        swapped = convert_to_float8(torch, model)
+        if swapped != len(PROJECTIONS) * config.num_hidden_layers:
+            raise SystemExit(f"pytorch_step: {swapped} projections in FP8, wanted "
+                             f"{len(PROJECTIONS)} in each of {config.num_hidden_layers} layers")
     return (torch.compile(model) if compile_model else model), model
 
 
@@ -212,7 +224,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     config = build_config(transformers, spec, args.layers)
-    model, module = build_model(torch, transformers, config, args.compile)
+    model, module = build_model(torch, transformers, config, args.compile, args.fp8)
     log(f"pytorch_step: built {spec['name']} x {args.layers} layers on {device_name} "
         f"in {time.perf_counter() - t0:.1f} s")
 
@@ -281,6 +293,7 @@ def main(argv=None) -> int:
         "grad_accum": args.grad_accum,
         "seq": args.seq,
         "compile": args.compile,
+        "precision": "fp8-tensorwise" if args.fp8 else "bf16",
         "attn_implementation": "sdpa",
         "warmup_steps": args.warmup,
         "steps": args.steps,
