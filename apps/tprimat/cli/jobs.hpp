@@ -565,7 +565,9 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
         fp8_copies_that_fit(mem, capacity, layers_auto ? bench::fit_margin : 1.0);
     mem.precision = run_precision;
   }
-  const bench::MemoryPlan predicted = bench::plan_memory(mem);
+  // Each stage's plan once: the job keeps them, the busiest decides the fit.
+  std::vector<bench::MemoryPlan> stages = bench::plan_stages(mem);
+  const bench::MemoryPlan predicted = bench::busiest_stage(stages);
   if (runs_here && capacity > 0 && predicted.total > capacity) {
     // The smallest plan of one change that fits, computed (cli/fit_options.hpp).
     const auto options = single_changes_that_fit(mem, plan.world(), gbs, capacity);
@@ -613,7 +615,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   c.collective_settings = env.collective_settings;
   c.overwrite = o.overwrite;
   c.save = o.save;
-  job.predicted_stages = bench::plan_stages(mem);
+  job.predicted_stages = std::move(stages);
   job.memory_input = mem;
   job.recompute_chosen = recompute_chosen;
   job.runs = o.runs;

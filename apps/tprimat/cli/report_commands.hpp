@@ -47,20 +47,10 @@ struct PeakCommandOptions {
 /// The import's options as this program names them: its messages and the result's
 /// configuration_sources say "--num-gpus", not the library's "num_gpus".
 inline report::ImportOptionNames import_flag_names() {
-  report::ImportOptionNames n;
-  n.model = "--model";
-  n.num_gpus = "--num-gpus";
-  n.gbs = "--global-batch-size";
-  n.mbs = "--micro-batch-size";
-  n.seq = "--sequence-length";
-  n.tp = "--tp";
-  n.pp = "--pp";
-  n.cp = "--cp";
-  n.warmup_steps = "--warmup-steps";
-  n.strategy = "--strategy";
-  n.seed = "--seed";
-  n.data = "--data";
-  return n;
+  return {.model = "--model", .num_gpus = "--num-gpus", .gbs = "--global-batch-size",
+          .mbs = "--micro-batch-size", .seq = "--sequence-length", .tp = "--tp", .pp = "--pp",
+          .cp = "--cp", .warmup_steps = "--warmup-steps", .strategy = "--strategy",
+          .seed = "--seed", .data = "--data"};
 }
 
 struct ImportCommandOptions {

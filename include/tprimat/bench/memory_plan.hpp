@@ -219,15 +219,17 @@ inline std::vector<MemoryPlan> plan_stages(const MemoryPlanInput& in) {
   return out;
 }
 
-/// The busiest stage's plan: what every GPU must hold room for. Of equal totals, the earlier.
-inline MemoryPlan plan_memory(const MemoryPlanInput& in) {
-  MemoryPlan busiest = detail::plan_stage(in, 0);
-  for (int stage = 1; stage < in.pp; ++stage) {
-    const MemoryPlan m = detail::plan_stage(in, stage);
+/// The busiest of the stages' plans (plan_stages): what every GPU must hold room for. Of equal
+/// totals, the earlier.
+inline MemoryPlan busiest_stage(const std::vector<MemoryPlan>& stages) {
+  MemoryPlan busiest = stages.front();
+  for (const MemoryPlan& m : stages)
     if (m.total > busiest.total) busiest = m;
-  }
   return busiest;
 }
+
+/// The busiest stage's plan of `in`.
+inline MemoryPlan plan_memory(const MemoryPlanInput& in) { return busiest_stage(plan_stages(in)); }
 
 /// An FP8 run's copies (docs/fp8.md): kept when the plan with them, times `margin`, fits
 /// `capacity_bytes` (or the capacity is unknown: 0), else recast, which holds one weight's copy
