@@ -134,10 +134,12 @@ void add_policy() {
     }
 }
 
-/// AttentionBlock/cudnn/<fwd|bwd>/q:2048/keys:K/<causal|none|causal_end>: what a CP 2 rank runs at
-/// seq 8192 (chunks of 2048; rank 0 holds chunks 0 and 3, rank 1 chunks 1 and 2): chunk 0 causal
-/// over its own keys, every later chunk in one call through its own keys (causal_end) or split
-/// into the causal diagonal and the earlier keys unmasked (none).
+/// AttentionBlock/<policy>/<fwd|bwd>/q:2048/keys:K/<causal|none|causal_end>: what a CP 2 rank runs
+/// at seq 8192 (chunks of 2048; rank 0 holds chunks 0 and 3, rank 1 chunks 1 and 2): chunk 0
+/// causal over its own keys, every later chunk in one call through its own keys (causal_end: the
+/// flash kernels' way) or split into the causal diagonal and the earlier keys unmasked (none:
+/// cuDNN's).
+template <class Policy>
 void add_context_parallel_blocks() {
   using Mask = AttentionShape::Mask;
   for (Pass pass : {Pass::fwd, Pass::bwd})
@@ -148,13 +150,13 @@ void add_context_parallel_blocks() {
         AttentionShape s = llama_shape(1, 2048);
         s.kv_seq = keys;
         s.mask = mask;
-        const std::string name = std::string("AttentionBlock/cudnn/") +
+        const std::string name = "AttentionBlock/" + std::string(Policy::name) + "/" +
                                  (pass == Pass::fwd ? "fwd" : "bwd") + "/q:2048/keys:" +
                                  std::to_string(keys) +
                                  (mask == Mask::causal ? "/causal"
                                   : mask == Mask::none ? "/none"
                                                        : "/causal_end");
-        benchmark::RegisterBenchmark(name.c_str(), BM_Attention<CudnnAttention>, s, pass)
+        benchmark::RegisterBenchmark(name.c_str(), BM_Attention<Policy>, s, pass)
             ->UseManualTime()
             ->Iterations(20)
             ->Unit(benchmark::kMicrosecond);
@@ -162,7 +164,8 @@ void add_context_parallel_blocks() {
 }
 
 const bool registered = (add_policy<CudnnAttention>(), add_policy<FlashAttention>(),
-                         add_context_parallel_blocks(), true);
+                         add_context_parallel_blocks<CudnnAttention>(),
+                         add_context_parallel_blocks<FlashAttention>(), true);
 
 }  // namespace
 }  // namespace tprimat::gpu_bench

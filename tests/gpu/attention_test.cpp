@@ -282,14 +282,14 @@ TEST(FlashAttentionTest, BackwardIsDeterministic) {
       << "lse differs between two runs";
 }
 
-#if !TPRIMAT_GPU_HIP
 /// Context parallelism's blocks (train/device/context_parallel_attention.hpp): `seq` query rows
 /// over `kv_seq` keys, against Cpu::attention_block_forward / _backward in double with positions
 /// that make the mask: unmasked, the queries after every key; causal at the keys' end, the
 /// queries the keys' last `seq` positions.
+template <class Policy>
 void check_block(AttentionShape s) {
   TPRIMAT_REQUIRE_GPU();
-  if (!CudnnAttention::supports(s)) GTEST_SKIP() << "cuDNN does not support " << describe(s);
+  if (!Policy::supports(s)) GTEST_SKIP() << Policy::name << " does not support " << describe(s);
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", " + describe(s) + ", keys " +
                std::to_string(s.keys()));
@@ -314,47 +314,77 @@ void check_block(AttentionShape s) {
                                         s.seq, q_pos.data(), s.keys(), k_pos.data(), s.heads,
                                         s.kv_heads, s.head_dim, tiles.data());
   TestStream stream;
-  CudnnAttention::prepare(s, stream);
-  DeviceAttention dev(s, in, CudnnAttention::backward_workspace_bytes(s), stream);
-  dev.forward<CudnnAttention>(s, stream);
+  prepare<Policy>(s, stream);
+  DeviceAttention dev(s, in, Policy::backward_workspace_bytes(s), stream);
+  dev.forward<Policy>(s, stream);
   EXPECT_LE(relative_error(download_float(dev.o), narrow(o)), bf16_output_bound) << "o";
   EXPECT_LE(relative_error(dev.lse.download(), narrow(lse)), lse_bound) << "lse";
   dev.o.upload(to_bf16(o_bf16));
   dev.lse.upload(narrow(lse));
-  dev.backward<CudnnAttention>(s, stream);
+  dev.backward<Policy>(s, stream);
   EXPECT_LE(relative_error(download_float(dev.dq), narrow(dq)), bf16_output_bound) << "dq";
   EXPECT_LE(relative_error(download_float(dev.dk), narrow(dk)), bf16_output_bound) << "dk";
   EXPECT_LE(relative_error(download_float(dev.dv), narrow(dv)), bf16_output_bound) << "dv";
 }
 
-TEST(CudnnAttentionBlockTest, QueryChunkOverThreeEarlierChunks) {  // Llama's groups of 4
-  check_block({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128,
-                        .kv_seq = 384, .mask = AttentionShape::Mask::none});
+template <class Policy>
+class AttentionBlockTest : public ::testing::Test {};
+TYPED_TEST_SUITE(AttentionBlockTest, Policies, PolicyName);
+
+using Mask = AttentionShape::Mask;
+
+TYPED_TEST(AttentionBlockTest, QueryChunkOverThreeEarlierChunks) {  // Llama's groups of 4
+  check_block<TypeParam>({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128,
+                          .kv_seq = 384, .mask = Mask::none});
 }
 
-TEST(CudnnAttentionBlockTest, ChunkNotATileMultiple) {  // cuDNN <= 9.15's padding mask path
-  check_block({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64,
-                        .kv_seq = 120, .mask = AttentionShape::Mask::none});
+TYPED_TEST(AttentionBlockTest, ChunkNotATileMultiple) {  // cuDNN <= 9.15's padding mask path
+  check_block<TypeParam>({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64,
+                          .kv_seq = 120, .mask = Mask::none});
 }
 
-TEST(CudnnAttentionBlockTest, QueryChunkThroughItsOwnKeys) {  // the fused path: chunk 3 of 4
-  check_block({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128, .kv_seq = 512,
-               .mask = AttentionShape::Mask::causal_end});
+TYPED_TEST(AttentionBlockTest, QueryChunkThroughItsOwnKeys) {  // one call a chunk: chunk 3 of 4
+  check_block<TypeParam>({.batch = 1, .seq = 128, .heads = 8, .kv_heads = 2, .head_dim = 128,
+                          .kv_seq = 512, .mask = Mask::causal_end});
 }
 
-TEST(CudnnAttentionBlockTest, QueryChunkThroughItsOwnKeysNotATileMultiple) {
-  check_block({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64, .kv_seq = 80,
-               .mask = AttentionShape::Mask::causal_end});
+TYPED_TEST(AttentionBlockTest, QueryChunkThroughItsOwnKeysNotATileMultiple) {
+  check_block<TypeParam>({.batch = 1, .seq = 40, .heads = 4, .kv_heads = 1, .head_dim = 64,
+                          .kv_seq = 80, .mask = Mask::causal_end});
 }
 
-TEST(CudnnAttentionBlockTest, CausalMaskNeedsSquareBlocks) {
+// The flash kernels' tiles are 64 rows (32 at D = 128 in the backward's inner loops): a band whose
+// offset (kv_seq - seq = 130) is no tile multiple puts the mask inside tiles other than the
+// diagonal one, over several query tiles; two sequences check the keys' own batch stride.
+TYPED_TEST(AttentionBlockTest, BandOffsetNotATileMultiple) {
+  check_block<TypeParam>({.batch = 2, .seq = 200, .heads = 8, .kv_heads = 2, .head_dim = 128,
+                          .kv_seq = 330, .mask = Mask::causal_end});
+}
+
+TYPED_TEST(AttentionBlockTest, UnmaskedOverFewerKeysThanQueries) {
+  check_block<TypeParam>({.batch = 2, .seq = 150, .heads = 4, .kv_heads = 4, .head_dim = 32,
+                          .kv_seq = 70, .mask = Mask::none});
+}
+
+TYPED_TEST(AttentionBlockTest, SmallHeadDimBand) {
+  check_block<TypeParam>({.batch = 1, .seq = 96, .heads = 6, .kv_heads = 3, .head_dim = 16,
+                          .kv_seq = 161, .mask = Mask::causal_end});
+}
+
+TEST(AttentionBlockShapes, CausalMaskNeedsSquareBlocks) {
   TPRIMAT_REQUIRE_GPU();
   const AttentionShape s{.batch = 1, .seq = 64, .heads = 4, .kv_heads = 1, .head_dim = 64,
                          .kv_seq = 128};
+#if !TPRIMAT_GPU_HIP
   EXPECT_FALSE(CudnnAttention::supports(s)) << "a causal mask over more keys than queries";
-  EXPECT_FALSE(FlashAttention::supports(s)) << "flash runs causal self-attention only";
+#endif
+  EXPECT_FALSE(FlashAttention::supports(s)) << "a causal mask over more keys than queries";
+  const AttentionShape fewer{.batch = 1, .seq = 128, .heads = 4, .kv_heads = 1, .head_dim = 64,
+                             .kv_seq = 64, .mask = Mask::causal_end};
+  EXPECT_FALSE(FlashAttention::supports(fewer)) << "the keys' end before the queries' start";
 }
 
+#if !TPRIMAT_GPU_HIP
 /// What the memory plan counts for the attention backward's workspace
 /// (train/attention_workspace.hpp) is what cuDNN asks at head_dim 128 (every model's), for the
 /// causal calls at every sequence length the engine runs and for context parallelism's blocks: a

@@ -104,10 +104,45 @@ TEST(ContextParallelHostStaged, Cp2SelectiveRecomputation) {  // the rerun MLP u
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false);
 }
 
+// The flash kernels (HIP's, or --attention flash): each local chunk in one call over every key up
+// to its own, on both sides.
+constexpr auto flash = train::AttentionChoice::flash;
+
+TEST(ContextParallelHostStaged, Cp2Flash) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {1, 512, 2, 0}), 4, true, true,
+                                         {}, flash);
+}
+
+TEST(ContextParallelHostStaged, Cp2FlashChunkNotATileMultiple) {  // chunks of 90, mbs 2
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {2, 360, 1, 0}), 3, false, true,
+                                         {}, flash);
+}
+
+TEST(ContextParallelHostStaged, Cp4Flash) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(4, {1, 512, 2, 0}), 3, false, true,
+                                         {}, flash);
+}
+
+TEST(ContextParallelHostStaged, Cp2FlashFullRecomputation) {
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape = cp(2, {1, 256, 2, 0});
+  shape.recompute = train::Recompute{train::RecomputeGranularity::full, train::RecomputeMethod::uniform, 1};
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false, true, {}, flash);
+}
+
 // NCCL, one GPU a rank, the step captured as a graph (the gathers and reduce-scatters in it).
 TEST(ContextParallelNccl, Cp2Graph) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), false, cp(2, {1, 512, 2, 0}), 4, true);
+}
+
+TEST(ContextParallelNccl, Cp2FlashGraph) {
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), false, cp(2, {1, 512, 2, 0}), 4, true, true,
+                                         {}, flash);
 }
 
 TEST(ContextParallelNccl, Cp2Zero1Graph) {  // 4 ranks

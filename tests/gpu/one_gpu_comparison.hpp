@@ -157,9 +157,11 @@ inline std::vector<std::int32_t> replica_tokens(std::size_t per_rank, int dp, in
 ///   reduced gradients) every tensor's gradient. A mismatch names the tensor.
 /// - End: every fp32 master weight within one bf16 rounding (2^-8 relative) + 2 x steps x lr_peak,
 ///   or equal where the sums are the same; the fractions beyond one rounding bounded.
+/// Both sides run the attention kernels `attention` names.
 template <class M, class L, class World>
 void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int steps, bool graph,
-                          bool overlap = true, const train::PrecisionConfig& precision = {}) {
+                          bool overlap = true, const train::PrecisionConfig& precision = {},
+                          train::AttentionChoice attention = train::AttentionChoice::automatic) {
   using One = parallel::Layout<1, 1>;
   const int size = world.size(), rank = world.rank();
   const int mp = L::tp * L::pp * shape.context_parallel;
@@ -173,7 +175,7 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;  // a real learning rate from step 2 on, so the updates matter
   opt.distributed_optimizer = zero;
-  train::DeviceOptions options{train::AttentionChoice::automatic, graph, false, overlap};
+  train::DeviceOptions options{attention, graph, false, overlap};
   options.precision = precision;
   train::TrainingStep<backend::Gpu, M, L, World> ranks(shape, opt, seed, std::move(world),
                                                         options);

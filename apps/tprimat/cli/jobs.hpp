@@ -441,18 +441,6 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                  (cp > 1 ? " x CP=" + std::to_string(cp) : "") +
                                  " divides, or drop --sequence-parallel");
   }
-  // The device engine runs CP's attention blocks in cuDNN (train/device/context_parallel_attention.hpp).
-  if (cp > 1 && runs_here && platform == "hip")
-    throw core::InputError("--cp " + std::to_string(cp) +
-                               ": context parallelism on the GPU runs its attention blocks in "
-                               "cuDNN, which exists on NVIDIA GPUs only",
-                           "drop --cp (or the config's context_parallel_size) on an AMD GPU, or "
-                           "run --backend cpu");
-  if (cp > 1 && runs_here && platform != "cpu" && o.attention == "flash")
-    throw core::InputError("--cp " + std::to_string(cp) + " with --attention flash: the flash "
-                               "kernels have no key offset, so they cannot run context "
-                               "parallelism's attention blocks",
-                           "use --attention cudnn (or auto) with --cp");
   if (!env.compiled(plan.tp, plan.pp))
     throw core::InputError("layout TP=" + std::to_string(plan.tp) + " x PP=" +
                                std::to_string(plan.pp) + " is not compiled into this binary",

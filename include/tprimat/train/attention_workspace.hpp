@@ -14,7 +14,7 @@
 namespace tprimat::train {
 
 /// The kernels the device engine's attention backward runs: cuDNN's fused SDPA (CUDA, the
-/// default there, and context parallelism's blocks) or tprimat's flash kernels (HIP, or asked).
+/// default there) or tprimat's flash kernels (HIP, or asked).
 enum class AttentionKernel : std::uint8_t { cudnn, flash };
 
 /// One attention call: `queries` rows a sequence over `keys` keys, this TP rank's heads.
@@ -45,10 +45,12 @@ constexpr std::int64_t flash_backward_workspace(const AttentionCall& c) {
 }
 
 /// The largest backward workspace among the attention calls rank `p` makes with `kernel`: one
-/// causal call over its micro-batch's sequences; under context parallelism (cuDNN only) one
-/// sequence's blocks: a query chunk's diagonal block and each local chunk's unmasked prefix of
-/// the chunks before it (train/device/context_parallel_attention.hpp; its
-/// TPRIMAT_CP_FUSED_BLOCKS variant, whose calls reach one chunk further, asks for more).
+/// causal call over its micro-batch's sequences; under context parallelism one sequence's blocks:
+/// in cuDNN a query chunk's diagonal block and each local chunk's unmasked prefix of the chunks
+/// before it (train/device/context_parallel_attention.hpp; its TPRIMAT_CP_FUSED_BLOCKS variant,
+/// whose calls reach one chunk further, asks for more); the flash kernels run each chunk in one
+/// call over every key up to its own, and their workspace grows with the queries only, so the
+/// blocks' count is theirs too.
 inline std::int64_t attention_workspace_bytes(const RankPlan& p, AttentionKernel kernel) {
   const auto bytes = [kernel](const AttentionCall& c) {
     return kernel == AttentionKernel::cudnn ? cudnn_backward_workspace(c)

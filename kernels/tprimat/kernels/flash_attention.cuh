@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// Causal grouped-query flash attention, forward and backward: bf16 in and out, fp32 softmax.
+// Grouped-query flash attention with a causal band, forward and backward: bf16 in and out, fp32
+// softmax.
 #pragma once
 
 // Layouts (token-major, the CPU reference's): q, o, dout, dq [batch * seq, heads * D]; k, v, dk,
-// dv [batch * seq, kv_heads * D]; lse and the backward's row dots fp32 [batch, heads, seq].
+// dv [batch * kv_seq, kv_heads * D]; lse and the backward's row dots fp32 [batch, heads, seq].
 // lse = log(sum_j exp(scale * q.k_j)), natural log, scale = 1 / sqrt(D); query head h reads KV
-// head h / (heads / kv_heads). No seq x seq matrix ever reaches global memory.
+// head h / (heads / kv_heads). Query i sees key j when j <= i + key_offset: the model's causal
+// self-attention is kv_seq = seq, key_offset 0; context parallelism's blocks are a query chunk
+// over the keys up to its own (key_offset = kv_seq - seq) or over earlier keys only (every key
+// visible: key_offset = kv_seq - 1). No seq x kv_seq matrix ever reaches global memory.
 //
 // Two implementations of the same three kernels, chosen at compile time:
 // - CUDA (sm_80+): tensor cores through mma.sync m16n8k16 (bf16 in, fp32 accumulate), operands
@@ -18,7 +22,7 @@
 //   and slow.
 // The backward is deterministic in both: no atomics, every sum has a fixed order. It runs three
 // kernels: row dots D_i = dO_i . O_i; dK, dV per (batch, KV head, key block), looping over the
-// group's query heads and the query blocks at or after the key block; dQ per (batch, head, query
+// group's query heads and the query blocks that see the key block; dQ per (batch, head, query
 // block), recomputing the probabilities from q, k and lse.
 //
 // Shared memory stays within the 48 KiB every block may use statically, so no launcher needs a
@@ -44,8 +48,8 @@ namespace tprimat::kernels {
 /// Everything a flash-attention kernel reads: pointers unused by a pass stay null.
 struct FlashParams {
   const gpu::bf16* q = nullptr;     // [batch * seq, heads * D]
-  const gpu::bf16* k = nullptr;     // [batch * seq, kv_heads * D]
-  const gpu::bf16* v = nullptr;     // [batch * seq, kv_heads * D]
+  const gpu::bf16* k = nullptr;     // [batch * kv_seq, kv_heads * D]
+  const gpu::bf16* v = nullptr;     // [batch * kv_seq, kv_heads * D]
   const gpu::bf16* o = nullptr;     // [batch * seq, heads * D] (backward input)
   const gpu::bf16* dout = nullptr;  // [batch * seq, heads * D]
   gpu::bf16* out = nullptr;         // forward output o [batch * seq, heads * D]
@@ -53,10 +57,12 @@ struct FlashParams {
   const float* lse = nullptr;       // [batch, heads, seq], the forward's, read by the backward
   float* row_dot = nullptr;         // [batch, heads, seq], D_i = dO_i . O_i (backward workspace)
   gpu::bf16* dq = nullptr;          // [batch * seq, heads * D]
-  gpu::bf16* dk = nullptr;          // [batch * seq, kv_heads * D]
-  gpu::bf16* dv = nullptr;          // [batch * seq, kv_heads * D]
+  gpu::bf16* dk = nullptr;          // [batch * kv_seq, kv_heads * D]
+  gpu::bf16* dv = nullptr;          // [batch * kv_seq, kv_heads * D]
   int batch = 0;
-  int seq = 0;
+  int seq = 0;         // queries a sequence
+  int kv_seq = 0;      // keys (and values) a sequence
+  int key_offset = 0;  // query i sees key j when j <= i + key_offset (0 <= key_offset < kv_seq)
   int heads = 0;
   int kv_heads = 0;
   float scale = 0;  // 1 / sqrt(D)
@@ -72,6 +78,16 @@ template <int D, class T>
 __device__ __forceinline__ T* head_row(T* base, int batch_index, int seq, int heads, int head,
                                        int row) {
   return base + ((std::int64_t{batch_index} * seq + row) * heads + head) * D;
+}
+
+/// Whether query `query` sees key `key` (both from 0 in their sequence).
+__device__ __forceinline__ bool key_visible(const FlashParams& p, int query, int key) {
+  return key <= query + p.key_offset && key < p.kv_seq;
+}
+
+/// The last key any query of [q0, q0 + rows) sees.
+__device__ __forceinline__ int last_visible_key(const FlashParams& p, int q0, int rows) {
+  return min(min(q0 + rows, p.seq) - 1 + p.key_offset, p.kv_seq - 1);
 }
 
 /// Index of (batch, head, row) in an fp32 [batch, heads, seq] statistics tensor.
@@ -327,12 +343,12 @@ __device__ __forceinline__ void store_rows(const float (&acc)[D / 8][4], float s
 // ---- forward ---------------------------------------------------------------------------------
 
 /// One block per (query block of 64 rows, head, batch); warp w owns rows 16w..16w+15. Key tiles
-/// run from the diagonal one down to 0: V(n) loads while S = Q K(n)^T and the softmax run, and
-/// K(n-1) loads while O += P V(n) runs, with one K and one V buffer.
+/// run from the last one the block sees down to 0: V(n) loads while S = Q K(n)^T and the softmax
+/// run, and K(n-1) loads while O += P V(n) runs, with one K and one V buffer. Only tiles reaching
+/// past a query's last key are masked: the diagonal one when the offset is a multiple of 64.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(FlashParams p) {
   constexpr int M = Tiles::forward_rows, N = Tiles::forward_keys;
-  static_assert(M == N, "the causal mask is applied on the diagonal tile only");
   __shared__ alignas(128) gpu::bf16 sq[M * D];  // later: staging of the output
   __shared__ alignas(128) gpu::bf16 sk[N * D];
   __shared__ alignas(128) gpu::bf16 sv[N * D];
@@ -342,12 +358,12 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   const int h = blockIdx.y, b = blockIdx.z, g = h / (p.heads / p.kv_heads);
   const int q0 = m_block * M;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
-  const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
-  const int n_last = m_block;  // the diagonal tile (M == N)
+  const gpu::bf16* k = head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, 0);
+  const gpu::bf16* v = head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, 0);
+  const int n_last = last_visible_key(p, q0, M) / N;
 
   load_tile<D, M>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, q0), q_stride, p.seq - q0);
-  load_tile<D, N>(sk, k + n_last * N * kv_stride, kv_stride, p.seq - n_last * N);
+  load_tile<D, N>(sk, k + n_last * N * kv_stride, kv_stride, p.kv_seq - n_last * N);
   cp_async_commit();
 
   const float scale_log2 = p.scale * log2e;  // exp(scale * s) = exp2(scale_log2 * s)
@@ -363,19 +379,22 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) load_a<D>(qf[kk], sq, row0, kk * 16, lane);
     }
-    load_tile<D, N>(sv, v + n * N * kv_stride, kv_stride, p.seq - n * N);
+    load_tile<D, N>(sv, v + n * N * kv_stride, kv_stride, p.kv_seq - n * N);
     cp_async_commit();
 
     float s[N / 8][4] = {};
     mma_abt<D, N / 8>(s, qf, sk, lane);
 
-    if (n == n_last) {  // causal mask: key > query. Rows >= seq are computed but never stored.
+    // Keys past a query's last (or past kv_seq, zero-filled) are masked. Rows >= seq are
+    // computed but never stored.
+    if (n * N + N - 1 > q0 + p.key_offset || n * N + N > p.kv_seq) {
 #pragma unroll
       for (int j = 0; j < N / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int query = row0 + lane / 4 + (e / 2) * 8, key = j * 8 + (lane % 4) * 2 + e % 2;
-          if (key > query) s[j][e] = -INFINITY;
+          const int query = q0 + row0 + lane / 4 + (e / 2) * 8;
+          const int key = n * N + j * 8 + (lane % 4) * 2 + e % 2;
+          if (!key_visible(p, query, key)) s[j][e] = -INFINITY;
         }
     }
 
@@ -386,7 +405,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
 #pragma unroll
       for (int j = 0; j < N / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
       mx = quad_max(mx);
-      // Every row sees key 0 of the diagonal tile first, so mx is finite; guard anyway.
+      // A row may see no key of the first tiles (the block's last rows see further): mx is
+      // -inf until its first visible key, and so is everything accumulated before it.
       const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
       const float correction = exp2f(row_max[r] * scale_log2 - base);
       row_max[r] = mx;
@@ -409,7 +429,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
     cp_async_wait_all();
     __syncthreads();  // V(n) landed; every warp is done with K(n)
     if (n > 0) {
-      load_tile<D, N>(sk, k + (n - 1) * N * kv_stride, kv_stride, p.seq - (n - 1) * N);
+      load_tile<D, N>(sk, k + (n - 1) * N * kv_stride, kv_stride, p.kv_seq - (n - 1) * N);
       cp_async_commit();
     }
     mma_ab<N, D>(o, pf, sv, lane);
@@ -438,7 +458,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
 
 /// One block per (key block of 64, KV head, batch); warp w owns keys 16w..16w+15 and keeps their
 /// dK, dV [16, D] in registers while it walks the group's query heads and, for each, the query
-/// tiles at or after the key block: S^T = K Q^T, P^T = exp(scale S^T - lse), dP^T = V dO^T,
+/// tiles that see the key block: S^T = K Q^T, P^T = exp(scale S^T - lse), dP^T = V dO^T,
 /// dS^T = P^T (dP^T - D), dV += P^T dO, dK += dS^T Q. K and V stay in shared memory.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel(FlashParams p) {
@@ -453,7 +473,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
   const int g = blockIdx.y, b = blockIdx.z, group = p.heads / p.kv_heads;
   const int k0 = n_block * N;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  const int m_first = k0 / M, m_count = (p.seq + M - 1) / M - m_first, steps = group * m_count;
+  const int m_first = max(k0 - p.key_offset, 0) / M;
+  const int steps = group * max((p.seq + M - 1) / M - m_first, 0), m_count = steps / group;
 
   const auto load_query_tile = [&](int step) {
     const int h = g * group + step / m_count, q_start = (m_first + step % m_count) * M;
@@ -461,9 +482,9 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
     load_tile<D, M>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, q_start), q_stride,
                     p.seq - q_start);
   };
-  load_tile<D, N>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, k0), kv_stride, p.seq - k0);
-  load_tile<D, N>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, k0), kv_stride, p.seq - k0);
-  load_query_tile(0);
+  load_tile<D, N>(sk, head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, k0), kv_stride, p.kv_seq - k0);
+  load_tile<D, N>(sv, head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, k0), kv_stride, p.kv_seq - k0);
+  if (steps > 0) load_query_tile(0);
   cp_async_commit();
 
   const float scale_log2 = p.scale * log2e;
@@ -488,7 +509,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
     float st[M / 8][4] = {}, dpt[M / 8][4] = {};
     mma_abt_smem<D, M / 8>(st, sk, row0, sq, lane);    // S^T = K Q^T
     mma_abt_smem<D, M / 8>(dpt, sv, row0, sdo, lane);  // dP^T = V dO^T
-    const bool masked = k0 + row0 + 15 > q_start;      // some key of this warp follows a query
+    const bool masked = k0 + row0 + 15 > q_start + p.key_offset;  // a key past some query's last
 #pragma unroll
     for (int j = 0; j < M / 8; ++j)
 #pragma unroll
@@ -497,7 +518,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
         if (masked) {
           const int key = k0 + row0 + lane / 4 + (e / 2) * 8;
           const int query = q_start + j * 8 + (lane % 4) * 2 + e % 2;
-          if (key > query) prob = 0;
+          if (key > query + p.key_offset) prob = 0;  // keys past kv_seq are never stored
         }
         st[j][e] = prob;                                   // P^T
         dpt[j][e] = prob * (dpt[j][e] - dot_c[j][e % 2]);  // dS^T
@@ -516,16 +537,16 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dkdv_kernel
   }
 
   // sk, sv rows [row0, row0 + 16) were read by this warp only: they stage its dK, dV.
-  store_rows<D>(dk, p.scale, p.scale, sk, row0, head_row<D>(p.dk, b, p.seq, p.kv_heads, g, k0),
-                kv_stride, p.seq - k0, lane);
-  store_rows<D>(dv, 1.f, 1.f, sv, row0, head_row<D>(p.dv, b, p.seq, p.kv_heads, g, k0), kv_stride,
-                p.seq - k0, lane);
+  store_rows<D>(dk, p.scale, p.scale, sk, row0, head_row<D>(p.dk, b, p.kv_seq, p.kv_heads, g, k0),
+                kv_stride, p.kv_seq - k0, lane);
+  store_rows<D>(dv, 1.f, 1.f, sv, row0, head_row<D>(p.dv, b, p.kv_seq, p.kv_heads, g, k0),
+                kv_stride, p.kv_seq - k0, lane);
 }
 
 // ---- backward: dQ ----------------------------------------------------------------------------
 
 /// One block per (query block of 64, head, batch); warp w owns rows 16w..16w+15, holds their Q
-/// and dO fragments and dQ [16, D] in registers, and walks the key tiles up to the diagonal:
+/// and dO fragments and dQ [16, D] in registers, and walks the key tiles up to its last key:
 /// S = Q K^T, P = exp(scale S - lse), dP = dO V^T, dS = P (dP - D), dQ += dS K. Once Q and dO
 /// are in registers their buffers become the second stage of a double-buffered K, V pipeline.
 template <int D>
@@ -545,14 +566,14 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
   const int h = blockIdx.y, b = blockIdx.z, g = h / (p.heads / p.kv_heads);
   const int q0 = m_block * M;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
-  const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
-  const int n_last = (min(q0 + M, p.seq) - 1) / N;
+  const gpu::bf16* k = head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, 0);
+  const gpu::bf16* v = head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, 0);
+  const int n_last = last_visible_key(p, q0, M) / N;
 
   load_tile<D, M>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, q0), q_stride, p.seq - q0);
   load_tile<D, M>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, q0), q_stride, p.seq - q0);
-  load_tile<D, N>(sk, k, kv_stride, p.seq);
-  load_tile<D, N>(sv, v, kv_stride, p.seq);
+  load_tile<D, N>(sk, k, kv_stride, p.kv_seq);
+  load_tile<D, N>(sv, v, kv_stride, p.kv_seq);
   cp_async_commit();
 
   const float scale_log2 = p.scale * log2e;
@@ -580,8 +601,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
     }
     if (n < n_last) {
       const int next = (n + 1) * N;
-      load_tile<D, N>(k_stage((n + 1) % 2), k + next * kv_stride, kv_stride, p.seq - next);
-      load_tile<D, N>(v_stage((n + 1) % 2), v + next * kv_stride, kv_stride, p.seq - next);
+      load_tile<D, N>(k_stage((n + 1) % 2), k + next * kv_stride, kv_stride, p.kv_seq - next);
+      load_tile<D, N>(v_stage((n + 1) % 2), v + next * kv_stride, kv_stride, p.kv_seq - next);
       cp_async_commit();
     }
     const gpu::bf16* kt = k_stage(n % 2);
@@ -590,7 +611,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
     float s[N / 8][4] = {}, dp[N / 8][4] = {};
     mma_abt<D, N / 8>(s, qf, kt, lane);             // S = Q K^T
     mma_abt<D, N / 8>(dp, dof, vt, lane);           // dP = dO V^T
-    const bool masked = n * N + N - 1 > q0 + row0;  // some key follows a query of this warp
+    // Some key past a query of this warp's last, or past kv_seq (zero-filled).
+    const bool masked = n * N + N - 1 > q0 + row0 + p.key_offset || n * N + N > p.kv_seq;
 #pragma unroll
     for (int j = 0; j < N / 8; ++j)
 #pragma unroll
@@ -599,7 +621,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_backward_dq_kernel(F
         if (masked) {
           const int query = q0 + row0 + lane / 4 + (e / 2) * 8;
           const int key = n * N + j * 8 + (lane % 4) * 2 + e % 2;
-          if (key > query) prob = 0;
+          if (!key_visible(p, query, key)) prob = 0;
         }
         dp[j][e] = prob * (dp[j][e] - dot_r[e / 2]);  // dS
       }
@@ -666,22 +688,22 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
   const int h = blockIdx.y, b = blockIdx.z, g = h / (p.heads / p.kv_heads);
   const int q0 = m_block * R, row = q0 + threadIdx.x;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
-  const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
+  const gpu::bf16* k = head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, 0);
+  const gpu::bf16* v = head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, 0);
   stage_rows<D, Tiles::threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R,
                                 p.seq);
 
   const float scale_log2 = p.scale * log2e;
   float acc[D] = {};
   float mx = -INFINITY, sum = 0;  // log2-domain running max and sum of exp2(s - mx)
-  const int last_key = min(q0 + R, p.seq) - 1;
+  const int last_key = last_visible_key(p, q0, R);
   for (int t0 = 0; t0 <= last_key; t0 += T) {
     __syncthreads();
-    stage_rows<D, Tiles::threads>(sk, k, kv_stride, t0, T, p.seq);
-    stage_rows<D, Tiles::threads>(sv, v, kv_stride, t0, T, p.seq);
+    stage_rows<D, Tiles::threads>(sk, k, kv_stride, t0, T, p.kv_seq);
+    stage_rows<D, Tiles::threads>(sv, v, kv_stride, t0, T, p.kv_seq);
     __syncthreads();
     if (row < p.seq) {
-      for (int r = 0; r < T && t0 + r <= row; ++r) {
+      for (int r = 0; r < T && key_visible(p, row, t0 + r); ++r) {
         const float s = dot_rows<D>(sq + threadIdx.x * D, sk + r * D) * scale_log2;
         if (s > mx) {
           const float correction = exp2f(mx - s);
@@ -707,7 +729,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::threads) void flash_forward_kernel(Flash
 
 /// One block per (key block of 64, KV head, batch). Key k0 + i belongs to threads
 /// i * S .. i * S + S - 1 (S = split(D)), each holding dK and dV of its D / S columns; the group
-/// walks the query heads of the KV head and, for each, the query rows at or after its key.
+/// walks the query heads of the KV head and, for each, the query rows that see its key.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dkdv_kernel(
     FlashParams p) {
@@ -719,12 +741,14 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
   const int local = threadIdx.x / S, c0 = threadIdx.x % S * C;  // the key's row, first column
   const int k0 = blockIdx.x * R, key = k0 + local;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  stage_rows<D, threads>(sk, head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
-  stage_rows<D, threads>(sv, head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0), kv_stride, k0, R, p.seq);
+  stage_rows<D, threads>(sk, head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, 0), kv_stride, k0, R,
+                         p.kv_seq);
+  stage_rows<D, threads>(sv, head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, 0), kv_stride, k0, R,
+                         p.kv_seq);
 
   float dk[C] = {}, dv[C] = {};
   for (int h = g * group; h < (g + 1) * group; ++h) {
-    for (int t0 = k0; t0 < p.seq; t0 += T) {
+    for (int t0 = max(k0 - p.key_offset, 0); t0 < p.seq; t0 += T) {
       __syncthreads();
       stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, t0, T, p.seq);
       stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, t0, T,
@@ -738,10 +762,10 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
       __syncthreads();
       // Every branch from here on depends on the key only: a group takes it together, as the
       // group sums need.
-      if (key >= p.seq) continue;
+      if (key >= p.kv_seq) continue;
       for (int r = 0; r < T; ++r) {
         const int query = t0 + r;
-        if (query < key || query >= p.seq) continue;
+        if (!key_visible(p, query, key) || query >= p.seq) continue;
         const float s =
             gpu::lane_group_sum<S>(dot_rows<C>(sq + r * D + c0, sk + local * D + c0)) * p.scale;
         const float prob = expf(s - slse[r]);
@@ -756,9 +780,9 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
       }
     }
   }
-  if (key < p.seq) {
-    gpu::bf16* dk_row = head_row<D>(p.dk, b, p.seq, p.kv_heads, g, key) + c0;
-    gpu::bf16* dv_row = head_row<D>(p.dv, b, p.seq, p.kv_heads, g, key) + c0;
+  if (key < p.kv_seq) {
+    gpu::bf16* dk_row = head_row<D>(p.dk, b, p.kv_seq, p.kv_heads, g, key) + c0;
+    gpu::bf16* dv_row = head_row<D>(p.dv, b, p.kv_seq, p.kv_heads, g, key) + c0;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       dk_row[c] = gpu::to_bf16(dk[c] * p.scale);
@@ -769,7 +793,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
 
 /// One block per (query block of 64, head, batch). Query row q0 + i belongs to threads
 /// i * S .. i * S + S - 1 (S = split(D)), each holding dQ of its D / S columns; the group walks
-/// the keys up to the row.
+/// the keys the row sees.
 template <int D>
 __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward_dq_kernel(
     FlashParams p) {
@@ -781,23 +805,23 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
   const int local = threadIdx.x / S, c0 = threadIdx.x % S * C;  // the query's row, first column
   const int q0 = m_block * R, row = q0 + local;
   const std::int64_t q_stride = std::int64_t{p.heads} * D, kv_stride = std::int64_t{p.kv_heads} * D;
-  const gpu::bf16* k = head_row<D>(p.k, b, p.seq, p.kv_heads, g, 0);
-  const gpu::bf16* v = head_row<D>(p.v, b, p.seq, p.kv_heads, g, 0);
+  const gpu::bf16* k = head_row<D>(p.k, b, p.kv_seq, p.kv_heads, g, 0);
+  const gpu::bf16* v = head_row<D>(p.v, b, p.kv_seq, p.kv_heads, g, 0);
   stage_rows<D, threads>(sq, head_row<D>(p.q, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
   stage_rows<D, threads>(sdo, head_row<D>(p.dout, b, p.seq, p.heads, h, 0), q_stride, q0, R, p.seq);
   const std::int64_t i = stat_index(b, p.heads, h, p.seq, row < p.seq ? row : 0);
   const float lse = row < p.seq ? p.lse[i] : 0.f, dot = row < p.seq ? p.row_dot[i] : 0.f;
 
   float dq[C] = {};
-  const int last_key = min(q0 + R, p.seq) - 1;
+  const int last_key = last_visible_key(p, q0, R);
   for (int t0 = 0; t0 <= last_key; t0 += T) {
     __syncthreads();
-    stage_rows<D, threads>(sk, k, kv_stride, t0, T, p.seq);
-    stage_rows<D, threads>(sv, v, kv_stride, t0, T, p.seq);
+    stage_rows<D, threads>(sk, k, kv_stride, t0, T, p.kv_seq);
+    stage_rows<D, threads>(sv, v, kv_stride, t0, T, p.kv_seq);
     __syncthreads();
     // Every branch from here on depends on the row only: a group takes it together.
     if (row >= p.seq) continue;
-    for (int r = 0; r < T && t0 + r <= row; ++r) {
+    for (int r = 0; r < T && key_visible(p, row, t0 + r); ++r) {
       const float s =
           gpu::lane_group_sum<S>(dot_rows<C>(sq + local * D + c0, sk + r * D + c0)) * p.scale;
       const float prob = expf(s - lse);
@@ -820,12 +844,13 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(Tiles::backward_threads<D>) void flash_backward
 
 // ---- host launchers ----------------------------------------------------------------------------
 
-/// o and lse of causal GQA attention (p.q, p.k, p.v, p.out, p.lse_out and the sizes set).
+/// o and lse of GQA attention under the causal band (p.q, p.k, p.v, p.out, p.lse_out and the
+/// sizes set).
 template <int D>
 void flash_attention_forward(const FlashParams& p, gpu::Stream stream) {
   static_assert(D == 16 || D == 32 || D == 64 || D == 128, "tprimat: head_dim 16, 32, 64 or 128");
   using flash_detail::Tiles;
-  if (p.batch == 0 || p.seq == 0) return;
+  if (p.batch == 0 || p.seq == 0 || p.kv_seq == 0) return;
   const dim3 grid((p.seq + Tiles::forward_rows - 1) / Tiles::forward_rows, p.heads, p.batch);
   flash_detail::flash_forward_kernel<D><<<grid, Tiles::threads, 0, stream>>>(p);
 }
@@ -836,12 +861,12 @@ template <int D>
 void flash_attention_backward(const FlashParams& p, gpu::Stream stream) {
   static_assert(D == 16 || D == 32 || D == 64 || D == 128, "tprimat: head_dim 16, 32, 64 or 128");
   using flash_detail::Tiles;
-  if (p.batch == 0 || p.seq == 0) return;
+  if (p.batch == 0 || p.seq == 0 || p.kv_seq == 0) return;
   const std::int64_t rows = std::int64_t{p.batch} * p.seq * p.heads;
   constexpr int rows_per_block = flash_detail::row_dot_threads / gpu::warp_size;
   flash_detail::flash_row_dot_kernel<D>
       <<<gpu::blocks_for(rows, rows_per_block), flash_detail::row_dot_threads, 0, stream>>>(p);
-  const dim3 key_grid((p.seq + Tiles::key_rows - 1) / Tiles::key_rows, p.kv_heads, p.batch);
+  const dim3 key_grid((p.kv_seq + Tiles::key_rows - 1) / Tiles::key_rows, p.kv_heads, p.batch);
   constexpr int threads = Tiles::backward_threads<D>;
   flash_detail::flash_backward_dkdv_kernel<D><<<key_grid, threads, 0, stream>>>(p);
   const dim3 query_grid((p.seq + Tiles::query_rows - 1) / Tiles::query_rows, p.heads, p.batch);

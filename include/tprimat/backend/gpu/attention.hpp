@@ -18,9 +18,9 @@ namespace tprimat::backend {
 /// natural log, scale = 1 / sqrt(head_dim). Query head h reads KV head h / (heads / kv_heads).
 /// The model's attention is causal over one sequence (kv_seq = seq). Context parallelism's blocks
 /// (train/device/context_parallel_attention.hpp) take a query chunk against keys of their own
-/// length (cuDNN only): every key visible (Mask::none), or causal with the diagonal at the
-/// keys' end (Mask::causal_end: query i sees keys j <= i + kv_seq - seq, the queries being the
-/// keys' last seq positions).
+/// length: every key visible (Mask::none), or causal with the diagonal at the keys' end
+/// (Mask::causal_end: query i sees keys j <= i + kv_seq - seq, the queries being the keys' last
+/// seq positions).
 struct AttentionShape {
   int batch = 1;
   int seq = 0;
@@ -47,12 +47,12 @@ concept AttentionPolicy = requires(const Gpu::bf16* c, Gpu::bf16* x, const float
   A::backward(c, c, c, c, cl, c, x, x, x, s, ws, st);
 };
 
-/// The project's own flash-attention kernels (online softmax, no seq x seq matrix in memory),
+/// The project's own flash-attention kernels (online softmax, no seq x keys matrix in memory),
 /// written once for nvcc and hipcc in kernels/tprimat/kernels/flash_attention.cuh.
 struct FlashAttention {
   static constexpr std::string_view name = "flash";
-  /// head_dim in {16, 32, 64, 128}; any seq; heads a multiple of kv_heads; causal
-  /// self-attention only (AttentionShape::self_causal).
+  /// head_dim in {16, 32, 64, 128}; any seq and keys; heads a multiple of kv_heads; every mask
+  /// (Mask::causal over as many keys as queries, causal_end over at least as many).
   static bool supports(const AttentionShape& s);
   static void forward(const Gpu::bf16* q, const Gpu::bf16* k, const Gpu::bf16* v,
                       Gpu::bf16* o, float* lse, const AttentionShape& s, Gpu::Stream stream);

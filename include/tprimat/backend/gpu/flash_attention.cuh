@@ -20,6 +20,9 @@ inline kernels::FlashParams params_for(const AttentionShape& s) {
   p.seq = s.seq;
   p.heads = s.heads;
   p.kv_heads = s.kv_heads;
+  p.kv_seq = s.keys();
+  // The band of keys each query sees (AttentionShape::Mask).
+  p.key_offset = s.mask == AttentionShape::Mask::none ? s.keys() - 1 : s.keys() - s.seq;
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   return p;
 }
@@ -27,10 +30,12 @@ inline kernels::FlashParams params_for(const AttentionShape& s) {
 inline void require_supported(const AttentionShape& s, const char* what) {
   if (FlashAttention::supports(s)) return;
   throw core::RunError(std::string(what) + ": unsupported shape (batch " + std::to_string(s.batch) +
-                       ", seq " + std::to_string(s.seq) + ", heads " + std::to_string(s.heads) +
-                       ", kv_heads " + std::to_string(s.kv_heads) + ", head_dim " +
-                       std::to_string(s.head_dim) +
-                       "); supported: head_dim 16, 32, 64 or 128 and heads a multiple of kv_heads");
+                       ", seq " + std::to_string(s.seq) + ", keys " + std::to_string(s.keys()) +
+                       ", heads " + std::to_string(s.heads) + ", kv_heads " +
+                       std::to_string(s.kv_heads) + ", head_dim " + std::to_string(s.head_dim) +
+                       "); supported: head_dim 16, 32, 64 or 128, heads a multiple of kv_heads, "
+                       "and a causal mask over as many keys as queries or at the keys' end over "
+                       "at least as many");
 }
 
 /// Calls f.template operator()<D>() for the shape's head_dim (one of the four instantiated).
@@ -61,9 +66,15 @@ constexpr std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 *
 TPRIMAT_GPU_INLINE bool FlashAttention::supports(const AttentionShape& s) {
   const bool head_dim_ok =
       s.head_dim == 16 || s.head_dim == 32 || s.head_dim == 64 || s.head_dim == 128;
-  // heads and batch are grid dimensions y and z (at most 65535). Causal self-attention only.
-  return head_dim_ok && s.self_causal() && s.batch >= 1 && s.batch <= 65535 && s.seq >= 1 && s.kv_heads >= 1 &&
-         s.heads >= s.kv_heads && s.heads <= 65535 && s.heads % s.kv_heads == 0;
+  // Every mask but a causal one with the diagonal at the start of more keys than queries.
+  using M = AttentionShape::Mask;
+  const bool mask_ok = s.mask == M::causal ? s.self_causal()
+                       : s.mask == M::causal_end ? s.keys() >= s.seq
+                                                  : true;
+  // heads and batch are grid dimensions y and z (at most 65535).
+  return head_dim_ok && mask_ok && s.batch >= 1 && s.batch <= 65535 && s.seq >= 1 &&
+         s.keys() >= 1 && s.kv_heads >= 1 && s.heads >= s.kv_heads && s.heads <= 65535 &&
+         s.heads % s.kv_heads == 0;
 }
 
 TPRIMAT_GPU_INLINE void FlashAttention::forward(const Gpu::bf16* q, const Gpu::bf16* k,

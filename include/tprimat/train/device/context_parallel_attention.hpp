@@ -27,8 +27,8 @@ namespace tprimat::train::device {
 
 /// Why all-gather rather than the CPU reference's ring: with grouped-query attention the keys and
 /// values are a quarter of the queries' size (Llama 3.1 8B: 8 of 32 heads), so gathering them is
-/// cheap beside the attention it feeds, and each block is then a fused cuDNN call with no ring
-/// step to schedule (Llama 3's own context parallelism gathers keys and values the same way).
+/// cheap beside the attention it feeds, and each block is then one fused attention call with no
+/// ring step to schedule (Llama 3's own context parallelism gathers keys and values the same way).
 /// Query chunk g (of 2 x CP) attends to key chunks 0..g, split as the reference splits it: causal
 /// over its own key chunk, unmasked over chunks 0..g-1, merged by log-sum-exp; in the backward
 /// each block runs on the merged output and statistics (so each block's dQ, dK, dV are exact
@@ -36,16 +36,18 @@ namespace tprimat::train::device {
 /// over CP. TPRIMAT_CP_FUSED_BLOCKS=1 runs each chunk in one call instead, causal with the
 /// diagonal at the keys' end (where cuDNN has an engine for it): the same result, but on H200 with
 /// cuDNN 9 its backward measured 10-16% slower than the two blocks' (benchmarks/RESULTS.md).
+/// The flash kernels (HIP, or asked for) always run one call a chunk: they take the band of keys
+/// directly, so the split would only add the merge and a second pass over the queries.
 ///
 /// Layouts as DeviceAttention's, over this rank's local_seq tokens a sequence (chunk r, then
 /// chunk 2CP-1-r), except lse, which only this class reads: [mbs][2 chunks][heads][chunk].
-/// cuDNN only: the flash kernels have no key offset or unmasked block.
 class ContextParallelAttention {
  public:
   using bf16 = backend::Gpu::bf16;
 
-  /// `kernels` names what the run asked for; `shape` is one rank's whole-sequence shape (batch mbs,
-  /// seq the model's, heads and kv_heads this TP rank's).
+  /// `kernels` names what the run asked for (automatic: cuDNN where it supports every block, else
+  /// flash); `shape` is one rank's whole-sequence shape (batch mbs, seq the model's, heads and
+  /// kv_heads this TP rank's).
   ContextParallelAttention(std::shared_ptr<parallel::DeviceCollectives> cp,
                            parallel::ContextSplit split, AttentionChoice kernels,
                            const backend::AttentionShape& shape)
@@ -54,35 +56,41 @@ class ContextParallelAttention {
       throw core::InputError("context parallelism over " + std::to_string(split_.cp) +
                              " ranks needs its CP group's collectives");
 #if TPRIMAT_GPU_HIP
-    (void)kernels;
-    throw core::SettingError("attention",
-                             "context parallelism on the GPU runs its attention blocks in cuDNN, "
-                             "which exists on NVIDIA GPUs only",
-                             "CP=1 with the HIP backend (or the CPU backend for CP)");
+    if (kernels == AttentionChoice::cudnn)
+      throw core::SettingError("attention", "cuDNN's fused attention exists on NVIDIA GPUs only",
+                               "flash (or auto) with the HIP backend");
 #else
-    if (kernels == AttentionChoice::flash)
-      throw core::SettingError("attention",
-                               "the flash kernels have no key offset, so they cannot run context "
-                               "parallelism's attention blocks",
-                               "cudnn (or auto)");
-    const char* fused = std::getenv("TPRIMAT_CP_FUSED_BLOCKS");
-    fused_ = fused != nullptr && fused[0] != '\0' && fused[0] != '0';
-    for (int local = 0; local < 2; ++local)
-      if (const int chunk = split_.global_chunk(local); chunk > 0 && fused_)
-        fused_ = backend::CudnnAttention::supports(through(chunk));
-    for (const backend::AttentionShape& s : shapes())
-      if (!backend::CudnnAttention::supports(s))
-        throw core::InputError("cuDNN's fused attention does not support context parallelism's "
-                               "block of " + std::to_string(s.seq) + " queries over " +
-                               std::to_string(s.keys()) + " keys (head_dim " +
-                               std::to_string(s.head_dim) + ") on this device",
-                               "run with CP=1, or another sequence length");
+    if (kernels != AttentionChoice::flash) {
+      const char* fused = std::getenv("TPRIMAT_CP_FUSED_BLOCKS");
+      fused_ = fused != nullptr && fused[0] != '\0' && fused[0] != '0';
+      for (int local = 0; local < 2; ++local)
+        if (const int chunk = split_.global_chunk(local); chunk > 0 && fused_)
+          fused_ = backend::CudnnAttention::supports(through(chunk));
+      const std::vector<backend::AttentionShape> blocks = shapes();
+      use_cudnn_ = std::all_of(blocks.begin(), blocks.end(), [](const backend::AttentionShape& s) {
+        return backend::CudnnAttention::supports(s);
+      });
+      if (kernels == AttentionChoice::cudnn && !use_cudnn_)
+        throw core::SettingError("attention",
+                                 "cuDNN's fused attention does not support context parallelism's "
+                                 "blocks of " + std::to_string(split_.chunk()) +
+                                     " queries (head_dim " + std::to_string(whole_.head_dim) +
+                                     ") on this device/cuDNN",
+                                 "flash (or auto)");
+    }
 #endif
+    if (!use_cudnn_) {
+      fused_ = true;
+      for (const backend::AttentionShape& s : shapes())
+        if (!backend::FlashAttention::supports(s))
+          throw core::InputError("no attention kernel supports head_dim " +
+                                 std::to_string(s.head_dim) + " (flash: 16, 32, 64, 128)");
+    }
   }
 
   std::string name() const {
-    return "cudnn, context-parallel " + std::to_string(split_.cp) +
-           (fused_ ? " (one call a chunk)" : "");
+    return std::string(use_cudnn_ ? "cudnn" : "flash") + ", context-parallel " +
+           std::to_string(split_.cp) + (fused_ && use_cudnn_ ? " (one call a chunk)" : "");
   }
 
   /// The table's buffers (train/buffer_table.hpp's context_parallel_buffers): gathered_
@@ -113,17 +121,23 @@ class ContextParallelAttention {
   /// cuDNN's plans, built before a graph is captured.
   void prepare(gpuStream_t stream) const {
 #if !TPRIMAT_GPU_HIP
-    for (const backend::AttentionShape& s : shapes()) backend::CudnnAttention::prepare(s, stream);
+    if (use_cudnn_)
+      for (const backend::AttentionShape& s : shapes()) backend::CudnnAttention::prepare(s, stream);
 #endif
     (void)stream;
   }
 
   std::size_t backward_workspace_bytes() const {
     std::size_t bytes = 0;
+    for (const backend::AttentionShape& s : shapes()) {
 #if !TPRIMAT_GPU_HIP
-    for (const backend::AttentionShape& s : shapes())
-      bytes = std::max(bytes, backend::CudnnAttention::backward_workspace_bytes(s));
+      if (use_cudnn_) {
+        bytes = std::max(bytes, backend::CudnnAttention::backward_workspace_bytes(s));
+        continue;
+      }
 #endif
+      bytes = std::max(bytes, backend::FlashAttention::backward_workspace_bytes(s));
+    }
     return bytes;
   }
 
@@ -284,25 +298,24 @@ class ContextParallelAttention {
 
   void run_forward(const bf16* q, std::int64_t key, bf16* o, float* lse,
                    const backend::AttentionShape& s, gpuStream_t stream) const {
+    const bf16 *k = keys_.data() + key * kv_dim(), *v = values_.data() + key * kv_dim();
 #if !TPRIMAT_GPU_HIP
-    backend::CudnnAttention::forward(q, keys_.data() + key * kv_dim(),
-                                     values_.data() + key * kv_dim(), o, lse, s, stream);
-#else
-    (void)q, (void)key, (void)o, (void)lse, (void)s, (void)stream;
+    if (use_cudnn_) return backend::CudnnAttention::forward(q, k, v, o, lse, s, stream);
 #endif
+    backend::FlashAttention::forward(q, k, v, o, lse, s, stream);
   }
   /// dQ into dq, dK and dV into part_dk_ and part_dv_.
   void run_backward(const bf16* q, std::int64_t key, const bf16* o, const float* lse,
                     const bf16* dout, bf16* dq, const backend::AttentionShape& s, void* workspace,
                     gpuStream_t stream) {
+    const bf16 *k = keys_.data() + key * kv_dim(), *v = values_.data() + key * kv_dim();
 #if !TPRIMAT_GPU_HIP
-    backend::CudnnAttention::backward(q, keys_.data() + key * kv_dim(),
-                                      values_.data() + key * kv_dim(), o, lse, dout, dq,
-                                      part_dk_.data(), part_dv_.data(), s, workspace, stream);
-#else
-    (void)q, (void)key, (void)o, (void)lse, (void)dout, (void)dq, (void)s, (void)workspace,
-        (void)stream;
+    if (use_cudnn_)
+      return backend::CudnnAttention::backward(q, k, v, o, lse, dout, dq, part_dk_.data(),
+                                               part_dv_.data(), s, workspace, stream);
 #endif
+    backend::FlashAttention::backward(q, k, v, o, lse, dout, dq, part_dk_.data(), part_dv_.data(),
+                                      s, workspace, stream);
   }
 
   static void copy(bf16* to, const bf16* from, std::int64_t n, gpuStream_t stream) {
@@ -317,7 +330,8 @@ class ContextParallelAttention {
   bool gathering_ = false;      // begin_gather's gather is in flight
   parallel::ContextSplit split_;
   backend::AttentionShape whole_;
-  bool fused_ = false;  // one cuDNN call a chunk (Mask::causal_end), else two blocks merged
+  bool use_cudnn_ = false;  // cuDNN's fused attention, else the flash kernels
+  bool fused_ = false;      // one call a chunk (Mask::causal_end), else two blocks merged
   backend::DeviceBuffer<bf16> gathered_, keys_, values_, part_out_, part_dk_, part_dv_;
   backend::DeviceBuffer<float> part_lse_, key_grads_;
 };
