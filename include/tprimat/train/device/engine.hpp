@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // Engine: the device training step composed of its concerns (parameters, activations, layers,
-// head, TP, pipeline, gradient sync, optimizer, captured step); DeviceTransformer's definitions.
+// head, TP, pipeline, gradient sync, optimizer, captured step), the DeviceTransformer that
+// make_device_transformer builds.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -57,9 +59,9 @@ inline std::shared_ptr<parallel::DeviceCollectives> group_or_none(
   return g && g->size() > 1 ? std::move(g) : nullptr;
 }
 
-/// DeviceTransformer<Gpu>'s implementation. Members in the order they must be torn down in
-/// reverse: the stream first (every buffer frees on it), the captured graph last.
-class Engine {
+/// DeviceTransformer on backend::Gpu. Members in the order they must be torn down in reverse: the
+/// stream first (every buffer frees on it), the captured graph last.
+class Engine final : public DeviceTransformer {
  public:
   Engine(const model::Dims& dims, StepShape shape, const OptimizerConfig& opt, std::uint64_t seed,
          DeviceOptions options, DeviceGroups groups)
@@ -119,7 +121,7 @@ class Engine {
     backend::gpu_check(gpuStreamSynchronize(stream_), "engine set-up");
   }
 
-  ~Engine() {
+  ~Engine() override {
     // Nothing of the last step may still run when the graph, the buffers and the pinned host
     // memory they read are freed.
     if (stream_) (void)gpuStreamSynchronize(stream_);
@@ -128,7 +130,7 @@ class Engine {
     tp_.synchronize();
   }
 
-  StepStats step(std::span<const std::int32_t> tokens, double lr, int step_number) {
+  StepStats step(std::span<const std::int32_t> tokens, double lr, int step_number) override {
     io_.prepare(tokens, plan);
     const auto issue_start = std::chrono::steady_clock::now();
     captured_.begin(stream_);
@@ -151,7 +153,9 @@ class Engine {
 
   // ---- what DeviceTransformer reports ---------------------------------------------------------
   const RankPlan plan;
-  std::vector<float> parameters() {
+  const ParameterTable& table() const override { return plan.table; }
+  std::int64_t parameter_count() const override { return plan.params; }
+  std::vector<float> parameters() const override {
     std::vector<bf16> hi = params_.weights.download();
     hi.resize(static_cast<std::size_t>(plan.params));
     const std::vector<std::uint16_t> lo =
@@ -159,12 +163,12 @@ class Engine {
                   : params_.master_lo.download();
     return kernels::join_floats(std::span<const bf16>(hi), std::span<const std::uint16_t>(lo));
   }
-  std::vector<float> gradients() const {
+  std::vector<float> gradients() const override {
     std::vector<float> out = params_.grads.download();
     out.resize(static_cast<std::size_t>(plan.params));
     return out;
   }
-  void load_parameters(std::span<const float> host) {
+  void load_parameters(std::span<const float> host) override {
     if (static_cast<std::int64_t>(host.size()) != plan.params)
       throw core::InputError("loading " + std::to_string(host.size()) +
                              " weights into a model of " + std::to_string(plan.params) +
@@ -173,17 +177,23 @@ class Engine {
     params_.set_master_from_grads(plan, sync_.plan.buckets, stream_);
     backend::gpu_check(gpuStreamSynchronize(stream_), "load_parameters");
   }
-  std::size_t held_bytes() const { return held_; }
-  std::string attention_name() const {
+  std::size_t held_bytes() const override { return held_; }
+  std::size_t peak_allocated_bytes() const override {
+    return backend::Gpu::peak_allocated_bytes();
+  }
+  std::size_t peak_reserved_bytes() const override { return backend::Gpu::peak_reserved_bytes(); }
+  std::string attention_name() const override {
     return attention_ ? attention_->name() : cp_attention_->name();
   }
-  std::pair<std::vector<float>, std::vector<float>> fp8_scales() const {
+  std::pair<std::vector<float>, std::vector<float>> fp8_scales() const override {
     if (!fp8_.enabled()) return {};
     return {fp8_.forward_scales(), fp8_.backward_scales()};
   }
-  bool graph_captured() const { return captured_.captured(); }
-  double issue_seconds() const { return issue_seconds_; }
-  std::vector<std::pair<std::string, double>> phase_seconds() const { return timer_.totals(); }
+  bool graph_captured() const override { return captured_.captured(); }
+  double issue_seconds() const override { return issue_seconds_; }
+  std::vector<std::pair<std::string, double>> phase_seconds() const override {
+    return timer_.totals();
+  }
 
  private:
   Gemms gemms() { return Gemms{stream_, &timer_}; }
@@ -370,75 +380,14 @@ class Engine {
 namespace tprimat::train {
 
 template <class Backend>
-struct DeviceTransformer<Backend>::Impl : device::Engine {
-  using Engine::Engine;
-};
-
-template <class Backend>
-DeviceTransformer<Backend>::DeviceTransformer(const model::Dims& d, StepShape shape,
-                                              const OptimizerConfig& opt, std::uint64_t seed,
-                                              DeviceOptions options, DeviceGroups groups)
-    : impl_(std::make_unique<Impl>(d, shape, opt, seed, options, std::move(groups))) {}
-
-template <class Backend>
-DeviceTransformer<Backend>::~DeviceTransformer() = default;
-
-template <class Backend>
-StepStats DeviceTransformer<Backend>::step(std::span<const std::int32_t> tokens, double lr,
-                                           int step) {
-  return impl_->step(tokens, lr, step);
-}
-template <class Backend>
-const ParameterTable& DeviceTransformer<Backend>::table() const {
-  return impl_->plan.table;
-}
-template <class Backend>
-std::int64_t DeviceTransformer<Backend>::parameter_count() const {
-  return impl_->plan.params;
-}
-template <class Backend>
-std::vector<float> DeviceTransformer<Backend>::parameters() const {
-  return impl_->parameters();
-}
-template <class Backend>
-std::vector<float> DeviceTransformer<Backend>::gradients() const {
-  return impl_->gradients();
-}
-template <class Backend>
-void DeviceTransformer<Backend>::load_parameters(std::span<const float> host) {
-  impl_->load_parameters(host);
-}
-template <class Backend>
-std::size_t DeviceTransformer<Backend>::held_bytes() const {
-  return impl_->held_bytes();
-}
-template <class Backend>
-std::size_t DeviceTransformer<Backend>::peak_allocated_bytes() const {
-  return Backend::peak_allocated_bytes();
-}
-template <class Backend>
-std::size_t DeviceTransformer<Backend>::peak_reserved_bytes() const {
-  return Backend::peak_reserved_bytes();
-}
-template <class Backend>
-std::pair<std::vector<float>, std::vector<float>> DeviceTransformer<Backend>::fp8_scales() const {
-  return impl_->fp8_scales();
-}
-template <class Backend>
-std::string DeviceTransformer<Backend>::attention_name() const {
-  return impl_->attention_name();
-}
-template <class Backend>
-bool DeviceTransformer<Backend>::graph_captured() const {
-  return impl_->graph_captured();
-}
-template <class Backend>
-double DeviceTransformer<Backend>::issue_seconds() const {
-  return impl_->issue_seconds();
-}
-template <class Backend>
-std::vector<std::pair<std::string, double>> DeviceTransformer<Backend>::phase_seconds() const {
-  return impl_->phase_seconds();
+std::unique_ptr<DeviceTransformer> make_device_transformer(const model::Dims& d, StepShape shape,
+                                                           const OptimizerConfig& opt,
+                                                           std::uint64_t seed,
+                                                           DeviceOptions options,
+                                                           DeviceGroups groups) {
+  static_assert(std::is_same_v<Backend, backend::Gpu>, "the device engine runs on backend::Gpu");
+  return std::make_unique<device::Engine>(d, std::move(shape), opt, seed, options,
+                                          std::move(groups));
 }
 
 }  // namespace tprimat::train

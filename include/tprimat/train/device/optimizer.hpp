@@ -113,8 +113,9 @@ class DeviceOptimizer {
   }
 
   /// ZeRO-1: every rank's remainders in table order (collective over DP), to join the masters.
-  std::vector<std::uint16_t> gathered_remainders(const RankPlan& p, DeviceParameters& params,
-                                                 const BucketPlan& buckets, gpuStream_t stream) {
+  std::vector<std::uint16_t> gathered_remainders(const RankPlan& p, const DeviceParameters& params,
+                                                 const BucketPlan& buckets,
+                                                 gpuStream_t stream) const {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(p.params));
     for (const GradientBucket& b : buckets.buckets) {
       backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.dp), stream);

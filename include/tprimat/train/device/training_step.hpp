@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// TrainingStep on a device backend (CUDA): the same interface, the step runs in DeviceTransformer.
+// TrainingStep on a device backend (CUDA, HIP): the same interface, the step runs in a
+// DeviceTransformer.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -59,17 +61,17 @@ class Step {
         shape_(std::move(shape)),
         opt_(opt),
         groups_(std::move(groups)),
-        engine_(full_, shape_, opt_, seed, device,
-                DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
-                             device_collectives_of(groups_.dp_cp),
-                             device_collectives_of(groups_.cp)}) {}
+        engine_(make_device_transformer<Backend>(
+            full_, shape_, opt_, seed, device,
+            DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
+                         device_collectives_of(groups_.dp_cp), device_collectives_of(groups_.cp)})) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
   StepStats run(std::span<const std::int32_t> tokens) {
     check_step_tokens(tokens, shape_, full_.vocab, full_.name);
     const double lr = learning_rate(opt_, steps_done_);
-    StepStats st = engine_.step(tokens, lr, steps_done_ + 1);
+    StepStats st = engine_->step(tokens, lr, steps_done_ + 1);
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
       throw core::RunError("step " + std::to_string(steps_done_) + " diverged: loss " +
                            std::to_string(st.loss) + ", gradient norm " +
@@ -79,10 +81,10 @@ class Step {
   }
 
   const model::Dims& dims() const { return full_; }
-  std::int64_t parameter_count() const { return engine_.parameter_count(); }
+  std::int64_t parameter_count() const { return engine_->parameter_count(); }
   /// The device pool's high-water mark of bytes in use since the step was built.
-  std::size_t peak_bytes() const { return engine_.peak_allocated_bytes(); }
-  std::size_t peak_reserved_bytes() const { return engine_.peak_reserved_bytes(); }
+  std::size_t peak_bytes() const { return engine_->peak_allocated_bytes(); }
+  std::size_t peak_reserved_bytes() const { return engine_->peak_reserved_bytes(); }
   int steps_done() const { return steps_done_; }
   double pipeline_bubble_fraction() const {
     return train::pipeline_bubble_fraction(pp_, shape_.grad_accum);
@@ -90,8 +92,8 @@ class Step {
   const StepShape& shape() const { return shape_; }
   C& comm() { return groups_.world; }
   const parallel::Groups<C>& groups() const { return groups_; }
-  DeviceTransformer<Backend>& engine() { return engine_; }
-  const DeviceTransformer<Backend>& engine() const { return engine_; }
+  DeviceTransformer& engine() { return *engine_; }
+  const DeviceTransformer& engine() const { return *engine_; }
 
  private:
   model::Dims full_;
@@ -99,7 +101,7 @@ class Step {
   StepShape shape_;
   OptimizerConfig opt_;
   parallel::Groups<C> groups_;
-  DeviceTransformer<Backend> engine_;
+  std::unique_ptr<DeviceTransformer> engine_;
   int steps_done_ = 0;
 };
 
