@@ -4,6 +4,7 @@
 // graph capture, and Gpu::device_info.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,38 @@ TEST(CudaGemm, CachesOnePlanPerShape) {
   check_bf16.launch();
   EXPECT_EQ(backend::gemm_cached_plans(), before + 3) << "bf16 output is another plan";
   EXPECT_LE(check_bf16.error(), bf16_out_bound);
+}
+
+// The first call of a shape times the heuristic's candidates on its own operands
+// (backend/blaslt/tuning.hpp): a weight gradient's accumulation into fp32 runs once per candidate
+// and then for real, so its C is saved and restored around the timing; the product is still
+// C + AB once, within the accumulating bound. TPRIMAT_GEMM_TUNING=0 skips the timing.
+TEST(CudaGemm, TimesTheCandidatesOnceAndKeepsTheAccumulation) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  TestStream s;
+  Gpu::gemm_prepare(s);
+  const GemmCase g{.trans_a = true, .m = 1024, .n = 1536, .k = 2048, .beta = 1};  // no other test's
+  const backend::GemmTuning before = backend::gemm_tuning();
+  GemmCheck<float> check(g, seed, s);
+  check.launch();
+  EXPECT_LE(check.error(64), fp32_out_bound) << "C + AB, accumulated once";
+  const backend::GemmTuning after = backend::gemm_tuning();
+  const std::string algo = backend::gemm_algorithm(
+      {.trans_a = true, .m = g.m, .n = g.n, .k = g.k, .lda = g.m, .ldb = g.n, .ldc = g.n,
+       .fp32_out = true, .accumulate = true});
+  if (const char* v = std::getenv("TPRIMAT_GEMM_TUNING"); v != nullptr && std::string(v) == "0") {
+    EXPECT_EQ(after.timed, before.timed) << "tuning off: nothing timed";
+    EXPECT_NE(algo.find(" rank=-1"), std::string::npos) << algo;
+  } else {
+    EXPECT_EQ(after.timed, before.timed + 1) << "cuBLASLt offers several algorithms here";
+    EXPECT_EQ(algo.find(" rank=-1"), std::string::npos) << algo;
+  }
+  check.reset_output();
+  check.launch();
+  EXPECT_EQ(backend::gemm_tuning().timed, after.timed) << "a shape is timed once";
+  EXPECT_LE(check.error(64), fp32_out_bound) << "the chosen algorithm, again";
 }
 
 // What the engine relies on: after one eager call, the same GEMM captured into a CUDA graph

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/blaslt/gemm.hpp"
@@ -55,16 +56,19 @@ inline void set_scales(ltMatmulDesc_t op, const Fp8Matrix& a, const Fp8Matrix& b
   set(op, LT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv), key);
 }
 
+/// `key`'s plan with the heuristic's first algorithm; `candidates` gets every fitting one.
 inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
-                                           const Fp8Matrix& b, ltHandle_t handle) {
+                                           const Fp8Matrix& b, ltHandle_t handle,
+                                           std::vector<ltMatmulAlgo_t>& candidates) {
   auto plan = describe_plan(key, fp8_type(key.format_a), fp8_type(key.format_b));
 #if !TPRIMAT_GPU_HIP
   set(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(key.fast ? 1 : 0), key);
 #endif
   set_scales(plan->op, a, b, key);
   // Operands swapped: the library's A is our B.
-  if (const auto algo = best_algorithm(*plan, handle, key.align_b, key.align_a, key.align_d, key)) {
-    plan->algo = *algo;
+  candidates = fitting_algorithms(*plan, handle, key.align_b, key.align_a, key.align_d, key);
+  if (!candidates.empty()) {
+    plan->algo = candidates.front();
     return plan;
   }
   throw core::RunError(std::string(library_name) + " has no FP8 algorithm for " + describe(key) +
@@ -125,21 +129,33 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
   if constexpr (lt::fp8_formats_need_device)
     lt::check_fp8_shape(key, sizeof(Out), lt::fp8_formats(dev.arch));
 
+  const auto run_with = [&](const lt::Plan& plan, const ltMatmulAlgo_t& algo) {
+    return ltMatmul(dev.handle, plan.op, &alpha, b.data, plan.layout_a, a.data, plan.layout_b,
+                    &beta, c, plan.layout_c, d, plan.layout_c, &algo, dev.workspace,
+                    Gpu::gemm_workspace_bytes, stream);
+  };
   lt::Fp8Cache& cc = lt::fp8_cache();
   std::unique_lock lock(cc.mutex);
   auto p = cc.plans.find(key);
-  if (p == cc.plans.end())
-    p = cc.plans.emplace(key, lt::make_fp8_plan(key, a, b, dev.handle)).first;
+  if (p == cc.plans.end()) {
+    // Made and tuned before anyone else can see it (scales and bias set without call_mutex).
+    lock.unlock();
+    std::vector<ltMatmulAlgo_t> candidates;
+    std::unique_ptr<lt::Plan> made = lt::make_fp8_plan(key, a, b, dev.handle, candidates);
+    if (bias) lt::set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
+    lt::tune(
+        *made, candidates, [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
+        beta != 0.0f && c == d, d, lt::output_bytes(m, n, ldd, sizeof(Out)), stream);
+    lock.lock();
+    p = cc.plans.try_emplace(key, std::move(made)).first;
+  }
   lt::Plan& plan = *p->second;
   lock.unlock();
 
   std::lock_guard scale_lock(plan.call_mutex);
   lt::set_scales(plan.op, a, b, key);
   if (bias) lt::set(plan.op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
-  lt::check(ltMatmul(dev.handle, plan.op, &alpha, b.data, plan.layout_a, a.data, plan.layout_b,
-                     &beta, c, plan.layout_c, d, plan.layout_c, &plan.algo, dev.workspace,
-                     Gpu::gemm_workspace_bytes, stream),
-            "Matmul", key);
+  lt::check(run_with(plan, plan.algo), "Matmul", key);
 }
 
 }  // namespace tprimat::backend

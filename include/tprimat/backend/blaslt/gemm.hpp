@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // backend::Gpu's GEMM through cuBLASLt (CUDA) or hipBLASLt (HIP), one source over blaslt/api.hpp's
-// names: one plan (descriptors + heuristic algorithm) per shape, cached.
+// names: one plan (descriptors + algorithm) per shape, cached; the algorithm the fastest of the
+// heuristic's candidates on the shape's first call (blaslt/tuning.hpp).
 //
 // The operand swap that makes the column-major library write our row-major C in place, the plan
 // key and the shape checks are backend/blaslt/plan.hpp's. What differs between the libraries is
@@ -21,12 +22,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/blaslt/plan.hpp"
+#include "tprimat/backend/blaslt/tuning.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/core/error.hpp"
 
@@ -54,6 +58,7 @@ struct Plan {
   ltMatrixLayout_t layout_b = nullptr;  // the library's B: our A
   ltMatrixLayout_t layout_c = nullptr;  // C and D: our C (or D), [n rows, m cols]
   ltMatmulAlgo_t algo{};
+  int heuristic_rank = -1;  ///< algo's place in the heuristic's order when timed (tune), else -1
   std::mutex call_mutex;
 
   Plan() = default;
@@ -108,15 +113,15 @@ void set(ltMatmulPreference_t pref, ltMatmulPreferenceAttributes_t attr, const T
         "MatmulPreferenceSetAttribute", key);
 }
 
-/// The heuristic's best algorithm for `plan`'s descriptors that fits the workspace, given the
-/// alignments of the library's A, B and C/D; nullopt when the library has none (the caller
-/// names why).
+/// The heuristic's algorithms for `plan`'s descriptors that fit the workspace, best first, given
+/// the alignments of the library's A, B and C/D: up to tuning_candidates with tuning, else its
+/// first. Empty when the library has none (the caller names why).
 template <class AnyKey>
-std::optional<ltMatmulAlgo_t> best_algorithm(const Plan& plan, ltHandle_t handle,
-                                             [[maybe_unused]] std::uint32_t align_a,
-                                             [[maybe_unused]] std::uint32_t align_b,
-                                             [[maybe_unused]] std::uint32_t align_c,
-                                             const AnyKey& key) {
+std::vector<ltMatmulAlgo_t> fitting_algorithms(const Plan& plan, ltHandle_t handle,
+                                               [[maybe_unused]] std::uint32_t align_a,
+                                               [[maybe_unused]] std::uint32_t align_b,
+                                               [[maybe_unused]] std::uint32_t align_c,
+                                               const AnyKey& key) {
   Preference pref;
   check(ltMatmulPreferenceCreate(&pref.p), "MatmulPreferenceCreate", key);
   const std::uint64_t workspace = Gpu::gemm_workspace_bytes;
@@ -128,18 +133,20 @@ std::optional<ltMatmulAlgo_t> best_algorithm(const Plan& plan, ltHandle_t handle
   set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c, key);
 #endif
 
-  // A few candidates: the first that fits the workspace is the heuristic's best that can run.
-  std::array<ltMatmulHeuristicResult_t, 8> results{};
+  std::array<ltMatmulHeuristicResult_t, tuning_candidates> results{};
   int returned = 0;
   const ltStatus_t status = ltMatmulAlgoGetHeuristic(
       handle, plan.op, plan.layout_a, plan.layout_b, plan.layout_c, plan.layout_c, pref.p,
       int(results.size()), results.data(), &returned);
-  if (no_candidate(status)) return std::nullopt;  // the caller answers with the likely cause
+  std::vector<ltMatmulAlgo_t> fitting;
+  if (no_candidate(status)) return fitting;  // the caller answers with the likely cause
   check(status, "MatmulAlgoGetHeuristic", key);
   for (int i = 0; i < returned; ++i)
-    if (results[i].state == LT_STATUS_SUCCESS && results[i].workspaceSize <= workspace)
-      return results[i].algo;
-  return std::nullopt;
+    if (results[i].state == LT_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
+      fitting.push_back(results[i].algo);
+      if (!tuning_enabled()) break;
+    }
+  return fitting;
 }
 
 /// A plan's operation and layouts for `key` before its algorithm, shared by the bf16 and FP8
@@ -168,17 +175,36 @@ std::unique_ptr<Plan> describe_plan(const AnyKey& key, ltDataType_t a_type, ltDa
   return plan;
 }
 
-inline std::unique_ptr<Plan> make_plan(const GemmKey& key, ltHandle_t handle) {
+/// `key`'s plan with the heuristic's first algorithm; `candidates` gets every fitting one.
+inline std::unique_ptr<Plan> make_plan(const GemmKey& key, ltHandle_t handle,
+                                       std::vector<ltMatmulAlgo_t>& candidates) {
   auto plan = describe_plan(key, LT_R_16BF, LT_R_16BF);
   // Operands swapped: the library's A is our B.
-  if (const auto algo = best_algorithm(*plan, handle, key.align_b, key.align_a, key.align_c, key)) {
-    plan->algo = *algo;
+  candidates = fitting_algorithms(*plan, handle, key.align_b, key.align_a, key.align_c, key);
+  if (!candidates.empty()) {
+    plan->algo = candidates.front();
     return plan;
   }
   throw core::RunError(std::string(library_name) + " has no algorithm for " + describe(key) +
                        " (bf16 operands, fp32 compute" +
                        std::string(key.bias ? ", bf16 bias epilogue" : "") + ")" +
                        no_algorithm_hint);
+}
+
+/// A new plan's algorithm: the fastest of `candidates` on this call's operands, `run(algo)`
+/// enqueuing the call (its bias already set). An output the runs accumulate into (`in_place`:
+/// beta != 0 with C read from D) is saved and restored around them.
+template <class Run>
+void tune(Plan& plan, std::span<const ltMatmulAlgo_t> candidates, Run&& run, bool in_place,
+          void* d, std::size_t d_bytes, gpuStream_t stream) {
+  if (candidates.size() < 2 || !can_time_on(stream)) return;
+  gpu_check(gpuStreamSynchronize(stream), "GEMM tuning");  // the output is final before saving
+  std::optional<SavedOutput> saved;
+  if (in_place) saved.emplace(d, d_bytes, stream);
+  const std::size_t best = fastest(candidates, run, stream);
+  plan.algo = candidates[best];
+  plan.heuristic_rank = static_cast<int>(best);
+  if (saved) saved->restore();
 }
 
 }  // namespace detail::blaslt
@@ -258,20 +284,31 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
   check_gemm_shape(key);
 
   const DeviceGemm dev = device_gemm(device, stream);
+  const float alpha = 1.0f;
+  const auto run_with = [&](const Plan& plan, const ltMatmulAlgo_t& algo) {
+    return ltMatmul(dev.handle, plan.op, &alpha, b, plan.layout_a, a, plan.layout_b, &beta, c_in,
+                    plan.layout_c, c, plan.layout_c, &algo, dev.workspace,
+                    Gpu::gemm_workspace_bytes, stream);
+  };
   Cache& cc = cache();
   std::unique_lock lock(cc.mutex);
   auto p = cc.plans.find(key);
-  if (p == cc.plans.end()) p = cc.plans.emplace(key, make_plan(key, dev.handle)).first;
+  if (p == cc.plans.end()) {
+    // Made and tuned before anyone else can see it (the bias pointer set without call_mutex).
+    lock.unlock();
+    std::vector<ltMatmulAlgo_t> candidates;
+    std::unique_ptr<Plan> made = make_plan(key, dev.handle, candidates);
+    if (bias) set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
+    tune(
+        *made, candidates, [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
+        beta != 0.0f && c_in == c, c, output_bytes(m, n, ldc, sizeof(Out)), stream);
+    lock.lock();
+    p = cc.plans.try_emplace(key, std::move(made)).first;
+  }
   Plan& plan = *p->second;
   lock.unlock();
 
-  const float alpha = 1.0f;
-  auto launch = [&] {
-    check(ltMatmul(dev.handle, plan.op, &alpha, b, plan.layout_a, a, plan.layout_b, &beta, c_in,
-                   plan.layout_c, c, plan.layout_c, &plan.algo, dev.workspace,
-                   Gpu::gemm_workspace_bytes, stream),
-          "Matmul", key);
-  };
+  auto launch = [&] { check(run_with(plan, plan.algo), "Matmul", key); };
   if (bias) {
     std::lock_guard bias_lock(plan.call_mutex);
     set(plan.op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);

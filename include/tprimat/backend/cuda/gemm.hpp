@@ -24,6 +24,17 @@ TPRIMAT_GPU_INLINE std::size_t gemm_cached_plans() {
   return c.plans.size();
 }
 
+TPRIMAT_GPU_INLINE GemmTuning gemm_tuning() {
+  detail::blaslt::Cache& c = detail::blaslt::cache();
+  std::lock_guard lock(c.mutex);
+  GemmTuning t;
+  for (const auto& entry : c.plans) {
+    t.timed += entry.second->heuristic_rank >= 0;
+    t.changed += entry.second->heuristic_rank > 0;
+  }
+  return t;
+}
+
 TPRIMAT_GPU_INLINE std::string gemm_algorithm(const GemmQuery& q) {
   int device = 0;
   gpu_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -60,7 +71,8 @@ TPRIMAT_GPU_INLINE std::string gemm_algorithm(const GemmQuery& q) {
          " reduction=" + get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, std::uint32_t{}) +
          " swizzle=" + get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}) +
          " custom=" + get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, std::uint32_t{}) +
-         " cluster=" + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{});
+         " cluster=" + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{}) +
+         " rank=" + std::to_string(best->heuristic_rank);
 }
 
 }  // namespace tprimat::backend

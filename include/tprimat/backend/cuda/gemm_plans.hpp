@@ -14,6 +14,13 @@ namespace tprimat::backend {
 /// device). A repeated call adds none.
 std::size_t gemm_cached_plans();
 
+/// Of the plans Gpu::gemm holds, how many had their candidates timed (blaslt/tuning.hpp) and how
+/// many of those run another algorithm than the heuristic's first.
+struct GemmTuning {
+  std::size_t timed = 0, changed = 0;
+};
+GemmTuning gemm_tuning();
+
 /// A Gpu::gemm call as its plan cache sees it (fields as Gpu::gemm's arguments; `accumulate`
 /// for beta != 0, which Gpu::gemm_add always is).
 struct GemmQuery {
@@ -22,11 +29,12 @@ struct GemmQuery {
   bool fp32_out = false, accumulate = false, bias = false;
 };
 
-/// The cuBLASLt algorithm cached for that call on the current device (the heuristic's pick at
-/// its first run), read-only: "algo=<id> tile=<t> stages=<s> splitk=<n> reduction=<r>
+/// The cuBLASLt algorithm cached for that call on the current device (chosen at its first run),
+/// read-only: "algo=<id> tile=<t> stages=<s> splitk=<n> reduction=<r>
 /// swizzle=<0|1> custom=<c> cluster=<c>", tile, stages, reduction and cluster being values of
 /// cublasLt.h's cublasLtMatmulTile_t, cublasLtMatmulStages_t, cublasLtReductionScheme_t and
-/// cublasLtClusterShape_t. Empty when no such call ran. Pointer alignments are not asked: the
+/// cublasLtClusterShape_t; then " rank=<r>", its place in the heuristic's order (-1: not timed).
+/// Empty when no such call ran. Pointer alignments are not asked: the
 /// most aligned matching plan is described.
 std::string gemm_algorithm(const GemmQuery& query);
 
