@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -228,9 +229,16 @@ int bench_over(const std::string& stack, Comm comm, int argc, char** argv,
   return cli::run_bench(opts, rt);
 }
 
-int bench_main(int argc, char** argv, const cli::BenchOptions& opts) {
-  const std::string stack = pick_backend(opts.backend);
+/// `tprimat bench` with the options `cmd` parsed into `opts`, completed by a --parallel config
+/// file's settings (which rank 0 reads for every rank: cli::share_config_document).
+int bench_main(int argc, char** argv, cli::BenchOptions opts, const CLI::App& cmd) {
   return cli::with_communicator(&argc, &argv, [&](auto comm) {
+    check_parallel_is_no_directory(opts.parallel);
+    if constexpr (requires { comm.broadcast_bytes(std::span<std::byte>{}, 0); })
+      if (cli::detail::names_config_file(opts.parallel))
+        cli::share_config_document(comm, opts.parallel);
+    apply_config_file_settings(opts, cmd);
+    const std::string stack = pick_backend(opts.backend);
 #if (defined(TPRIMAT_WITH_CUDA) || defined(TPRIMAT_WITH_HIP)) && defined(TPRIMAT_HAVE_NCCL)
     // Ranks of the GPU backend: one GPU each (the node-local rank's), NCCL (RCCL on AMD) between
     // them.
@@ -352,9 +360,7 @@ int main(int argc, char** argv) {
       env.compiled = cli::layout_dispatched;
       return cli::run_plan(plan_opts, env);
     }
-    check_parallel_is_no_directory(bench_opts.parallel);
-    apply_config_file_settings(bench_opts, *bench_cmd);
-    return bench_main(argc, argv, bench_opts);
+    return bench_main(argc, argv, bench_opts, *bench_cmd);
   } catch (const core::InputError& e) {
     return cli::report_input_error(e, 0);
   } catch (const std::bad_alloc&) {  // a memory limit (ulimit -v, a cgroup) under what it needs

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -587,10 +588,9 @@ struct ConfigDocument {
   nlohmann::json root;
 };
 
-/// Reads `spec` ("path.json", "path.yaml" or "path.yml", each optionally ":name"). A missing
-/// file, one that is not a regular file or is over core::max_config_bytes, a malformed text and
-/// a key tprimat does not read are InputErrors naming the file.
-inline ConfigDocument read_config_document(std::string_view spec) {
+/// The file and the strategy name of `spec` ("path.json", "path.yaml" or "path.yml", each
+/// optionally ":name"), nothing read yet.
+inline ConfigDocument config_spec(std::string_view spec) {
   ConfigDocument doc{std::string(spec), "", {}};
   for (const auto& [ext, format] : config_extensions)
     if (auto colon = spec.rfind(std::string(ext) + ":"); colon != std::string_view::npos) {
@@ -598,16 +598,34 @@ inline ConfigDocument read_config_document(std::string_view spec) {
       doc.name = std::string(spec.substr(colon + ext.size() + 1));
       break;
     }
+  return doc;
+}
+
+/// The text of `doc`'s file. A missing file, one that is not a regular file or is over
+/// core::max_config_bytes are InputErrors naming the file.
+inline std::string read_config_text(const ConfigDocument& doc) {
   const std::string fix = "pass an existing JSON or YAML file, or a strategy name (" +
                           parallel::strategy_names() + ")";
   std::error_code ec;  // a path that cannot be examined: read_input_file names why
   if (!std::filesystem::exists(doc.file, ec) && !ec)
     throw core::InputError("config file " + doc.file + " not found", fix);
-  const std::string text = core::read_input_file(
-      doc.file, core::InputKind{"config file", core::max_config_bytes, fix});
+  return core::read_input_file(doc.file,
+                               core::InputKind{"config file", core::max_config_bytes, fix});
+}
+
+/// `doc` (config_spec's) with `text`, its file's, parsed and every key checked: a malformed text
+/// and a key tprimat does not read are InputErrors naming the file.
+inline ConfigDocument parse_config_document(ConfigDocument doc, std::string_view text) {
   doc.root = parse_config_text(text, doc.file);
   detail::check_config_keys(doc.root, doc.file);
   return doc;
+}
+
+/// Reads `spec` (config_spec, read_config_text, parse_config_document).
+inline ConfigDocument read_config_document(std::string_view spec) {
+  ConfigDocument doc = config_spec(spec);
+  const std::string text = read_config_text(doc);
+  return parse_config_document(std::move(doc), text);
 }
 
 /// Loads a config file (read_config_document) for `model` on `platform`: its strategy, profiling

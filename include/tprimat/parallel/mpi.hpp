@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -106,6 +107,14 @@ class Mpi {
     for (std::size_t done = 0; done < x.size();) {
       const int count = static_cast<int>(std::min<std::size_t>(x.size() - done, INT_MAX));
       detail::mpi_check(MPI_Bcast(x.data() + done, count, MPI_FLOAT, root, comm_), "MPI_Bcast");
+      done += count;
+    }
+  }
+  /// Root's bytes into every rank's `x` (of one size on every rank).
+  void broadcast_bytes(std::span<std::byte> x, int root) {
+    for (std::size_t done = 0; done < x.size();) {
+      const int count = static_cast<int>(std::min<std::size_t>(x.size() - done, INT_MAX));
+      detail::mpi_check(MPI_Bcast(x.data() + done, count, MPI_BYTE, root, comm_), "MPI_Bcast");
       done += count;
     }
   }
