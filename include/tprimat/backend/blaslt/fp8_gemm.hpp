@@ -24,7 +24,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/blaslt/gemm.hpp"
@@ -59,7 +58,7 @@ inline void set_scales(ltMatmulDesc_t op, const Fp8Matrix& a, const Fp8Matrix& b
 /// `key`'s plan with the heuristic's first algorithm; `candidates` gets every fitting one.
 inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a,
                                            const Fp8Matrix& b, ltHandle_t handle,
-                                           std::vector<ltMatmulAlgo_t>& candidates) {
+                                           Candidates& candidates) {
   auto plan = describe_plan(key, fp8_type(key.format_a), fp8_type(key.format_b));
 #if !TPRIMAT_GPU_HIP
   set(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(key.fast ? 1 : 0), key);
@@ -67,8 +66,8 @@ inline std::unique_ptr<Plan> make_fp8_plan(const Fp8Key& key, const Fp8Matrix& a
   set_scales(plan->op, a, b, key);
   // Operands swapped: the library's A is our B.
   candidates = fitting_algorithms(*plan, handle, key.align_b, key.align_a, key.align_d, key);
-  if (!candidates.empty()) {
-    plan->algo = candidates.front();
+  if (candidates.count > 0) {
+    plan->algo = candidates.algos[0];
     return plan;
   }
   throw core::RunError(std::string(library_name) + " has no FP8 algorithm for " + describe(key) +
@@ -140,11 +139,11 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
   if (p == cc.plans.end()) {
     // Made and tuned before anyone else can see it (scales and bias set without call_mutex).
     lock.unlock();
-    std::vector<ltMatmulAlgo_t> candidates;
+    lt::Candidates candidates;
     std::unique_ptr<lt::Plan> made = lt::make_fp8_plan(key, a, b, dev.handle, candidates);
     if (bias) lt::set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
     lt::tune(
-        *made, candidates, [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
+        *made, candidates.view(), [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
         beta != 0.0f && c == d, d, lt::output_bytes(m, n, ldd, sizeof(Out)), stream);
     lock.lock();
     p = cc.plans.try_emplace(key, std::move(made)).first;

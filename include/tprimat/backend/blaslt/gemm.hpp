@@ -26,7 +26,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/blaslt/plan.hpp"
@@ -117,11 +116,10 @@ void set(ltMatmulPreference_t pref, ltMatmulPreferenceAttributes_t attr, const T
 /// the alignments of the library's A, B and C/D: up to tuning_candidates with tuning, else its
 /// first. Empty when the library has none (the caller names why).
 template <class AnyKey>
-std::vector<ltMatmulAlgo_t> fitting_algorithms(const Plan& plan, ltHandle_t handle,
-                                               [[maybe_unused]] std::uint32_t align_a,
-                                               [[maybe_unused]] std::uint32_t align_b,
-                                               [[maybe_unused]] std::uint32_t align_c,
-                                               const AnyKey& key) {
+Candidates fitting_algorithms(const Plan& plan, ltHandle_t handle,
+                              [[maybe_unused]] std::uint32_t align_a,
+                              [[maybe_unused]] std::uint32_t align_b,
+                              [[maybe_unused]] std::uint32_t align_c, const AnyKey& key) {
   Preference pref;
   check(ltMatmulPreferenceCreate(&pref.p), "MatmulPreferenceCreate", key);
   const std::uint64_t workspace = Gpu::gemm_workspace_bytes;
@@ -138,12 +136,12 @@ std::vector<ltMatmulAlgo_t> fitting_algorithms(const Plan& plan, ltHandle_t hand
   const ltStatus_t status = ltMatmulAlgoGetHeuristic(
       handle, plan.op, plan.layout_a, plan.layout_b, plan.layout_c, plan.layout_c, pref.p,
       int(results.size()), results.data(), &returned);
-  std::vector<ltMatmulAlgo_t> fitting;
+  Candidates fitting;
   if (no_candidate(status)) return fitting;  // the caller answers with the likely cause
   check(status, "MatmulAlgoGetHeuristic", key);
   for (int i = 0; i < returned; ++i)
     if (results[i].state == LT_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
-      fitting.push_back(results[i].algo);
+      fitting.algos[fitting.count++] = results[i].algo;
       if (!tuning_enabled()) break;
     }
   return fitting;
@@ -177,12 +175,12 @@ std::unique_ptr<Plan> describe_plan(const AnyKey& key, ltDataType_t a_type, ltDa
 
 /// `key`'s plan with the heuristic's first algorithm; `candidates` gets every fitting one.
 inline std::unique_ptr<Plan> make_plan(const GemmKey& key, ltHandle_t handle,
-                                       std::vector<ltMatmulAlgo_t>& candidates) {
+                                       Candidates& candidates) {
   auto plan = describe_plan(key, LT_R_16BF, LT_R_16BF);
   // Operands swapped: the library's A is our B.
   candidates = fitting_algorithms(*plan, handle, key.align_b, key.align_a, key.align_c, key);
-  if (!candidates.empty()) {
-    plan->algo = candidates.front();
+  if (candidates.count > 0) {
+    plan->algo = candidates.algos[0];
     return plan;
   }
   throw core::RunError(std::string(library_name) + " has no algorithm for " + describe(key) +
@@ -296,11 +294,11 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
   if (p == cc.plans.end()) {
     // Made and tuned before anyone else can see it (the bias pointer set without call_mutex).
     lock.unlock();
-    std::vector<ltMatmulAlgo_t> candidates;
+    Candidates candidates;
     std::unique_ptr<Plan> made = make_plan(key, dev.handle, candidates);
     if (bias) set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
     tune(
-        *made, candidates, [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
+        *made, candidates.view(), [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
         beta != 0.0f && c_in == c, c, output_bytes(m, n, ldc, sizeof(Out)), stream);
     lock.lock();
     p = cc.plans.try_emplace(key, std::move(made)).first;

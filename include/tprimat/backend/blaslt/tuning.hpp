@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,6 +25,15 @@ inline constexpr int tuning_candidates = 16;
 /// Another candidate replaces the heuristic's first only when this much faster: timing noise then
 /// rarely changes the choice from one process to the next.
 inline constexpr double tuning_margin = 0.01;
+
+/// The heuristic's algorithms for a shape that fit the workspace, best first. An array, not a
+/// std::vector: nvcc 13.0's front end fails an internal assertion constructing the libraries'
+/// unnamed algorithm struct through std::construct_at (a consumer compiling this header as CUDA).
+struct Candidates {
+  std::array<ltMatmulAlgo_t, tuning_candidates> algos{};
+  std::size_t count = 0;
+  std::span<const ltMatmulAlgo_t> view() const { return {algos.data(), count}; }
+};
 
 /// Unless TPRIMAT_GEMM_TUNING is "0": read once a process.
 inline bool tuning_enabled() {
