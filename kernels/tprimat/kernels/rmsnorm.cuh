@@ -105,13 +105,14 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
 }
 
 /// Packs of a row each thread of rmsnorm_backward_held_kernel holds: rows up to 4096 columns at
-/// 256 threads of 4 floats (Llama, Qwen, Mistral), about 90 registers a thread.
+/// 256 threads of 4 floats (Llama, Qwen, Mistral), about 110 registers a thread.
 inline constexpr int rmsnorm_held_packs = 4;
 
-/// rmsnorm_backward_kernel for rows of at most P packs a thread: each thread keeps its columns' x
-/// and dy in registers between the two passes, and its gains and dg accumulators for the whole
-/// launch, so a row is read from memory once and no shared memory is touched. Same columns per
-/// thread, same sums in the same order.
+/// rmsnorm_backward_kernel for rows of at most P packs a thread: each thread keeps its columns' x,
+/// dy and dx in registers between the two passes, and its gains and dg accumulators for the whole
+/// launch, so a row is read from memory once, in one round trip (dx is loaded beside x and dy,
+/// not after the row's sum), and no shared memory is touched. Same columns per thread, same sums
+/// in the same order.
 template <int V, int P>
 __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
     const float* __restrict__ x, const std::uint16_t* __restrict__ g_hi,
@@ -120,7 +121,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
     gpu::bf16* __restrict__ dx_bf16, float* __restrict__ partials) {
   __shared__ float scratch[gpu::warp_size];
   const int first = static_cast<int>(threadIdx.x) * V, stride = static_cast<int>(blockDim.x) * V;
-  Pack<float, V> g[P], dg[P], xp[P], dyp[P];
+  Pack<float, V> g[P], dg[P], xp[P], dyp[P], dxp[P];
 #pragma unroll
   for (int p = 0; p < P; ++p) {
     dg[p] = {};
@@ -135,6 +136,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
       if (first + p * stride >= h) continue;
       xp[p] = load_pack<V>(x + row + first + p * stride);
       dyp[p] = load_pack<V>(dy + row + first + p * stride);
+      dxp[p] = load_pack<V>(dx + row + first + p * stride);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         dot += dyp[p].v[k] * g[p].v[k] * xp[p].v[k];
@@ -147,14 +149,13 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
     for (int p = 0; p < P; ++p) {
       const std::int64_t at = row + first + p * stride;
       if (first + p * stride >= h) continue;
-      Pack<float, V> dxp = load_pack<V>(dx + at);
       Pack<gpu::bf16, V> dxb;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        dxp.v[k] += r * dyp[p].v[k] * g[p].v[k] - xp[p].v[k] * coef;
-        dxb.v[k] = gpu::to_bf16(dxp.v[k]);
+        dxp[p].v[k] += r * dyp[p].v[k] * g[p].v[k] - xp[p].v[k] * coef;
+        dxb.v[k] = gpu::to_bf16(dxp[p].v[k]);
       }
-      store_pack<V>(dx + at, dxp);
+      store_pack<V>(dx + at, dxp[p]);
       store_pack<V>(dx_bf16 + at, dxb);
     }
   }
