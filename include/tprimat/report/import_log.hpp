@@ -29,6 +29,7 @@
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/report/log_config.hpp"
+#include "tprimat/train/attention_workspace.hpp"
 #include "tprimat/train/precision.hpp"
 
 namespace tprimat::report {
@@ -854,6 +855,10 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.grad_accum = c.plan.grad_accum;
   mi.distributed_optimizer = c.optimizer.distributed_optimizer;
   mi.shape.sequence_parallel = c.sequence_parallel;
+  // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
+  // kernels (their workspace), as `tprimat plan` there would count.
+  mi.attention_kernel =
+      c.device.platform == "amd" ? train::AttentionKernel::flash : train::AttentionKernel::cudnn;
   c.predicted = bench::plan_memory(mi);
   c.command_line = command_line;
   c.timestamp = bench::utc_timestamp();
