@@ -289,7 +289,8 @@ int main(int argc, char** argv) {
   cli::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
   // Each by its first name; its aliases (Megatron's) come with it.
   for (auto* f : {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers",
-                  "--backend", "--peak-tflops", "--distributed-optimizer", "--sequence-parallel",
+                  "--backend", "--peak-tflops", "--distributed-optimizer",
+                  "--data-parallel-sharding-strategy", "--sequence-parallel",
                   "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
                   "--recompute-modules",
                   "--precision", "--fp8-format", "--fp8-recipe"}) {

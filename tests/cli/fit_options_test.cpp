@@ -24,7 +24,7 @@ bench::MemoryPlanInput nvidia_recipe() {
   in.shape.mbs = 1;
   in.shape.seq = 8192;
   in.shape.grad_accum = 16;
-  in.distributed_optimizer = true;
+  in.sharding = train::ShardingStrategy::optim;
   return in;
 }
 
@@ -66,7 +66,7 @@ TEST(FitOptions, OnlyValidLayoutsAreOffered) {
   // One GPU: no layout change fits the same GPU count, ZeRO-1 has no DP to shard over.
   auto one = nvidia_recipe();
   one.dp = 1;
-  one.distributed_optimizer = false;
+  one.sharding = train::ShardingStrategy::no_shard;
   one.shape.seq = 2048;
   const auto alone = flags_of(cli::single_changes_that_fit(one, 1, 64, 79.1 * bench::gib));
   for (const auto& f : alone) EXPECT_EQ(f, "--recompute-granularity full");

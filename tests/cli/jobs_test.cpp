@@ -258,8 +258,8 @@ TEST_F(Jobs, DistributedOptimizerReachesTheStepAndThePlan) {
   o.distributed_optimizer = true;
   const auto zero = cli::resolve_jobs(o, env_).jobs.at(0).ctx;
   EXPECT_EQ(zero.plan.dp, 2);
-  EXPECT_FALSE(plain.optimizer.distributed_optimizer);
-  EXPECT_TRUE(zero.optimizer.distributed_optimizer);
+  EXPECT_FALSE(plain.optimizer.shards_optimizer());
+  EXPECT_TRUE(zero.optimizer.shards_optimizer());
   EXPECT_DOUBLE_EQ(zero.predicted.adam_moments, plain.predicted.adam_moments / 2);
   EXPECT_LT(zero.predicted.total, plain.predicted.total);
   // One rank: accepted, and the plan is unchanged (there is one replica to hold the state).
@@ -269,7 +269,7 @@ TEST_F(Jobs, DistributedOptimizerReachesTheStepAndThePlan) {
   o.distributed_optimizer = false;
   const auto one_plain = cli::resolve_jobs(o, env_).jobs.at(0).ctx;
   EXPECT_EQ(one.plan.dp, 1);
-  EXPECT_TRUE(one.optimizer.distributed_optimizer);
+  EXPECT_TRUE(one.optimizer.shards_optimizer());
   EXPECT_DOUBLE_EQ(one.predicted.total, one_plain.predicted.total);
 }
 

@@ -24,6 +24,9 @@ using One = parallel::Layout<1, 1>;
 using Tp2 = parallel::Layout<2, 1>;
 using Pp2 = parallel::Layout<1, 2>;
 using tprimat::testing::compare_with_one_gpu;
+using tprimat::testing::no_shard;
+using tprimat::testing::zero1;
+using tprimat::testing::zero2;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::LlamaNarrow4;
 using tprimat::testing::LlamaNarrowKv2;
@@ -43,50 +46,50 @@ constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 // block, its second the longest; rank 1 runs two prefix blocks of other lengths.
 TEST(ContextParallelHostStaged, Cp2) {
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {1, 512, 2, 0}), 4, true);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(2, {1, 512, 2, 0}), 4, true);
 }
 
 TEST(ContextParallelHostStaged, Cp2TwoSequencesAMicroBatch) {  // mbs 2: blocks per sequence
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {2, 256, 1, 0}), 4, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(2, {2, 256, 1, 0}), 4, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2QkvBias) {  // the bias gradients of K and V come home too
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<TinyBias, One>(mpi_world(), false, cp(2, {2, 64, 2, 0}), 4, false);
+  compare_with_one_gpu<TinyBias, One>(mpi_world(), no_shard, cp(2, {2, 64, 2, 0}), 4, false);
 }
 
 TEST(ContextParallelHostStaged, Cp4) {  // 4 ranks: 8 chunks of 64
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(4, {1, 512, 2, 0}), 3, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(4, {1, 512, 2, 0}), 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2Zero1) {  // CP 2 x DP 2 at 4 ranks: ZeRO-1 over DP x CP
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), true, cp(2, {1, 256, 2, 0}), 3, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero1, cp(2, {1, 256, 2, 0}), 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2TensorParallel2SequenceParallel) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});
   shape.sequence_parallel = true;
-  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), false, shape, 3, false);
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), no_shard, shape, 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2Pipeline2) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow4, Pp2>(mpi_world(), false, cp(2, {1, 256, 4, 0}), 3, false);
+  compare_with_one_gpu<LlamaNarrow4, Pp2>(mpi_world(), no_shard, cp(2, {1, 256, 4, 0}), 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2Fp8Delayed) {  // every CP rank casts with the group's scales
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow4, One>(mpi_world(), false, cp(2, {1, 256, 2, 0}), 4, false,
+  compare_with_one_gpu<LlamaNarrow4, One>(mpi_world(), no_shard, cp(2, {1, 256, 2, 0}), 4, false,
                                           true, fp8(train::Fp8Recipe::delayed));
 }
 
 TEST(ContextParallelHostStaged, Cp2Fp8Current) {
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow4, One>(mpi_world(), false, cp(2, {1, 256, 2, 0}), 4, false,
+  compare_with_one_gpu<LlamaNarrow4, One>(mpi_world(), no_shard, cp(2, {1, 256, 2, 0}), 4, false,
                                           true, fp8(train::Fp8Recipe::current));
 }
 
@@ -94,14 +97,14 @@ TEST(ContextParallelHostStaged, Cp2FullRecomputation) {  // the recomputed forwa
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});
   shape.recompute = train::Recompute{train::RecomputeGranularity::full, train::RecomputeMethod::uniform, 1};
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, shape, 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2SelectiveRecomputation) {  // the rerun MLP under CP
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});
   shape.recompute = train::selective_recompute(static_cast<unsigned>(train::RecomputeModule::mlp));
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, shape, 3, false);
 }
 
 // The flash kernels (HIP's, or --attention flash): each local chunk in one call over every key up
@@ -110,19 +113,19 @@ constexpr auto flash = train::AttentionChoice::flash;
 
 TEST(ContextParallelHostStaged, Cp2Flash) {
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {1, 512, 2, 0}), 4, true, true,
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(2, {1, 512, 2, 0}), 4, true, true,
                                          {}, flash);
 }
 
 TEST(ContextParallelHostStaged, Cp2FlashChunkNotATileMultiple) {  // chunks of 90, mbs 2
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(2, {2, 360, 1, 0}), 3, false, true,
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(2, {2, 360, 1, 0}), 3, false, true,
                                          {}, flash);
 }
 
 TEST(ContextParallelHostStaged, Cp4Flash) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, cp(4, {1, 512, 2, 0}), 3, false, true,
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, cp(4, {1, 512, 2, 0}), 3, false, true,
                                          {}, flash);
 }
 
@@ -130,24 +133,24 @@ TEST(ContextParallelHostStaged, Cp2FlashFullRecomputation) {
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});
   shape.recompute = train::Recompute{train::RecomputeGranularity::full, train::RecomputeMethod::uniform, 1};
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, shape, 3, false, true, {}, flash);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, shape, 3, false, true, {}, flash);
 }
 
 // NCCL, one GPU a rank, the step captured as a graph (the gathers and reduce-scatters in it).
 TEST(ContextParallelNccl, Cp2Graph) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), false, cp(2, {1, 512, 2, 0}), 4, true);
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), no_shard, cp(2, {1, 512, 2, 0}), 4, true);
 }
 
 TEST(ContextParallelNccl, Cp2FlashGraph) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), false, cp(2, {1, 512, 2, 0}), 4, true, true,
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), no_shard, cp(2, {1, 512, 2, 0}), 4, true, true,
                                          {}, flash);
 }
 
 TEST(ContextParallelNccl, Cp2Zero1Graph) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), true, cp(2, {1, 512, 2, 0}), 3, true);
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), zero1, cp(2, {1, 512, 2, 0}), 3, true);
 }
 
 /// The memory plan against the busiest rank's measured peak at Llama 3.1 8B's width, 2 layers,

@@ -22,6 +22,9 @@ using namespace tprimat;
 using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::compare_with_one_gpu;
+using tprimat::testing::no_shard;
+using tprimat::testing::zero1;
+using tprimat::testing::zero2;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::random_tokens;
 using tprimat::testing::TinyTied;
@@ -42,7 +45,7 @@ void compare_zero_with_all_reduce(World world, train::StepShape shape, int steps
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;
   train::OptimizerConfig sharded = opt;
-  sharded.distributed_optimizer = true;
+  sharded.sharding = train::ShardingStrategy::optim;
   const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
   train::TrainingStep<Gpu, M, One, World> plain(shape, opt, seed, world, eager);
   train::TrainingStep<Gpu, M, One, World> zero(shape, sharded, seed, world, eager);
@@ -63,17 +66,17 @@ void compare_zero_with_all_reduce(World world, train::StepShape shape, int steps
 
 TEST(DataParallelHostStaged, LlamaNarrowAllReduce) {
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), false, {1, 128, 1, 0}, 5, true);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), no_shard, {1, 128, 1, 0}, 5, true);
 }
 
 TEST(DataParallelHostStaged, LlamaNarrowZero1) {
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), true, {1, 128, 1, 0}, 5, true);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero1, {1, 128, 1, 0}, 5, true);
 }
 
 TEST(DataParallelHostStaged, LlamaNarrowZero1InLine) {  // --no-overlap
   TPRIMAT_REQUIRE_GPU();
-  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), true, {1, 128, 1, 0}, 3, true, false);
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero1, {1, 128, 1, 0}, 3, true, false);
 }
 
 /// FP8 (docs/fp8.md) under DP against one GPU on the same global batch: weights (and their
@@ -84,13 +87,13 @@ constexpr auto fp8 = train::PrecisionConfig::fp8_hybrid;
 TEST(DataParallelHostStaged, Fp8DelayedZero1) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(
-      mpi_world(), true, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::delayed));
+      mpi_world(), zero1, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::delayed));
 }
 
 TEST(DataParallelHostStaged, Fp8CurrentAllReduce) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(
-      mpi_world(), false, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::current));
+      mpi_world(), no_shard, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::current));
 }
 
 /// ZeRO-1 holds the remainders (2 B) and both moments (8 B) of its 1/DP slice only: the engine
@@ -101,7 +104,7 @@ TEST(DataParallelHostStaged, Zero1HoldsOneSliceOfTheOptimizerState) {
   const int dp = world.size();
   if (dp == 1) GTEST_SKIP() << "one rank has nothing to shard (run under mpirun -np 2 or 3)";
   train::OptimizerConfig opt, sharded;
-  sharded.distributed_optimizer = true;
+  sharded.sharding = train::ShardingStrategy::optim;
   const train::StepShape shape{1, 128, 1, 0};
   train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> plain(shape, opt, 7, world);
   train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> zero(shape, sharded, 7, world);
@@ -111,7 +114,7 @@ TEST(DataParallelHostStaged, Zero1HoldsOneSliceOfTheOptimizerState) {
   in.dp = dp;
   in.compute_bytes = 2;
   const bench::MemoryPlan full = bench::plan_memory(in);
-  in.distributed_optimizer = true;
+  in.sharding = train::ShardingStrategy::optim;
   const bench::MemoryPlan shard = bench::plan_memory(in);
   const double planned = (full.master + full.adam_moments) - (shard.master + shard.adam_moments);
   EXPECT_GT(planned, 0.0);
@@ -126,17 +129,17 @@ TEST(DataParallelHostStaged, TiedEmbeddingsZero1MatchesAllReduce) {
 
 TEST(DataParallelNccl, LlamaNarrowAllReduce) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), false, {1, 128, 1, 0}, 5, true);
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), no_shard, {1, 128, 1, 0}, 5, true);
 }
 
 TEST(DataParallelNccl, LlamaNarrowZero1) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), true, {1, 128, 1, 0}, 5, true);
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), zero1, {1, 128, 1, 0}, 5, true);
 }
 
 TEST(DataParallelNccl, LlamaNarrowZero1Eager) {
   TPRIMAT_REQUIRE_GPU_PER_RANK();
-  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), true, {1, 128, 2, 0}, 3, false);
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), zero1, {1, 128, 2, 0}, 3, false);
 }
 
 TEST(DataParallelNccl, TiedEmbeddingsZero1MatchesAllReduce) {

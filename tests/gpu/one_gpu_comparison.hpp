@@ -23,6 +23,12 @@
 
 namespace tprimat::testing {
 
+/// What DP shards in a comparison (train::ShardingStrategy): nothing, ZeRO-1, ZeRO-2.
+inline constexpr auto no_shard = train::ShardingStrategy::no_shard;
+inline constexpr auto zero1 = train::ShardingStrategy::optim;
+inline constexpr auto zero2 = train::ShardingStrategy::optim_grads;
+
+
 /// Each tensor of this rank's shard (`mine`, in `shard`'s order; another stage's tensors are
 /// skipped) with the same block of the whole model's buffer (`whole`, in `one`'s order):
 /// f(tensor, its values here, the block there).
@@ -153,13 +159,14 @@ inline std::vector<std::int32_t> replica_tokens(std::size_t per_rank, int dp, in
 /// micro-batches), from the same seed and tokens, under OneGpuBounds:
 /// - Start: every rank's shard holds one GPU's weights exactly (draws keyed by place), and under
 ///   an uneven pipeline split (shape.stage_layers) its stage's own count of layers.
-/// - Each step: loss and gradient norm; without ZeRO-1 (where a rank holds only its slices'
+/// - Each step: loss and gradient norm; without sharding (where a rank holds only its slices'
 ///   reduced gradients) every tensor's gradient. A mismatch names the tensor.
 /// - End: every fp32 master weight within one bf16 rounding (2^-8 relative) + 2 x steps x lr_peak,
 ///   or equal where the sums are the same; the fractions beyond one rounding bounded.
 /// Both sides run the attention kernels `attention` names.
 template <class M, class L, class World>
-void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int steps, bool graph,
+void compare_with_one_gpu(World world, train::ShardingStrategy sharding, train::StepShape shape,
+                          int steps, bool graph,
                           bool overlap = true, const train::PrecisionConfig& precision = {},
                           train::AttentionChoice attention = train::AttentionChoice::automatic) {
   using One = parallel::Layout<1, 1>;
@@ -167,14 +174,17 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
   const int mp = L::tp * L::pp * shape.context_parallel;
   if (size % mp != 0)
     GTEST_SKIP() << "TP x PP x CP = " << mp << " does not divide " << size << " ranks";
-  if (zero && size < 2 * mp) GTEST_SKIP() << "ZeRO-1 needs DP=2: run under mpirun -np " << 2 * mp;
+  const bool zero = sharding != train::ShardingStrategy::no_shard;
+  const std::string zero_name = zero ? " ZeRO-" + std::to_string(train::zero_stage(sharding)) : "";
+  if (zero && size < 2 * mp)
+    GTEST_SKIP() << zero_name << " needs DP=2: run under mpirun -np " << 2 * mp;
   const bool capturable = size == 1 || train::device_collectives_of(world)->capturable();
   const std::uint64_t seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(rank) + " of " +
-               std::to_string(size) + (zero ? ", ZeRO-1" : ""));
+               std::to_string(size) + zero_name);
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;  // a real learning rate from step 2 on, so the updates matter
-  opt.distributed_optimizer = zero;
+  opt.sharding = sharding;
   train::DeviceOptions options{attention, graph, false, overlap};
   options.precision = precision;
   train::TrainingStep<backend::Gpu, M, L, World> ranks(shape, opt, seed, std::move(world),
@@ -268,7 +278,7 @@ void compare_with_one_gpu(World world, bool zero, train::StepShape shape, int st
       "[rank %d] %s tp %d pp %d cp %d dp %d%s%s: worst relative loss %.2e, norm %.2e, tensor "
       "gradient %.2e (%s); worst weight error %.2e, %lld of %lld weights beyond one bf16 "
       "rounding\n",
-      rank, precision.name().c_str(), L::tp, L::pp, shape.context_parallel, dp, zero ? " ZeRO-1" : "",
+      rank, precision.name().c_str(), L::tp, L::pp, shape.context_parallel, dp, zero_name.c_str(),
       ranks.shape().sequence_parallel ? " SP" : "", worst_loss, worst_norm, worst_grad,
       worst_grad_tensor.c_str(), worst_weight, static_cast<long long>(beyond),
       static_cast<long long>(total));

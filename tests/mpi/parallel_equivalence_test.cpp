@@ -124,6 +124,11 @@ enum class AdamEps { smooth, standard };
 /// Megatron's sequence parallelism under TP (StepShape::sequence_parallel), or plain TP.
 enum class SeqPar { off, on };
 
+// What DP shards (train::ShardingStrategy): nothing, ZeRO-1, ZeRO-2.
+constexpr auto no_shard = train::ShardingStrategy::no_shard;
+constexpr auto zero1 = train::ShardingStrategy::optim;
+constexpr auto zero2 = train::ShardingStrategy::optim_grads;
+
 struct Observed {
   double loss = 0, norm = 0, weight = 0;  // largest relative differences seen
   double weight_in_lr = 0;  // largest |w_par - w_one| over the sum of the learning rates applied
@@ -137,7 +142,7 @@ struct Observed {
 /// and gradient norms 1e-5 relative; weights 1e-5 of their tensor's scale with Adam eps 1e-4,
 /// with the default 1e-8 what a sign flip of a normalised update can cost.
 template <class M, int Tp, int Pp>
-Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
+Observed compare_with_one_process(train::ShardingStrategy sharding, int accum, AdamEps eps,
                                   const std::vector<int>& stage_layers = {},
                                   SeqPar sp = SeqPar::off, int cp = 1) {
   Mpi world;
@@ -151,7 +156,7 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
   opt.lr_peak = 1e-3;
   opt.warmup_steps = 1;
   opt.decay_steps = 10;
-  opt.distributed_optimizer = zero;
+  opt.sharding = sharding;
   // Adam divides each gradient by its own running magnitude: with eps 1e-8 a gradient of 1e-9
   // (pure summation-order noise, of either sign; the key bias's exact gradient is 0) becomes a
   // full lr-sized step, so two correct runs may differ by 2 lr per step in such weights. eps 1e-4
@@ -268,12 +273,13 @@ Observed compare_with_one_process(bool zero, int accum, AdamEps eps,
 }
 
 template <class M, int Tp, int Pp = 1>
-void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = AdamEps::smooth,
+void check_layout(const char* what, train::ShardingStrategy sharding, int accum = 2,
+                  AdamEps eps = AdamEps::smooth,
                   const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off,
                   int cp = 1) {
   Mpi world;
   const Observed o =
-      compare_with_one_process<M, Tp, Pp>(zero, accum, eps, stage_layers, sp, cp);
+      compare_with_one_process<M, Tp, Pp>(sharding, accum, eps, stage_layers, sp, cp);
   double worst[5] = {o.loss, o.norm, o.weight, o.weight_in_lr, o.off_tight};
   MPI_Allreduce(MPI_IN_PLACE, worst, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world.rank() == 0)
@@ -289,9 +295,9 @@ void check_layout(const char* what, bool zero, int accum = 2, AdamEps eps = Adam
 // otherwise; Adam eps 1e-4 unless the test's name says the default.
 TEST(ParallelEquivalence, TensorParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
-  check_layout<model::Tiny, 2>("TP=2", false);
-  check_layout<TinyQkvBias, 2>("TP=2", false);
-  check_layout<TinyTied, 2>("TP=2", false);
+  check_layout<model::Tiny, 2>("TP=2", no_shard);
+  check_layout<TinyQkvBias, 2>("TP=2", no_shard);
+  check_layout<TinyTied, 2>("TP=2", no_shard);
 }
 
 // Sequence parallelism changes which rank sums which rows (reduce-scatter, all-gather instead
@@ -301,12 +307,12 @@ TEST(ParallelEquivalence, TensorParallel2) {
 TEST(ParallelEquivalence, SequenceParallelTensorParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 alone needs 2 ranks";
   const auto sp = SeqPar::on;
-  check_layout<model::Tiny, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
-  check_layout<TinyQkvBias, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
-  check_layout<TinyTied, 2>("TP=2 SP", false, 2, AdamEps::smooth, {}, sp);
-  check_layout<TinyQkvBias, 2>("TP=2 SP", false, 2, AdamEps::standard, {}, sp);
+  check_layout<model::Tiny, 2>("TP=2 SP", no_shard, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2>("TP=2 SP", no_shard, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyTied, 2>("TP=2 SP", no_shard, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2>("TP=2 SP", no_shard, 2, AdamEps::standard, {}, sp);
   // At TP=1 the flag means nothing: the step turns it off and runs plain DP.
-  check_layout<model::Tiny, 1>("DP=2 SP asked", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<model::Tiny, 1>("DP=2 SP asked", no_shard, 2, AdamEps::smooth, {}, sp);
 }
 
 TEST(ParallelEquivalence, SequenceParallelRowsMustSplitOverTp) {
@@ -326,10 +332,10 @@ TEST(ParallelEquivalence, SequenceParallelRowsMustSplitOverTp) {
 
 TEST(ParallelEquivalence, PipelineParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
-  check_layout<model::Tiny, 1, 2>("PP=2", false);
-  check_layout<TinyQkvBias, 1, 2>("PP=2", false);
+  check_layout<model::Tiny, 1, 2>("PP=2", no_shard);
+  check_layout<TinyQkvBias, 1, 2>("PP=2", no_shard);
   // 4 micro-batches: 1F1B's steady phase runs 3 times on stage 0 and reuses its 2 slots.
-  check_layout<TinyQkvBias, 1, 2>("PP=2 accum 4", false, 4);
+  check_layout<TinyQkvBias, 1, 2>("PP=2 accum 4", no_shard, 4);
 }
 
 // An uneven split (Megatron's --decoder-first/last-pipeline-num-layers) of 4 layers: 3+1 and
@@ -339,8 +345,8 @@ TEST(ParallelEquivalence, PipelineParallel2UnevenSplit) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "PP=2 alone needs 2 ranks";
   for (const std::vector<int> split : {std::vector<int>{3, 1}, std::vector<int>{1, 3}}) {
     const std::string what = "PP=2 split " + parallel::stage_layers_text(split);
-    check_layout<model::Tiny, 1, 2>(what.c_str(), false, 2, AdamEps::smooth, split);
-    check_layout<TinyQkvBias, 1, 2>((what + " accum 4").c_str(), false, 4, AdamEps::smooth, split);
+    check_layout<model::Tiny, 1, 2>(what.c_str(), no_shard, 2, AdamEps::smooth, split);
+    check_layout<TinyQkvBias, 1, 2>((what + " accum 4").c_str(), no_shard, 4, AdamEps::smooth, split);
   }
 }
 
@@ -374,80 +380,100 @@ TEST(ParallelEquivalence, PipelineStagesHoldTheirSplitsLayers) {
 
 TEST(ParallelEquivalence, DataParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "DP=2 needs 2 ranks";
-  check_layout<model::Tiny, 1>("DP=2", false);
-  check_layout<TinyTied, 1>("DP=2", false);
+  check_layout<model::Tiny, 1>("DP=2", no_shard);
+  check_layout<TinyTied, 1>("DP=2", no_shard);
 }
 
 TEST(ParallelEquivalence, DataParallel2DistributedOptimizer) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "DP=2 needs 2 ranks";
-  check_layout<model::Tiny, 1>("DP=2 ZeRO-1", true);
-  check_layout<TinyTied, 1>("DP=2 ZeRO-1", true);
+  check_layout<model::Tiny, 1>("DP=2 ZeRO-1", zero1);
+  check_layout<TinyTied, 1>("DP=2 ZeRO-1", zero1);
 }
 
 // The default eps 1e-8 on the layouts that sum in another order (TP and DP; PP is bit-exact):
 // the key bias's gradient is 0 exactly, so its Adam steps are pure noise.
 TEST(ParallelEquivalence, DefaultAdamEpsTensorParallel2DataParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "TP=2 and DP=2 alone need 2 ranks";
-  check_layout<TinyQkvBias, 2>("TP=2", false, 2, AdamEps::standard);
-  check_layout<TinyTied, 1>("DP=2 ZeRO-1", true, 2, AdamEps::standard);
+  check_layout<TinyQkvBias, 2>("TP=2", no_shard, 2, AdamEps::standard);
+  check_layout<TinyTied, 1>("DP=2 ZeRO-1", zero1, 2, AdamEps::standard);
 }
 
 TEST(ParallelEquivalence, TensorParallel4) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=4 needs 4 ranks";
-  check_layout<model::Tiny, 4>("TP=4", false);
-  check_layout<TinyTiedKv4, 4>("TP=4", false);
+  check_layout<model::Tiny, 4>("TP=4", no_shard);
+  check_layout<TinyTiedKv4, 4>("TP=4", no_shard);
 }
 
 TEST(ParallelEquivalence, DefaultAdamEpsTensorParallel4AndTensorParallel2DataParallel2) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=4 and TP=2 x DP=2 need 4 ranks";
-  check_layout<TinyTiedKv4, 4>("TP=4", false, 2, AdamEps::standard);
-  check_layout<TinyQkvBias, 2>("TP=2 x DP=2 ZeRO-1", true, 2, AdamEps::standard);
+  check_layout<TinyTiedKv4, 4>("TP=4", no_shard, 2, AdamEps::standard);
+  check_layout<TinyQkvBias, 2>("TP=2 x DP=2 ZeRO-1", zero1, 2, AdamEps::standard);
 }
 
 TEST(ParallelEquivalence, TensorParallel2PipelineParallel2) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x PP=2 needs 4 ranks";
-  check_layout<model::Tiny, 2, 2>("TP=2 x PP=2", false);
-  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2", false);
+  check_layout<model::Tiny, 2, 2>("TP=2 x PP=2", no_shard);
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2", no_shard);
 }
 
 TEST(ParallelEquivalence, TensorParallel2PipelineParallel2UnevenSplit) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x PP=2 needs 4 ranks";
-  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 split 3+1", false, 2, AdamEps::smooth, {3, 1});
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 split 3+1", no_shard, 2, AdamEps::smooth, {3, 1});
 }
 
 TEST(ParallelEquivalence, PipelineParallel2DataParallel2UnevenSplitDistributedOptimizer) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
-  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", true, 2, AdamEps::smooth, {1, 3});
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 split 1+3", zero1, 2, AdamEps::smooth, {1, 3});
 }
 
 TEST(ParallelEquivalence, SequenceParallelTensorParallel4AndTensorParallel2PipelineParallel2) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=4 and TP=2 x PP=2 need 4 ranks";
   const auto sp = SeqPar::on;
-  check_layout<TinyTiedKv4, 4>("TP=4 SP", false, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyTiedKv4, 4>("TP=4 SP", no_shard, 2, AdamEps::smooth, {}, sp);
   // The stage boundary carries each TP rank's seq / TP rows; 4 micro-batches reuse the slots.
-  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP", false, 2, AdamEps::smooth, {}, sp);
-  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP accum 4", false, 4, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP", no_shard, 2, AdamEps::smooth, {}, sp);
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP accum 4", no_shard, 4, AdamEps::smooth, {}, sp);
   // Both of issue 26's layouts at once: SP's slices over an uneven 3+1 pipeline.
-  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP split 3+1", false, 2, AdamEps::smooth, {3, 1},
+  check_layout<TinyQkvBias, 2, 2>("TP=2 x PP=2 SP split 3+1", no_shard, 2, AdamEps::smooth, {3, 1},
                                   sp);
-  check_layout<model::Tiny, 2>("TP=2 x DP=2 SP ZeRO-1", true, 2, AdamEps::smooth, {}, sp);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2 SP ZeRO-1", zero1, 2, AdamEps::smooth, {}, sp);
 }
 
 TEST(ParallelEquivalence, TensorParallel2DataParallel2) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "TP=2 x DP=2 needs 4 ranks";
-  check_layout<model::Tiny, 2>("TP=2 x DP=2", false);
-  check_layout<TinyTied, 2>("TP=2 x DP=2", false);
-  check_layout<model::Tiny, 2>("TP=2 x DP=2 ZeRO-1", true);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2", no_shard);
+  check_layout<TinyTied, 2>("TP=2 x DP=2", no_shard);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2 ZeRO-1", zero1);
 }
 
 TEST(ParallelEquivalence, PipelineParallel2DataParallel2DistributedOptimizer) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "PP=2 x DP=2 needs 4 ranks";
-  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1", true);
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1", zero1);
 }
 
 TEST(ParallelEquivalence, DataParallel4DistributedOptimizer) {
   if (Mpi{}.size() != 4) GTEST_SKIP() << "DP=4 needs 4 ranks";
-  check_layout<TinyTied, 1>("DP=4 ZeRO-1", true);
+  check_layout<TinyTied, 1>("DP=4 ZeRO-1", zero1);
+}
+
+// ZeRO-2 reduce-scatters each micro-batch's gradients (after its backward, under 1F1B too) and
+// sums this rank's shard of them: the sums run in another order than plain DP's, within the same
+// fp32 bounds.
+TEST(ParallelEquivalence, DataParallel2ShardedGradients) {
+  if (Mpi{}.size() != 2) GTEST_SKIP() << "DP=2 needs 2 ranks";
+  check_layout<model::Tiny, 1>("DP=2 ZeRO-2", zero2);
+  check_layout<TinyTied, 1>("DP=2 ZeRO-2 accum 3", zero2, 3);
+  check_layout<TinyQkvBias, 1>("DP=2 ZeRO-2", zero2, 2, AdamEps::standard);
+  check_layout<model::Tiny, 1>("CP=2 ZeRO-2", zero2, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+}
+
+TEST(ParallelEquivalence, ShardedGradientsWithTpSpPpCpAtFourRanks) {
+  if (Mpi{}.size() != 4) GTEST_SKIP() << "DP=4, TP=2 x DP=2, PP=2 x DP=2 and CP=2 x DP=2 need 4 ranks";
+  check_layout<TinyTied, 1>("DP=4 ZeRO-2", zero2);
+  check_layout<model::Tiny, 2>("TP=2 x DP=2 SP ZeRO-2", zero2, 2, AdamEps::smooth, {}, SeqPar::on);
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-2 accum 4", zero2, 4);
+  check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-2", zero2, 2, AdamEps::smooth, {}, SeqPar::off,
+                               2);
 }
 
 // ---- context parallelism ----------------------------------------------------------------------
@@ -458,19 +484,19 @@ TEST(ParallelEquivalence, DataParallel4DistributedOptimizer) {
 
 TEST(ContextParallelEquivalence, ContextParallel2) {
   if (Mpi{}.size() != 2) GTEST_SKIP() << "CP=2 alone needs 2 ranks";
-  check_layout<model::Tiny, 1>("CP=2", false, 2, AdamEps::smooth, {}, SeqPar::off, 2);
-  check_layout<TinyQkvBias, 1>("CP=2", false, 2, AdamEps::smooth, {}, SeqPar::off, 2);
-  check_layout<TinyTied, 1>("CP=2 ZeRO-1", true, 2, AdamEps::standard, {}, SeqPar::off, 2);
+  check_layout<model::Tiny, 1>("CP=2", no_shard, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyQkvBias, 1>("CP=2", no_shard, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyTied, 1>("CP=2 ZeRO-1", zero1, 2, AdamEps::standard, {}, SeqPar::off, 2);
 }
 
 TEST(ContextParallelEquivalence, ContextParallel4AndWithTpSpPpAndDp) {
   if (Mpi{}.size() != 4)
     GTEST_SKIP() << "CP=4, CP=2 x TP=2, CP=2 x PP=2 and CP=2 x DP=2 need 4 ranks";
-  check_layout<model::Tiny, 1>("CP=4", false, 2, AdamEps::smooth, {}, SeqPar::off, 4);
-  check_layout<TinyQkvBias, 2>("CP=2 x TP=2 SP", false, 2, AdamEps::smooth, {}, SeqPar::on, 2);
-  check_layout<TinyQkvBias, 1, 2>("CP=2 x PP=2", false, 2, AdamEps::smooth, {}, SeqPar::off,
+  check_layout<model::Tiny, 1>("CP=4", no_shard, 2, AdamEps::smooth, {}, SeqPar::off, 4);
+  check_layout<TinyQkvBias, 2>("CP=2 x TP=2 SP", no_shard, 2, AdamEps::smooth, {}, SeqPar::on, 2);
+  check_layout<TinyQkvBias, 1, 2>("CP=2 x PP=2", no_shard, 2, AdamEps::smooth, {}, SeqPar::off,
                                   2);
-  check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-1", true, 2, AdamEps::smooth, {}, SeqPar::off,
+  check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-1", zero1, 2, AdamEps::smooth, {}, SeqPar::off,
                                2);
 }
 

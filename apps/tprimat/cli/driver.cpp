@@ -27,6 +27,7 @@
 #include "cli/progress.hpp"
 #include "cli/recompute_flags.hpp"
 #include "cli/runner.hpp"
+#include "cli/sharding_flags.hpp"
 
 namespace tprimat::cli {
 
@@ -40,7 +41,7 @@ std::string describe_job(const Job& job) {
                   (c.plan.cp > 1 ? " CP=" + std::to_string(c.plan.cp) : "") +
                   " DP=" + std::to_string(c.plan.dp) +
                   " GradAccum=" + std::to_string(c.plan.grad_accum) +
-                  (c.optimizer.distributed_optimizer ? " ZeRO-1" : "") +
+                  sharding_suffix(c.optimizer.sharding) +
                   (c.sequence_parallel ? " SP" : "") +
                   (c.recompute.on() ? " recompute " + recompute_text(c.recompute) : "") + ", mbs " + std::to_string(c.mbs) + " gbs " +
                   std::to_string(c.gbs) + " seq " + std::to_string(c.seq) + ", " + c.precision +
@@ -306,8 +307,9 @@ std::string fit_advice(const Job& job, double capacity_bytes) {
            " GPU(s); with the distributed optimizer it fits on --num-gpus " +
            std::to_string(gpus) + "\n";
   } else {
-    out += "  no single change of --distributed-optimizer, --recompute-granularity, --cp, --tp or "
-           "--pp fits, nor more GPUs with the distributed optimizer\n";
+    out += "  no single change of --distributed-optimizer, --data-parallel-sharding-strategy, "
+           "--recompute-granularity, --cp, --tp or --pp fits, nor more GPUs with the distributed "
+           "optimizer\n";
   }
   bench::MemoryPlanInput in = job.memory_input;
   in.dims = c.full.with_layers(c.full.layers);
@@ -400,7 +402,8 @@ int run_plan(BenchOptions opts, Environment env) {
                         (plan.cp > 1 ? " CP=" + std::to_string(plan.cp) : "") +
                         " DP=" + std::to_string(plan.dp) +
                         " GA=" + std::to_string(plan.grad_accum) +
-                        (opts.distributed_optimizer && plan.dp * plan.cp > 1 ? " ZeRO-1" : ""),
+                        (plan.dp * plan.cp > 1 ? sharding_suffix(sharding_strategy(opts))
+                                               : std::string()),
                     "", job.ctx.predicted.total};
         if (capacity > 0)
           row.verdict = row.total_bytes > capacity ? "does NOT fit"

@@ -60,10 +60,18 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
     const double total = bench::plan_memory(changed).total;
     if (total <= capacity_bytes) out.push_back({std::move(flags), total});
   };
-  if (!in.distributed_optimizer && in.dp * in.shape.context_parallel > 1) {
-    auto z = in;
-    z.distributed_optimizer = true;
-    consider(z, "--distributed-optimizer");
+  if (in.dp * in.shape.context_parallel > 1) {
+    using train::ShardingStrategy;
+    if (in.sharding == ShardingStrategy::no_shard) {
+      auto z = in;
+      z.sharding = ShardingStrategy::optim;
+      consider(z, "--distributed-optimizer");
+    }
+    if (in.sharding == ShardingStrategy::no_shard || in.sharding == ShardingStrategy::optim) {
+      auto z = in;
+      z.sharding = ShardingStrategy::optim_grads;
+      consider(z, "--data-parallel-sharding-strategy optim_grads");
+    }
   }
   if (!in.shape.recompute.on()) {
     // Selective first: two GEMMs a layer more against full's whole forward. The device engines
@@ -96,9 +104,10 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
 }
 
 /// The fewest GPUs, up to 64 times `world`, on which `in`'s layout with the distributed
-/// optimizer fits (its optimizer state shards over more DP ranks); 0 when none does.
+/// optimizer (or the sharding it already asks for, if more) fits (its optimizer state shards over
+/// more DP ranks); 0 when none does.
 inline int gpus_that_fit(bench::MemoryPlanInput in, int world, int gbs, double capacity_bytes) {
-  in.distributed_optimizer = true;
+  if (in.sharding == train::ShardingStrategy::no_shard) in.sharding = train::ShardingStrategy::optim;
   in.shape.stage_layers.clear();
   for (int n = world * 2; n <= world * 64; n *= 2) {
     auto more = in;

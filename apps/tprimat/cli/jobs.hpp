@@ -40,6 +40,7 @@
 #include "cli/fit_options.hpp"
 #include "cli/layout_flags.hpp"
 #include "cli/options.hpp"
+#include "cli/sharding_flags.hpp"
 #include "cli/output_lock.hpp"
 #include "cli/config_documents.hpp"
 #include "cli/config_settings.hpp"
@@ -138,7 +139,8 @@ inline std::vector<std::string> all_models() { return {"llama", "qwen", "mistral
 /// The LR schedule of a run of `total` steps. A run of 500 steps or more gets the seeds' settings
 /// (warm-up 50, cosine to 500, their train_iters); a shorter one keeps their shape, 10% warm-up
 /// then cosine to its last step, so a short run still trains (timing does not depend on it).
-/// `--distributed-optimizer` rides here too; at DP 1 the step has nothing to shard.
+/// The sharding strategy rides here too (cli/sharding_flags.hpp); at DP 1 the step has nothing
+/// to shard.
 inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
   train::OptimizerConfig c;
   if (total < c.decay_steps) {
@@ -147,7 +149,7 @@ inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
   }
   if (o.lr > 0) c.lr_peak = o.lr;
   if (o.lr_warmup >= 0) c.warmup_steps = o.lr_warmup;
-  c.distributed_optimizer = o.distributed_optimizer;
+  c.sharding = sharding_strategy(o);
   return c;
 }
 
@@ -314,8 +316,11 @@ inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Jo
                            "drop " + flag + ", or pass one --parallel strategy (or --tp/--pp) it "
                            "applies to");
   };
-  if (o.distributed_optimizer && none([](const auto& p) { return p.dp * p.cp > 1; }))
-    refuse("--distributed-optimizer", "DP 1 (ZeRO-1 shards over DP ranks)");
+  if (sharding_strategy(o) != train::ShardingStrategy::no_shard &&
+      none([](const auto& p) { return p.dp * p.cp > 1; }))
+    refuse(o.sharding_strategy.empty() ? std::string("--distributed-optimizer")
+                                       : "--data-parallel-sharding-strategy " + o.sharding_strategy,
+           "DP 1 (" + sharding_label(sharding_strategy(o)) + " shards over DP ranks)");
   if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
     refuse("--sequence-parallel", "TP 1 (sequence parallelism splits over TP ranks)");
   const bool split = o.first_stage_layers > 0 || o.last_stage_layers > 0 ||
@@ -455,7 +460,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   mem.shape.mbs = o.mbs;
   mem.shape.seq = o.seq;
   mem.shape.grad_accum = plan.grad_accum;
-  mem.distributed_optimizer = o.distributed_optimizer;
+  mem.sharding = sharding_strategy(o);
   mem.shape.sequence_parallel = sequence_parallel;
   // The --recompute-* flags, given, replace the config file's recompute_* keys.
   const bool recompute_flags = !o.recompute_granularity.empty() || !o.recompute_method.empty() ||

@@ -89,6 +89,10 @@ struct BenchOptions {
   std::string pipeline_split;  ///< --pipeline-split: even or auto; "": unset (even)
   int grad_accum = 0;  ///< --gradient-accumulation-steps: gbs is then mbs x DP x it; 0: unset
   bool distributed_optimizer = false;  ///< ZeRO-1: AdamW state and update sharded over DP ranks
+  /// --data-parallel-sharding-strategy: Megatron-FSDP's no_shard, optim (ZeRO-1), optim_grads
+  /// (ZeRO-2) or optim_grads_params (FSDP); "": unset (optim with --distributed-optimizer, else
+  /// no_shard). cli/sharding_flags.hpp reads it.
+  std::string sharding_strategy;
   /// Megatron's sequence parallelism under TP (or a config file's sequence_parallel); no effect
   /// at TP 1
   bool sequence_parallel = false;
@@ -188,7 +192,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "disagrees is refused",
     "", limits::batch_range);
   f("--distributed-optimizer,--use-distributed-optimizer", o.distributed_optimizer,
-    "ZeRO-1: shard the fp32 master weights and AdamW moments over the DP ranks (no effect at DP 1)",
+    "ZeRO-1: shard the fp32 master weights and AdamW moments over the DP ranks (no effect at DP 1; "
+    "--data-parallel-sharding-strategy optim)",
+    "");
+  f("--data-parallel-sharding-strategy", o.sharding_strategy,
+    "what DP shards, by Megatron-FSDP's names: no_shard (gradients all-reduced), optim (ZeRO-1, as "
+    "--distributed-optimizer), optim_grads (ZeRO-2: each micro-batch's gradients reduce-scattered "
+    "into this rank's fp32 shard, no whole gradient buffer); default: no_shard, or optim with "
+    "--distributed-optimizer",
     "");
   f("--sequence-parallel", o.sequence_parallel,
     "Megatron's sequence parallelism under TP: residual stream and norms split over the TP ranks "

@@ -36,7 +36,9 @@ struct MemoryPlanInput {
   /// hold shape.stage_layers (empty: layers / PP each) and keep up to shape.grad_accum
   /// micro-batches in flight under 1F1B.
   train::StepShape shape = {};
-  bool distributed_optimizer = false;  ///< ZeRO-1: fp32 master and Adam moments split over DP
+  /// What DP x CP shards (train::ShardingStrategy): optim (ZeRO-1) the fp32 master's
+  /// remainders and Adam moments, optim_grads (ZeRO-2) the fp32 gradients too.
+  train::ShardingStrategy sharding = train::ShardingStrategy::no_shard;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   /// Rows of logits the head holds at once: train::loss_chunk_rows on the GPU (its bf16 logits,
   /// overwritten by their gradient), 0 for every row (the CPU engine).
@@ -150,7 +152,7 @@ inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
   shape.layers = in.dims.layers;
   const int cp = shape.context_parallel;
   train::OptimizerConfig opt;
-  opt.distributed_optimizer = in.distributed_optimizer;
+  opt.sharding = in.sharding;
   // The weights' replicas are the DP x CP group, over which ZeRO-1 shards.
   return train::plan_rank_unchecked(in.dims, shape, opt, {in.tp, 0}, {in.pp, stage},
                                     {in.dp * cp, 0}, {cp, 0});
@@ -192,10 +194,14 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
         in.workspace_bytes + double(train::table_bytes(table, train::BufferTerm::workspace));
   } else {
     // The CPU engine: fp32 weights (its own master) and gradients, AdamW's moments sharded with
-    // ZeRO-1 over DP x CP.
-    const double shard = in.distributed_optimizer ? double(in.dp) * in.shape.context_parallel : 1;
+    // ZeRO-1 over DP x CP; under ZeRO-2 it also accumulates its fp32 shard of the gradients
+    // (its model keeps a whole gradient buffer: memory is not what the reference is for).
+    const double ranks = double(in.dp) * in.shape.context_parallel;
+    const bool sharded = in.sharding != train::ShardingStrategy::no_shard && ranks > 1;
+    const double shard = sharded ? ranks : 1;
+    const bool grad_shard = sharded && in.sharding != train::ShardingStrategy::optim;
     m.weights = double(p) * in.compute_bytes;
-    m.gradients = double(p) * 4;
+    m.gradients = double(p) * 4 * (grad_shard ? 1 + 1 / shard : 1);
     m.master = double(p) * (4 - in.compute_bytes) / shard;
     m.adam_moments = double(p) * 8 / shard;
     // 1F1B: stage s keeps up to (pp - s) micro-batches' activations; the first keeps the most.

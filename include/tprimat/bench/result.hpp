@@ -289,7 +289,8 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
       {"data_parallel_size", c.plan.dp},
       {"gradient_accumulation_steps", c.plan.grad_accum},
       {"strategy_name", c.plan.strategy_name},
-      {"distributed_optimizer", c.optimizer.distributed_optimizer},
+      {"distributed_optimizer", c.optimizer.shards_optimizer()},
+      {"data_parallel_sharding_strategy", train::name_of(c.optimizer.sharding)},
       {"sequence_parallel", c.sequence_parallel},
       {"pipeline_bubble_fraction", train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   if (!c.plan.stage_layers.empty())  // an imported log does not say

@@ -820,7 +820,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const auto zero1 =
       detail::stated_bool(stated.distributed_optimizer, "use_distributed_optimizer", log);
   const auto sp = detail::stated_bool(stated.sequence_parallel, "sequence_parallel", log);
-  c.optimizer.distributed_optimizer = zero1.value_or(false);
+  c.optimizer.sharding =
+      zero1.value_or(false) ? train::ShardingStrategy::optim : train::ShardingStrategy::no_shard;
   // Megatron turns sequence parallelism off at TP 1 whatever was asked.
   c.sequence_parallel = sp.value_or(false) && tp.value > 1;
   const auto logged_seed = detail::stated_seed(stated.seed, log);
@@ -853,7 +854,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.mbs = c.mbs;
   mi.shape.seq = c.seq;
   mi.shape.grad_accum = c.plan.grad_accum;
-  mi.distributed_optimizer = c.optimizer.distributed_optimizer;
+  mi.sharding = c.optimizer.sharding;
   mi.shape.sequence_parallel = c.sequence_parallel;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.

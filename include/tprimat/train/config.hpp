@@ -14,6 +14,31 @@
 
 namespace tprimat::train {
 
+/// What data parallelism shards over the DP ranks, by Megatron-FSDP's names
+/// (`--data-parallel-sharding-strategy`):
+/// - no_shard: gradients all-reduced; every rank holds and updates every weight.
+/// - optim (ZeRO-1, Megatron's distributed optimizer): gradients reduce-scattered once a step,
+///   after the last micro-batch; each rank updates its shard (fp32 master remainders, AdamW
+///   moments) and the updated bf16 weights are all-gathered. Every rank keeps a whole fp32
+///   gradient buffer to accumulate the micro-batches in.
+/// - optim_grads (ZeRO-2): as optim, but each micro-batch's gradients are reduce-scattered as
+///   their layer's backward ends and added into this rank's fp32 shard (DeepSpeed's choice):
+///   a reduce-scatter every micro-batch instead of one a step, and no whole fp32 gradient
+///   buffer, only a few layers' worth in flight.
+/// - optim_grads_params (ZeRO-3 / FSDP): the bf16 weights sharded too. Not built yet.
+enum class ShardingStrategy { no_shard, optim, optim_grads, optim_grads_params };
+
+/// Megatron-FSDP's names of the strategies, in ShardingStrategy's order (results, the CLI).
+inline constexpr std::array<std::string_view, 4> sharding_strategy_names = {
+    "no_shard", "optim", "optim_grads", "optim_grads_params"};
+
+constexpr std::string_view name_of(ShardingStrategy s) {
+  return sharding_strategy_names[static_cast<std::size_t>(s)];
+}
+
+/// The ZeRO stage a strategy is (0 for no_shard), for labels: "ZeRO-2".
+constexpr int zero_stage(ShardingStrategy s) { return static_cast<int>(s); }
+
 /// AdamW, clipping, schedule and init: the seeds' "fair comparison" settings are the defaults.
 struct OptimizerConfig {
   double lr_peak = 3e-4;
@@ -26,9 +51,18 @@ struct OptimizerConfig {
   double weight_decay = 0.1;  ///< not applied to norm gains and biases
   double clip_norm = 1.0;     ///< global gradient norm clip; <= 0 disables
   double init_std = 0.02;
-  /// Distributed optimizer (ZeRO-1): gradients reduce-scattered over DP, AdamW state and the
-  /// update sharded across DP ranks, updated weights all-gathered. Off: gradient all-reduce.
-  bool distributed_optimizer = false;
+  /// What data parallelism shards over the DP ranks (`--data-parallel-sharding-strategy`, as
+  /// Megatron-FSDP names it; `--distributed-optimizer` is `optim`). no_shard: gradients
+  /// all-reduced, every rank updates every weight.
+  ShardingStrategy sharding = ShardingStrategy::no_shard;
+
+  /// The fp32 master's remainders and AdamW state sharded (ZeRO-1 and up).
+  constexpr bool shards_optimizer() const { return sharding != ShardingStrategy::no_shard; }
+  /// Only this rank's shard of the gradients kept (ZeRO-2 and up).
+  constexpr bool shards_gradients() const {
+    return sharding == ShardingStrategy::optim_grads ||
+           sharding == ShardingStrategy::optim_grads_params;
+  }
 };
 
 /// Activation recomputation, as Megatron names it (`--recompute-granularity full|selective`,

@@ -39,7 +39,9 @@ struct RankPlan {
   int layer_begin = 0;           ///< the model's index of this stage's first layer
   int slots = 1;                 ///< micro-batches in flight under 1F1B, each with its activations
   std::int64_t vocab_begin = 0;  ///< first token id of this TP rank's vocabulary slice
-  bool zero = false;             ///< ZeRO-1: the optimizer state sharded over DP
+  bool zero = false;  ///< ZeRO-1 and up: the optimizer state sharded over DP
+  /// ZeRO-2: each micro-batch's gradients reduce-scattered, only this rank's fp32 shard kept
+  bool sharded_grads = false;
   /// An untied embedding's gradient is cleared row by row (the rows the step's tokens touched)
   /// on one GPU; under DP other ranks' rows arrive by the reduction, so the whole tensor is.
   bool sparse_embedding_zeroing = false;
@@ -120,7 +122,8 @@ inline RankPlan plan_rank_unchecked(const model::Dims& dims, const StepShape& sh
   RankPlan p = plan_shard(dims, shape, shard_at(dims, shape, tp, pp, cp));
   p.dp = dp.size;
   p.dp_rank = dp.rank;
-  p.zero = dp.size > 1 && opt.distributed_optimizer;
+  p.zero = dp.size > 1 && opt.shards_optimizer();
+  p.sharded_grads = p.zero && opt.shards_gradients();
   p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
   return p;
 }

@@ -174,7 +174,7 @@ TEST(MemoryPlan, DistributedOptimizerShardsMasterAndMomentsOnly) {
   auto in = llama_input();
   in.dp = 8;
   const auto replicated = bench::plan_memory(in);
-  in.distributed_optimizer = true;
+  in.sharding = train::ShardingStrategy::optim;
   const auto sharded = bench::plan_memory(in);
   EXPECT_DOUBLE_EQ(sharded.master, replicated.master / 8);
   EXPECT_DOUBLE_EQ(sharded.adam_moments, replicated.adam_moments / 8);
@@ -186,7 +186,7 @@ TEST(MemoryPlan, DistributedOptimizerAtDp2HalvesMasterAndMomentsAndIsHarmlessAtD
   auto in = llama_input();
   in.dp = 2;
   const auto replicated = bench::plan_memory(in);
-  in.distributed_optimizer = true;
+  in.sharding = train::ShardingStrategy::optim;
   const auto sharded = bench::plan_memory(in);
   EXPECT_DOUBLE_EQ(sharded.master, replicated.master / 2);
   EXPECT_DOUBLE_EQ(sharded.adam_moments, replicated.adam_moments / 2);
@@ -197,13 +197,13 @@ TEST(MemoryPlan, DistributedOptimizerAtDp2HalvesMasterAndMomentsAndIsHarmlessAtD
   // One replica: nothing to shard, the plan is the one without the switch.
   in.dp = 1;
   const auto one = bench::plan_memory(in);
-  in.distributed_optimizer = false;
+  in.sharding = train::ShardingStrategy::no_shard;
   EXPECT_DOUBLE_EQ(one.total, bench::plan_memory(in).total);
   // The CPU step is fp32: no separate master, so only the moments shrink.
   in.compute_bytes = 4;
   in.dp = 2;
   const auto cpu_replicated = bench::plan_memory(in);
-  in.distributed_optimizer = true;
+  in.sharding = train::ShardingStrategy::optim;
   const auto cpu_sharded = bench::plan_memory(in);
   EXPECT_EQ(cpu_sharded.master, 0.0);
   EXPECT_DOUBLE_EQ(cpu_sharded.adam_moments, cpu_replicated.adam_moments / 2);

@@ -69,7 +69,7 @@ TEST(Result, SeedsKeysAndWarmupExcluded) {
   EXPECT_EQ(p["strategy_name"], "minimal_communication");
   EXPECT_EQ(p["distributed_optimizer"], false);
   auto zero = tiny_context();
-  zero.optimizer.distributed_optimizer = true;
+  zero.optimizer.sharding = train::ShardingStrategy::optim;
   EXPECT_EQ(bench::make_result(zero, {record(0.5)})["parallelism_config"]["distributed_optimizer"],
             true);
   EXPECT_EQ(p["sequence_parallel"], false);

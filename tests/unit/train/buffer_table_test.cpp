@@ -158,7 +158,7 @@ TEST(BufferTable, ParametersAndOptimizerStateByHand) {
   // ZeRO-1 over 3 ranks: the segments do not split in 3 x 4-element slices, so one bucket over the
   // whole buffer, padded to 3 equal chunks of whole slices; each rank updates its chunk.
   train::OptimizerConfig zero;
-  zero.distributed_optimizer = true;
+  zero.sharding = train::ShardingStrategy::optim;
   const auto three = buffers(train::plan_rank(dims, shape, zero, {1, 0}, {1, 0}, {3, 1}));
   const std::int64_t chunk = ((params + 2) / 3 + 3) / 4 * 4;
   EXPECT_EQ(term(three, BufferTerm::weights), 2 * 3 * chunk);
@@ -336,7 +336,7 @@ TEST(BufferTable, ThePlanSumsTheTableForEverySetting) {
     in.shape.sequence_parallel = next(2) == 1;
     in.precision = precisions[static_cast<std::size_t>(next(3))];
     in.shape.recompute = recomputes[static_cast<std::size_t>(next(7))];
-    in.distributed_optimizer = next(2) == 1;
+    in.sharding = static_cast<train::ShardingStrategy>(next(3));
     // The flash kernels' workspace where they could run (no CP), on half the settings.
     if (in.shape.context_parallel == 1 && in.tp == 2)
       in.attention_kernel = train::AttentionKernel::flash;

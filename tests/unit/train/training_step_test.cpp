@@ -130,7 +130,7 @@ TEST(TrainingStep, SameSeedSameNumbers) {
 TEST(TrainingStep, DistributedOptimizerOnOneRankChangesNothing) {
   data::SyntheticTokens data(256);
   train::OptimizerConfig zero;
-  zero.distributed_optimizer = true;
+  zero.sharding = train::ShardingStrategy::optim;
   TinyStep plain(step_shape(1, 16, 2, 2), {}), sharded(step_shape(1, 16, 2, 2), zero);
   for (int s = 0; s < 2; ++s) {
     const auto tokens = batch(data, s, 2, 16);

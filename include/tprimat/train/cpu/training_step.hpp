@@ -55,17 +55,23 @@ class Step {
         cp_comm_(std::make_shared<C>(groups_.cp)),
         model_(full, shape_.mbs, shape_.seq, opt.init_std, seed, shard_of(shape_, groups_, pp),
                tp_ops(tp_comm_), precision, shape_.recompute, cp_ops(cp_comm_)),
-        zero_(opt.distributed_optimizer && groups_.dp_cp_size() > 1),
+        zero_(opt.shards_optimizer() && groups_.dp_cp_size() > 1),
+        grad_shard_(zero_ && opt.shards_gradients()),
         chunk_(zero_ ? (model_.parameter_count() + groups_.dp_cp_size() - 1) / groups_.dp_cp_size()
                      : model_.parameter_count()),
         owned_begin_(zero_ ? std::min(chunk_ * groups_.dp_cp_rank(), model_.parameter_count())
                            : 0),
         owned_size_(std::min(chunk_, model_.parameter_count() - owned_begin_)),
         adam_(opt, owned_size_, owned_begin_) {
+    if (opt.sharding == ShardingStrategy::optim_grads_params)
+      throw core::InputError(
+          "sharding strategy optim_grads_params (FSDP: the weights sharded too) is not built yet",
+          "use optim_grads (ZeRO-2) or optim (ZeRO-1)");
     if (zero_) {
       grad_pad_.assign(chunk_ * groups_.dp_cp_size(), Element(0));
       chunk_buf_.assign(chunk_, Element(0));
     }
+    if (grad_shard_) grad_shard_sum_.assign(chunk_, Element(0));
   }
 
   /// One optimizer step over shape.grad_accum micro-batches of shape.mbs sequences of
@@ -86,23 +92,41 @@ class Step {
     model_.zero_grads();
     model_.begin_step();  // FP8: this step's weight casts
     double loss = 0;
+    // ZeRO-2: each micro-batch's gradients, once its backward ends, reduce-scattered over DP x CP
+    // and added into this rank's shard (as the device engine does it, segment by segment).
+    int reduced = 0;
+    const auto reduce_micro_batch = [&] {
+      if (!grad_shard_) return;
+      model_.sum_sequence_parallel_grads();
+      reduce_scatter_grads();
+      if (reduced++ == 0)
+        std::copy(chunk_buf_.begin(), chunk_buf_.end(), grad_shard_sum_.begin());
+      else
+        for (std::int64_t i = 0; i < chunk_; ++i) grad_shard_sum_[i] += chunk_buf_[i];
+      model_.zero_grads();
+    };
     if (pp_ > 1) {
-      loss = run_1f1b(model_, groups_.pp, shape_.grad_accum, tokens, per_micro, scale);
+      loss = run_1f1b(model_, groups_.pp, shape_.grad_accum, tokens, per_micro, scale,
+                      reduce_micro_batch);
     } else {
-      for (int micro = 0; micro < shape_.grad_accum; ++micro)
+      for (int micro = 0; micro < shape_.grad_accum; ++micro) {
         loss +=
             scale * model_.forward_backward(tokens.subspan(micro * per_micro, per_micro), scale);
+        reduce_micro_batch();
+      }
     }
     model_.end_step();  // FP8 delayed: the next step's scales
-    model_.sum_sequence_parallel_grads();  // the norm gains' partial gradients, summed over TP
+    // The norm gains' partial gradients, summed over TP (ZeRO-2: each micro-batch's already).
+    if (!grad_shard_) model_.sum_sequence_parallel_grads();
 
     // Gradient reduction over DP x CP (the ranks holding the same weights, each with the
     // gradient of its own tokens): the elements this rank updates end up in `owned`.
     std::span<Element> grads = model_.grads();
     std::span<Element> owned = grads;
-    if (zero_) {
-      std::copy(grads.begin(), grads.end(), grad_pad_.begin());
-      groups_.dp_cp.reduce_scatter_sum(grad_pad_, chunk_buf_);
+    if (grad_shard_) {
+      owned = std::span<Element>(grad_shard_sum_).first(owned_size_);
+    } else if (zero_) {
+      reduce_scatter_grads();
       owned = std::span<Element>(chunk_buf_).first(owned_size_);
     } else if (groups_.dp_cp_size() > 1) {
       groups_.dp_cp.all_reduce_sum(grads);
@@ -148,7 +172,7 @@ class Step {
   /// optimizer's staging buffers. All are allocated up front, so peak == held.
   std::size_t peak_bytes() const {
     return model_.bytes() + adam_.bytes() +
-           (grad_pad_.size() + chunk_buf_.size()) * sizeof(Element);
+           (grad_pad_.size() + chunk_buf_.size() + grad_shard_sum_.size()) * sizeof(Element);
   }
   int steps_done() const { return steps_done_; }
   /// Idle fraction of the 1F1B schedule this step runs (0 without pipelining).
@@ -212,6 +236,12 @@ class Step {
             },
             [tp](std::span<const Element> in, std::span<Element> out) { tp->all_gather(in, out); }};
   }
+  /// The model's gradients reduce-scattered over DP x CP: this rank's shard into chunk_buf_.
+  void reduce_scatter_grads() {
+    const std::span<const Element> grads = model_.grads();
+    std::copy(grads.begin(), grads.end(), grad_pad_.begin());
+    groups_.dp_cp.reduce_scatter_sum(grad_pad_, chunk_buf_);
+  }
   /// Sum of squares of the owned gradient elements (flat range [owned_begin_, +owned.size())),
   /// skipping TP-replicated tensors on TP ranks other than 0.
   double owned_sum_squares(std::span<const Element> owned) const {
@@ -233,11 +263,13 @@ class Step {
   std::shared_ptr<C> cp_comm_;  // shared with the model's CP collectives
   Transformer<Backend, Element> model_;
   bool zero_;
+  bool grad_shard_;  // ZeRO-2: each micro-batch reduced into grad_shard_sum_
   std::int64_t chunk_;        // elements per DP x CP shard (ZeRO-1), padded so all are equal
   std::int64_t owned_begin_;  // first flat element this rank updates
   std::int64_t owned_size_;   // elements this rank updates
   AdamW<Backend, Element> adam_;
   AlignedVector<Element> grad_pad_, chunk_buf_;  // ZeRO-1 staging: padded flat buffer, one shard
+  AlignedVector<Element> grad_shard_sum_;  // ZeRO-2: this rank's gradient shard, summed
   int steps_done_ = 0;
 };
 
@@ -257,8 +289,9 @@ class Step {
 /// layers / PP consecutive layers, or StepShape::stage_layers' counts (embedding on the first,
 /// norm + head + loss on the last) and
 /// runs 1F1B over the micro-batches (train/cpu/pipeline.hpp); DP all-reduces gradients,
-/// or with OptimizerConfig::distributed_optimizer (ZeRO-1) reduce-scatters them, updates one
-/// shard of the fp32 master weights and AdamW state per DP rank and all-gathers the weights.
+/// or with OptimizerConfig::sharding optim (ZeRO-1) reduce-scatters them, updates one shard of
+/// the fp32 master weights and AdamW state per DP rank and all-gathers the weights; optim_grads
+/// (ZeRO-2) reduce-scatters each micro-batch's gradients and sums this rank's shard of them.
 /// Tokens: every rank of one DP replica (all its TP ranks and PP stages) gets the same DP share;
 /// the first stage reads the inputs, the last the targets.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L,
