@@ -69,6 +69,11 @@ TEST(ContextParallelHostStaged, Cp2Zero1) {  // CP 2 x DP 2 at 4 ranks: ZeRO-1 o
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero1, cp(2, {1, 256, 2, 0}), 3, false);
 }
 
+TEST(ContextParallelHostStaged, Cp2Zero2) {  // CP 2 x DP 2 at 4 ranks: ZeRO-2 over DP x CP
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero2, cp(2, {1, 256, 2, 0}), 3, false);
+}
+
 TEST(ContextParallelHostStaged, Cp2TensorParallel2SequenceParallel) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});

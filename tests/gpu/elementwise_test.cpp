@@ -748,6 +748,29 @@ TEST(GpuElementwise, AddBf16AddsTheWidenedSumToTheResidualInPlaceOrNot) {
   }
 }
 
+// ---- accumulate (ZeRO-2's gradient shard sums) ------------------------------------------------
+
+TEST(GpuElementwise, AccumulateAddsInFp32BitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  TestStream s;
+  const std::int64_t n = 100'003;  // odd: the vector path's tail
+  const auto x = testing::random_normal(n + 1, seed, 1.0f);
+  const auto y = testing::random_normal(n + 1, seed + 1, 0.1f);
+  auto d_y = device(y, s);
+  for (int offset : {0, 1}) {  // 1: misaligned, the scalar kernel
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    auto d_x = device(x, s);
+    Gpu::accumulate(d_x.data() + offset, d_y.data() + offset, n, s);
+    const auto out = d_x.download();
+    const std::int64_t outside = offset == 0 ? n : 0;  // the one element past the range
+    ASSERT_EQ(out[outside], x[outside]) << "outside the range: untouched";
+    for (std::int64_t i = 0; i < n; ++i)  // one fp32 addition: the host's, bit for bit
+      ASSERT_EQ(out[offset + i], x[offset + i] + y[offset + i]) << "element " << i;
+  }
+}
+
 // ---- init ----------------------------------------------------------------------------------
 
 // A tensor-parallel shard draws its block of a tensor by the element's place in the whole one.

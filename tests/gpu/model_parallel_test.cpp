@@ -114,6 +114,16 @@ TEST(ModelParallelMemory, TensorParallelZero1PlanPredictsThePeak) {  // 4 ranks
   plan_predicts_the_peak<Tp2>(zero1);
 }
 
+TEST(ModelParallelMemory, TensorParallelZero2PlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(zero2);
+}
+
+TEST(ModelParallelMemory, PipelineZero2PlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Pp2>(zero2);
+}
+
 TEST(TensorParallelHostStaged, LlamaNarrow) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), no_shard, {1, 128, 1, 0}, 5, true);
@@ -127,6 +137,13 @@ TEST(TensorParallelHostStaged, LlamaNarrowInLine) {  // --no-overlap: the all-re
 TEST(TensorParallelHostStaged, LlamaNarrowZero1) {  // TP 2 x DP 2 at 4 ranks
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), zero1, {1, 128, 1, 0}, 5, true);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelZero2) {  // TP 2 x DP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape{1, 128, 2, 0};
+  shape.sequence_parallel = true;
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), zero2, shape, 4, true);
 }
 
 TEST(TensorParallelHostStaged, TiedEmbeddings) {  // vocab-parallel embedding and head in one
@@ -148,6 +165,11 @@ TEST(PipelineHostStaged, LlamaNarrow) {
 TEST(PipelineHostStaged, LlamaNarrowZero1) {  // PP 2 x DP 2 at 4 ranks
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrow, Pp2>(mpi_world(), zero1, {1, 128, 3, 0}, 4, true);
+}
+
+TEST(PipelineHostStaged, LlamaNarrowZero2) {  // PP 2 x DP 2 at 4 ranks, 1F1B's order
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, Pp2>(mpi_world(), zero2, {1, 128, 3, 0}, 4, true);
 }
 
 TEST(PipelineHostStaged, QkvBiasTwoLayersAStageOneMicroBatch) {

@@ -179,6 +179,8 @@ struct Gpu {
                               std::int64_t rows, int heads, int head_dim, Stream stream);
   /// x += y, summed in fp32 and rounded once.
   static void accumulate_bf16(bf16* x, const bf16* y, std::int64_t n, Stream stream);
+  /// x += y in fp32.
+  static void accumulate(float* x, const float* y, std::int64_t n, Stream stream);
 
   /// The engine's fp32 master weights live split (kernels/tprimat/kernels/split_float.hpp):
   /// `weights`, the bf16 every GEMM reads (rounded to nearest, ties away from zero), and

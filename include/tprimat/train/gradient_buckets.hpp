@@ -41,7 +41,18 @@ struct BucketPlan {
   std::vector<std::uint8_t> decay;
   std::int64_t owned = 0;    ///< elements of optimizer state a rank holds under ZeRO-1
   std::int64_t padding = 0;  ///< elements past the last parameter the collectives touch
+  /// ZeRO-2 (padded_segments): the staging buffer each segment's gradient is written into, one
+  /// micro-batch at a time (segment_slot, by segment), and each buffer's elements (slot_elements:
+  /// its segments' largest chunk x dp). Empty otherwise: the gradients live whole, in place.
+  std::vector<int> segment_slot;
+  std::vector<std::int64_t> slot_elements;
 };
+
+/// How a gradient segment finds its buckets: whole-buffer buckets in place (no_shard and ZeRO-1,
+/// whose flat gradient buffer holds every micro-batch's sum), or padded segments (ZeRO-2: one
+/// bucket per segment, each padded to dp chunks of whole slice_align elements, reduce-scattered
+/// from its own staging buffer every micro-batch).
+enum class BucketLayout { in_place, padded_segments };
 
 /// Slices start on slice_align elements so that AdamW takes its vector path on every rank, as it
 /// does on one GPU: its scalar path rounds differently (1 ulp), and DP must match one GPU.
@@ -55,7 +66,8 @@ inline constexpr std::int64_t slice_align = 4;
 /// final: correct for any size, without overlap.
 inline BucketPlan plan_gradient_buckets(
     const std::vector<std::pair<std::int64_t, std::int64_t>>& segments,
-    const ParameterTable& table, int dp, int rank) {
+    const ParameterTable& table, int dp, int rank,
+    BucketLayout layout = BucketLayout::in_place) {
   BucketPlan plan;
   const std::int64_t total = table.total();
   const bool even = std::all_of(segments.begin(), segments.end(), [&](const auto& s) {
@@ -81,7 +93,13 @@ inline BucketPlan plan_gradient_buckets(
     plan.owned += chunk;
     plan.buckets.push_back(b);
   };
-  if (dp == 1 || even) {
+  if (layout == BucketLayout::padded_segments) {
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const std::int64_t per_rank = (segments[s].second + dp - 1) / dp;
+      add(segments[s].first, segments[s].second,
+          (per_rank + slice_align - 1) / slice_align * slice_align, static_cast<int>(s));
+    }
+  } else if (dp == 1 || even) {
     for (std::size_t s = 0; s < segments.size(); ++s)
       add(segments[s].first, segments[s].second, segments[s].second / dp, static_cast<int>(s));
   } else {
@@ -128,10 +146,40 @@ struct GradientSyncPlan {
   std::vector<NormRange> norm_ranges;
 };
 
+/// ZeRO-2's staging buffers of `plan`'s segments (gradient_segments of p, one bucket each): the
+/// embedding's and the head's each their own (a tied head writes the embedding's gradient in the
+/// forward, which the embedding's backward adds to at the micro-batch's end), the layers' two in
+/// turn, so one layer's gradient is reduced while the next is computed.
+inline void plan_gradient_staging(const RankPlan& p, BucketPlan& plan) {
+  const int segments = static_cast<int>(plan.buckets.size());
+  int slots = 0;
+  const int embedding = p.first_stage ? slots++ : -1;
+  const int layer_slots = std::min(p.local_layers, 2), first_layer_slot = slots;
+  slots += layer_slots;
+  const int head = p.last_stage ? slots++ : -1;
+  plan.slot_elements.assign(static_cast<std::size_t>(slots), 0);
+  for (int s = 0; s < segments; ++s) {
+    int slot = 0;
+    if (s == 0 && p.first_stage)
+      slot = embedding;
+    else if (s == segments - 1 && p.last_stage)
+      slot = head;
+    else
+      slot = first_layer_slot + (s - (p.first_stage ? 1 : 0)) % layer_slots;
+    plan.segment_slot.push_back(slot);
+    const GradientBucket& b = plan.buckets[static_cast<std::size_t>(s)];
+    std::int64_t& elements = plan.slot_elements[static_cast<std::size_t>(slot)];
+    elements = std::max(elements, b.chunk * p.dp);
+  }
+}
+
 inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
   GradientSyncPlan s;
   s.segments = gradient_segments(p);
-  s.buckets = plan_gradient_buckets(s.segments, p.table, p.dp, p.dp_rank);
+  s.buckets = plan_gradient_buckets(
+      s.segments, p.table, p.dp, p.dp_rank,
+      p.sharded_grads ? BucketLayout::padded_segments : BucketLayout::in_place);
+  if (p.sharded_grads) plan_gradient_staging(p, s.buckets);
   for (std::size_t i = 0; i < s.buckets.buckets.size(); ++i) {
     const GradientBucket& b = s.buckets.buckets[i];
     const std::int64_t begin = b.slice_begin, end = b.slice_begin + b.slice_count;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "tprimat/core/error.hpp"
 #include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
@@ -59,6 +60,14 @@ struct RankPlan {
   /// The gradient segment of local layer l (segments: [embedding], layers..., [final norm, head]).
   std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + std::size_t(l); }
 };
+
+/// Refuses a sharding strategy the engines do not run yet (FSDP).
+inline void check_sharding_built(const OptimizerConfig& opt) {
+  if (opt.sharding == ShardingStrategy::optim_grads_params)
+    throw core::InputError(
+        "sharding strategy optim_grads_params (FSDP: the weights sharded too) is not built yet",
+        "use optim_grads (ZeRO-2) or optim (ZeRO-1)");
+}
 
 /// Size and rank of one group, or (1, 0) without one.
 struct GroupPlace {
@@ -137,6 +146,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
                           GroupPlace cp = {}) {
   parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
   parallel::check_context_parallel(shape.seq, cp.size);
+  check_sharding_built(opt);
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
   if (sequence_parallel)
     parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);

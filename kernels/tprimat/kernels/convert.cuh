@@ -96,6 +96,23 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void add_bf16_kernel(const float* residual
   }
 }
 
+/// x += y in fp32 (ZeRO-2: a micro-batch's reduced gradient slice into its sum).
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void accumulate_kernel(float* __restrict__ x,
+                                                             const float* __restrict__ y,
+                                                             std::int64_t n) {
+  const std::int64_t i = global_thread() * V;
+  if (i + V <= n) {
+    Pack<float, V> a = load_pack<V>(x + i);
+    const Pack<float, V> b = load_pack<V>(y + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) a.v[k] += b.v[k];
+    store_pack<V>(x + i, a);
+  } else {
+    for (std::int64_t j = i; j < n; ++j) x[j] += y[j];
+  }
+}
+
 // maybe_unused: TUs that include this header for its helpers (fp8_cast.cuh) launch no split.
 [[maybe_unused]] static __global__ TPRIMAT_LAUNCH_BOUNDS(256) void split_kernel(
     const float* __restrict__ src, std::uint16_t* __restrict__ hi, std::uint16_t* __restrict__ lo,

@@ -28,7 +28,9 @@ Segments segments_of(const train::ParameterTable& t) {
 
 /// Over all ranks: each element of [0, total) is in exactly one rank's slice; each rank's owned
 /// bases are compact; the decay flag a slice's tensor ends give each element is its tensor's.
-void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segment) {
+void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segment,
+                train::BucketLayout layout = train::BucketLayout::in_place) {
+  const bool padded = layout == train::BucketLayout::padded_segments;
   const Segments segs = segments_of(table);
   const std::int64_t total = table.total();
   std::vector<int> covered(static_cast<std::size_t>(total), 0);
@@ -37,7 +39,7 @@ void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segm
     for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) decay_of[i] = t.decay;
   for (int r = 0; r < dp; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r) + " of " + std::to_string(dp));
-    const train::BucketPlan plan = train::plan_gradient_buckets(segs, table, dp, r);
+    const train::BucketPlan plan = train::plan_gradient_buckets(segs, table, dp, r, layout);
     EXPECT_EQ(plan.buckets.size(), expect_per_segment ? segs.size() : 1u);
     std::int64_t base = 0;
     for (const auto& b : plan.buckets) {
@@ -45,8 +47,14 @@ void check_plan(const train::ParameterTable& table, int dp, bool expect_per_segm
       base += b.chunk;
       EXPECT_LE(b.slice_count, b.chunk);
       EXPECT_EQ(b.slice_begin % train::slice_align, 0) << "AdamW's vector path on every rank";
-      EXPECT_LE(b.offset + b.chunk * dp, total + plan.padding) << "collectives stay in bounds";
-      if (expect_per_segment) EXPECT_EQ(b.chunk * dp, b.count);
+      if (padded) {  // reduced from a staging buffer of chunk x dp
+        EXPECT_GE(b.chunk * dp, b.count);
+        EXPECT_LT(b.chunk * dp, b.count + dp * train::slice_align) << "no more than the padding";
+        EXPECT_EQ(b.chunk % train::slice_align, 0);
+      } else {
+        EXPECT_LE(b.offset + b.chunk * dp, total + plan.padding) << "collectives stay in bounds";
+      }
+      if (expect_per_segment && !padded) EXPECT_EQ(b.chunk * dp, b.count);
       for (std::int64_t i = 0; i < b.slice_count; ++i) {
         const std::int64_t e = b.slice_begin + i;
         ++covered[e];
@@ -69,6 +77,45 @@ TEST(GradientBuckets, OnePaddedBucketOtherwise) {
   const auto table = train::make_parameter_table(model::dims<model::Tiny>(), train::Shard{});
   check_plan(table, 3, false);
   check_plan(table, 7, false);
+}
+
+// ZeRO-2: one bucket per segment whatever DP, each padded to whole chunks on its own.
+TEST(GradientBuckets, PaddedSegmentsForAnyDp) {
+  const auto table = train::make_parameter_table(model::dims<model::Tiny>(), train::Shard{});
+  for (int dp : {1, 2, 3, 4, 7}) {
+    SCOPED_TRACE("dp " + std::to_string(dp));
+    check_plan(table, dp, true, train::BucketLayout::padded_segments);
+  }
+}
+
+// ZeRO-2's staging buffers: the embedding's and the head's their own, the layers' two in turn,
+// each as large as its segments' chunks x DP.
+TEST(GradientBuckets, StagingSlotsOfShardedGradients) {
+  train::OptimizerConfig opt;
+  opt.sharding = train::ShardingStrategy::optim_grads;
+  const train::StepShape shape{1, 16, 2, 0};
+  for (const int dp : {2, 3}) {
+    const train::RankPlan p = train::plan_rank(model::dims<model::Tiny>(), shape, opt, {}, {},
+                                               {dp, dp - 1});
+    ASSERT_TRUE(p.sharded_grads);
+    const train::GradientSyncPlan sync = train::plan_gradient_sync(p);
+    const auto& b = sync.buckets;
+    ASSERT_EQ(b.segment_slot.size(), sync.segments.size());
+    ASSERT_EQ(b.slot_elements.size(), 4u) << "embedding, two layers' in turn, head";
+    const int last = static_cast<int>(b.segment_slot.size()) - 1;
+    EXPECT_EQ(b.segment_slot.front(), 0);
+    EXPECT_EQ(b.segment_slot.back(), 3);
+    for (int s = 1; s < last; ++s) EXPECT_EQ(b.segment_slot[s], 1 + (s - 1) % 2) << "layer " << s;
+    for (std::size_t s = 0; s < b.buckets.size(); ++s)
+      EXPECT_GE(b.slot_elements[b.segment_slot[s]], b.buckets[s].chunk * dp);
+    EXPECT_EQ(b.padding, 0) << "the weights are gathered through the staging where padded";
+  }
+  // ZeRO-1 and no sharding keep the gradients whole, in place.
+  opt.sharding = train::ShardingStrategy::optim;
+  const train::RankPlan z1 =
+      train::plan_rank(model::dims<model::Tiny>(), shape, opt, {}, {}, {2, 0});
+  EXPECT_FALSE(z1.sharded_grads);
+  EXPECT_TRUE(train::plan_gradient_sync(z1).buckets.slot_elements.empty());
 }
 
 TEST(GradientBuckets, DpOneIsTheWholeSegments) {

@@ -325,6 +325,19 @@ TPRIMAT_GPU_INLINE void Gpu::add_bf16(const float* residual, const bf16* y, floa
   gpu_check(gpuGetLastError(), "add_bf16");
 }
 
+TPRIMAT_GPU_INLINE void Gpu::accumulate(float* x, const float* y, std::int64_t n,
+                                        Stream stream) {
+  using kernels::aligned_to;
+  if (n <= 0) return;
+  constexpr int threads = 256;
+  if (aligned_to(x, 16) && aligned_to(y, 16))
+    kernels::accumulate_kernel<4>
+        <<<gpu::blocks_for((n + 3) / 4, threads), threads, 0, stream>>>(x, y, n);
+  else
+    kernels::accumulate_kernel<1><<<gpu::blocks_for(n, threads), threads, 0, stream>>>(x, y, n);
+  gpu_check(gpuGetLastError(), "accumulate");
+}
+
 TPRIMAT_GPU_INLINE void Gpu::attention_merge(bf16* o, float* lse, const bf16* o_part,
                                              const float* lse_part, std::int64_t rows, int heads,
                                              int head_dim, Stream stream) {

@@ -26,6 +26,7 @@
 #include "tprimat/train/cpu/pipeline.hpp"
 #include "tprimat/train/cpu/transformer.hpp"
 #include "tprimat/train/precision.hpp"
+#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/schedule.hpp"
 #include "tprimat/train/step_checks.hpp"
 
@@ -63,10 +64,7 @@ class Step {
                            : 0),
         owned_size_(std::min(chunk_, model_.parameter_count() - owned_begin_)),
         adam_(opt, owned_size_, owned_begin_) {
-    if (opt.sharding == ShardingStrategy::optim_grads_params)
-      throw core::InputError(
-          "sharding strategy optim_grads_params (FSDP: the weights sharded too) is not built yet",
-          "use optim_grads (ZeRO-2) or optim (ZeRO-1)");
+    check_sharding_built(opt);
     if (zero_) {
       grad_pad_.assign(chunk_ * groups_.dp_cp_size(), Element(0));
       chunk_buf_.assign(chunk_, Element(0));

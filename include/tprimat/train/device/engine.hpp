@@ -71,7 +71,8 @@ class Engine final : public DeviceTransformer {
         options_(options),
         tp_(group_or_none(groups.tp), plan, options.overlap),
         pipeline_(group_or_none(groups.pp)),
-        sync_(plan_gradient_sync(plan), group_or_none(groups.dp), plan.zero, options.overlap),
+        sync_(plan_gradient_sync(plan), group_or_none(groups.dp), plan.zero, options.overlap,
+              plan_gradient_zeroing(plan)),
         optimizer_(opt, group_or_none(groups.dp), options.overlap),
         dp_(group_or_none(groups.dp)),
         zero_ranges_(plan_gradient_zeroing(plan)),
@@ -101,7 +102,7 @@ class Engine final : public DeviceTransformer {
         plan, options.precision, sync_.plan,
         static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
                                              : cp_attention_->backward_workspace_bytes()));
-    params_.allocate(a, table);
+    params_.allocate(a, table, sync_.plan.buckets);
     fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp), table);
     acts_.allocate(a, plan, table);
     scratch_.allocate(a, table);
@@ -164,6 +165,11 @@ class Engine final : public DeviceTransformer {
     return kernels::join_floats(std::span<const bf16>(hi), std::span<const std::uint16_t>(lo));
   }
   std::vector<float> gradients() const override {
+    if (plan.sharded_grads)
+      throw core::InputError(
+          "gradients(): under ZeRO-2 (sharding strategy optim_grads) no rank holds the whole "
+          "gradient, only the sums of its slices",
+          "read the gradients of a step without ZeRO-2");
     std::vector<float> out = params_.grads.download();
     out.resize(static_cast<std::size_t>(plan.params));
     return out;
@@ -173,8 +179,7 @@ class Engine final : public DeviceTransformer {
       throw core::InputError("loading " + std::to_string(host.size()) +
                              " weights into a model of " + std::to_string(plan.params) +
                              " parameters");
-    params_.grads.upload(host);  // the fp32 weights, split by set_master_from_grads
-    params_.set_master_from_grads(plan, sync_.plan.buckets, stream_);
+    params_.load(plan, sync_.plan.buckets, host, stream_);
     backend::gpu_check(gpuStreamSynchronize(stream_), "load_parameters");
   }
   std::size_t held_bytes() const override { return held_; }
@@ -209,7 +214,8 @@ class Engine final : public DeviceTransformer {
     const float grad_scale = static_cast<float>(
         1.0 / (double(plan.shape.grad_accum) * double(plan.n) * double(plan.dp)));
     timer_.mark("zero_grads");
-    zero_gradients();
+    sync_.begin_step();
+    if (!sync_.per_micro_batch()) zero_gradients();  // ZeRO-2: each micro-batch's, as it goes
     timer_.mark("fp8_cast");
     fp8_.cast_weights(plan, params_, stream_);
     timer_.mark("elementwise");
@@ -283,8 +289,16 @@ class Engine final : public DeviceTransformer {
     }
     if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
     // The head's gradients come with its loss (head.hpp): written by micro-batch 0, as below.
+    sync_.acquire(sync_.plan.segments.size() - 1, params_, stream_);
+    if (plan.d.tied_embeddings) sync_.acquire(0, params_, stream_);  // the head's is in it
     head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale,
-                   micro == 0 ? 0.f : 1.f, io_.results.data(), io_.loss_partials.data());
+                   first_write(micro), io_.results.data(), io_.loss_partials.data());
+  }
+
+  /// The beta of micro-batch `micro`'s weight-gradient GEMMs: the first writes them (0), later
+  /// ones add (1); under ZeRO-2 each micro-batch writes its own (its staging buffer).
+  float first_write(int micro) const {
+    return micro == 0 || sync_.per_micro_batch() ? 0.f : 1.f;
   }
 
   /// A recomputed group's kept input into the recomputation buffers.
@@ -310,20 +324,20 @@ class Engine final : public DeviceTransformer {
   /// Micro-batch `micro` backward from slot `slot`: from the loss on the last stage (else from the
   /// output gradient the next stage sent into scratch dres), to the embedding on the first (else
   /// dres holds the input gradient the pipeline sends back). In the step's last micro-batch each
-  /// gradient segment becomes final, and goes to the gradient sync.
+  /// gradient segment becomes final, and goes to the gradient sync (ZeRO-2: in every one).
   void backward(int micro, int slot) {
     const profile::Range range("backward");
     // Weight gradients: the first micro-batch's GEMM writes them (beta 0), later ones add; the
-    // tensors no GEMM writes first were cleared by zero_gradients().
-    const float acc = micro == 0 ? 0.f : 1.f;
-    const bool last = micro == plan.shape.grad_accum - 1;
-    float* grads = params_.grads.data();
+    // tensors no GEMM writes first were cleared by zero_gradients() (ZeRO-2: by acquire).
+    const float acc = first_write(micro);
+    const int micros = plan.shape.grad_accum;
+    const bool reduce = micro == micros - 1 || sync_.per_micro_batch();
     const std::int64_t h = plan.d.hidden;
     if (plan.last_stage) {
       head().backward(slot);
-      if (last) {
+      if (reduce) {
         tp_.sum_norm_grad(params_.g(plan.table.final_norm), h, stream_, timer_);
-        sync_.reduce_segment(sync_.plan.segments.size() - 1, grads, stream_);
+        sync_.reduce_segment(sync_.plan.segments.size() - 1, params_, micro, micros, stream_);
       }
     } else {  // dres holds the received gradient of the stage's output (this rank's rows)
       backend::Gpu::to_bf16(scratch_.dres.data(), plan.own_rows(scratch_.dres_bf.data()),
@@ -334,11 +348,12 @@ class Engine final : public DeviceTransformer {
       const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = plan.table.layers[l];
       if (plan.shape.recompute.group_end(l, plan.local_layers)) recompute_group(layers, l, slot);
+      sync_.acquire(plan.layer_segment(l), params_, stream_);
       layers.backward(lp, acts_.at(slot, l), acc, l, slot);
-      if (last) {
+      if (reduce) {
         tp_.sum_norm_grad(params_.g(lp.attn_norm), h, stream_, timer_);
         tp_.sum_norm_grad(params_.g(lp.mlp_norm), h, stream_, timer_);
-        sync_.reduce_segment(plan.layer_segment(l), grads, stream_);
+        sync_.reduce_segment(plan.layer_segment(l), params_, micro, micros, stream_);
       }
     }
     if (!plan.first_stage) return;  // the pipeline sends dres, the stage input's gradient, back
@@ -346,11 +361,13 @@ class Engine final : public DeviceTransformer {
     // the scratch dxn, free again).
     const float* dx0 =
         tp_.gather_residual_grad(scratch_.dres.data(), scratch_.dxn.data(), stream_, timer_);
+    if (!plan.d.tied_embeddings) sync_.acquire(0, params_, stream_);  // tied: the head's did
     backend::Gpu::embedding_backward(
         io_.group_ids.data() + micro * plan.n, io_.offsets.data() + micro * (plan.n + 1),
         io_.positions.data() + micro * plan.n, io_.group_count.data() + micro, plan.n, dx0,
         plan.d.hidden, params_.g(plan.table.embedding), stream_);
-    if (last) sync_.reduce_segment(0, grads, stream_);  // a tied head's gradient is in it too
+    // A tied head's gradient is in it too.
+    if (reduce) sync_.reduce_segment(0, params_, micro, micros, stream_);
   }
 
   DeviceOptions options_;

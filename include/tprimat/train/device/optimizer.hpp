@@ -84,8 +84,8 @@ class DeviceOptimizer {
   }
 
   /// Clips by the global norm sqrt(*squares) and updates the weights on `main`. Under ZeRO-1
-  /// each bucket's slice is updated, then its bf16 weights are all-gathered over DP on the side
-  /// stream while the next bucket is updated; `main` joins at the end.
+  /// and 2 each bucket's slice is updated, then its bf16 weights are all-gathered over DP on the
+  /// side stream while the next bucket is updated; `main` joins at the end.
   void update(const RankPlan& p, DeviceParameters& params, GradientSync& sync,
               const double* squares, gpuStream_t main) {
     using backend::Gpu;
@@ -99,17 +99,38 @@ class DeviceOptimizer {
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const GradientBucket& b = buckets[i];
       Gpu::adamw(params.weights.data() + b.slice_begin, params.master_lo.data() + b.owned_base,
-                 params.g(b.slice_begin), params.m.data() + b.owned_base,
+                 params.slice_g(b), params.m.data() + b.owned_base,
                  params.v.data() + b.owned_base, b.slice_count,
                  bucket_tensor_ends_.data() + b.tensors_begin,
                  bucket_decay_.data() + b.tensors_begin, b.tensors, scalars_.data(), squares, main);
       const gpuStream_t side = sync.side_stream(main);
       if (overlap_) stream_wait(side, main, updated_[i]);
       const profile::Range range("dp weight all-gather");
-      dp_->all_gather_bytes(params.weights.data() + b.offset,
-                            static_cast<std::size_t>(b.chunk) * sizeof(backend::Gpu::bf16), side);
+      gather_weights(p, params, b, side);
     }
     sync.join(main);
+  }
+
+  /// Bucket b's updated bf16 weights from every rank, on `stream`: in place, or where its chunks
+  /// run past it (ZeRO-2's padded segments, whose next segment's weights the gather would
+  /// overwrite) through its gradient staging buffer, free once the backward is done.
+  void gather_weights(const RankPlan& p, DeviceParameters& params, const GradientBucket& b,
+                      gpuStream_t stream) {
+    using bf16 = backend::Gpu::bf16;
+    const std::size_t chunk_bytes = static_cast<std::size_t>(b.chunk) * sizeof(bf16);
+    if (!params.sharded_grads() || b.chunk * p.dp == b.count) {
+      dp_->all_gather_bytes(params.weights.data() + b.offset, chunk_bytes, stream);
+      return;
+    }
+    auto* staged = reinterpret_cast<bf16*>(params.g(b.offset));  // chunk x dp bf16 fit in it
+    backend::gpu_check(gpuMemcpyAsync(staged + p.dp_rank * b.chunk,
+                                      params.weights.data() + b.slice_begin,
+                                      b.slice_count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
+                       "weights to the gather");
+    dp_->all_gather_bytes(staged, chunk_bytes, stream);
+    backend::gpu_check(gpuMemcpyAsync(params.weights.data() + b.offset, staged,
+                                      b.count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
+                       "gathered weights");
   }
 
   /// ZeRO-1: every rank's remainders in table order (collective over DP), to join the masters.

@@ -25,15 +25,22 @@ namespace tprimat::train::device {
 /// by AdamW only, so ZeRO-1 shards them with the moments (this rank's bucket slices, at each
 /// bucket's owned_base). Gradients and moments are fp32. The collectives may run past the last
 /// parameter by buckets.padding elements (zeroed once, never updated).
+///
+/// Gradients: `grads` holds every parameter's, at its offset; under ZeRO-2 only the sums of this
+/// rank's slices (at owned_base, as the moments), and a micro-batch's gradient is written into
+/// its segment's staging buffer (BucketPlan::segment_slot), reduce-scattered from there. g()
+/// finds where a gradient is written either way.
 class DeviceParameters {
  public:
   using bf16 = backend::Gpu::bf16;
   backend::DeviceBuffer<bf16> weights;
   backend::DeviceBuffer<std::uint16_t> master_lo;
   backend::DeviceBuffer<float> grads, m, v;
+  std::vector<backend::DeviceBuffer<float>> staging;  ///< ZeRO-2: one per slot
 
-  /// The table's parameter buffers (train/buffer_table.hpp's parameter_buffers).
-  void allocate(BufferAllocator& a, const BufferTable& table) {
+  /// The table's parameter buffers (train/buffer_table.hpp's parameter_buffers); `buckets`
+  /// places each segment's gradient (its staging buffer under ZeRO-2).
+  void allocate(BufferAllocator& a, const BufferTable& table, const BucketPlan& buckets) {
     using B = BufferId;
     for (const BufferEntry& e : table) {
       if (owner_of(e.buffer) != BufferOwner::parameters) continue;
@@ -43,56 +50,117 @@ class DeviceParameters {
         case B::grads: grads = a.take<float>(e); break;
         case B::adam_m: m = a.take<float>(e); break;
         case B::adam_v: v = a.take<float>(e); break;
+        case B::grad_staging: staging.push_back(a.take<float>(e)); break;
         default: break;
       }
     }
     backend::gpu_check(gpuMemsetAsync(weights.data(), 0, weights.bytes(), a.stream), "memset");
+    for (auto& slot : staging)
+      backend::gpu_check(gpuMemsetAsync(slot.data(), 0, slot.bytes(), a.stream), "memset");
+    if (staging.empty()) return;
+    for (std::size_t s = 0; s < buckets.buckets.size(); ++s)
+      segments_.push_back({buckets.buckets[s].offset, staging[buckets.segment_slot[s]].data()});
   }
 
-  float* g(std::int64_t offset) { return grads.data() + offset; }
+  /// Where the gradient of flat element `offset` is written: in `grads`, or under ZeRO-2 in its
+  /// segment's staging buffer.
+  float* g(std::int64_t offset) {
+    if (segments_.empty()) return grads.data() + offset;
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                               [](std::int64_t o, const Segment& s) { return o < s.offset; });
+    --it;  // the last segment starting at or before offset
+    return it->staging + (offset - it->offset);
+  }
+  /// The reduced gradient of bucket b's slice: in place, or under ZeRO-2 its sum at owned_base.
+  float* slice_g(const GradientBucket& b) {
+    return segments_.empty() ? grads.data() + b.slice_begin : grads.data() + b.owned_base;
+  }
   const bf16* w(std::int64_t offset) const { return weights.data() + offset; }
+  bool sharded_grads() const { return !segments_.empty(); }
 
-  /// Weights drawn on the device into the gradient buffer, which stands in for an fp32 master
-  /// until set_master_from_grads() has split them. Each element's draw is keyed by its place in
-  /// the whole model's buffer, so a TP shard holds one GPU's weights.
+  /// Weights drawn on the device (into the gradients' memory, which stands in for an fp32
+  /// master until it is split). Each element's draw is keyed by its place in the whole model's
+  /// buffer, so a TP shard holds one GPU's weights.
   void init(const RankPlan& p, const BucketPlan& buckets, double init_std, std::uint64_t seed,
             gpuStream_t stream) {
     using backend::Gpu;
     const ParameterTable whole = make_parameter_table(p.full, Shard{});
-    for (std::size_t k = 0; k < p.table.all_tensors.size(); ++k) {
-      if (p.table.local_index[k] < 0) continue;
-      const ParamTensor& t = p.table.tensors[p.table.local_index[k]];
-      const std::int64_t first = whole.tensors[k].offset + t.row_begin * t.full_cols + t.col_begin;
-      if (t.init == Init::normal)
-        Gpu::init_normal_block(g(t.offset), t.rows, t.cols, t.full_cols,
-                               static_cast<float>(init_std), seed,
-                               static_cast<std::uint64_t>(first), stream);
-      else
-        Gpu::fill(g(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
-    }
-    set_master_from_grads(p, buckets, stream);
+    set_master(p, buckets, stream, [&](std::int64_t begin, std::int64_t end) {
+      for (std::size_t k = 0; k < p.table.all_tensors.size(); ++k) {
+        if (p.table.local_index[k] < 0) continue;
+        const ParamTensor& t = p.table.tensors[p.table.local_index[k]];
+        if (t.offset < begin || t.offset >= end) continue;
+        const std::int64_t first =
+            whole.tensors[k].offset + t.row_begin * t.full_cols + t.col_begin;
+        if (t.init == Init::normal)
+          Gpu::init_normal_block(g(t.offset), t.rows, t.cols, t.full_cols,
+                                 static_cast<float>(init_std), seed,
+                                 static_cast<std::uint64_t>(first), stream);
+        else
+          Gpu::fill(g(t.offset), t.size(), t.init == Init::ones ? 1.0f : 0.0f, stream);
+      }
+    });
   }
 
-  /// The master from the fp32 weights in `grads` (init or load); then gradients and AdamW
-  /// moments zeroed.
-  void set_master_from_grads(const RankPlan& p, const BucketPlan& buckets, gpuStream_t stream) {
+  /// The master from `host`'s fp32 weights (one per parameter, in table order).
+  void load(const RankPlan& p, const BucketPlan& buckets, std::span<const float> host,
+            gpuStream_t stream) {
+    set_master(p, buckets, stream, [&](std::int64_t begin, std::int64_t end) {
+      backend::gpu_check(gpuMemcpyAsync(g(begin), host.data() + begin,
+                                        static_cast<std::size_t>(end - begin) * sizeof(float),
+                                        gpuMemcpyHostToDevice, stream),
+                         "weights upload");
+      // The host's pages must stay until the copy has read them.
+      backend::gpu_check(gpuStreamSynchronize(stream), "weights upload");
+    });
+  }
+
+ private:
+  struct Segment {
+    std::int64_t offset;  // the segment's first flat element
+    float* staging;       // where its gradient is written (ZeRO-2)
+  };
+  std::vector<Segment> segments_;  // ZeRO-2 only, in buffer order
+
+  /// `fill(begin, end)` writes the fp32 weights of flat elements [begin, end) through g(); the
+  /// master is split from them; then gradients and AdamW moments are zeroed. Whole, or under
+  /// ZeRO-2 segment by segment through their staging buffers (the layers' are shared).
+  template <class Fill>
+  void set_master(const RankPlan& p, const BucketPlan& buckets, gpuStream_t stream, Fill&& fill) {
     using backend::Gpu;
-    if (!p.zero) {
-      Gpu::split_master(grads.data(), weights.data(), master_lo.data(), p.params, stream);
+    if (!sharded_grads()) {
+      fill(0, p.params);
+      if (!p.zero) {
+        Gpu::split_master(grads.data(), weights.data(), master_lo.data(), p.params, stream);
+      } else {
+        split_weights(grads.data(), 0, p.params, stream);
+        for (const GradientBucket& b : buckets.buckets)
+          Gpu::split_master(g(b.slice_begin), weights.data() + b.slice_begin,
+                            master_lo.data() + b.owned_base, b.slice_count, stream);
+      }
     } else {
-      // Every weight's bf16 half, the remainders dropped into m (scratch, zeroed below); then
-      // this rank's slices again, keeping their remainders.
-      auto* scratch = reinterpret_cast<std::uint16_t*>(m.data());
-      const std::int64_t room = 2 * static_cast<std::int64_t>(m.size());
-      for (std::int64_t off = 0; off < p.params; off += room)
-        Gpu::split_master(g(off), weights.data() + off, scratch, std::min(room, p.params - off),
-                          stream);
-      for (const GradientBucket& b : buckets.buckets)
+      for (const GradientBucket& b : buckets.buckets) {
+        fill(b.offset, b.offset + b.count);
+        split_weights(g(b.offset), b.offset, b.count, stream);
         Gpu::split_master(g(b.slice_begin), weights.data() + b.slice_begin,
                           master_lo.data() + b.owned_base, b.slice_count, stream);
+      }
+      for (auto& slot : staging)
+        backend::gpu_check(gpuMemsetAsync(slot.data(), 0, slot.bytes(), stream), "memset");
     }
     for (auto* b : {&grads, &m, &v})
       backend::gpu_check(gpuMemsetAsync(b->data(), 0, b->bytes(), stream), "memset");
+  }
+
+  /// Every weight of flat elements [offset, +count) from the fp32 `src`: its bf16 half, the
+  /// remainders dropped into m (scratch, zeroed after), a piece of m's size at a time.
+  void split_weights(const float* src, std::int64_t offset, std::int64_t count,
+                     gpuStream_t stream) {
+    auto* scratch = reinterpret_cast<std::uint16_t*>(m.data());
+    const std::int64_t room = 2 * static_cast<std::int64_t>(m.size());
+    for (std::int64_t off = 0; off < count; off += room)
+      backend::Gpu::split_master(src + off, weights.data() + offset + off, scratch,
+                                 std::min(room, count - off), stream);
   }
 };
 
