@@ -148,8 +148,10 @@ TEST(DataParallelHostStaged, Fp8DelayedZero2) {
 }
 
 /// ZeRO-2 holds the sums of its 1/DP slices of the gradients and a few segments' staging
-/// buffers instead of the whole gradient: the engine saves what the plan says it does.
-TEST(DataParallelHostStaged, Zero2HoldsOneSliceOfTheGradients) {
+/// buffers instead of the whole gradient: the engine holds what the plan says, byte for byte,
+/// against ZeRO-1. (LlamaNarrow's embedding and head outweigh its layers, so here ZeRO-2 holds
+/// more; bench::plan_memory's unit tests show Llama 3.1 8B's saving.)
+TEST(DataParallelHostStaged, Zero2HoldsWhatThePlanSays) {
   TPRIMAT_REQUIRE_GPU();
   parallel::comm::Mpi world;
   const int dp = world.size();
@@ -157,12 +159,12 @@ TEST(DataParallelHostStaged, Zero2HoldsOneSliceOfTheGradients) {
   train::OptimizerConfig zero1_opt, zero2_opt;
   zero1_opt.sharding = train::ShardingStrategy::optim;
   zero2_opt.sharding = train::ShardingStrategy::optim_grads;
-  const train::StepShape shape{1, 128, 2, 8};
+  const train::StepShape shape{1, 128, 2, 0};
   train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> one(shape, zero1_opt, 7, world);
   train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> two(shape, zero2_opt, 7, world);
   const double saved = double(one.engine().held_bytes()) - double(two.engine().held_bytes());
   bench::MemoryPlanInput in;
-  in.dims = model::dims<LlamaNarrow>().with_layers(shape.layers);
+  in.dims = model::dims<LlamaNarrow>();
   in.dp = dp;
   in.shape.grad_accum = shape.grad_accum;
   in.shape.seq = shape.seq;
@@ -170,11 +172,8 @@ TEST(DataParallelHostStaged, Zero2HoldsOneSliceOfTheGradients) {
   const bench::MemoryPlan plan1 = bench::plan_memory(in);
   in.sharding = train::ShardingStrategy::optim_grads;
   const bench::MemoryPlan plan2 = bench::plan_memory(in);
-  // 8 layers: the whole fp32 gradient (embedding, 8 layers, head) against 1/DP of it plus the
-  // embedding's, the head's and two layers' staging (the slices' padding moves the rest a little).
-  const double planned = plan1.total - plan2.total;
-  EXPECT_GT(plan1.gradients - plan2.gradients, 0.0);
-  EXPECT_EQ(saved, planned) << "engine saves " << saved << " bytes, the plan " << planned;
+  EXPECT_EQ(saved, plan1.total - plan2.total) << "dp " << dp;
+  EXPECT_NE(plan1.gradients, plan2.gradients);
   const auto tokens = random_tokens(std::size_t(shape.grad_accum) * (shape.seq + 1),
                                     LlamaNarrow::vocab, 100 + world.rank());
   const auto a = one.run(tokens), b = two.run(tokens);

@@ -147,16 +147,19 @@ struct GradientSyncPlan {
 };
 
 /// ZeRO-2's staging buffers of `plan`'s segments (gradient_segments of p, one bucket each): the
-/// embedding's and the head's each their own (a tied head writes the embedding's gradient in the
-/// forward, which the embedding's backward adds to at the micro-batch's end), the layers' two in
-/// turn, so one layer's gradient is reduced while the next is computed.
+/// layers' two in turn, so one layer's gradient is reduced while the next is computed; the
+/// embedding's and the head's. An untied head's gradient, written in the forward, is reduced
+/// as the backward starts, before the embedding's is written at its end: the two share one
+/// buffer. A tied head writes the embedding's gradient, to which the embedding's backward adds:
+/// its segment (the final norm alone) has its own.
 inline void plan_gradient_staging(const RankPlan& p, BucketPlan& plan) {
   const int segments = static_cast<int>(plan.buckets.size());
   int slots = 0;
   const int embedding = p.first_stage ? slots++ : -1;
   const int layer_slots = std::min(p.local_layers, 2), first_layer_slot = slots;
   slots += layer_slots;
-  const int head = p.last_stage ? slots++ : -1;
+  const bool shared = p.first_stage && p.last_stage && !p.d.tied_embeddings;
+  const int head = shared ? embedding : p.last_stage ? slots++ : -1;
   plan.slot_elements.assign(static_cast<std::size_t>(slots), 0);
   for (int s = 0; s < segments; ++s) {
     int slot = 0;

@@ -9,6 +9,7 @@
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
 #include "tprimat/train/gradient_buckets.hpp"
+#include "../../support/test_models.hpp"
 
 namespace {
 
@@ -88,7 +89,8 @@ TEST(GradientBuckets, PaddedSegmentsForAnyDp) {
   }
 }
 
-// ZeRO-2's staging buffers: the embedding's and the head's their own, the layers' two in turn,
+// ZeRO-2's staging buffers: the layers' two in turn; an untied head's and the embedding's one
+// (the head's is reduced before the embedding's is written), a tied head's final norm its own;
 // each as large as its segments' chunks x DP.
 TEST(GradientBuckets, StagingSlotsOfShardedGradients) {
   train::OptimizerConfig opt;
@@ -101,15 +103,20 @@ TEST(GradientBuckets, StagingSlotsOfShardedGradients) {
     const train::GradientSyncPlan sync = train::plan_gradient_sync(p);
     const auto& b = sync.buckets;
     ASSERT_EQ(b.segment_slot.size(), sync.segments.size());
-    ASSERT_EQ(b.slot_elements.size(), 4u) << "embedding, two layers' in turn, head";
+    ASSERT_EQ(b.slot_elements.size(), 3u) << "embedding and head, two layers' in turn";
     const int last = static_cast<int>(b.segment_slot.size()) - 1;
     EXPECT_EQ(b.segment_slot.front(), 0);
-    EXPECT_EQ(b.segment_slot.back(), 3);
+    EXPECT_EQ(b.segment_slot.back(), 0);
     for (int s = 1; s < last; ++s) EXPECT_EQ(b.segment_slot[s], 1 + (s - 1) % 2) << "layer " << s;
     for (std::size_t s = 0; s < b.buckets.size(); ++s)
       EXPECT_GE(b.slot_elements[b.segment_slot[s]], b.buckets[s].chunk * dp);
     EXPECT_EQ(b.padding, 0) << "the weights are gathered through the staging where padded";
   }
+  // Tied: the final norm's segment its own buffer.
+  const train::RankPlan tied = train::plan_rank(model::dims<tprimat::testing::TinyTied>(), shape, opt, {}, {}, {2, 1});
+  const train::BucketPlan tb = train::plan_gradient_sync(tied).buckets;
+  EXPECT_EQ(tb.slot_elements.size(), 4u);
+  EXPECT_EQ(tb.segment_slot.back(), 3);
   // ZeRO-1 and no sharding keep the gradients whole, in place.
   opt.sharding = train::ShardingStrategy::optim;
   const train::RankPlan z1 =
