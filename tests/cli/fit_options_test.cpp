@@ -74,4 +74,23 @@ TEST(FitOptions, OnlyValidLayoutsAreOffered) {
   EXPECT_EQ(cli::gpus_that_fit(one, 1, 64, 79.1 * bench::gib), 4);
 }
 
+TEST(FitOptions, ShardingTheGradientsIsOfferedWhereItShardsMoreAndPlannedSo) {
+  const auto in = nvidia_recipe();  // ZeRO-1
+  auto zero2 = in;
+  zero2.sharding = train::ShardingStrategy::optim_grads;
+  const double total = bench::plan_memory(zero2).total;
+  const auto options = cli::single_changes_that_fit(in, 8, 128, total);
+  const auto it = std::find_if(options.begin(), options.end(), [](const cli::FitOption& o) {
+    return o.flags == "--data-parallel-sharding-strategy optim_grads";
+  });
+  ASSERT_NE(it, options.end());
+  EXPECT_EQ(it->total, total);
+  // Asked for already: neither it nor ZeRO-1 (which shards less) is offered.
+  const auto flags = flags_of(cli::single_changes_that_fit(zero2, 8, 128, total));
+  for (const auto& f : flags) {
+    EXPECT_NE(f, "--data-parallel-sharding-strategy optim_grads");
+    EXPECT_NE(f, "--distributed-optimizer");
+  }
+}
+
 }  // namespace

@@ -273,6 +273,98 @@ TEST_F(Jobs, DistributedOptimizerReachesTheStepAndThePlan) {
   EXPECT_DOUBLE_EQ(one.predicted.total, one_plain.predicted.total);
 }
 
+TEST_F(Jobs, ShardingStrategyReachesTheStepAndThePlan) {
+  auto o = opts_;
+  o.gbs = 2;
+  env_.world = 2;  // DP 2
+  o.distributed_optimizer = true;
+  const auto zero1 = cli::resolve_jobs(o, env_).jobs.at(0).ctx;
+  o.distributed_optimizer = false;
+  o.sharding_strategy = "optim_grads";
+  const auto zero2 = cli::resolve_jobs(o, env_).jobs.at(0).ctx;
+  EXPECT_EQ(zero1.optimizer.sharding, train::ShardingStrategy::optim);
+  EXPECT_EQ(zero2.optimizer.sharding, train::ShardingStrategy::optim_grads);
+  EXPECT_TRUE(zero2.optimizer.shards_gradients());
+  // The plan: AdamW state sharded as under ZeRO-1, the gradients' fp32 shard counted too (the
+  // CPU engine keeps its whole buffer beside it).
+  EXPECT_DOUBLE_EQ(zero2.predicted.adam_moments, zero1.predicted.adam_moments);
+  EXPECT_GT(zero2.predicted.gradients, zero1.predicted.gradients);
+  o.sharding_strategy = "optim";  // as --distributed-optimizer
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::optim);
+  // --distributed-optimizer beside a strategy that shards more: that strategy.
+  o.distributed_optimizer = true;
+  o.sharding_strategy = "optim_grads";
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::optim_grads);
+  // Refused, each naming the fix: no_shard beside --distributed-optimizer, an unknown name, FSDP.
+  o.sharding_strategy = "no_shard";
+  EXPECT_EQ(error_of(o),
+            "tprimat: --distributed-optimizer shards the optimizer, and "
+            "--data-parallel-sharding-strategy no_shard shards nothing; drop one of the two");
+  o.distributed_optimizer = false;
+  o.sharding_strategy = "zero2";
+  EXPECT_EQ(error_of(o),
+            "tprimat: unknown --data-parallel-sharding-strategy 'zero2'; pass "
+            "--data-parallel-sharding-strategy no_shard, optim (ZeRO-1) or optim_grads (ZeRO-2)");
+  o.sharding_strategy = "optim_grads_params";
+  EXPECT_NE(error_of(o).find("--data-parallel-sharding-strategy optim_grads_params (FSDP: the "
+                             "weights sharded too) is not built yet"),
+            std::string::npos)
+      << error_of(o);
+}
+
+TEST_F(Jobs, ConfigFileShardingStrategyKey) {
+  auto o = opts_;
+  o.gbs = 2;
+  env_.world = 2;
+  // Each its own file: the program reads a config file once.
+  const auto file = [&](const std::string& name, const std::string& value) {
+    return write(name + ".json", R"({"tensor_model_parallel_size": 1, "data_parallel_size": 2, )"
+                                 R"("data_parallel_sharding_strategy": )" +
+                                     value + "}");
+  };
+  o.parallel = file("zero", R"("optim_grads")");
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::optim_grads);
+  // A flag beside the file may only agree with it.
+  o.sharding_strategy = "optim_grads";
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::optim_grads);
+  o.sharding_strategy = "optim";
+  EXPECT_EQ(error_of(o),
+            "tprimat: --data-parallel-sharding-strategy optim contradicts strategy zero, whose "
+            "data_parallel_sharding_strategy is optim_grads; drop "
+            "--data-parallel-sharding-strategy, or change data_parallel_sharding_strategy in the "
+            "config");
+  o.sharding_strategy = "";
+  o.distributed_optimizer = true;  // shards the optimizer, as optim_grads does: agreed
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::optim_grads);
+  o.parallel = file("plain", R"("no_shard")");
+  EXPECT_NE(error_of(o).find("--distributed-optimizer shards the optimizer, and strategy plain's "
+                             "data_parallel_sharding_strategy no_shard shards nothing"),
+            std::string::npos)
+      << error_of(o);
+  o.distributed_optimizer = false;
+  EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
+            train::ShardingStrategy::no_shard);
+  // FSDP is not built yet, from the file as from the flag; a name or type the key does not take.
+  o.parallel = file("fsdp", R"("optim_grads_params")");
+  EXPECT_NE(error_of(o).find("strategy fsdp's data_parallel_sharding_strategy optim_grads_params "
+                             "(FSDP: the weights sharded too) is not built yet"),
+            std::string::npos)
+      << error_of(o);
+  o.parallel = file("unknown", R"("zero2")");
+  EXPECT_NE(error_of(o).find("data_parallel_sharding_strategy must be \"no_shard\", \"optim\", "
+                             "\"optim_grads\" or \"optim_grads_params\", got \"zero2\""),
+            std::string::npos)
+      << error_of(o);
+  o.parallel = file("number", "2");
+  EXPECT_NE(error_of(o).find("data_parallel_sharding_strategy must be"), std::string::npos)
+      << error_of(o);
+}
+
 TEST_F(Jobs, SequenceParallelReachesTheStepAndThePlanWhereTpIsAboveOne) {
   auto o = opts_;
   o.seq = 64;

@@ -172,7 +172,9 @@ TEST(DataParallelHostStaged, Zero2HoldsWhatThePlanSays) {
   const bench::MemoryPlan plan1 = bench::plan_memory(in);
   in.sharding = train::ShardingStrategy::optim_grads;
   const bench::MemoryPlan plan2 = bench::plan_memory(in);
-  EXPECT_EQ(saved, plan1.total - plan2.total) << "dp " << dp;
+  // The plan is DP rank 0's; another rank's slices cross a few more or fewer tensors, whose ends
+  // and decay flags AdamW reads (9 bytes each).
+  EXPECT_NEAR(saved, plan1.total - plan2.total, 1024) << "dp " << dp << ", rank " << world.rank();
   EXPECT_NE(plan1.gradients, plan2.gradients);
   const auto tokens = random_tokens(std::size_t(shape.grad_accum) * (shape.seq + 1),
                                     LlamaNarrow::vocab, 100 + world.rank());

@@ -102,7 +102,9 @@ struct OneGpuBounds {
                               std::int64_t{vocab} >= 1000LL * shape.mbs * shape.seq);
     // From step 2 on the weights differ by ulps wherever a sum ran in another order over more
     // than one micro-batch a replica, or under TP: bf16 roundings of activations then differ too.
-    const bool drift = tp > 1 || cp || shape.grad_accum > 1;
+    // Three replicas or more: the reduction adds them in its own order (MPI's, NCCL's ring), one
+    // GPU micro-batch by micro-batch (seen at DP 3: 4% of a tensor's weights beyond one rounding).
+    const bool drift = tp > 1 || cp || shape.grad_accum > 1 || dp > 2;
     b.loss = tp > 1 || cp ? 2e-3 : 1e-3;  // the issue asks 2e-2
     b.norm = tp > 1 || cp ? 2e-2 : 1e-3;
     // Sequence parallelism: two more bf16 roundings (2^-9 relative each) of every O and down

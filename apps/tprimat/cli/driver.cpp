@@ -402,7 +402,7 @@ int run_plan(BenchOptions opts, Environment env) {
                         (plan.cp > 1 ? " CP=" + std::to_string(plan.cp) : "") +
                         " DP=" + std::to_string(plan.dp) +
                         " GA=" + std::to_string(plan.grad_accum) +
-                        (plan.dp * plan.cp > 1 ? sharding_suffix(sharding_strategy(opts))
+                        (plan.dp * plan.cp > 1 ? sharding_suffix(job.ctx.optimizer.sharding)
                                                : std::string()),
                     "", job.ctx.predicted.total};
         if (capacity > 0)

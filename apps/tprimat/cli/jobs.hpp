@@ -394,6 +394,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   int file_first = 0, file_last = 0;      // a config file's pipeline split
   std::string file_split;
   bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
+  std::optional<train::ShardingStrategy> file_sharding;  // its data_parallel_sharding_strategy
   int file_cp = 1;                        // a config file's context_parallel_size
   std::optional<train::Recompute> file_recompute;  // a config file's recompute_* keys
   if (choice.kind == K::builtin) {
@@ -409,6 +410,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
     file_last = c.last_stage_layers;
     file_split = c.pipeline_split;
     if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
+    file_sharding = c.sharding;
     file_cp = c.cp;
     file_recompute = c.recompute;
   }
@@ -417,6 +419,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
   const int cp = context_parallel_size(o, name, file_cp, o.seq);
+  const train::ShardingStrategy sharding = sharding_strategy(o, file_sharding, name);
   // An uneven pipeline split: asked of one layout with PP 1, it is refused; --parallel all
   // applies it to its strategies with PP > 1 and runs the others' one stage.
   const parallel::PipelineSplitRequest split_request =
@@ -460,7 +463,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   mem.shape.mbs = o.mbs;
   mem.shape.seq = o.seq;
   mem.shape.grad_accum = plan.grad_accum;
-  mem.sharding = sharding_strategy(o);
+  mem.sharding = sharding;
   mem.shape.sequence_parallel = sequence_parallel;
   // The --recompute-* flags, given, replace the config file's recompute_* keys.
   const bool recompute_flags = !o.recompute_granularity.empty() || !o.recompute_method.empty() ||
@@ -600,6 +603,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                : o.attention == "cudnn" ? train::AttentionChoice::cudnn
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
+  c.optimizer.sharding = sharding;  // the config file's, where it states one
   c.sequence_parallel = sequence_parallel;
   c.recompute = mem.shape.recompute;
   c.predicted = predicted;

@@ -3,6 +3,7 @@
 // --data-parallel-sharding-strategy beside --distributed-optimizer: the sharding a run asks for.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "tprimat/core/error.hpp"
@@ -19,17 +20,12 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
   if (o.sharding_strategy.empty())
     return o.distributed_optimizer ? ShardingStrategy::optim : ShardingStrategy::no_shard;
   constexpr const char* flag = "--data-parallel-sharding-strategy";
-  ShardingStrategy s = ShardingStrategy::no_shard;
-  bool known = false;
-  for (std::size_t i = 0; i < train::sharding_strategy_names.size(); ++i)
-    if (o.sharding_strategy == train::sharding_strategy_names[i]) {
-      s = static_cast<ShardingStrategy>(i);
-      known = true;
-    }
-  if (!known)
+  const std::optional<ShardingStrategy> named = train::sharding_strategy_named(o.sharding_strategy);
+  if (!named)
     throw core::InputError(std::string("unknown ") + flag + " '" + o.sharding_strategy + "'",
                            std::string("pass ") + flag +
                                " no_shard, optim (ZeRO-1) or optim_grads (ZeRO-2)");
+  const ShardingStrategy s = *named;
   if (s == ShardingStrategy::optim_grads_params)
     throw core::InputError(std::string(flag) +
                                " optim_grads_params (FSDP: the weights sharded too) is not built "
@@ -43,10 +39,40 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
   return s;
 }
 
+/// The strategy a job of `strategy` runs: its config file's data_parallel_sharding_strategy
+/// (`file`) where it states one, else the flags' (sharding_strategy(o)). A flag beside the file
+/// may only agree with it: --data-parallel-sharding-strategy naming the same strategy,
+/// --distributed-optimizer one that shards (any but no_shard). A strategy not built yet is
+/// refused from the file as from the flag.
+inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
+                                                 std::optional<train::ShardingStrategy> file,
+                                                 const std::string& strategy) {
+  using train::ShardingStrategy;
+  const ShardingStrategy flags = sharding_strategy(o);
+  if (!file) return flags;
+  const std::string key = "data_parallel_sharding_strategy";
+  const std::string name(train::name_of(*file));
+  const std::string fix = "change " + key + " in the config";
+  if (*file == ShardingStrategy::optim_grads_params)
+    throw core::InputError("strategy " + strategy + "'s " + key + " " + name +
+                               " (FSDP: the weights sharded too) is not built yet",
+                           "write optim_grads (ZeRO-2) or optim (ZeRO-1) there for now");
+  if (!o.sharding_strategy.empty() && flags != *file)
+    throw core::InputError("--data-parallel-sharding-strategy " + o.sharding_strategy +
+                               " contradicts strategy " + strategy + ", whose " + key + " is " +
+                               name,
+                           "drop --data-parallel-sharding-strategy, or " + fix);
+  if (o.distributed_optimizer && *file == ShardingStrategy::no_shard)
+    throw core::InputError("--distributed-optimizer shards the optimizer, and strategy " +
+                               strategy + "'s " + key + " no_shard shards nothing",
+                           "drop --distributed-optimizer, or " + fix);
+  return *file;
+}
+
 /// The label of a strategy that shards ("ZeRO-2"), "" for no_shard.
 inline std::string sharding_label(train::ShardingStrategy s) {
   return s == train::ShardingStrategy::no_shard ? ""
-                                                : "ZeRO-" + std::to_string(train::zero_stage(s));
+                                                : train::zero_label(s);
 }
 
 /// " ZeRO-2" after a layout's description, "" for no_shard.

@@ -49,6 +49,10 @@ struct ConfigStrategy {
   /// Megatron's `sequence_parallel` beside the sizes, where the block states it (a boolean);
   /// `--sequence-parallel` turns it on too.
   std::optional<bool> sequence_parallel;
+  /// Megatron-FSDP's `data_parallel_sharding_strategy` beside the sizes, where the block states
+  /// it (one of train::sharding_strategy_names; the program refuses what it has not built);
+  /// `--data-parallel-sharding-strategy` and `--distributed-optimizer` may only agree with it.
+  std::optional<train::ShardingStrategy> sharding;
   /// Megatron's recompute_granularity/_method/_num_layers/_modules beside the sizes, where the
   /// block states them (read_recompute); the --recompute-* flags replace them.
   std::optional<train::Recompute> recompute;
@@ -91,6 +95,7 @@ inline constexpr std::string_view accum_key = "gradient_accumulation_steps";
 inline constexpr std::string_view first_layers_key = "decoder_first_pipeline_num_layers";
 inline constexpr std::string_view last_layers_key = "decoder_last_pipeline_num_layers";
 inline constexpr std::string_view split_key = "pipeline_split";
+inline constexpr std::string_view sharding_key = "data_parallel_sharding_strategy";
 
 inline bool is_flat(const nlohmann::json& j) {
   return j.is_object() && (j.contains(tp_key) || j.contains(pp_key) || j.contains(dp_key));
@@ -293,6 +298,17 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
                              "write \"sequence_parallel\": true (or false, without quotes)");
     s.sequence_parallel = it->get<bool>();
   }
+  if (auto it = block.find(sharding_key); it != block.end() && !it->is_null()) {
+    if (it->is_string()) s.sharding = train::sharding_strategy_named(it->get<std::string>());
+    if (!s.sharding)
+      throw core::InputError("config " + file + ": " + (where.empty() ? "" : where + ".") +
+                                 std::string(sharding_key) +
+                                 " must be \"no_shard\", \"optim\", \"optim_grads\" or "
+                                 "\"optim_grads_params\", got " +
+                                 it->dump(),
+                             "write \"data_parallel_sharding_strategy\": \"optim\" (ZeRO-1) or "
+                             "\"optim_grads\" (ZeRO-2)");
+  }
   s.recompute = read_recompute(block, file, where);
   return s;
 }
@@ -308,6 +324,7 @@ inline const std::vector<std::string>& layout_keys() {
       std::string(tp_key),          std::string(pp_key),           std::string(dp_key),
       std::string(accum_key),       std::string(first_layers_key), std::string(last_layers_key),
       std::string(split_key),       "sequence_parallel",           std::string(cp_key),
+      std::string(sharding_key),
       std::string(recompute_keys[0]), std::string(recompute_keys[1]),
       std::string(recompute_keys[2]), std::string(recompute_keys[3])};
   return keys;

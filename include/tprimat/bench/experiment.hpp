@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/train/config.hpp"
+
 namespace tprimat::bench {
 
 /// One field of a result document that defines the experiment.
@@ -47,7 +49,9 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/parallelism_config/data_parallel_size", "DP"},
     {"/parallelism_config/gradient_accumulation_steps", "GA"},
     {"/parallelism_config/strategy_name", "strategy"},
-    {"/parallelism_config/distributed_optimizer", "ZeRO-1"},
+    // Recorded since issue 36; before it, distributed_optimizer said ZeRO-1 or none
+    // (recorded_experiment_value reads it in its place). "sharding ZeRO-2" in a label.
+    {"/parallelism_config/data_parallel_sharding_strategy", "sharding"},
     {"/parallelism_config/sequence_parallel", "SP", "false"},  // recorded since issue 26
     {"/training_config/micro_batch_size", "mbs", "", "--micro-batch-size N"},
     {"/training_config/global_batch_size", "gbs"},
@@ -106,6 +110,15 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
   }
   if (!experiment_fields[i].absent.empty())
     return Value(std::in_place, J::parse(experiment_fields[i].absent));
+  if (pointer == "/parallelism_config/data_parallel_sharding_strategy") {
+    // Before the strategy was recorded, the distributed optimizer (ZeRO-1) was the one sharding:
+    // true is optim, false no_shard, null (an imported log that did not say) unknown.
+    const J::json_pointer zero1_at{"/parallelism_config/distributed_optimizer"};
+    if (!doc.contains(zero1_at)) return std::nullopt;
+    const J& zero1 = doc.at(zero1_at);
+    if (!zero1.is_boolean()) return Value(std::in_place, nullptr);
+    return Value(std::in_place, zero1.get<bool>() ? "optim" : "no_shard");
+  }
   if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
   const J::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},
       layers_at{"/training_config/num_layers"};
@@ -122,10 +135,21 @@ inline nlohmann::json experiment_value(const nlohmann::json& doc, std::size_t i)
   return recorded_experiment_value(doc, i).value_or(nlohmann::json(nullptr));
 }
 
-/// "gbs 64", "ZeRO-1 on", "peak LR 0.0003", "TP n/a" (unknown): field `i` holding `value`.
+/// "ZeRO-2" for Megatron-FSDP's optim_grads (its ZeRO stage), "none" for no_shard; any other
+/// text as it is.
+inline std::string zero_stage_label(const std::string& strategy) {
+  const std::optional<train::ShardingStrategy> s = train::sharding_strategy_named(strategy);
+  if (!s) return strategy;
+  return *s == train::ShardingStrategy::no_shard ? "none" : train::zero_label(*s);
+}
+
+/// "gbs 64", "sharding ZeRO-2", "peak LR 0.0003", "TP n/a" (unknown): field `i` holding `value`.
 inline std::string experiment_label(std::size_t i, const nlohmann::json& value) {
   std::string v;
-  if (value.is_string()) {
+  if (value.is_string() &&
+      experiment_fields[i].pointer == "/parallelism_config/data_parallel_sharding_strategy") {
+    v = zero_stage_label(value.get<std::string>());
+  } else if (value.is_string()) {
     v = value.get<std::string>();
   } else if (value.is_boolean()) {
     v = value.get<bool>() ? "on" : "off";

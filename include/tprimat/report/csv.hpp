@@ -48,11 +48,13 @@ inline std::string csv_number(double v) {
 
 namespace detail {
 
-/// A configuration field's value as a cell: "17+15" for a pipeline split, "true"/"false", ""
-/// where the file does not say.
+/// A configuration field's value as a cell: "17+15" for a pipeline split, "true"/"false", text
+/// as recorded (a sharding strategy's Megatron-FSDP name, not its label's "ZeRO-2"), "" where
+/// the file does not say.
 inline std::string csv_experiment_value(std::size_t i, const nlohmann::json& value) {
   if (value.is_null()) return "";
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_string()) return value.get<std::string>();
   return bench::experiment_label(i, value).substr(bench::experiment_fields[i].name.size() + 1);
 }
 

@@ -581,6 +581,94 @@ inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
   return stated_setting(*s, name, least, log);
 }
 
+/// What data parallelism sharded, as a log states it, and the setting it was read from
+/// ("use_distributed_optimizer at line 9 (arguments block)"); no strategy where the log does not
+/// say.
+struct StatedSharding {
+  std::optional<train::ShardingStrategy> strategy;
+  std::string where;
+};
+
+/// The sharding strategy a log states (LogConfig's sharding settings), checked against the DP
+/// and CP the import settled on; a value the framework would not take, or settings that cannot
+/// hold together, are a damaged log, named.
+/// - torchtitan: FSDP, optim_grads_params, where data_parallel_shard_degree x CP > 1 (its
+///   ParallelDims.fsdp_enabled; a degree of -1 takes the DP ranks data_parallel_replicate_degree
+///   leaves), else no_shard (DDP over the replicas).
+/// - Megatron-LM, Primus and NeMo: use_torch_fsdp2 is FSDP. Megatron-FSDP on (use_megatron_fsdp,
+///   or its older use_custom_fsdp) runs data_parallel_sharding_strategy. Without it Megatron
+///   ignores that argument, which newer versions print as optim_grads_params for every run: the
+///   distributed optimizer is then the sharding (use_distributed_optimizer True: optim; False:
+///   no_shard).
+inline StatedSharding stated_sharding(const LogConfig& stated, std::optional<bool> zero1,
+                                      long long dp, long long cp, std::string_view format,
+                                      const std::string& log) {
+  using train::ShardingStrategy;
+  const auto damaged = [&](const std::string& what) {
+    return core::InputError(log + ": " + what, "pass the log of a run whose settings it prints");
+  };
+  if (format == "torchtitan") {
+    if (!stated.dp_shard_degree) return {};
+    const StatedText& shard_text = *stated.dp_shard_degree;
+    const long long shard = shard_text.value == "-1"
+                                ? -1
+                                : stated_setting(shard_text, "data_parallel_shard_degree", 1, log);
+    const auto replicate =
+        stated_whole(stated.dp_replicate_degree, "data_parallel_replicate_degree", 1, log);
+    const std::string ranks =
+        " the " + std::to_string(dp) + " data-parallel ranks (num_gpus / (TP x PP x CP))";
+    long long degree = shard;
+    if (shard == -1 && replicate) {
+      if (dp % *replicate != 0)
+        throw damaged("data_parallel_replicate_degree " + std::to_string(*replicate) + " at " +
+                      stated.dp_replicate_degree->where + " does not divide" + ranks);
+      degree = dp / *replicate;
+    } else if (shard == -1) {
+      // The ranks the replicas leave, from 1 to DP: unknown unless CP or DP 1 decides.
+      if (cp == 1 && dp > 1) return {};
+      degree = 1;
+    } else if (replicate ? shard * *replicate != dp : dp % shard != 0) {
+      throw damaged("data_parallel_shard_degree " + std::to_string(shard) + " at " +
+                    shard_text.where +
+                    (replicate ? " x data_parallel_replicate_degree " + std::to_string(*replicate) +
+                                     " at " + stated.dp_replicate_degree->where + " is not"
+                               : std::string(" does not divide")) +
+                    ranks);
+    }
+    return {degree * cp > 1 ? ShardingStrategy::optim_grads_params : ShardingStrategy::no_shard,
+            "data_parallel_shard_degree at " + shard_text.where};
+  }
+  // The strategy argument is checked whether or not it applies: Megatron takes no other value.
+  std::optional<ShardingStrategy> named;
+  if (const auto& s = stated.sharding_strategy) {
+    named = train::sharding_strategy_named(s->value);
+    if (!named)
+      throw damaged("data_parallel_sharding_strategy " + core::shown(s->value) + " at " + s->where +
+                    " is not no_shard, optim, optim_grads or optim_grads_params");
+  }
+  if (stated_bool(stated.torch_fsdp2, "use_torch_fsdp2", log).value_or(false))
+    return {ShardingStrategy::optim_grads_params,
+            "use_torch_fsdp2 at " + stated.torch_fsdp2->where};
+  if (stated_bool(stated.megatron_fsdp, "use_megatron_fsdp", log).value_or(false)) {
+    if (!named) return {};
+    // Megatron-FSDP before its version 2 (use_custom_fsdp too) runs under the distributed
+    // optimizer, which Megatron turns on before it prints the arguments; v2 runs without it.
+    const bool v2 = stated.megatron_fsdp_version && stated.megatron_fsdp_version->value == "2";
+    if (*named != ShardingStrategy::no_shard && zero1 == false && !v2)
+      throw damaged("data_parallel_sharding_strategy " + stated.sharding_strategy->value + " at " +
+                    stated.sharding_strategy->where + " under Megatron-FSDP (" +
+                    stated.megatron_fsdp->where + ") contradicts use_distributed_optimizer " +
+                    stated.distributed_optimizer->value + " at " +
+                    stated.distributed_optimizer->where +
+                    ": Megatron-FSDP before its version 2 shards through the distributed "
+                    "optimizer");
+    return {named, "data_parallel_sharding_strategy at " + stated.sharding_strategy->where};
+  }
+  if (!zero1) return {};
+  return {*zero1 ? ShardingStrategy::optim : ShardingStrategy::no_shard,
+          "use_distributed_optimizer at " + stated.distributed_optimizer->where};
+}
+
 /// training_config.recompute as the log states it: {granularity none|full|selective, method
 /// uniform|block|null, num_layers N|null} (and selective's modules, a list or null), method and
 /// layers only for full (Megatron ignores them otherwise); nullopt where the log says nothing of
@@ -820,8 +908,9 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const auto zero1 =
       detail::stated_bool(stated.distributed_optimizer, "use_distributed_optimizer", log);
   const auto sp = detail::stated_bool(stated.sequence_parallel, "sequence_parallel", log);
-  c.optimizer.sharding =
-      zero1.value_or(false) ? train::ShardingStrategy::optim : train::ShardingStrategy::no_shard;
+  const detail::StatedSharding sharding =
+      detail::stated_sharding(stated, zero1, dp, cp.value, o.format, log);
+  c.optimizer.sharding = sharding.strategy.value_or(train::ShardingStrategy::no_shard);
   // Megatron turns sequence parallelism off at TP 1 whatever was asked.
   c.sequence_parallel = sp.value_or(false) && tp.value > 1;
   const auto logged_seed = detail::stated_seed(stated.seed, log);
@@ -854,7 +943,11 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.mbs = c.mbs;
   mi.shape.seq = c.seq;
   mi.shape.grad_accum = c.plan.grad_accum;
-  mi.sharding = c.optimizer.sharding;
+  // FSDP's sharded weights are not planned yet: planned as ZeRO-2, an upper bound (said under
+  // imported.assumptions).
+  mi.sharding = c.optimizer.sharding == train::ShardingStrategy::optim_grads_params
+                    ? train::ShardingStrategy::optim_grads
+                    : c.optimizer.sharding;
   mi.shape.sequence_parallel = c.sequence_parallel;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.
@@ -899,7 +992,13 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   put("/optimizer/clip_norm", maybe(detail::stated_number(stated.clip_norm, "clip_grad", log)));
   put("/optimizer/init_std",
       maybe(detail::stated_number(stated.init_std, "init_method_std", log)));
-  put("/parallelism_config/distributed_optimizer", maybe(zero1));
+  // The optimizer is sharded under any strategy that shards; a log that states no strategy
+  // keeps its use_distributed_optimizer as written (or null).
+  put("/parallelism_config/distributed_optimizer",
+      sharding.strategy ? nlohmann::json(c.optimizer.shards_optimizer()) : maybe(zero1));
+  put("/parallelism_config/data_parallel_sharding_strategy",
+      sharding.strategy ? nlohmann::json(train::name_of(*sharding.strategy))
+                        : nlohmann::json(nullptr));
   put("/parallelism_config/sequence_parallel",
       sp ? nlohmann::json(c.sequence_parallel) : nlohmann::json(nullptr));
   put("/training_config/recompute", recompute ? *recompute : nlohmann::json(nullptr));
@@ -993,11 +1092,16 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   assumptions.push_back(
       "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
       "measurement");
-  if (o.format == "torchtitan" && dp > 1)
+  if (c.optimizer.sharding == train::ShardingStrategy::optim_grads_params)
+    assumptions.push_back(
+        "parallelism_config.data_parallel_sharding_strategy optim_grads_params (FSDP) shards the "
+        "weights too, which tprimat's memory plan does not count yet: memory_metrics.predicted_gb, "
+        "planned as optim_grads (ZeRO-2), is an upper bound");
+  else if (o.format == "torchtitan" && !sharding.strategy && dp * cp.value > 1)
     assumptions.push_back(
         "torchtitan shards weights, gradients and optimizer state over its data-parallel ranks "
-        "(FSDP), which a tprimat result cannot record: memory_metrics.predicted_gb, planned "
-        "without it, is an upper bound");
+        "(FSDP) unless its data_parallel_shard_degree is 1, which the log does not print: "
+        "memory_metrics.predicted_gb, planned without sharding, is an upper bound");
   doc["imported"] = {
       {"format", o.format},
       {"log", log},
@@ -1015,6 +1119,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"tensor_model_parallel_size", tp.where},
         {"pipeline_model_parallel_size", pp.where},
         {"context_parallel_size", cp.where},
+        {"data_parallel_sharding_strategy",
+         sharding.strategy ? "log " + sharding.where : std::string("not in log")},
         {"num_layers", stated.layers ? "log " + stated.layers->where
                                      : n.model + " " + o.model + " (the full model)"},
         {"precision",

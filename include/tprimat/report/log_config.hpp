@@ -62,6 +62,12 @@ struct LogConfig {
   /// Settings recorded as the log writes them, each under the result's name for it; the import
   /// reads each to its type (import_log.hpp) and leaves what the log does not say null.
   std::optional<StatedText> distributed_optimizer, sequence_parallel, seed, data, mock_data;
+  /// What data parallelism shards: Megatron's data_parallel_sharding_strategy, which it runs only
+  /// under Megatron-FSDP (megatron_fsdp: use_megatron_fsdp, or its older name use_custom_fsdp;
+  /// its megatron_fsdp_version), Megatron's use_torch_fsdp2, and torchtitan's
+  /// data_parallel_shard_degree and data_parallel_replicate_degree.
+  std::optional<StatedText> sharding_strategy, megatron_fsdp, megatron_fsdp_version, torch_fsdp2,
+      dp_shard_degree, dp_replicate_degree;
   std::optional<StatedText> lr_min, lr_warmup_steps, lr_decay_steps, beta1, beta2, eps,
       weight_decay, clip_norm, init_std;
   /// Megatron's first_last_layers_bf16 and the counts it keeps in bf16 at each end.
@@ -463,6 +469,11 @@ class LogConfigReader {
       return count(value, c_.pp, "pipeline_model_parallel_size", max_gpu_count, where);
     if (key == "context_parallel_degree")
       return count(value, c_.cp, "context_parallel_size", max_gpu_count, where);
+    // FSDP's degree (-1: the DP ranks the replicas leave) and HSDP's replicas, read by the import.
+    if (key == "data_parallel_shard_degree")
+      return record_text(c_.dp_shard_degree, key, StatedText{unquoted(), where}, where);
+    if (key == "data_parallel_replicate_degree")
+      return record_text(c_.dp_replicate_degree, key, StatedText{unquoted(), where}, where);
     if (key == "seed") return record_text(c_.seed, "seed", StatedText{unquoted(), where}, where);
     if (is("training", "mixed_precision_param")) {
       const std::string p = unquoted();
@@ -566,6 +577,11 @@ class LogConfigReader {
     };
     static constexpr Setting settings[] = {
         {"use_distributed_optimizer", &LogConfig::distributed_optimizer},
+        {"data_parallel_sharding_strategy", &LogConfig::sharding_strategy},
+        {"use_megatron_fsdp", &LogConfig::megatron_fsdp},
+        {"use_custom_fsdp", &LogConfig::megatron_fsdp},  // its name before Megatron core 0.15
+        {"megatron_fsdp_version", &LogConfig::megatron_fsdp_version},
+        {"use_torch_fsdp2", &LogConfig::torch_fsdp2},
         {"sequence_parallel", &LogConfig::sequence_parallel},
         {"seed", &LogConfig::seed},
         {"min_lr", &LogConfig::lr_min},

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,8 +37,18 @@ constexpr std::string_view name_of(ShardingStrategy s) {
   return sharding_strategy_names[static_cast<std::size_t>(s)];
 }
 
-/// The ZeRO stage a strategy is (0 for no_shard), for labels: "ZeRO-2".
+/// The strategy Megatron-FSDP's name `name` names; nullopt for any other text.
+constexpr std::optional<ShardingStrategy> sharding_strategy_named(std::string_view name) {
+  for (std::size_t i = 0; i < sharding_strategy_names.size(); ++i)
+    if (name == sharding_strategy_names[i]) return static_cast<ShardingStrategy>(i);
+  return std::nullopt;
+}
+
+/// The ZeRO stage a strategy is (0 for no_shard).
 constexpr int zero_stage(ShardingStrategy s) { return static_cast<int>(s); }
+
+/// "ZeRO-2": the label of a strategy that shards.
+inline std::string zero_label(ShardingStrategy s) { return "ZeRO-" + std::to_string(zero_stage(s)); }
 
 /// AdamW, clipping, schedule and init: the seeds' "fair comparison" settings are the defaults.
 struct OptimizerConfig {

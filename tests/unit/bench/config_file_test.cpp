@@ -265,6 +265,45 @@ TEST(ConfigFile, RecomputeKeysAsMegatronNamesThem) {
     EXPECT_NE(error(keys).find(says), std::string::npos) << keys << ": " << error(keys);
 }
 
+// Megatron-FSDP's data_parallel_sharding_strategy beside the sizes: one of its four names (the
+// program refuses the one it has not built), anything else refused naming the key.
+TEST(ConfigFile, ShardingStrategyKeyAsMegatronFsdpNamesIt) {
+  const auto read = [](const std::string& value) {
+    return parse_config_strategy(
+               json::parse(
+                   R"({"tensor_model_parallel_size": 1, "data_parallel_sharding_strategy": )" +
+                   value + "}"),
+               "c.json", "", "llama", "nvd")
+        .sharding;
+  };
+  EXPECT_FALSE(
+      parse_config_strategy(json{{"tensor_model_parallel_size", 1}}, "c.json", "", "llama", "nvd")
+          .sharding.has_value());
+  EXPECT_FALSE(read("null").has_value());
+  EXPECT_EQ(read(R"("no_shard")"), train::ShardingStrategy::no_shard);
+  EXPECT_EQ(read(R"("optim")"), train::ShardingStrategy::optim);
+  EXPECT_EQ(read(R"("optim_grads")"), train::ShardingStrategy::optim_grads);
+  EXPECT_EQ(read(R"("optim_grads_params")"), train::ShardingStrategy::optim_grads_params);
+  for (const char* bad : {R"("zero2")", "2", "true", R"(["optim"])"}) {
+    try {
+      read(bad);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const core::InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("tprimat: config c.json: data_parallel_sharding_strategy must be "
+                            "\"no_shard\", \"optim\", \"optim_grads\" or \"optim_grads_params\", "
+                            "got ") +
+                    json::parse(bad).dump() +
+                    "; write \"data_parallel_sharding_strategy\": \"optim\" (ZeRO-1) or "
+                    "\"optim_grads\" (ZeRO-2)");
+    }
+  }
+  // In a platform's block too: a key of every strategy block, not a misspelling.
+  EXPECT_EQ(key_error(R"({"llama": {"nvidia": {"tensor_model_parallel_size": 1,
+      "data_parallel_sharding_strategy": "optim_grads"}}})"),
+            "");
+}
+
 TEST(ConfigFileKeys, EveryShapeOfTheDocsReads) {
   EXPECT_EQ(key_error(R"({"tensor_model_parallel_size": 2, "sequence_parallel": true,
       "pipeline_model_parallel_size": 2, "pipeline_split": "auto", "fp8": "hybrid",

@@ -68,10 +68,16 @@ TEST(Result, SeedsKeysAndWarmupExcluded) {
   EXPECT_EQ(p["gradient_accumulation_steps"], 4);
   EXPECT_EQ(p["strategy_name"], "minimal_communication");
   EXPECT_EQ(p["distributed_optimizer"], false);
+  EXPECT_EQ(p["data_parallel_sharding_strategy"], "no_shard");
   auto zero = tiny_context();
   zero.optimizer.sharding = train::ShardingStrategy::optim;
   EXPECT_EQ(bench::make_result(zero, {record(0.5)})["parallelism_config"]["distributed_optimizer"],
             true);
+  // Any strategy that shards shards the optimizer: the seeds' boolean stays true beside it.
+  zero.optimizer.sharding = train::ShardingStrategy::optim_grads;
+  const auto zero2 = bench::make_result(zero, {record(0.5)})["parallelism_config"];
+  EXPECT_EQ(zero2["distributed_optimizer"], true);
+  EXPECT_EQ(zero2["data_parallel_sharding_strategy"], "optim_grads");
   EXPECT_EQ(p["sequence_parallel"], false);
   auto sp = tiny_context();
   sp.plan.tp = 2;
@@ -200,6 +206,47 @@ TEST(ExperimentFields, AResultFromBeforeSequenceParallelismRanWithout) {
                                      std::to_string(c.seq)});
 }
 
+TEST(ExperimentFields, AResultFromBeforeShardingStrategiesRanZeroOneOrNone) {
+  auto c = tiny_context();  // DP 2
+  // The schema wants a prediction.
+  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;
+  c.optimizer.sharding = train::ShardingStrategy::optim;
+  auto old = bench::make_result(c, {record(0.5)});
+  old["parallelism_config"].erase("data_parallel_sharding_strategy");  // written before it
+  EXPECT_EQ(bench::result_error(old), std::nullopt) << *bench::result_error(old);
+  constexpr auto s = bench::experiment_field("/parallelism_config/data_parallel_sharding_strategy");
+  // Its distributed optimizer was ZeRO-1: one experiment with a new optim run.
+  EXPECT_EQ(bench::experiment_value(old, s), "optim");
+  EXPECT_EQ(bench::experiment_label(s, bench::experiment_value(old, s)), "sharding ZeRO-1");
+  EXPECT_TRUE(bench::configuration_differences(old, c).empty());
+  // ZeRO-2 is another experiment, named by its stage.
+  c.optimizer.sharding = train::ShardingStrategy::optim_grads;
+  EXPECT_EQ(
+      bench::configuration_differences(old, c),
+      std::vector<std::string>{"parallelism_config.data_parallel_sharding_strategy: \"optim\" -> "
+                               "\"optim_grads\""});
+  EXPECT_EQ(bench::experiment_label(s, "optim_grads"), "sharding ZeRO-2");
+  EXPECT_EQ(bench::experiment_label(s, "optim_grads_params"), "sharding ZeRO-3");
+  // Without the distributed optimizer, nothing was sharded.
+  old["parallelism_config"]["distributed_optimizer"] = false;
+  EXPECT_EQ(bench::experiment_value(old, s), "no_shard");
+  EXPECT_EQ(bench::experiment_label(s, "no_shard"), "sharding none");
+  c.optimizer.sharding = train::ShardingStrategy::no_shard;
+  EXPECT_TRUE(bench::configuration_differences(old, c).empty());
+  // An old import that did not say (null) stays unknown; one without either key is a seeds' file.
+  old["parallelism_config"]["distributed_optimizer"] = nullptr;
+  EXPECT_TRUE(bench::experiment_value(old, s).is_null());
+  ASSERT_TRUE(bench::recorded_experiment_value(old, s).has_value());
+  old["parallelism_config"].erase("distributed_optimizer");
+  EXPECT_FALSE(bench::recorded_experiment_value(old, s).has_value());
+  // A name the schema does not know is refused; null (an import that does not say) is not.
+  auto doc = bench::make_result(c, {record(0.5)});
+  doc["parallelism_config"]["data_parallel_sharding_strategy"] = nullptr;
+  EXPECT_EQ(bench::result_error(doc), std::nullopt) << *bench::result_error(doc);
+  doc["parallelism_config"]["data_parallel_sharding_strategy"] = "zero2";
+  EXPECT_NE(bench::result_error(doc), std::nullopt);
+}
+
 TEST(Result, ContextParallelismCountsInTheRanks) {
   // TP 1 x PP 1 x CP 2 x DP 2: four ranks, each sequence split over two of them.
   auto c = tiny_context();
@@ -279,9 +326,10 @@ TEST(ExperimentFields, OneListForOverwriteAndReports) {
   EXPECT_EQ(bench::experiment_label(seq, nullptr), "seq n/a");
   EXPECT_EQ(bench::experiment_label(bench::experiment_field("/optimizer/lr_peak"), 3e-4),
             "peak LR 0.0003");
-  EXPECT_EQ(bench::experiment_label(
-                bench::experiment_field("/parallelism_config/distributed_optimizer"), true),
-            "ZeRO-1 on");
+  EXPECT_EQ(
+      bench::experiment_label(
+          bench::experiment_field("/parallelism_config/data_parallel_sharding_strategy"), "optim"),
+      "sharding ZeRO-1");
 }
 
 TEST_F(AtomicWrite, WarningsFollowTheDocumentAsWritten) {

@@ -112,6 +112,7 @@ json import_named(const char* file) {
 TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
   const json m = import_named("megatron_llama_fp8.log");
   EXPECT_EQ(m["parallelism_config"]["distributed_optimizer"], true);
+  EXPECT_EQ(m["parallelism_config"]["data_parallel_sharding_strategy"], "optim");
   EXPECT_EQ(m["parallelism_config"]["sequence_parallel"], true);
   EXPECT_EQ(m["training_config"]["seed"], 42);
   EXPECT_EQ(m["reproduce"]["seed"], 42);
@@ -150,7 +151,79 @@ TEST(FrameworkLogs, SettingsAreReadAsPrinted) {
   EXPECT_EQ(t["training_config"]["num_gpus"], 8);
   EXPECT_EQ(t["training_config"]["data"], "c4");
   EXPECT_EQ(t["imported"]["iterations_found"], 5);  // the validation line is no step
-  EXPECT_TRUE(t["parallelism_config"]["distributed_optimizer"].is_null());
+  // FSDP over its 4 DP ranks (data_parallel_shard_degree -1, one replica): the optimizer sharded.
+  EXPECT_EQ(t["parallelism_config"]["data_parallel_sharding_strategy"], "optim_grads_params");
+  EXPECT_EQ(t["parallelism_config"]["distributed_optimizer"], true);
+}
+
+TEST(FrameworkLogs, TorchtitanShardingIsItsFsdpDegree) {
+  ImportOptions o;
+  o.format = "torchtitan";
+  o.model = "llama";
+  o.device_name = "NVIDIA H100 80GB HBM3";
+  // 8 GPUs at TP 2: DP 4, split between FSDP (dp_shard) and replicas (dp_replicate) as `degrees`
+  // says ("" prints neither).
+  const auto import_with = [&](const std::string& degrees) {
+    std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/torchtitan_llama_bf16.log");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string printed =
+        "'data_parallel_replicate_degree': 1, 'data_parallel_shard_degree': -1, ";
+    const auto at = text.find(printed);
+    if (at == std::string::npos) throw std::logic_error("the fixture's degrees moved");
+    text.replace(at, printed.size(), degrees);
+    std::istringstream log(text);
+    return import_log(log, "torchtitan.log", o, "tprimat import");
+  };
+  const auto refusal = [&](const std::string& degrees) {
+    try {
+      import_with(degrees);
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto strategy = [](const json& doc) {
+    return doc["parallelism_config"]["data_parallel_sharding_strategy"];
+  };
+  // DDP over 4 replicas: nothing sharded.
+  const json ddp =
+      import_with("'data_parallel_replicate_degree': 4, 'data_parallel_shard_degree': 1, ");
+  EXPECT_EQ(strategy(ddp), "no_shard");
+  EXPECT_EQ(ddp["parallelism_config"]["distributed_optimizer"], false);
+  // HSDP: FSDP within pairs, replicated twice; -1 takes the 2 ranks the replicas leave.
+  const json hsdp =
+      import_with("'data_parallel_replicate_degree': 2, 'data_parallel_shard_degree': -1, ");
+  EXPECT_EQ(strategy(hsdp), "optim_grads_params");
+  EXPECT_EQ(hsdp["imported"]["configuration_sources"]["data_parallel_sharding_strategy"],
+            "log data_parallel_shard_degree at line 2 (job config)");
+  EXPECT_LT(hsdp["memory_metrics"]["predicted_gb"].get<double>(),
+            ddp["memory_metrics"]["predicted_gb"].get<double>());
+  EXPECT_EQ(strategy(import_with(
+                "'data_parallel_replicate_degree': 2, 'data_parallel_shard_degree': 2, ")),
+            "optim_grads_params");
+  // Not printed: null and named, never a guess; the plan (no sharding) an upper bound.
+  const json silent = import_with("");
+  EXPECT_TRUE(strategy(silent).is_null());
+  EXPECT_TRUE(silent["parallelism_config"]["distributed_optimizer"].is_null());
+  EXPECT_NE(silent["imported"]["not_in_log"].dump().find(
+                "parallelism_config.data_parallel_sharding_strategy"),
+            std::string::npos);
+  EXPECT_NE(silent["imported"]["assumptions"].dump().find("unless its data_parallel_shard_degree"),
+            std::string::npos);
+  // Degrees that are not the DP ranks torchtitan would have refused: a damaged log.
+  EXPECT_NE(refusal("'data_parallel_replicate_degree': 1, 'data_parallel_shard_degree': 2, ")
+                .find("data_parallel_shard_degree 2 at line 2 (job config) x "
+                      "data_parallel_replicate_degree 1 at line 2 (job config) is not the 4 "
+                      "data-parallel ranks"),
+            std::string::npos);
+  EXPECT_NE(refusal("'data_parallel_replicate_degree': 3, 'data_parallel_shard_degree': -1, ")
+                .find("data_parallel_replicate_degree 3 at line 2 (job config) does not divide "
+                      "the 4 data-parallel ranks"),
+            std::string::npos);
+  EXPECT_NE(refusal("'data_parallel_replicate_degree': 1, 'data_parallel_shard_degree': 0, ")
+                .find("data_parallel_shard_degree 0 at line 2 (job config) is not a whole "
+                      "number from 1"),
+            std::string::npos);
 }
 
 TEST(FrameworkLogs, ContextParallelRunsAndRecomputationAreRead) {

@@ -493,6 +493,102 @@ TEST(ImportLog, SettingsStatedTwiceOrUnreadableAreRefused) {
   EXPECT_EQ(import_text(tp4_log(), seeded)["imported"]["configuration_sources"]["seed"], "seed");
 }
 
+TEST(ImportLog, ShardingStrategyIsTheOneTheRunRan) {
+  const auto strategy = [](const nlohmann::json& doc) {
+    return doc["parallelism_config"]["data_parallel_sharding_strategy"];
+  };
+  // Megatron-FSDP's ZeRO-2: gradients sharded too, and the plan shards them over the 2 DP ranks.
+  const auto fsdp = import_text(tp4_log(argument("data_parallel_sharding_strategy", "optim_grads") +
+                                        argument("use_distributed_optimizer", "True") +
+                                        argument("use_megatron_fsdp", "True")),
+                                llama());
+  ASSERT_EQ(bench::result_error(fsdp), std::nullopt) << *bench::result_error(fsdp);
+  EXPECT_EQ(strategy(fsdp), "optim_grads");
+  EXPECT_EQ(fsdp["parallelism_config"]["distributed_optimizer"], true);
+  EXPECT_EQ(fsdp["imported"]["configuration_sources"]["data_parallel_sharding_strategy"],
+            "log data_parallel_sharding_strategy at line 14 (arguments block)");
+  const auto zero1 = import_text(tp4_log(argument("use_distributed_optimizer", "True")), llama());
+  EXPECT_EQ(strategy(zero1), "optim");
+  EXPECT_EQ(zero1["imported"]["configuration_sources"]["data_parallel_sharding_strategy"],
+            "log use_distributed_optimizer at line 14 (arguments block)");
+  EXPECT_LT(fsdp["memory_metrics"]["predicted_gb"].get<double>(),
+            zero1["memory_metrics"]["predicted_gb"].get<double>());
+  // Without Megatron-FSDP the argument is not run (newer Megatron prints optim_grads_params, its
+  // default, for every run): the distributed optimizer is the sharding, and no contradiction.
+  const std::string ddp = argument("data_parallel_sharding_strategy", "optim_grads_params") +
+                          argument("use_megatron_fsdp", "False");
+  EXPECT_EQ(
+      strategy(import_text(tp4_log(ddp + argument("use_distributed_optimizer", "False")), llama())),
+      "no_shard");
+  EXPECT_EQ(
+      strategy(import_text(tp4_log(ddp + argument("use_distributed_optimizer", "True")), llama())),
+      "optim");
+  // Megatron-FSDP v2 runs without the distributed optimizer; the optimizer is sharded all the same.
+  const auto v2 = import_text(tp4_log(argument("data_parallel_sharding_strategy", "optim_grads") +
+                                      argument("megatron_fsdp_version", "2") +
+                                      argument("use_distributed_optimizer", "False") +
+                                      argument("use_megatron_fsdp", "True")),
+                              llama());
+  EXPECT_EQ(strategy(v2), "optim_grads");
+  EXPECT_EQ(v2["parallelism_config"]["distributed_optimizer"], true);
+  // PyTorch's FSDP2 shards the weights too, which the plan does not count yet: said so.
+  const auto torch_fsdp = import_text(tp4_log(argument("use_torch_fsdp2", "True")), llama());
+  ASSERT_EQ(bench::result_error(torch_fsdp), std::nullopt) << *bench::result_error(torch_fsdp);
+  EXPECT_EQ(strategy(torch_fsdp), "optim_grads_params");
+  EXPECT_NE(torch_fsdp["imported"]["assumptions"].dump().find("planned as optim_grads (ZeRO-2)"),
+            std::string::npos);
+  // A log that states nothing of it: null and named, never no_shard invented.
+  const auto silent = import_text(tp4_log(), llama());
+  EXPECT_TRUE(strategy(silent).is_null());
+  EXPECT_TRUE(silent["parallelism_config"]["distributed_optimizer"].is_null());
+  EXPECT_NE(silent["imported"]["not_in_log"].dump().find(
+                "parallelism_config.data_parallel_sharding_strategy"),
+            std::string::npos);
+  EXPECT_EQ(silent["imported"]["configuration_sources"]["data_parallel_sharding_strategy"],
+            "not in log");
+  // NeMo 2 prints Megatron core's DDP config (use_custom_fsdp: Megatron-FSDP's older name).
+  auto nemo = llama();
+  nemo.format = "nemo";
+  nemo.num_gpus = 8;
+  nemo.seq = 2048;
+  const auto nemo_fsdp = import_text(
+      "DistributedDataParallelConfig(grad_reduce_in_fp32=True, use_distributed_optimizer=True, "
+      "data_parallel_sharding_strategy='optim_grads', use_custom_fsdp=True)\n"
+      "Training epoch 0, iteration 0/9 | global_batch_size: 8 | train_step_timing in s: 2.0\n"
+      "Training epoch 0, iteration 1/9 | global_batch_size: 8 | train_step_timing in s: 2.0\n",
+      nemo);
+  EXPECT_EQ(strategy(nemo_fsdp), "optim_grads");
+  EXPECT_EQ(nemo_fsdp["imported"]["configuration_sources"]["data_parallel_sharding_strategy"],
+            "log data_parallel_sharding_strategy at line 1 (DistributedDataParallelConfig)");
+  // Megatron-FSDP on, its strategy not printed: unknown, whatever the distributed optimizer says.
+  EXPECT_TRUE(strategy(import_text(tp4_log(argument("use_distributed_optimizer", "True") +
+                                           argument("use_megatron_fsdp", "True")),
+                                   llama()))
+                  .is_null());
+}
+
+TEST(ImportLog, ShardingStrategyContradictedOrUnknownIsRefused) {
+  // Megatron-FSDP before v2 shards through the distributed optimizer, which Megatron turns on
+  // before printing its arguments: a log that says it was off contradicts the strategy.
+  EXPECT_EQ(refusal(tp4_log(argument("data_parallel_sharding_strategy", "optim_grads") +
+                            argument("use_distributed_optimizer", "False") +
+                            argument("use_megatron_fsdp", "True")),
+                    llama()),
+            "tprimat: run.log: data_parallel_sharding_strategy optim_grads at line 14 (arguments "
+            "block) under Megatron-FSDP (line 16 (arguments block)) contradicts "
+            "use_distributed_optimizer False at line 15 (arguments block): Megatron-FSDP before "
+            "its version 2 shards through the distributed optimizer; pass the log of a run whose "
+            "settings it prints");
+  // A name Megatron does not take, whether or not Megatron-FSDP is on.
+  EXPECT_NE(refusal(tp4_log(argument("data_parallel_sharding_strategy", "zero2")), llama())
+                .find("data_parallel_sharding_strategy zero2 at line 14 (arguments block) is not "
+                      "no_shard, optim, optim_grads or optim_grads_params"),
+            std::string::npos);
+  EXPECT_NE(refusal(tp4_log(argument("use_megatron_fsdp", "maybe")), llama())
+                .find("use_megatron_fsdp maybe at line"),
+            std::string::npos);
+}
+
 // ---- hostile logs, round 2 (issue 38 §5) ----------------------------------------------------------
 
 TEST(ImportLog, ASettingStatedTwiceWithTwoValuesIsRefusedNeverLastWins) {

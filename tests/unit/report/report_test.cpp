@@ -220,6 +220,28 @@ TEST(ReportCompare, ContextParallelRunsAreAnotherExperiment) {
   EXPECT_EQ(rs[0].experiment[cp], 1) << "a result without the field ran CP 1";
 }
 
+TEST(ReportCompare, ShardingStrategiesAreAnotherExperimentNamedByTheirStage) {
+  // A result from before the strategy was recorded (ZeRO-1 by its distributed_optimizer alone)
+  // pools with a new optim one; optim_grads is another experiment, labelled by its ZeRO stage.
+  std::vector<Result> rs{configured("nvd", 8, 2048, 1000), configured("nvd", 8, 2048, 1010),
+                         configured("nvd", 8, 2048, 1100)};
+  constexpr auto s = bench::experiment_field("/parallelism_config/data_parallel_sharding_strategy");
+  const auto with = [](nlohmann::json parallelism) {
+    return nlohmann::json{{"parallelism_config", std::move(parallelism)}};
+  };
+  rs[0].experiment[s] = bench::experiment_value(with({{"distributed_optimizer", true}}), s);
+  rs[1].experiment[s] = bench::experiment_value(
+      with({{"distributed_optimizer", true}, {"data_parallel_sharding_strategy", "optim"}}), s);
+  rs[2].experiment[s] = bench::experiment_value(
+      with({{"distributed_optimizer", true}, {"data_parallel_sharding_strategy", "optim_grads"}}),
+      s);
+  const auto groups = group_results(rs);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].results.size(), 2u);
+  EXPECT_EQ(groups[0].configuration(), "sharding ZeRO-1");
+  EXPECT_EQ(groups[1].configuration(), "sharding ZeRO-2");
+}
+
 TEST(ReportCompare, PlatformsComparedOnlyOnOneConfiguration) {
   const std::vector<Result> same{configured("nvd", 8, 2048, 100), configured("amd", 8, 2048, 150)};
   const auto groups = group_results(same);
