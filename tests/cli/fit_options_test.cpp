@@ -91,6 +91,19 @@ TEST(FitOptions, ShardingTheGradientsIsOfferedWhereItShardsMoreAndPlannedSo) {
     EXPECT_NE(f, "--data-parallel-sharding-strategy optim_grads");
     EXPECT_NE(f, "--distributed-optimizer");
   }
+  // FSDP shards the bf16 weights too: offered in bf16, never with FP8 (not built).
+  auto fsdp = in;
+  fsdp.sharding = train::ShardingStrategy::optim_grads_params;
+  const double fsdp_total = bench::plan_memory(fsdp).total;
+  EXPECT_LT(fsdp_total, total);
+  const auto with_fsdp = flags_of(cli::single_changes_that_fit(in, 8, 128, fsdp_total));
+  EXPECT_NE(std::find(with_fsdp.begin(), with_fsdp.end(),
+                      "--data-parallel-sharding-strategy optim_grads_params"),
+            with_fsdp.end());
+  auto fp8 = in;
+  fp8.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
+  for (const auto& f : flags_of(cli::single_changes_that_fit(fp8, 8, 128, 1e15)))
+    EXPECT_NE(f, "--data-parallel-sharding-strategy optim_grads_params");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ using tprimat::testing::compare_with_one_gpu;
 using tprimat::testing::no_shard;
 using tprimat::testing::zero1;
 using tprimat::testing::zero2;
+using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::LlamaNarrow4;
 using tprimat::testing::LlamaNarrowKv2;
@@ -72,6 +73,11 @@ TEST(ContextParallelHostStaged, Cp2Zero1) {  // CP 2 x DP 2 at 4 ranks: ZeRO-1 o
 TEST(ContextParallelHostStaged, Cp2Zero2) {  // CP 2 x DP 2 at 4 ranks: ZeRO-2 over DP x CP
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), zero2, cp(2, {1, 256, 2, 0}), 3, false);
+}
+
+TEST(ContextParallelHostStaged, Cp2Fsdp) {  // CP 2 x DP 2 at 4 ranks: FSDP over DP x CP
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), fsdp, cp(2, {1, 256, 2, 0}), 3, false);
 }
 
 TEST(ContextParallelHostStaged, Cp2TensorParallel2SequenceParallel) {  // 4 ranks

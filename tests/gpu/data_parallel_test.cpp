@@ -25,6 +25,7 @@ using tprimat::testing::compare_with_one_gpu;
 using tprimat::testing::no_shard;
 using tprimat::testing::zero1;
 using tprimat::testing::zero2;
+using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::random_tokens;
 using tprimat::testing::TinyTied;
@@ -147,40 +148,101 @@ TEST(DataParallelHostStaged, Fp8DelayedZero2) {
       mpi_world(), zero2, {1, 128, 2, 0}, 4, true, true, fp8(train::Fp8Recipe::delayed));
 }
 
-/// ZeRO-2 holds the sums of its 1/DP slices of the gradients and a few segments' staging
-/// buffers instead of the whole gradient: the engine holds what the plan says, byte for byte,
-/// against ZeRO-1. (LlamaNarrow's embedding and head outweigh its layers, so here ZeRO-2 holds
-/// more; bench::plan_memory's unit tests show Llama 3.1 8B's saving.)
-TEST(DataParallelHostStaged, Zero2HoldsWhatThePlanSays) {
-  TPRIMAT_REQUIRE_GPU();
+using NarrowStep = train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi>;
+
+/// LlamaNarrow under sharding strategies `less` and `more` over the same ranks: `more` holds
+/// fewer bytes by what the plan says (DP rank 0's plan: another rank's slices cross a few more or
+/// fewer tensors, whose ends and decay flags AdamW reads, 9 bytes each). `then(a, b, tokens)`
+/// goes on with the two steps and this rank's tokens.
+template <class Then>
+void holds_what_the_plan_says(train::ShardingStrategy less, train::ShardingStrategy more,
+                              Then&& then) {
   parallel::comm::Mpi world;
   const int dp = world.size();
   if (dp == 1) GTEST_SKIP() << "one rank has nothing to shard (run under mpirun -np 2 or 3)";
-  train::OptimizerConfig zero1_opt, zero2_opt;
-  zero1_opt.sharding = train::ShardingStrategy::optim;
-  zero2_opt.sharding = train::ShardingStrategy::optim_grads;
+  train::OptimizerConfig less_opt, more_opt;
+  less_opt.sharding = less;
+  more_opt.sharding = more;
   const train::StepShape shape{1, 128, 2, 0};
-  train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> one(shape, zero1_opt, 7, world);
-  train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mpi> two(shape, zero2_opt, 7, world);
-  const double saved = double(one.engine().held_bytes()) - double(two.engine().held_bytes());
+  NarrowStep a(shape, less_opt, 7, world), b(shape, more_opt, 7, world);
+  const double saved = double(a.engine().held_bytes()) - double(b.engine().held_bytes());
   bench::MemoryPlanInput in;
   in.dims = model::dims<LlamaNarrow>();
   in.dp = dp;
   in.shape.grad_accum = shape.grad_accum;
   in.shape.seq = shape.seq;
-  in.sharding = train::ShardingStrategy::optim;
-  const bench::MemoryPlan plan1 = bench::plan_memory(in);
-  in.sharding = train::ShardingStrategy::optim_grads;
-  const bench::MemoryPlan plan2 = bench::plan_memory(in);
-  // The plan is DP rank 0's; another rank's slices cross a few more or fewer tensors, whose ends
-  // and decay flags AdamW reads (9 bytes each).
-  EXPECT_NEAR(saved, plan1.total - plan2.total, 1024) << "dp " << dp << ", rank " << world.rank();
-  EXPECT_NE(plan1.gradients, plan2.gradients);
+  in.sharding = less;
+  const bench::MemoryPlan plan_less = bench::plan_memory(in);
+  in.sharding = more;
+  const bench::MemoryPlan plan_more = bench::plan_memory(in);
+  EXPECT_NEAR(saved, plan_less.total - plan_more.total, 1024)
+      << "dp " << dp << ", rank " << world.rank();
   const auto tokens = random_tokens(std::size_t(shape.grad_accum) * (shape.seq + 1),
                                     LlamaNarrow::vocab, 100 + world.rank());
-  const auto a = one.run(tokens), b = two.run(tokens);
-  EXPECT_NEAR(b.loss, a.loss, 1e-6 * a.loss);
-  EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-5 * a.grad_norm);
+  then(a, b, tokens, plan_less, plan_more);
+}
+
+/// ZeRO-2 holds the sums of its 1/DP slices of the gradients and a few segments' staging
+/// buffers instead of the whole gradient: what the plan says, against ZeRO-1. (LlamaNarrow's
+/// embedding and head outweigh its layers, so here ZeRO-2 holds more; bench::plan_memory's unit
+/// tests show Llama 3.1 8B's saving.)
+TEST(DataParallelHostStaged, Zero2HoldsWhatThePlanSays) {
+  TPRIMAT_REQUIRE_GPU();
+  holds_what_the_plan_says(
+      train::ShardingStrategy::optim, train::ShardingStrategy::optim_grads,
+      [](NarrowStep& one, NarrowStep& two, const auto& tokens, const auto& plan1,
+         const auto& plan2) {
+        EXPECT_NE(plan1.gradients, plan2.gradients);
+        const auto a = one.run(tokens), b = two.run(tokens);
+        EXPECT_NEAR(b.loss, a.loss, 1e-6 * a.loss);
+        EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-5 * a.grad_norm);
+      });
+}
+
+// FSDP: each segment's weights gathered before use (the next prefetched), the slices updated
+// alone; the gradients as ZeRO-2's.
+TEST(DataParallelHostStaged, LlamaNarrowFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), fsdp, {1, 128, 2, 0}, 4, true);
+}
+
+TEST(DataParallelHostStaged, LlamaNarrowFsdpInLine) {  // --no-overlap: the gathers in line
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), fsdp, {1, 128, 2, 0}, 3, true, false);
+}
+
+// A group of both layers recomputed: its forward gathers each layer's weights again, through
+// the two staging buffers, before the backward's.
+TEST(DataParallelHostStaged, LlamaNarrowFsdpFullRecomputation) {
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape{1, 128, 2, 0};
+  shape.recompute = {train::RecomputeGranularity::full, train::RecomputeMethod::uniform, 2};
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), fsdp, shape, 3, true);
+}
+
+// A tied head reads the embedding's weights, gathered into their own staging buffer.
+TEST(DataParallelHostStaged, TiedEmbeddingsPaddedFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<TinyTied, One>(mpi_world(), fsdp, {2, 64, 2, 0}, 4, false);
+}
+
+/// FSDP holds its slices of the bf16 weights and a weight staging buffer a slot instead of every
+/// weight: what the plan says, against ZeRO-2; and runs the same numbers, bit for bit (its
+/// gathered weights are the ones ZeRO-2 keeps whole).
+TEST(DataParallelHostStaged, FsdpHoldsWhatThePlanSays) {
+  TPRIMAT_REQUIRE_GPU();
+  holds_what_the_plan_says(
+      train::ShardingStrategy::optim_grads, train::ShardingStrategy::optim_grads_params,
+      [](NarrowStep& two, NarrowStep& three, const auto& tokens, const auto& plan2,
+         const auto& plan3) {
+        EXPECT_EQ(plan3.gradients, plan2.gradients);
+        for (int s = 0; s < 2; ++s) {
+          const auto a = two.run(tokens), b = three.run(tokens);
+          EXPECT_EQ(b.loss, a.loss) << "step " << s + 1;
+          EXPECT_EQ(b.grad_norm, a.grad_norm) << "step " << s + 1;
+        }
+        EXPECT_EQ(three.engine().parameters(), two.engine().parameters());
+      });
 }
 
 TEST(DataParallelHostStaged, TiedEmbeddingsZero1MatchesAllReduce) {
@@ -206,6 +268,11 @@ TEST(DataParallelNccl, LlamaNarrowZero1Eager) {
 TEST(DataParallelNccl, LlamaNarrowZero2) {  // captured: the staging buffers' events in a graph
   TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), zero2, {1, 128, 2, 0}, 4, true);
+}
+
+TEST(DataParallelNccl, LlamaNarrowFsdp) {  // captured: the prefetches' side stream in a graph
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), fsdp, {1, 128, 2, 0}, 4, true);
 }
 
 TEST(DataParallelNccl, TiedEmbeddingsZero1MatchesAllReduce) {

@@ -30,6 +30,7 @@ using tprimat::testing::compare_with_one_gpu;
 using tprimat::testing::no_shard;
 using tprimat::testing::zero1;
 using tprimat::testing::zero2;
+using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::LlamaNarrowKv2;
 using tprimat::testing::random_tokens;
@@ -124,6 +125,16 @@ TEST(ModelParallelMemory, PipelineZero2PlanPredictsThePeak) {  // 4 ranks
   plan_predicts_the_peak<Pp2>(zero2);
 }
 
+TEST(ModelParallelMemory, TensorParallelFsdpPlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(fsdp);
+}
+
+TEST(ModelParallelMemory, PipelineFsdpPlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Pp2>(fsdp);
+}
+
 TEST(TensorParallelHostStaged, LlamaNarrow) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), no_shard, {1, 128, 1, 0}, 5, true);
@@ -144,6 +155,13 @@ TEST(TensorParallelHostStaged, SequenceParallelZero2) {  // TP 2 x DP 2 at 4 ran
   train::StepShape shape{1, 128, 2, 0};
   shape.sequence_parallel = true;
   compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), zero2, shape, 4, true);
+}
+
+TEST(TensorParallelHostStaged, SequenceParallelFsdp) {  // TP 2 x DP 2 at 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  train::StepShape shape{1, 128, 2, 0};
+  shape.sequence_parallel = true;
+  compare_with_one_gpu<LlamaNarrowKv2, Tp2>(mpi_world(), fsdp, shape, 4, true);
 }
 
 TEST(TensorParallelHostStaged, TiedEmbeddings) {  // vocab-parallel embedding and head in one
@@ -170,6 +188,11 @@ TEST(PipelineHostStaged, LlamaNarrowZero1) {  // PP 2 x DP 2 at 4 ranks
 TEST(PipelineHostStaged, LlamaNarrowZero2) {  // PP 2 x DP 2 at 4 ranks, 1F1B's order
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrow, Pp2>(mpi_world(), zero2, {1, 128, 3, 0}, 4, true);
+}
+
+TEST(PipelineHostStaged, LlamaNarrowFsdp) {  // PP 2 x DP 2 at 4 ranks: forwards and backwards mixed
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, Pp2>(mpi_world(), fsdp, {1, 128, 3, 0}, 4, true);
 }
 
 TEST(PipelineHostStaged, QkvBiasTwoLayersAStageOneMicroBatch) {

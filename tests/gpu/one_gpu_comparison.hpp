@@ -23,10 +23,11 @@
 
 namespace tprimat::testing {
 
-/// What DP shards in a comparison (train::ShardingStrategy): nothing, ZeRO-1, ZeRO-2.
+/// What DP shards in a comparison (train::ShardingStrategy): nothing, ZeRO-1, ZeRO-2, FSDP.
 inline constexpr auto no_shard = train::ShardingStrategy::no_shard;
 inline constexpr auto zero1 = train::ShardingStrategy::optim;
 inline constexpr auto zero2 = train::ShardingStrategy::optim_grads;
+inline constexpr auto fsdp = train::ShardingStrategy::optim_grads_params;
 
 
 /// Each tensor of this rank's shard (`mine`, in `shard`'s order; another stage's tensors are

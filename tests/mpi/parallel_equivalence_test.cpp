@@ -128,6 +128,7 @@ enum class SeqPar { off, on };
 constexpr auto no_shard = train::ShardingStrategy::no_shard;
 constexpr auto zero1 = train::ShardingStrategy::optim;
 constexpr auto zero2 = train::ShardingStrategy::optim_grads;
+constexpr auto fsdp = train::ShardingStrategy::optim_grads_params;  // the reference runs ZeRO-2
 
 struct Observed {
   double loss = 0, norm = 0, weight = 0;  // largest relative differences seen
@@ -465,6 +466,7 @@ TEST(ParallelEquivalence, DataParallel2ShardedGradients) {
   check_layout<TinyTied, 1>("DP=2 ZeRO-2 accum 3", zero2, 3);
   check_layout<TinyQkvBias, 1>("DP=2 ZeRO-2", zero2, 2, AdamEps::standard);
   check_layout<model::Tiny, 1>("CP=2 ZeRO-2", zero2, 2, AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyTied, 1>("DP=2 FSDP", fsdp);
 }
 
 TEST(ParallelEquivalence, ShardedGradientsWithTpSpPpCpAtFourRanks) {

@@ -72,6 +72,11 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
       z.sharding = ShardingStrategy::optim_grads;
       consider(z, "--data-parallel-sharding-strategy optim_grads");
     }
+    if (in.sharding != ShardingStrategy::optim_grads_params && !in.precision.is_fp8()) {
+      auto z = in;  // FSDP: bf16 only (train::check_sharding_built)
+      z.sharding = ShardingStrategy::optim_grads_params;
+      consider(z, "--data-parallel-sharding-strategy optim_grads_params");
+    }
   }
   if (!in.shape.recompute.on()) {
     // Selective first: two GEMMs a layer more against full's whole forward. The device engines

@@ -604,6 +604,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.optimizer.sharding = sharding;  // the config file's, where it states one
+  train::check_sharding_built(c.optimizer, run_precision);
   c.sequence_parallel = sequence_parallel;
   c.recompute = mem.shape.recompute;
   c.predicted = predicted;

@@ -24,14 +24,9 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
   if (!named)
     throw core::InputError(std::string("unknown ") + flag + " '" + o.sharding_strategy + "'",
                            std::string("pass ") + flag +
-                               " no_shard, optim (ZeRO-1) or optim_grads (ZeRO-2)");
+                               " no_shard, optim (ZeRO-1), optim_grads (ZeRO-2) or "
+                               "optim_grads_params (FSDP)");
   const ShardingStrategy s = *named;
-  if (s == ShardingStrategy::optim_grads_params)
-    throw core::InputError(std::string(flag) +
-                               " optim_grads_params (FSDP: the weights sharded too) is not built "
-                               "yet",
-                           "pass " + std::string(flag) +
-                               " optim_grads (ZeRO-2) or optim (ZeRO-1) for now");
   if (s == ShardingStrategy::no_shard && o.distributed_optimizer)
     throw core::InputError(std::string("--distributed-optimizer shards the optimizer, and ") +
                                flag + " no_shard shards nothing",
@@ -42,8 +37,7 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
 /// The strategy a job of `strategy` runs: its config file's data_parallel_sharding_strategy
 /// (`file`) where it states one, else the flags' (sharding_strategy(o)). A flag beside the file
 /// may only agree with it: --data-parallel-sharding-strategy naming the same strategy,
-/// --distributed-optimizer one that shards (any but no_shard). A strategy not built yet is
-/// refused from the file as from the flag.
+/// --distributed-optimizer one that shards (any but no_shard).
 inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
                                                  std::optional<train::ShardingStrategy> file,
                                                  const std::string& strategy) {
@@ -53,10 +47,6 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
   const std::string key = "data_parallel_sharding_strategy";
   const std::string name(train::name_of(*file));
   const std::string fix = "change " + key + " in the config";
-  if (*file == ShardingStrategy::optim_grads_params)
-    throw core::InputError("strategy " + strategy + "'s " + key + " " + name +
-                               " (FSDP: the weights sharded too) is not built yet",
-                           "write optim_grads (ZeRO-2) or optim (ZeRO-1) there for now");
   if (!o.sharding_strategy.empty() && flags != *file)
     throw core::InputError("--data-parallel-sharding-strategy " + o.sharding_strategy +
                                " contradicts strategy " + strategy + ", whose " + key + " is " +

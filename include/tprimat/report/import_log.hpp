@@ -943,11 +943,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.mbs = c.mbs;
   mi.shape.seq = c.seq;
   mi.shape.grad_accum = c.plan.grad_accum;
-  // FSDP's sharded weights are not planned yet: planned as ZeRO-2, an upper bound (said under
-  // imported.assumptions).
-  mi.sharding = c.optimizer.sharding == train::ShardingStrategy::optim_grads_params
-                    ? train::ShardingStrategy::optim_grads
-                    : c.optimizer.sharding;
+  mi.sharding = c.optimizer.sharding;
   mi.shape.sequence_parallel = c.sequence_parallel;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.
@@ -1092,12 +1088,12 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   assumptions.push_back(
       "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
       "measurement");
-  if (c.optimizer.sharding == train::ShardingStrategy::optim_grads_params)
+  if (c.optimizer.sharding == train::ShardingStrategy::optim_grads_params &&
+      c.device_options.precision.is_fp8())
     assumptions.push_back(
-        "parallelism_config.data_parallel_sharding_strategy optim_grads_params (FSDP) shards the "
-        "weights too, which tprimat's memory plan does not count yet: memory_metrics.predicted_gb, "
-        "planned as optim_grads (ZeRO-2), is an upper bound");
-  else if (o.format == "torchtitan" && !sharding.strategy && dp * cp.value > 1)
+        "tprimat does not run FP8 under FSDP yet: memory_metrics.predicted_gb counts its FP8 "
+        "weight copies whole, as it keeps them without FSDP, beside the sharded bf16 weights");
+  if (o.format == "torchtitan" && !sharding.strategy && dp * cp.value > 1)
     assumptions.push_back(
         "torchtitan shards weights, gradients and optimizer state over its data-parallel ranks "
         "(FSDP) unless its data_parallel_shard_degree is 1, which the log does not print: "

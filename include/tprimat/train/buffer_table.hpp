@@ -31,7 +31,7 @@ enum class BufferTerm : std::uint8_t {
 };
 
 /// Every buffer of the device engine, grouped by the part that allocates it (BufferOwner):
-/// train::device::DeviceParameters (weights .. grad_staging), Activations (a layer's: x .. up; the
+/// train::device::DeviceParameters (weights .. weight_staging), Activations (a layer's: x .. up; the
 /// stage's: rerun_xn1 .. row_loss), Scratch (hidden .. attention_workspace), Fp8Linears
 /// (fp8_weight_rows .. fp8_history: the FP8 copies of a layer's weights, a slot's saved input
 /// transposes, the casts' scratch, and each format's scales), ContextParallelAttention (cp_*),
@@ -39,7 +39,7 @@ enum class BufferTerm : std::uint8_t {
 /// and DeviceOptimizer (opt_*).
 // clang-format off
 enum class BufferId : std::uint8_t {
-  weights, master_lo, grads, adam_m, adam_v, grad_staging,
+  weights, master_lo, grads, adam_m, adam_v, grad_staging, weight_staging,
   x, x_mid, xn1, xn2, rstd1, rstd2, q, k, v, attn, lse, gate, up,
   rerun_xn1, rerun_xn2, rerun_gate, rerun_up, recomputed_output, x_final, xn_final, rstd_final,
   logits, head_dxn, row_loss,
@@ -56,8 +56,8 @@ enum class BufferId : std::uint8_t {
   opt_scalars, opt_bucket_tensor_ends, opt_bucket_decay, opt_tensor_ends, opt_decay,
 };
 
-inline constexpr std::array<std::string_view, 85> buffer_names = {
-    "weights", "master_lo", "grads", "adam_m", "adam_v", "grad_staging",
+inline constexpr std::array<std::string_view, 86> buffer_names = {
+    "weights", "master_lo", "grads", "adam_m", "adam_v", "grad_staging", "weight_staging",
     "x", "x_mid", "xn1", "xn2", "rstd1", "rstd2", "q", "k", "v", "attn", "lse", "gate", "up",
     "rerun_xn1", "rerun_xn2", "rerun_gate", "rerun_up", "recomputed_output", "x_final",
     "xn_final", "rstd_final", "logits", "head_dxn", "row_loss",
@@ -87,7 +87,7 @@ enum class BufferOwner : std::uint8_t {
 
 constexpr BufferOwner owner_of(BufferId b) {
   using enum BufferId;
-  if (b <= grad_staging) return BufferOwner::parameters;
+  if (b <= weight_staging) return BufferOwner::parameters;
   if (b <= row_loss) return BufferOwner::activations;
   if (b <= attention_workspace) return BufferOwner::scratch;
   if (b <= fp8_history) return BufferOwner::fp8_linears;
@@ -329,12 +329,15 @@ inline BufferTable fp8_buffers(const RankPlan& p, const PrecisionConfig& precisi
 /// the same size, or under ZeRO-2 the sums of its slices of the buckets `buckets`
 /// (train/gradient_buckets.hpp) with one staging buffer of each slot (`index`), where the
 /// backward writes a micro-batch's gradients; the master's 16-bit remainders and the two AdamW
-/// moments of what it updates: the shard, or under ZeRO-1 and 2 its slices.
+/// moments of what it updates: the shard, or under ZeRO-1 and 2 its slices. FSDP holds the
+/// weights of its slices only, and gathers each segment's into a staging buffer of its slot
+/// (bf16, the gradients' slots) before it is used.
 inline BufferTable parameter_buffers(const RankPlan& p, const BucketPlan& buckets) {
   using enum BufferId;
   const std::int64_t held = p.params + buckets.padding, state = p.zero ? buckets.owned : p.params;
   BufferTable t = {
-      {weights, BufferHolder::stage, 0, 2, held, BufferTerm::weights, weights},
+      {weights, BufferHolder::stage, 0, 2, p.sharded_weights ? state : held, BufferTerm::weights,
+       weights},
       {master_lo, BufferHolder::stage, 0, 2, state, BufferTerm::master, master_lo},
       {grads, BufferHolder::stage, 0, 4, p.sharded_grads ? state : held, BufferTerm::gradients,
        grads},
@@ -343,6 +346,10 @@ inline BufferTable parameter_buffers(const RankPlan& p, const BucketPlan& bucket
   for (std::size_t slot = 0; slot < buckets.slot_elements.size(); ++slot)
     t.push_back({grad_staging, BufferHolder::stage, static_cast<int>(slot), 4,
                  buckets.slot_elements[slot], BufferTerm::gradients, grad_staging});
+  if (p.sharded_weights)
+    for (std::size_t slot = 0; slot < buckets.slot_elements.size(); ++slot)
+      t.push_back({weight_staging, BufferHolder::stage, static_cast<int>(slot), 2,
+                   buckets.slot_elements[slot], BufferTerm::weights, weight_staging});
   return t;
 }
 

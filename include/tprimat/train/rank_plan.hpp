@@ -41,8 +41,11 @@ struct RankPlan {
   int slots = 1;                 ///< micro-batches in flight under 1F1B, each with its activations
   std::int64_t vocab_begin = 0;  ///< first token id of this TP rank's vocabulary slice
   bool zero = false;  ///< ZeRO-1 and up: the optimizer state sharded over DP
-  /// ZeRO-2: each micro-batch's gradients reduce-scattered, only this rank's fp32 shard kept
+  /// ZeRO-2 and FSDP: each micro-batch's gradients reduce-scattered, only this rank's fp32 shard
+  /// kept
   bool sharded_grads = false;
+  /// FSDP: the bf16 weights sharded too, each segment's gathered before its use
+  bool sharded_weights = false;
   /// An untied embedding's gradient is cleared row by row (the rows the step's tokens touched)
   /// on one GPU; under DP other ranks' rows arrive by the reduction, so the whole tensor is.
   bool sparse_embedding_zeroing = false;
@@ -61,12 +64,14 @@ struct RankPlan {
   std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + std::size_t(l); }
 };
 
-/// Refuses a sharding strategy the engines do not run yet (FSDP).
-inline void check_sharding_built(const OptimizerConfig& opt) {
-  if (opt.sharding == ShardingStrategy::optim_grads_params)
+/// Refuses what the engines do not run yet under a sharding strategy: FSDP with FP8 (its weight
+/// casts read every weight at the step's start).
+inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConfig& precision) {
+  if (opt.sharding == ShardingStrategy::optim_grads_params && precision.is_fp8())
     throw core::InputError(
-        "sharding strategy optim_grads_params (FSDP: the weights sharded too) is not built yet",
-        "use optim_grads (ZeRO-2) or optim (ZeRO-1)");
+        "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) is not "
+        "built yet",
+        "use optim_grads (ZeRO-2) with FP8, or bf16 with FSDP");
 }
 
 /// Size and rank of one group, or (1, 0) without one.
@@ -133,6 +138,7 @@ inline RankPlan plan_rank_unchecked(const model::Dims& dims, const StepShape& sh
   p.dp_rank = dp.rank;
   p.zero = dp.size > 1 && opt.shards_optimizer();
   p.sharded_grads = p.zero && opt.shards_gradients();
+  p.sharded_weights = p.zero && opt.sharding == ShardingStrategy::optim_grads_params;
   p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
   return p;
 }
@@ -146,7 +152,6 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
                           GroupPlace cp = {}) {
   parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
   parallel::check_context_parallel(shape.seq, cp.size);
-  check_sharding_built(opt);
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
   if (sequence_parallel)
     parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);

@@ -211,7 +211,8 @@ TEST(MemoryPlan, DistributedOptimizerAtDp2HalvesMasterAndMomentsAndIsHarmlessAtD
 
 // ZeRO-2 keeps 1/DP of the fp32 gradients as sums, plus the staging buffers the backward writes
 // one micro-batch into: the embedding's (shared with the untied head's) and two layers'. Llama
-// 3.1 8B at DP 4: 32.1 GB of gradients become 8.0 + 2.1 + 1.7 GB; the rest is ZeRO-1's.
+// 3.1 8B at DP 4: 32.1 GB of gradients become 8.0 + 2.1 + 1.7 GB; the rest is ZeRO-1's. FSDP
+// shards the bf16 weights the same way.
 TEST(MemoryPlan, ShardedGradientsKeepASliceAndThreeStagingBuffers) {
   auto in = llama_input();
   in.dp = 4;
@@ -231,6 +232,13 @@ TEST(MemoryPlan, ShardedGradientsKeepASliceAndThreeStagingBuffers) {
   for (auto term : {&bench::MemoryPlan::weights, &bench::MemoryPlan::master,
                     &bench::MemoryPlan::adam_moments, &bench::MemoryPlan::activations})
     EXPECT_DOUBLE_EQ(zero2.*term, zero1.*term);
+  // FSDP: the bf16 weights too, as slices plus a gathered copy in each of the same three slots:
+  // 16.1 GB become 4.0 + 1.05 + 0.87 GB.
+  in.sharding = train::ShardingStrategy::optim_grads_params;
+  const auto fsdp = bench::plan_memory(in);
+  EXPECT_DOUBLE_EQ(fsdp.gradients, zero2.gradients);
+  EXPECT_NEAR(fsdp.weights, by_hand / 2, 2 * 4.0 * 4 * (d.layers + 2));
+  EXPECT_LT(fsdp.weights, 0.4 * zero2.weights);
 }
 
 TEST(MemoryPlan, TensorParallelSplitsLayersAndVocabulary) {

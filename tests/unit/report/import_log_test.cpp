@@ -531,12 +531,17 @@ TEST(ImportLog, ShardingStrategyIsTheOneTheRunRan) {
                               llama());
   EXPECT_EQ(strategy(v2), "optim_grads");
   EXPECT_EQ(v2["parallelism_config"]["distributed_optimizer"], true);
-  // PyTorch's FSDP2 shards the weights too, which the plan does not count yet: said so.
+  // PyTorch's FSDP2 shards the weights too, and the plan shards them as tprimat's FSDP does.
   const auto torch_fsdp = import_text(tp4_log(argument("use_torch_fsdp2", "True")), llama());
   ASSERT_EQ(bench::result_error(torch_fsdp), std::nullopt) << *bench::result_error(torch_fsdp);
   EXPECT_EQ(strategy(torch_fsdp), "optim_grads_params");
-  EXPECT_NE(torch_fsdp["imported"]["assumptions"].dump().find("planned as optim_grads (ZeRO-2)"),
-            std::string::npos);
+  const auto zero2_log = import_text(tp4_log(argument("data_parallel_sharding_strategy",
+                                                      "optim_grads") +
+                                             argument("use_megatron_fsdp", "True") +
+                                             argument("use_distributed_optimizer", "True")),
+                                     llama());
+  EXPECT_LT(torch_fsdp["memory_metrics"]["predicted_breakdown_gb"]["weights"].get<double>(),
+            zero2_log["memory_metrics"]["predicted_breakdown_gb"]["weights"].get<double>());
   // A log that states nothing of it: null and named, never no_shard invented.
   const auto silent = import_text(tp4_log(), llama());
   EXPECT_TRUE(strategy(silent).is_null());

@@ -8,6 +8,7 @@
 
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/gradient_buckets.hpp"
 #include "../../support/test_models.hpp"
 
@@ -123,6 +124,36 @@ TEST(GradientBuckets, StagingSlotsOfShardedGradients) {
       train::plan_rank(model::dims<model::Tiny>(), shape, opt, {}, {}, {2, 0});
   EXPECT_FALSE(z1.sharded_grads);
   EXPECT_TRUE(train::plan_gradient_sync(z1).buckets.slot_elements.empty());
+}
+
+// FSDP shares ZeRO-2's slots: its weight staging buffers are the gradients' (bf16); FP8 under
+// FSDP is refused by name until its weight casts gather first.
+TEST(GradientBuckets, FsdpStagesWeightsInTheGradientsSlots) {
+  train::OptimizerConfig opt;
+  opt.sharding = train::ShardingStrategy::optim_grads_params;
+  const train::StepShape shape{1, 16, 2, 0};
+  const train::RankPlan p =
+      train::plan_rank(model::dims<model::Tiny>(), shape, opt, {}, {}, {2, 0});
+  EXPECT_TRUE(p.sharded_grads && p.sharded_weights);
+  const train::GradientSyncPlan sync = train::plan_gradient_sync(p);
+  const train::BufferTable table = train::parameter_buffers(p, sync.buckets);
+  std::int64_t weights = 0;
+  std::vector<std::int64_t> staged;
+  for (const auto& e : table) {
+    if (e.buffer == train::BufferId::weights) weights = e.count;
+    if (e.buffer == train::BufferId::weight_staging) staged.push_back(e.count);
+  }
+  EXPECT_EQ(weights, sync.buckets.owned);
+  EXPECT_EQ(staged, sync.buckets.slot_elements);
+  EXPECT_NO_THROW(train::check_sharding_built(opt, {}));
+  try {
+    train::check_sharding_built(opt, train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed));
+    ADD_FAILURE() << "FP8 under FSDP accepted";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("FP8 under sharding strategy optim_grads_params"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GradientBuckets, DpOneIsTheWholeSegments) {

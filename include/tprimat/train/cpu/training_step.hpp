@@ -64,7 +64,6 @@ class Step {
                            : 0),
         owned_size_(std::min(chunk_, model_.parameter_count() - owned_begin_)),
         adam_(opt, owned_size_, owned_begin_) {
-    check_sharding_built(opt);
     if (zero_) {
       grad_pad_.assign(chunk_ * groups_.dp_cp_size(), Element(0));
       chunk_buf_.assign(chunk_, Element(0));
@@ -289,7 +288,9 @@ class Step {
 /// runs 1F1B over the micro-batches (train/cpu/pipeline.hpp); DP all-reduces gradients,
 /// or with OptimizerConfig::sharding optim (ZeRO-1) reduce-scatters them, updates one shard of
 /// the fp32 master weights and AdamW state per DP rank and all-gathers the weights; optim_grads
-/// (ZeRO-2) reduce-scatters each micro-batch's gradients and sums this rank's shard of them.
+/// (ZeRO-2) reduce-scatters each micro-batch's gradients and sums this rank's shard of them;
+/// optim_grads_params (FSDP) runs as ZeRO-2: its weights, gathered whole before each use, are
+/// the same numbers (the reference keeps them whole).
 /// Tokens: every rank of one DP replica (all its TP ranks and PP stages) gets the same DP share;
 /// the first stage reads the inputs, the last the targets.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L,

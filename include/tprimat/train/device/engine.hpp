@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -38,6 +39,7 @@
 #include "tprimat/train/device/step_io.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
 #include "tprimat/train/device/transformer.hpp"
+#include "tprimat/train/device/weight_gather.hpp"
 
 namespace tprimat::train::device {
 
@@ -74,9 +76,11 @@ class Engine final : public DeviceTransformer {
         sync_(plan_gradient_sync(plan), group_or_none(groups.dp), plan.zero, options.overlap,
               plan_gradient_zeroing(plan)),
         optimizer_(opt, group_or_none(groups.dp), options.overlap),
+        gather_(plan, group_or_none(groups.dp), options.overlap),
         dp_(group_or_none(groups.dp)),
         zero_ranges_(plan_gradient_zeroing(plan)),
         captured_(options.graph && capturable(groups)) {
+    check_sharding_built(opt, options.precision);
     if (backend::Gpu::device_count() == 0)
       throw core::RunError(
           TPRIMAT_GPU_HIP ? "no HIP device: the HIP backend needs an AMD GPU and ROCm"
@@ -93,6 +97,7 @@ class Engine final : public DeviceTransformer {
     timer_.bind(stream_);
     tp_.create();
     sync_.create();
+    gather_.create(sync_.plan.buckets);
     optimizer_.create(sync_.plan, plan.zero);
     captured_.create();
     backend::Gpu::reset_peaks();
@@ -128,6 +133,7 @@ class Engine final : public DeviceTransformer {
     if (stream_) (void)gpuStreamSynchronize(stream_);
     captured_.release();
     sync_.synchronize();
+    gather_.synchronize();
     tp_.synchronize();
   }
 
@@ -157,11 +163,20 @@ class Engine final : public DeviceTransformer {
   const ParameterTable& table() const override { return plan.table; }
   std::int64_t parameter_count() const override { return plan.params; }
   std::vector<float> parameters() const override {
-    std::vector<bf16> hi = params_.weights.download();
-    hi.resize(static_cast<std::size_t>(plan.params));
+    std::vector<bf16> hi(static_cast<std::size_t>(plan.params));
+    if (plan.sharded_weights) {  // FSDP: every rank's slices
+      const std::vector<std::uint16_t> bits = optimizer_.gathered_slices(
+          plan, reinterpret_cast<const std::uint16_t*>(params_.weights.data()),
+          sync_.plan.buckets, stream_);
+      std::memcpy(hi.data(), bits.data(), bits.size() * sizeof(std::uint16_t));
+    } else {
+      hi = params_.weights.download();
+      hi.resize(static_cast<std::size_t>(plan.params));
+    }
     const std::vector<std::uint16_t> lo =
-        plan.zero ? optimizer_.gathered_remainders(plan, params_, sync_.plan.buckets, stream_)
-                  : params_.master_lo.download();
+        plan.zero
+            ? optimizer_.gathered_slices(plan, params_.master_lo.data(), sync_.plan.buckets, stream_)
+            : params_.master_lo.download();
     return kernels::join_floats(std::span<const bf16>(hi), std::span<const std::uint16_t>(lo));
   }
   std::vector<float> gradients() const override {
@@ -215,6 +230,7 @@ class Engine final : public DeviceTransformer {
         1.0 / (double(plan.shape.grad_accum) * double(plan.n) * double(plan.dp)));
     timer_.mark("zero_grads");
     sync_.begin_step();
+    gather_.begin_step();
     if (!sync_.per_micro_batch()) zero_gradients();  // ZeRO-2: each micro-batch's, as it goes
     timer_.mark("fp8_cast");
     fp8_.cast_weights(plan, params_, stream_);
@@ -229,6 +245,7 @@ class Engine final : public DeviceTransformer {
         forward(micro, 0, grad_scale);
         backward(micro, 0);
       }
+    gather_.join(stream_);  // FSDP: no gather reads a slice the optimizer is about to move
     timer_.mark("fp8_cast");
     fp8_.end_step(stream_);
     const profile::Range optimizer_range("optimizer");  // grad norm, AdamW, to the step's end
@@ -274,6 +291,7 @@ class Engine final : public DeviceTransformer {
       // sequence parallelism x0 holds this rank's rows: every row goes through the scratch dxn
       // (free in the forward) to be reduce-scattered.
       float* rows = plan.sequence_parallel ? scratch_.dxn.data() : x0;
+      gather_.ensure(0, params_, stream_);
       backend::Gpu::embedding_forward(io_.inputs.data() + micro * plan.n, plan.n,
                                       params_.w(plan.table.embedding), nullptr, plan.d.hidden, rows,
                                       stream_);
@@ -285,12 +303,21 @@ class Engine final : public DeviceTransformer {
       const profile::Range layer_range("forward layer", l);
       if (recompute.recomputed(l, plan.local_layers) && recompute.group_begin(l) == l)
         copy_input(acts_.kept(slot, l), acts_.at(slot, l));
+      gather_.ensure(plan.layer_segment(l), params_, stream_);
+      // FSDP: the next segment's weights gathered while this layer runs.
+      if (l + 1 < plan.local_layers || plan.last_stage)
+        gather_.prefetch(plan.layer_segment(l) + 1, params_, stream_);
       layers.forward(plan.table.layers[l], acts_.at(slot, l), acts_.layer_output(slot, l), l, slot);
     }
     if (!plan.last_stage) return;  // the pipeline sends stage_output(slot) on
     // The head's gradients come with its loss (head.hpp): written by micro-batch 0, as below.
-    sync_.acquire(sync_.plan.segments.size() - 1, params_, stream_);
-    if (plan.d.tied_embeddings) sync_.acquire(0, params_, stream_);  // the head's is in it
+    const std::size_t head_segment = sync_.plan.segments.size() - 1;
+    sync_.acquire(head_segment, params_, stream_);
+    gather_.ensure(head_segment, params_, stream_);
+    if (plan.d.tied_embeddings) {  // the head's gradient and weights are the embedding's
+      sync_.acquire(0, params_, stream_);
+      gather_.ensure(0, params_, stream_);
+    }
     head().forward(micro, slot, io_.targets.data() + micro * plan.n, grad_scale,
                    first_write(micro), io_.results.data(), io_.loss_partials.data());
   }
@@ -315,10 +342,12 @@ class Engine final : public DeviceTransformer {
     const profile::Range range("recompute", l);
     const int begin = plan.shape.recompute.group_begin(l);
     copy_input(acts_.kept(slot, begin), acts_.at(slot, begin));
-    for (int j = begin; j <= l; ++j)
+    for (int j = begin; j <= l; ++j) {
+      gather_.ensure(plan.layer_segment(j), params_, stream_);
       layers.forward(plan.table.layers[j], acts_.at(slot, j),
                      j < l ? acts_.at(slot, j + 1).x.data() : acts_.recomputed_output.data(), j,
                      slot);
+    }
   }
 
   /// Micro-batch `micro` backward from slot `slot`: from the loss on the last stage (else from the
@@ -334,6 +363,7 @@ class Engine final : public DeviceTransformer {
     const bool reduce = micro == micros - 1 || sync_.per_micro_batch();
     const std::int64_t h = plan.d.hidden;
     if (plan.last_stage) {
+      gather_.ensure(sync_.plan.segments.size() - 1, params_, stream_);  // the final norm's gain
       head().backward(slot);
       if (reduce) {
         tp_.sum_norm_grad(params_.g(plan.table.final_norm), h, stream_, timer_);
@@ -348,6 +378,8 @@ class Engine final : public DeviceTransformer {
       const profile::Range layer_range("backward layer", l);
       const LayerParams& lp = plan.table.layers[l];
       if (plan.shape.recompute.group_end(l, plan.local_layers)) recompute_group(layers, l, slot);
+      gather_.ensure(plan.layer_segment(l), params_, stream_);
+      if (l > 0) gather_.prefetch(plan.layer_segment(l - 1), params_, stream_);
       sync_.acquire(plan.layer_segment(l), params_, stream_);
       layers.backward(lp, acts_.at(slot, l), acc, l, slot);
       if (reduce) {
@@ -377,6 +409,7 @@ class Engine final : public DeviceTransformer {
   PipelineStage pipeline_;
   GradientSync sync_;
   DeviceOptimizer optimizer_;
+  WeightGather gather_;  // FSDP
   std::shared_ptr<parallel::DeviceCollectives> dp_;  // the loss and norm summed over DP
   std::unique_ptr<DeviceAttention> attention_;                 // CP = 1
   std::unique_ptr<ContextParallelAttention> cp_attention_;  // CP > 1

@@ -98,11 +98,11 @@ class DeviceOptimizer {
     const std::vector<GradientBucket>& buckets = sync.plan.buckets.buckets;
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const GradientBucket& b = buckets[i];
-      Gpu::adamw(params.weights.data() + b.slice_begin, params.master_lo.data() + b.owned_base,
-                 params.slice_g(b), params.m.data() + b.owned_base,
-                 params.v.data() + b.owned_base, b.slice_count,
+      Gpu::adamw(params.slice_w(b), params.master_lo.data() + b.owned_base, params.slice_g(b),
+                 params.m.data() + b.owned_base, params.v.data() + b.owned_base, b.slice_count,
                  bucket_tensor_ends_.data() + b.tensors_begin,
                  bucket_decay_.data() + b.tensors_begin, b.tensors, scalars_.data(), squares, main);
+      if (params.sharded_weights()) continue;  // FSDP gathers them before their next use
       const gpuStream_t side = sync.side_stream(main);
       if (overlap_) stream_wait(side, main, updated_[i]);
       const profile::Range range("dp weight all-gather");
@@ -133,17 +133,17 @@ class DeviceOptimizer {
                        "gathered weights");
   }
 
-  /// ZeRO-1: every rank's remainders in table order (collective over DP), to join the masters.
-  std::vector<std::uint16_t> gathered_remainders(const RankPlan& p, const DeviceParameters& params,
-                                                 const BucketPlan& buckets,
-                                                 gpuStream_t stream) const {
+  /// Every rank's slices of a sharded 16-bit buffer (`owned`: this rank's, at each bucket's
+  /// owned_base: ZeRO's remainders, FSDP's bf16 weights) in table order; collective over DP.
+  std::vector<std::uint16_t> gathered_slices(const RankPlan& p, const std::uint16_t* owned,
+                                             const BucketPlan& buckets, gpuStream_t stream) const {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(p.params));
     for (const GradientBucket& b : buckets.buckets) {
       backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.dp), stream);
       backend::gpu_check(
-          gpuMemcpyAsync(all.data() + p.dp_rank * b.chunk, params.master_lo.data() + b.owned_base,
+          gpuMemcpyAsync(all.data() + p.dp_rank * b.chunk, owned + b.owned_base,
                          b.slice_count * sizeof(std::uint16_t), gpuMemcpyDeviceToDevice, stream),
-          "copy of the remainders");
+          "copy of the slices");
       dp_->all_gather_bytes(all.data(), b.chunk * sizeof(std::uint16_t), stream);
       const std::vector<std::uint16_t> host = all.download();
       std::copy_n(host.begin(), b.count, out.begin() + b.offset);

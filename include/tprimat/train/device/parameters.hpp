@@ -30,6 +30,10 @@ namespace tprimat::train::device {
 /// rank's slices (at owned_base, as the moments), and a micro-batch's gradient is written into
 /// its segment's staging buffer (BucketPlan::segment_slot), reduce-scattered from there. g()
 /// finds where a gradient is written either way.
+///
+/// FSDP: `weights` holds this rank's slices only (at owned_base); a segment's whole weights are
+/// gathered into its slot's weight staging buffer before use (train/device/weight_gather.hpp),
+/// where w() finds them.
 class DeviceParameters {
  public:
   using bf16 = backend::Gpu::bf16;
@@ -37,6 +41,7 @@ class DeviceParameters {
   backend::DeviceBuffer<std::uint16_t> master_lo;
   backend::DeviceBuffer<float> grads, m, v;
   std::vector<backend::DeviceBuffer<float>> staging;  ///< ZeRO-2: one per slot
+  std::vector<backend::DeviceBuffer<bf16>> weight_staging;  ///< FSDP: one per slot
 
   /// The table's parameter buffers (train/buffer_table.hpp's parameter_buffers); `buckets`
   /// places each segment's gradient (its staging buffer under ZeRO-2).
@@ -51,32 +56,51 @@ class DeviceParameters {
         case B::adam_m: m = a.take<float>(e); break;
         case B::adam_v: v = a.take<float>(e); break;
         case B::grad_staging: staging.push_back(a.take<float>(e)); break;
+        case B::weight_staging: weight_staging.push_back(a.take<bf16>(e)); break;
         default: break;
       }
     }
     backend::gpu_check(gpuMemsetAsync(weights.data(), 0, weights.bytes(), a.stream), "memset");
     for (auto& slot : staging)
       backend::gpu_check(gpuMemsetAsync(slot.data(), 0, slot.bytes(), a.stream), "memset");
+    for (auto& slot : weight_staging)
+      backend::gpu_check(gpuMemsetAsync(slot.data(), 0, slot.bytes(), a.stream), "memset");
     if (staging.empty()) return;
-    for (std::size_t s = 0; s < buckets.buckets.size(); ++s)
-      segments_.push_back({buckets.buckets[s].offset, staging[buckets.segment_slot[s]].data()});
+    for (std::size_t s = 0; s < buckets.buckets.size(); ++s) {
+      const auto slot = static_cast<std::size_t>(buckets.segment_slot[s]);
+      segments_.push_back({buckets.buckets[s].offset, staging[slot].data(),
+                           weight_staging.empty() ? nullptr : weight_staging[slot].data()});
+    }
   }
 
   /// Where the gradient of flat element `offset` is written: in `grads`, or under ZeRO-2 in its
   /// segment's staging buffer.
   float* g(std::int64_t offset) {
     if (segments_.empty()) return grads.data() + offset;
-    auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
-                               [](std::int64_t o, const Segment& s) { return o < s.offset; });
-    --it;  // the last segment starting at or before offset
-    return it->staging + (offset - it->offset);
+    const Segment& s = segment_of(offset);
+    return s.staging + (offset - s.offset);
   }
   /// The reduced gradient of bucket b's slice: in place, or under ZeRO-2 its sum at owned_base.
   float* slice_g(const GradientBucket& b) {
     return segments_.empty() ? grads.data() + b.slice_begin : grads.data() + b.owned_base;
   }
-  const bf16* w(std::int64_t offset) const { return weights.data() + offset; }
+  /// The bf16 weight of flat element `offset`: in `weights`, or under FSDP in its segment's
+  /// weight staging buffer (gathered there before the step reads it).
+  const bf16* w(std::int64_t offset) const {
+    if (weight_staging.empty()) return weights.data() + offset;
+    const Segment& s = segment_of(offset);
+    return s.weight_staging + (offset - s.offset);
+  }
+  /// Bucket b's slice of the bf16 weights (what AdamW updates): in place, or under FSDP this
+  /// rank's at owned_base.
+  bf16* slice_w(const GradientBucket& b) {
+    return weight_staging.empty() ? weights.data() + b.slice_begin
+                                  : weights.data() + b.owned_base;
+  }
+  /// FSDP: bucket b's segment's weight staging buffer.
+  bf16* staged_w(const GradientBucket& b) { return segment_of(b.offset).weight_staging; }
   bool sharded_grads() const { return !segments_.empty(); }
+  bool sharded_weights() const { return !weight_staging.empty(); }
 
   /// Weights drawn on the device (into the gradients' memory, which stands in for an fp32
   /// master until it is split). Each element's draw is keyed by its place in the whole model's
@@ -117,10 +141,18 @@ class DeviceParameters {
 
  private:
   struct Segment {
-    std::int64_t offset;  // the segment's first flat element
-    float* staging;       // where its gradient is written (ZeRO-2)
+    std::int64_t offset;   // the segment's first flat element
+    float* staging;        // where its gradient is written (ZeRO-2)
+    bf16* weight_staging;  // where its weights are gathered (FSDP)
   };
-  std::vector<Segment> segments_;  // ZeRO-2 only, in buffer order
+  std::vector<Segment> segments_;  // ZeRO-2 and FSDP only, in buffer order
+
+  /// The last segment starting at or before flat element `offset`.
+  const Segment& segment_of(std::int64_t offset) const {
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                               [](std::int64_t o, const Segment& s) { return o < s.offset; });
+    return *--it;
+  }
 
   /// `fill(begin, end)` writes the fp32 weights of flat elements [begin, end) through g(); the
   /// master is split from them; then gradients and AdamW moments are zeroed. Whole, or under
@@ -141,9 +173,9 @@ class DeviceParameters {
     } else {
       for (const GradientBucket& b : buckets.buckets) {
         fill(b.offset, b.offset + b.count);
-        split_weights(g(b.offset), b.offset, b.count, stream);
-        Gpu::split_master(g(b.slice_begin), weights.data() + b.slice_begin,
-                          master_lo.data() + b.owned_base, b.slice_count, stream);
+        if (!sharded_weights()) split_weights(g(b.offset), b.offset, b.count, stream);
+        Gpu::split_master(g(b.slice_begin), slice_w(b), master_lo.data() + b.owned_base,
+                          b.slice_count, stream);
       }
       for (auto& slot : staging)
         backend::gpu_check(gpuMemsetAsync(slot.data(), 0, slot.bytes(), stream), "memset");
