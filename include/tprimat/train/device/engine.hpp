@@ -182,9 +182,9 @@ class Engine final : public DeviceTransformer {
   std::vector<float> gradients() const override {
     if (plan.sharded_grads)
       throw core::InputError(
-          "gradients(): under ZeRO-2 (sharding strategy optim_grads) no rank holds the whole "
-          "gradient, only the sums of its slices",
-          "read the gradients of a step without ZeRO-2");
+          "gradients(): under ZeRO-2 and FSDP (sharding strategies optim_grads and "
+          "optim_grads_params) no rank holds the whole gradient, only the sums of its slices",
+          "read the gradients of a step that shards no more than the optimizer");
     std::vector<float> out = params_.grads.download();
     out.resize(static_cast<std::size_t>(plan.params));
     return out;
