@@ -134,22 +134,14 @@ void fp8_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const Fp8Matrix& a
                     Gpu::gemm_workspace_bytes, stream);
   };
   lt::Fp8Cache& cc = lt::fp8_cache();
-  std::unique_lock lock(cc.mutex);
-  auto p = cc.plans.find(key);
-  if (p == cc.plans.end()) {
-    // Made and tuned before anyone else can see it (scales and bias set without call_mutex).
-    lock.unlock();
-    lt::Candidates candidates;
-    std::unique_ptr<lt::Plan> made = lt::make_fp8_plan(key, a, b, dev.handle, candidates);
-    if (bias) lt::set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
-    lt::tune(
-        *made, candidates.view(), [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
-        beta != 0.0f && c == d, d, lt::output_bytes(m, n, ldd, sizeof(Out)), stream);
-    lock.lock();
-    p = cc.plans.try_emplace(key, std::move(made)).first;
-  }
-  lt::Plan& plan = *p->second;
-  lock.unlock();
+  // A new plan's scales are set by make_fp8_plan, before anyone else can see it.
+  lt::Plan& plan = lt::cached_plan(
+      cc.mutex, cc.plans, key,
+      [&](lt::Candidates& candidates) {
+        return lt::make_fp8_plan(key, a, b, dev.handle, candidates);
+      },
+      static_cast<const void*>(bias), run_with, beta != 0.0f && c == d, d,
+      lt::output_bytes(m, n, ldd, sizeof(Out)), stream);
 
   std::lock_guard scale_lock(plan.call_mutex);
   lt::set_scales(plan.op, a, b, key);

@@ -205,6 +205,29 @@ void tune(Plan& plan, std::span<const ltMatmulAlgo_t> candidates, Run&& run, boo
   if (saved) saved->restore();
 }
 
+/// The plan of `key` in `plans` (guarded by `mutex`): found, or made by `make(candidates)`, its
+/// bias pointer set where `bias` is given, and tuned on this call (tune(): `run(plan, algo)`
+/// enqueues it) before any other thread can see it, so no one else sets its pointers meanwhile.
+template <class Plans, class AnyKey, class Make, class Run>
+Plan& cached_plan(std::mutex& mutex, Plans& plans, const AnyKey& key, Make&& make,
+                  const void* bias, Run&& run, bool in_place, void* d, std::size_t d_bytes,
+                  gpuStream_t stream) {
+  std::unique_lock lock(mutex);
+  auto p = plans.find(key);
+  if (p == plans.end()) {
+    lock.unlock();
+    Candidates candidates;
+    std::unique_ptr<Plan> made = make(candidates);
+    if (bias) set(made->op, LT_MATMUL_DESC_BIAS_POINTER, bias, key);
+    tune(
+        *made, candidates.view(), [&](const ltMatmulAlgo_t& algo) { return run(*made, algo); },
+        in_place, d, d_bytes, stream);
+    lock.lock();
+    p = plans.try_emplace(key, std::move(made)).first;
+  }
+  return *p->second;
+}
+
 }  // namespace detail::blaslt
 
 TPRIMAT_GPU_INLINE std::string_view Gpu::gemm_library() { return detail::blaslt::library_id; }
@@ -289,22 +312,11 @@ void run_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
                     Gpu::gemm_workspace_bytes, stream);
   };
   Cache& cc = cache();
-  std::unique_lock lock(cc.mutex);
-  auto p = cc.plans.find(key);
-  if (p == cc.plans.end()) {
-    // Made and tuned before anyone else can see it (the bias pointer set without call_mutex).
-    lock.unlock();
-    Candidates candidates;
-    std::unique_ptr<Plan> made = make_plan(key, dev.handle, candidates);
-    if (bias) set(made->op, LT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias), key);
-    tune(
-        *made, candidates.view(), [&](const ltMatmulAlgo_t& algo) { return run_with(*made, algo); },
-        beta != 0.0f && c_in == c, c, output_bytes(m, n, ldc, sizeof(Out)), stream);
-    lock.lock();
-    p = cc.plans.try_emplace(key, std::move(made)).first;
-  }
-  Plan& plan = *p->second;
-  lock.unlock();
+  Plan& plan = cached_plan(
+      cc.mutex, cc.plans, key,
+      [&](Candidates& candidates) { return make_plan(key, dev.handle, candidates); },
+      static_cast<const void*>(bias), run_with, beta != 0.0f && c_in == c, c,
+      output_bytes(m, n, ldc, sizeof(Out)), stream);
 
   auto launch = [&] { check(run_with(plan, plan.algo), "Matmul", key); };
   if (bias) {
