@@ -61,8 +61,7 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
 
 /// The label of a strategy that shards ("ZeRO-2"), "" for no_shard.
 inline std::string sharding_label(train::ShardingStrategy s) {
-  return s == train::ShardingStrategy::no_shard ? ""
-                                                : train::zero_label(s);
+  return s == train::ShardingStrategy::no_shard ? "" : train::zero_label(s);
 }
 
 /// " ZeRO-2" after a layout's description, "" for no_shard.

@@ -87,10 +87,10 @@ class WeightGather {
     if (overlap_) stream_wait(stream_, main, forked_);
     const profile::Range range("fsdp weight all-gather");
     bf16* slot = params.staged_w(b);
-    backend::gpu_check(gpuMemcpyAsync(slot + std::int64_t{dp_rank_} * b.chunk, params.slice_w(b),
-                                      b.slice_count * sizeof(bf16), gpuMemcpyDeviceToDevice,
-                                      stream),
-                       "weights to the gather");
+    backend::gpu_check(
+        gpuMemcpyAsync(slot + std::int64_t{dp_rank_} * b.chunk, params.slice_w(b),
+                       b.slice_count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
+        "weights to the gather");
     if (dp_) dp_->all_gather_bytes(slot, static_cast<std::size_t>(b.chunk) * sizeof(bf16), stream);
     const std::size_t i = slot_of(s);
     if (overlap_) backend::gpu_check(gpuEventRecord(gathered_[i], stream), "gpuEventRecord");
