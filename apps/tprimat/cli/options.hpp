@@ -198,8 +198,9 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--data-parallel-sharding-strategy", o.sharding_strategy,
     "what DP shards, by Megatron-FSDP's names: no_shard (gradients all-reduced), optim (ZeRO-1, as "
     "--distributed-optimizer), optim_grads (ZeRO-2: each micro-batch's gradients reduce-scattered "
-    "into this rank's fp32 shard, no whole gradient buffer); default: no_shard, or optim with "
-    "--distributed-optimizer",
+    "into this rank's fp32 shard, no whole gradient buffer), optim_grads_params (FSDP: the bf16 "
+    "weights sharded too, each layer's gathered before use; bf16 only); default: no_shard, or "
+    "optim with --distributed-optimizer",
     "");
   f("--sequence-parallel", o.sequence_parallel,
     "Megatron's sequence parallelism under TP: residual stream and norms split over the TP ranks "

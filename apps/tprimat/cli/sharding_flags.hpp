@@ -13,8 +13,8 @@
 namespace tprimat::cli {
 
 /// The strategy --data-parallel-sharding-strategy names, or optim for --distributed-optimizer
-/// alone, else no_shard. Refuses an unknown name, a strategy not built yet, and no_shard beside
-/// --distributed-optimizer (a contradiction; any other strategy shards the optimizer too).
+/// alone, else no_shard. Refuses an unknown name, and no_shard beside --distributed-optimizer (a
+/// contradiction; any other strategy shards the optimizer too).
 inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
   using train::ShardingStrategy;
   if (o.sharding_strategy.empty())

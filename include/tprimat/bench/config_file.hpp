@@ -50,7 +50,7 @@ struct ConfigStrategy {
   /// `--sequence-parallel` turns it on too.
   std::optional<bool> sequence_parallel;
   /// Megatron-FSDP's `data_parallel_sharding_strategy` beside the sizes, where the block states
-  /// it (one of train::sharding_strategy_names; the program refuses what it has not built);
+  /// it (one of train::sharding_strategy_names);
   /// `--data-parallel-sharding-strategy` and `--distributed-optimizer` may only agree with it.
   std::optional<train::ShardingStrategy> sharding;
   /// Megatron's recompute_granularity/_method/_num_layers/_modules beside the sizes, where the

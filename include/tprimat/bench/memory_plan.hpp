@@ -37,7 +37,8 @@ struct MemoryPlanInput {
   /// micro-batches in flight under 1F1B.
   train::StepShape shape = {};
   /// What DP x CP shards (train::ShardingStrategy): optim (ZeRO-1) the fp32 master's
-  /// remainders and Adam moments, optim_grads (ZeRO-2) the fp32 gradients too.
+  /// remainders and Adam moments, optim_grads (ZeRO-2) the fp32 gradients too,
+  /// optim_grads_params (FSDP) the bf16 weights as well (on the GPU; the CPU engine keeps them).
   train::ShardingStrategy sharding = train::ShardingStrategy::no_shard;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   /// Rows of logits the head holds at once: train::loss_chunk_rows on the GPU (its bf16 logits,

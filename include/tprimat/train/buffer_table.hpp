@@ -31,8 +31,8 @@ enum class BufferTerm : std::uint8_t {
 };
 
 /// Every buffer of the device engine, grouped by the part that allocates it (BufferOwner):
-/// train::device::DeviceParameters (weights .. weight_staging), Activations (a layer's: x .. up; the
-/// stage's: rerun_xn1 .. row_loss), Scratch (hidden .. attention_workspace), Fp8Linears
+/// train::device::DeviceParameters (weights .. weight_staging), Activations (a layer's: x .. up;
+/// the stage's: rerun_xn1 .. row_loss), Scratch (hidden .. attention_workspace), Fp8Linears
 /// (fp8_weight_rows .. fp8_history: the FP8 copies of a layer's weights, a slot's saved input
 /// transposes, the casts' scratch, and each format's scales), ContextParallelAttention (cp_*),
 /// TensorParallel (tp_*), StepIO (io_*), RopeTables (rope_*), GradientSync (grad_norm_partials)

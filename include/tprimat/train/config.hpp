@@ -26,7 +26,9 @@ namespace tprimat::train {
 ///   their layer's backward ends and added into this rank's fp32 shard (DeepSpeed's choice):
 ///   a reduce-scatter every micro-batch instead of one a step, and no whole fp32 gradient
 ///   buffer, only a few layers' worth in flight.
-/// - optim_grads_params (ZeRO-3 / FSDP): the bf16 weights sharded too. Not built yet.
+/// - optim_grads_params (ZeRO-3 / FSDP): as optim_grads, and the bf16 weights sharded too, each
+///   segment's gathered just before the forward or backward reads it. bf16 only: FP8 under it is
+///   refused (rank_plan.hpp's check_sharding_built).
 enum class ShardingStrategy { no_shard, optim, optim_grads, optim_grads_params };
 
 /// Megatron-FSDP's names of the strategies, in ShardingStrategy's order (results, the CLI).
@@ -71,8 +73,11 @@ struct OptimizerConfig {
   constexpr bool shards_optimizer() const { return sharding != ShardingStrategy::no_shard; }
   /// Only this rank's shard of the gradients kept (ZeRO-2 and up).
   constexpr bool shards_gradients() const {
-    return sharding == ShardingStrategy::optim_grads ||
-           sharding == ShardingStrategy::optim_grads_params;
+    return sharding == ShardingStrategy::optim_grads || shards_weights();
+  }
+  /// The bf16 weights sharded too (FSDP).
+  constexpr bool shards_weights() const {
+    return sharding == ShardingStrategy::optim_grads_params;
   }
 };
 

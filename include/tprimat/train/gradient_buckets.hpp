@@ -41,9 +41,10 @@ struct BucketPlan {
   std::vector<std::uint8_t> decay;
   std::int64_t owned = 0;    ///< elements of optimizer state a rank holds under ZeRO-1
   std::int64_t padding = 0;  ///< elements past the last parameter the collectives touch
-  /// ZeRO-2 (padded_segments): the staging buffer each segment's gradient is written into, one
-  /// micro-batch at a time (segment_slot, by segment), and each buffer's elements (slot_elements:
-  /// its segments' largest chunk x dp). Empty otherwise: the gradients live whole, in place.
+  /// ZeRO-2 and FSDP (padded_segments): the staging buffer each segment's gradient is written
+  /// into, one micro-batch at a time (segment_slot, by segment), and each buffer's elements
+  /// (slot_elements: its segments' largest chunk x dp); FSDP gathers a segment's weights into the
+  /// same slots, in bf16. Empty otherwise: the gradients live whole, in place.
   std::vector<int> segment_slot;
   std::vector<std::int64_t> slot_elements;
 };

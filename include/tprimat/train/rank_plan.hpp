@@ -67,7 +67,7 @@ struct RankPlan {
 /// Refuses what the engines do not run yet under a sharding strategy: FSDP with FP8 (its weight
 /// casts read every weight at the step's start).
 inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConfig& precision) {
-  if (opt.sharding == ShardingStrategy::optim_grads_params && precision.is_fp8())
+  if (opt.shards_weights() && precision.is_fp8())
     throw core::InputError(
         "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) is not "
         "built yet",
@@ -138,7 +138,7 @@ inline RankPlan plan_rank_unchecked(const model::Dims& dims, const StepShape& sh
   p.dp_rank = dp.rank;
   p.zero = dp.size > 1 && opt.shards_optimizer();
   p.sharded_grads = p.zero && opt.shards_gradients();
-  p.sharded_weights = p.zero && opt.sharding == ShardingStrategy::optim_grads_params;
+  p.sharded_weights = p.zero && opt.shards_weights();
   p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
   return p;
 }

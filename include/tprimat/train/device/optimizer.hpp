@@ -20,6 +20,7 @@
 #include "tprimat/train/device/parameters.hpp"
 #include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
+#include "tprimat/train/device/weight_gather.hpp"
 
 namespace tprimat::train::device {
 
@@ -117,17 +118,13 @@ class DeviceOptimizer {
   void gather_weights(const RankPlan& p, DeviceParameters& params, const GradientBucket& b,
                       gpuStream_t stream) {
     using bf16 = backend::Gpu::bf16;
-    const std::size_t chunk_bytes = static_cast<std::size_t>(b.chunk) * sizeof(bf16);
     if (!params.sharded_grads() || b.chunk * p.dp == b.count) {
-      dp_->all_gather_bytes(params.weights.data() + b.offset, chunk_bytes, stream);
+      dp_->all_gather_bytes(params.weights.data() + b.offset,
+                            static_cast<std::size_t>(b.chunk) * sizeof(bf16), stream);
       return;
     }
     auto* staged = reinterpret_cast<bf16*>(params.g(b.offset));  // chunk x dp bf16 fit in it
-    backend::gpu_check(gpuMemcpyAsync(staged + p.dp_rank * b.chunk,
-                                      params.weights.data() + b.slice_begin,
-                                      b.slice_count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
-                       "weights to the gather");
-    dp_->all_gather_bytes(staged, chunk_bytes, stream);
+    gather_slices(dp_.get(), p.dp_rank, b, params.slice_w(b), staged, stream);
     backend::gpu_check(gpuMemcpyAsync(params.weights.data() + b.offset, staged,
                                       b.count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
                        "gathered weights");
@@ -140,11 +137,7 @@ class DeviceOptimizer {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(p.params));
     for (const GradientBucket& b : buckets.buckets) {
       backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.dp), stream);
-      backend::gpu_check(
-          gpuMemcpyAsync(all.data() + p.dp_rank * b.chunk, owned + b.owned_base,
-                         b.slice_count * sizeof(std::uint16_t), gpuMemcpyDeviceToDevice, stream),
-          "copy of the slices");
-      dp_->all_gather_bytes(all.data(), b.chunk * sizeof(std::uint16_t), stream);
+      gather_slices(dp_.get(), p.dp_rank, b, owned + b.owned_base, all.data(), stream);
       const std::vector<std::uint16_t> host = all.download();
       std::copy_n(host.begin(), b.count, out.begin() + b.offset);
     }

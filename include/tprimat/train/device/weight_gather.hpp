@@ -19,6 +19,18 @@
 
 namespace tprimat::train::device {
 
+/// Every DP rank's slice of bucket b into `whole` (b.chunk x DP elements), on `stream`: this
+/// rank's b.slice_count elements from `slice` copied to its place, then gathered in place over
+/// `dp` (none: one rank, nothing to gather).
+template <class T>
+void gather_slices(parallel::DeviceCollectives* dp, int dp_rank, const GradientBucket& b,
+                   const T* slice, T* whole, gpuStream_t stream) {
+  backend::gpu_check(gpuMemcpyAsync(whole + std::int64_t{dp_rank} * b.chunk, slice,
+                                    b.slice_count * sizeof(T), gpuMemcpyDeviceToDevice, stream),
+                     "slice to the gather");
+  if (dp) dp->all_gather_bytes(whole, static_cast<std::size_t>(b.chunk) * sizeof(T), stream);
+}
+
 /// Which segment each weight staging buffer holds, host-side. A gather into a slot waits for
 /// everything the main stream enqueued before it (so for every earlier reader of the slot): a
 /// prefetch is asked for before the layer that would overlap it is enqueued. Without overlap
@@ -81,17 +93,11 @@ class WeightGather {
   /// Segment s's slices from every DP rank into its slot: this rank's copied to its place, then
   /// gathered in place.
   void issue(std::size_t s, DeviceParameters& params, gpuStream_t main) {
-    using bf16 = backend::Gpu::bf16;
     const GradientBucket& b = buckets_->buckets[s];
     const gpuStream_t stream = overlap_ ? gpuStream_t(stream_) : main;
     if (overlap_) stream_wait(stream_, main, forked_);
     const profile::Range range("fsdp weight all-gather");
-    bf16* slot = params.staged_w(b);
-    backend::gpu_check(
-        gpuMemcpyAsync(slot + std::int64_t{dp_rank_} * b.chunk, params.slice_w(b),
-                       b.slice_count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
-        "weights to the gather");
-    if (dp_) dp_->all_gather_bytes(slot, static_cast<std::size_t>(b.chunk) * sizeof(bf16), stream);
+    gather_slices(dp_.get(), dp_rank_, b, params.slice_w(b), params.staged_w(b), stream);
     const std::size_t i = slot_of(s);
     if (overlap_) backend::gpu_check(gpuEventRecord(gathered_[i], stream), "gpuEventRecord");
     resident_[i] = static_cast<int>(s);
