@@ -308,6 +308,12 @@ TEST_F(Jobs, ShardingStrategyReachesTheStepAndThePlan) {
             "tprimat: unknown --data-parallel-sharding-strategy 'zero2'; pass "
             "--data-parallel-sharding-strategy no_shard, optim (ZeRO-1), optim_grads (ZeRO-2) or "
             "optim_grads_params (FSDP)");
+  // What the user typed comes back on one line: control characters escaped, long text cut.
+  o.sharding_strategy = "optim\ngrads" + std::string(100, 'x');
+  const std::string shown = error_of(o);
+  EXPECT_EQ(shown.find('\n'), std::string::npos) << shown;
+  EXPECT_NE(shown.find("'optim\\x0agrads"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("(111 bytes)'"), std::string::npos) << shown;
   o.sharding_strategy = "optim_grads_params";
   EXPECT_EQ(cli::resolve_jobs(o, env_).jobs.at(0).ctx.optimizer.sharding,
             train::ShardingStrategy::optim_grads_params);

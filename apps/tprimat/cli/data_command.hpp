@@ -176,7 +176,7 @@ inline int write(const DataCommand& c) {
   if (!c.dtype.empty()) {
     const auto t = data::token_type_from_name(c.dtype);
     if (!t)
-      throw core::InputError("unknown --dtype '" + c.dtype + "'",
+      throw core::InputError("unknown --dtype '" + core::shown(c.dtype) + "'",
                              "pick one of uint8, int8, int16, uint16, int32, int64, float32, "
                              "float64");
     type = *t;
@@ -225,7 +225,7 @@ inline int inspect_weights(const DataCommand& c) {
   if (!c.weights_for.empty()) {
     const auto d = model::find(c.weights_for);
     if (!d)
-      throw core::InputError("unknown model '" + c.weights_for + "'",
+      throw core::InputError("unknown model '" + core::shown(c.weights_for) + "'",
                              "pick one of " + model::known_names());
     fit = data::check_hf_weights(ck, train::make_parameter_table(*d, train::Shard{}), d->name);
     fit_name = std::string(d->name);

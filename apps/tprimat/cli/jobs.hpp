@@ -170,7 +170,7 @@ inline std::string backend_flag_of(const std::string& software_stack) {
 /// `b` must name a backend; the binary already picked `running` (its software stack) from it.
 inline void check_backend(const std::string& b, const backend::DeviceInfo& running) {
   if (b != "auto" && b != "cpu" && b != "cuda" && b != "hip")
-    throw core::InputError("unknown backend '" + b + "'", "pick one of auto, cpu, cuda, hip");
+    throw core::InputError("unknown backend '" + core::shown(b) + "'", "pick one of auto, cpu, cuda, hip");
   const std::string running_flag = backend_flag_of(running.software_stack);
   if (b != "auto" && b != running_flag)
     throw core::InputError("--backend " + b + " was asked but this run uses the " + running_flag +
@@ -180,7 +180,7 @@ inline void check_backend(const std::string& b, const backend::DeviceInfo& runni
 
 inline void check_attention(const std::string& a) {
   if (a != "auto" && a != "flash" && a != "cudnn")
-    throw core::InputError("unknown attention '" + a + "'", "pick one of auto, flash, cudnn");
+    throw core::InputError("unknown attention '" + core::shown(a) + "'", "pick one of auto, flash, cudnn");
 }
 
 /// Parses `--data` and, for indexed data, opens every data set (index checked against its .bin)
@@ -203,7 +203,7 @@ inline std::vector<std::string> resolve_models(const BenchOptions& o, const std:
   }
   if (o.model == "all") return all_models();
   if (!model::find(o.model))
-    throw core::InputError("unknown model '" + o.model + "'",
+    throw core::InputError("unknown model '" + core::shown(o.model) + "'",
                            "pick one of " + model::known_names() + ", all");
   return {o.model};
 }
@@ -226,7 +226,7 @@ inline std::vector<StrategyChoice> resolve_strategies(const BenchOptions& o,
   if (o.parallel.empty()) return {{std::string(parallel::default_strategy), "", K::builtin, {}}};
   if (parallel::find_strategy(o.parallel)) return {{o.parallel, "", K::builtin, {}}};
   if (bench::is_config_path(o.parallel)) return {{o.parallel, "", K::config, {}}};
-  throw core::InputError("unknown strategy '" + o.parallel + "'",
+  throw core::InputError("unknown strategy '" + core::shown(o.parallel) + "'",
                          "pick one of " + parallel::strategy_names() +
                              ", all, or a config file ending in .json, .yaml or .yml");
 }

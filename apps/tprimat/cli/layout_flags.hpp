@@ -73,7 +73,7 @@ inline int context_parallel_size(const BenchOptions& o, const std::string& strat
 /// --pipeline-split takes even or auto; checked before any strategy reads it.
 inline void check_pipeline_split_flag(const BenchOptions& o) {
   if (!o.pipeline_split.empty() && o.pipeline_split != "even" && o.pipeline_split != "auto")
-    throw core::InputError("unknown --pipeline-split '" + o.pipeline_split + "'",
+    throw core::InputError("unknown --pipeline-split '" + core::shown(o.pipeline_split) + "'",
                            "pass --pipeline-split even (layers / PP each) or auto (balanced)");
 }
 

@@ -432,7 +432,7 @@ inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& arg
     if (with_selection) for_each_selection_flag(o, try_flag);
     for_each_run_flag(o, try_flag);
     if (!matched)
-      throw core::InputError("unknown option '" + std::string(args[i]) + "'",
+      throw core::InputError("unknown option '" + core::shown(args[i]) + "'",
                              "run with --help for the options");
   }
   return true;

@@ -22,7 +22,7 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o) {
   constexpr const char* flag = "--data-parallel-sharding-strategy";
   const std::optional<ShardingStrategy> named = train::sharding_strategy_named(o.sharding_strategy);
   if (!named)
-    throw core::InputError(std::string("unknown ") + flag + " '" + o.sharding_strategy + "'",
+    throw core::InputError(std::string("unknown ") + flag + " '" + core::shown(o.sharding_strategy) + "'",
                            std::string("pass ") + flag +
                                " no_shard, optim (ZeRO-1), optim_grads (ZeRO-2) or "
                                "optim_grads_params (FSDP)");

@@ -349,10 +349,10 @@ inline void check_import_options(const ImportOptions& o) {
   const ImportOptionNames& n = o.names;
   if (o.format != "megatron" && o.format != "primus" && o.format != "nemo" &&
       o.format != "torchtitan")
-    throw core::InputError("unknown import format '" + o.format + "'",
+    throw core::InputError("unknown import format '" + core::shown(o.format) + "'",
                            "pick one of " + std::string(import_formats));
   if (!model::find(o.model))
-    throw core::InputError("unknown model '" + o.model + "'",
+    throw core::InputError("unknown model '" + core::shown(o.model) + "'",
                            "pick one of " + model::known_names() + " with " + n.model);
   detail::check_count_flag(o.num_gpus, n.num_gpus, max_gpu_count, "GPU count");
   detail::check_count_flag(o.gbs, n.gbs, max_batch_or_sequence, "global batch size");
