@@ -97,8 +97,9 @@ mpi_suite() {
 }
 # comm::Nccl alone, then on every GPU.
 has nccl && mpi_suite nccl 1 "$(nvidia-smi -L | wc -l)"
-# Data parallelism against one GPU (np 3 takes the single padded bucket).
-has dp && mpi_suite data_parallel 2 3
+# Data parallelism against one GPU (np 3 takes the single padded bucket; np 4 hybrid sharding's
+# two instances of two).
+has dp && mpi_suite data_parallel 2 3 4
 # TP 2, PP 2 and both against one GPU: alone (np 2) and with DP 2 (np 4).
 has mp && mpi_suite model_parallel 2 4
 # Context parallelism against one GPU: CP 2 (np 2); CP 4, CP 2 with DP, TP or PP (np 4).

@@ -24,16 +24,17 @@ using One = parallel::Layout<1, 1>;
 using Tp2 = parallel::Layout<2, 1>;
 using Pp2 = parallel::Layout<1, 2>;
 using tprimat::testing::compare_with_one_gpu;
-using tprimat::testing::no_shard;
-using tprimat::testing::zero1;
-using tprimat::testing::zero2;
 using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::LlamaNarrow4;
 using tprimat::testing::LlamaNarrowKv2;
 using tprimat::testing::mpi_world;
 using tprimat::testing::nccl_world;
+using tprimat::testing::no_shard;
+using tprimat::testing::Sharding;
 using tprimat::testing::TinyBias;
+using tprimat::testing::zero1;
+using tprimat::testing::zero2;
 
 /// `shape` split over CP ranks.
 train::StepShape cp(int ranks, train::StepShape shape) {
@@ -78,6 +79,14 @@ TEST(ContextParallelHostStaged, Cp2Zero2) {  // CP 2 x DP 2 at 4 ranks: ZeRO-2 o
 TEST(ContextParallelHostStaged, Cp2Fsdp) {  // CP 2 x DP 2 at 4 ranks: FSDP over DP x CP
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), fsdp, cp(2, {1, 256, 2, 0}), 3, false);
+}
+
+// Hybrid sharding at CP 2 x DP 2 in 2 instances: each instance is one CP pair, ZeRO-2 over it,
+// the pairs' sums of each shard added once a step.
+TEST(ContextParallelHostStaged, Cp2Zero2TwoInstances) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), Sharding{zero2, 2}, cp(2, {1, 256, 2, 0}), 3,
+                                         false);
 }
 
 TEST(ContextParallelHostStaged, Cp2TensorParallel2SequenceParallel) {  // 4 ranks

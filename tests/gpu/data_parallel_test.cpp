@@ -22,16 +22,17 @@ using namespace tprimat;
 using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::compare_with_one_gpu;
-using tprimat::testing::no_shard;
-using tprimat::testing::zero1;
-using tprimat::testing::zero2;
 using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
-using tprimat::testing::random_tokens;
-using tprimat::testing::TinyTied;
 using tprimat::testing::mpi_world;
 using tprimat::testing::nccl_world;
+using tprimat::testing::no_shard;
+using tprimat::testing::random_tokens;
+using tprimat::testing::Sharding;
 using tprimat::testing::shared_seed;
+using tprimat::testing::TinyTied;
+using tprimat::testing::zero1;
+using tprimat::testing::zero2;
 
 /// Tied embeddings: the one-GPU step interleaves the head's and the embedding's gradient terms
 /// micro-batch by micro-batch while DP ranks add up their own first, so DP and one GPU sum in
@@ -155,14 +156,11 @@ using NarrowStep = train::TrainingStep<Gpu, LlamaNarrow, One, parallel::comm::Mp
 /// fewer tensors, whose ends and decay flags AdamW reads, 9 bytes each). `then(a, b, tokens)`
 /// goes on with the two steps and this rank's tokens.
 template <class Then>
-void holds_what_the_plan_says(train::ShardingStrategy less, train::ShardingStrategy more,
-                              Then&& then) {
+void holds_what_the_plan_says(Sharding less, Sharding more, Then&& then) {
   parallel::comm::Mpi world;
   const int dp = world.size();
   if (dp == 1) GTEST_SKIP() << "one rank has nothing to shard (run under mpirun -np 2 or 3)";
-  train::OptimizerConfig less_opt, more_opt;
-  less_opt.sharding = less;
-  more_opt.sharding = more;
+  const train::OptimizerConfig less_opt = less.applied_to({}), more_opt = more.applied_to({});
   const train::StepShape shape{1, 128, 2, 0};
   NarrowStep a(shape, less_opt, 7, world), b(shape, more_opt, 7, world);
   const double saved = double(a.engine().held_bytes()) - double(b.engine().held_bytes());
@@ -171,9 +169,11 @@ void holds_what_the_plan_says(train::ShardingStrategy less, train::ShardingStrat
   in.dp = dp;
   in.shape.grad_accum = shape.grad_accum;
   in.shape.seq = shape.seq;
-  in.sharding = less;
+  in.sharding = less.strategy;
+  in.optimizer_instances = less.instances;
   const bench::MemoryPlan plan_less = bench::plan_memory(in);
-  in.sharding = more;
+  in.sharding = more.strategy;
+  in.optimizer_instances = more.instances;
   const bench::MemoryPlan plan_more = bench::plan_memory(in);
   EXPECT_NEAR(saved, plan_less.total - plan_more.total, 1024)
       << "dp " << dp << ", rank " << world.rank();
@@ -245,6 +245,43 @@ TEST(DataParallelHostStaged, FsdpHoldsWhatThePlanSays) {
       });
 }
 
+// Hybrid sharding (DP 4 in 2 instances of 2, at np 4): each instance shards over its own 2
+// ranks, each shard's gradients summed over the instances once a step (after the last
+// micro-batch), the second instance's slices left out of the norm.
+TEST(DataParallelHostStaged, LlamaNarrowZero1TwoInstances) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), Sharding{zero1, 2}, {1, 128, 2, 0}, 3, true);
+}
+
+TEST(DataParallelHostStaged, LlamaNarrowZero2TwoInstances) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), Sharding{zero2, 2}, {1, 128, 2, 0}, 3, true);
+}
+
+TEST(DataParallelHostStaged, LlamaNarrowFsdpTwoInstancesInLine) {  // --no-overlap
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow, One>(mpi_world(), Sharding{fsdp, 2}, {1, 128, 2, 0}, 3, true,
+                                         false);
+}
+
+/// Hybrid sharding holds one instance's shards, not DP 4's: what the plan says, against one
+/// instance; and runs the same numbers within fp32 sums in another order.
+TEST(DataParallelHostStaged, HybridShardingHoldsWhatThePlanSays) {
+  TPRIMAT_REQUIRE_GPU();
+  if (parallel::comm::Mpi{}.size() != 4) GTEST_SKIP() << "2 instances of 2: run under mpirun -np 4";
+  for (const auto strategy : {zero1, zero2, fsdp}) {
+    SCOPED_TRACE(std::string(train::name_of(strategy)));
+    holds_what_the_plan_says(Sharding{strategy}, Sharding{strategy, 2},
+                             [](NarrowStep& one, NarrowStep& two, const auto& tokens,
+                                const auto& plan1, const auto& plan2) {
+                               EXPECT_LT(plan1.adam_moments, plan2.adam_moments);
+                               const auto a = one.run(tokens), b = two.run(tokens);
+                               EXPECT_NEAR(b.loss, a.loss, 1e-6 * a.loss);
+                               EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-5 * a.grad_norm);
+                             });
+  }
+}
+
 TEST(DataParallelHostStaged, TiedEmbeddingsZero1MatchesAllReduce) {
   TPRIMAT_REQUIRE_GPU();
   compare_zero_with_all_reduce<TinyTied>(mpi_world(), {2, 64, 2, 0}, 4);
@@ -273,6 +310,11 @@ TEST(DataParallelNccl, LlamaNarrowZero2) {  // captured: the staging buffers' ev
 TEST(DataParallelNccl, LlamaNarrowFsdp) {  // captured: the prefetches' side stream in a graph
   TPRIMAT_REQUIRE_GPU_PER_RANK();
   compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), fsdp, {1, 128, 2, 0}, 4, true);
+}
+
+TEST(DataParallelNccl, LlamaNarrowFsdpTwoInstances) {  // 4 GPUs: 2 instances of 2
+  TPRIMAT_REQUIRE_GPU_PER_RANK();
+  compare_with_one_gpu<LlamaNarrow, One>(nccl_world(), Sharding{fsdp, 2}, {1, 128, 2, 0}, 4, true);
 }
 
 TEST(DataParallelNccl, TiedEmbeddingsZero1MatchesAllReduce) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/sharding.hpp"
 #include "../support/test_models.hpp"
 #include "mpi_gpu_test.hpp"
 #include "tprimat/parallel/layout.hpp"
@@ -168,26 +169,30 @@ inline std::vector<std::int32_t> replica_tokens(std::size_t per_rank, int dp, in
 ///   or equal where the sums are the same; the fractions beyond one rounding bounded.
 /// Both sides run the attention kernels `attention` names.
 template <class M, class L, class World>
-void compare_with_one_gpu(World world, train::ShardingStrategy sharding, train::StepShape shape,
-                          int steps, bool graph,
-                          bool overlap = true, const train::PrecisionConfig& precision = {},
+void compare_with_one_gpu(World world, Sharding sharding, train::StepShape shape, int steps,
+                          bool graph, bool overlap = true,
+                          const train::PrecisionConfig& precision = {},
                           train::AttentionChoice attention = train::AttentionChoice::automatic) {
   using One = parallel::Layout<1, 1>;
   const int size = world.size(), rank = world.rank();
   const int mp = L::tp * L::pp * shape.context_parallel;
   if (size % mp != 0)
     GTEST_SKIP() << "TP x PP x CP = " << mp << " does not divide " << size << " ranks";
-  const bool zero = sharding != train::ShardingStrategy::no_shard;
-  const std::string zero_name = zero ? " ZeRO-" + std::to_string(train::zero_stage(sharding)) : "";
-  if (zero && size < 2 * mp)
-    GTEST_SKIP() << zero_name << " needs DP=2: run under mpirun -np " << 2 * mp;
+  const bool zero = sharding.strategy != train::ShardingStrategy::no_shard;
+  const std::string zero_name = sharding.label();
+  // The weights' replicas (DP x CP): DP 2 at least, and 2 for each hybrid sharding instance.
+  const int replicas = size / (L::tp * L::pp);
+  const int needed = std::max(2 * shape.context_parallel, 2 * sharding.instances);
+  if (zero && (replicas < needed || replicas % sharding.instances != 0))
+    GTEST_SKIP() << zero_name << " needs DP x CP = " << needed << ": run under mpirun -np "
+                 << needed * L::tp * L::pp;
   const bool capturable = size == 1 || train::device_collectives_of(world)->capturable();
   const std::uint64_t seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(rank) + " of " +
                std::to_string(size) + zero_name);
   train::OptimizerConfig opt;
   opt.warmup_steps = 2;  // a real learning rate from step 2 on, so the updates matter
-  opt.sharding = sharding;
+  opt = sharding.applied_to(opt);
   train::DeviceOptions options{attention, graph, false, overlap};
   options.precision = precision;
   train::TrainingStep<backend::Gpu, M, L, World> ranks(shape, opt, seed, std::move(world),
@@ -199,7 +204,9 @@ void compare_with_one_gpu(World world, train::ShardingStrategy sharding, train::
   whole.grad_accum = shape.grad_accum * dp;
   whole.stage_layers.clear();  // one GPU: one stage of every layer, every token
   whole.context_parallel = 1;
-  train::TrainingStep<backend::Gpu, M, One> one(whole, opt, seed, {}, options);
+  train::OptimizerConfig one_opt = opt;
+  one_opt.optimizer_instances = 1;  // one GPU: one replica, nothing to split
+  train::TrainingStep<backend::Gpu, M, One> one(whole, one_opt, seed, {}, options);
   const train::ParameterTable& shard_table = ranks.engine().table();
   const train::ParameterTable& one_table = one.engine().table();
   // An uneven split (shape.stage_layers): this stage holds its own count of layers, not L / PP.

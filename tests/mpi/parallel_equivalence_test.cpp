@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/sharding.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/data/synthetic.hpp"
@@ -72,6 +73,26 @@ TEST(MpiGroups, MegatronOrderAndGroupSizes) {
   EXPECT_EQ(x[0], static_cast<float>(tp * base + tp * (tp - 1) / 2));
 }
 
+// Hybrid sharding's groups: instances of consecutive replicas, and across them the ranks that
+// hold the same shard; each sums over its own ranks only.
+TEST(MpiGroups, ShardGroupsSplitTheReplicasIntoInstances) {
+  Mpi world;
+  if (world.size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  const auto g = parallel::make_groups(world, 1, 1);
+  auto s = parallel::split_shard_groups(g.dp_cp, 2);
+  const int r = world.rank();
+  EXPECT_EQ(s.shard.size(), 2);
+  EXPECT_EQ(s.replicate.size(), 2);
+  EXPECT_EQ(s.shard.rank(), r % 2);
+  EXPECT_EQ(s.replicate.rank(), r / 2);
+  std::vector<float> x{static_cast<float>(r)};
+  s.shard.all_reduce_sum(x);
+  EXPECT_EQ(x[0], static_cast<float>(r / 2 == 0 ? 0 + 1 : 2 + 3));
+  std::vector<float> y{static_cast<float>(r)};
+  s.replicate.all_reduce_sum(y);
+  EXPECT_EQ(y[0], static_cast<float>(r % 2 == 0 ? 0 + 2 : 1 + 3));
+}
+
 TEST(MpiGroups, WrongWorldSizeFailsBeforeAnyWork) {
   Mpi world;
   if (world.size() != 2) GTEST_SKIP() << "needs exactly 2 ranks";
@@ -130,6 +151,8 @@ constexpr auto zero1 = train::ShardingStrategy::optim;
 constexpr auto zero2 = train::ShardingStrategy::optim_grads;
 constexpr auto fsdp = train::ShardingStrategy::optim_grads_params;  // the reference runs ZeRO-2
 
+using tprimat::testing::Sharding;
+
 struct Observed {
   double loss = 0, norm = 0, weight = 0;  // largest relative differences seen
   double weight_in_lr = 0;  // largest |w_par - w_one| over the sum of the learning rates applied
@@ -143,7 +166,7 @@ struct Observed {
 /// and gradient norms 1e-5 relative; weights 1e-5 of their tensor's scale with Adam eps 1e-4,
 /// with the default 1e-8 what a sign flip of a normalised update can cost.
 template <class M, int Tp, int Pp>
-Observed compare_with_one_process(train::ShardingStrategy sharding, int accum, AdamEps eps,
+Observed compare_with_one_process(Sharding sharding, int accum, AdamEps eps,
                                   const std::vector<int>& stage_layers = {},
                                   SeqPar sp = SeqPar::off, int cp = 1) {
   Mpi world;
@@ -157,7 +180,7 @@ Observed compare_with_one_process(train::ShardingStrategy sharding, int accum, A
   opt.lr_peak = 1e-3;
   opt.warmup_steps = 1;
   opt.decay_steps = 10;
-  opt.sharding = sharding;
+  opt = sharding.applied_to(opt);
   // Adam divides each gradient by its own running magnitude: with eps 1e-8 a gradient of 1e-9
   // (pure summation-order noise, of either sign; the key bias's exact gradient is 0) becomes a
   // full lr-sized step, so two correct runs may differ by 2 lr per step in such weights. eps 1e-4
@@ -172,8 +195,10 @@ Observed compare_with_one_process(train::ShardingStrategy sharding, int accum, A
   // those rows of the residual stream: the stage's output.
   EXPECT_EQ(par.model().residual_rows(), sp == SeqPar::on ? seq / cp / Tp : seq / cp);
   EXPECT_EQ(par.groups().shape.cp, cp);
+  train::OptimizerConfig one_opt = opt;
+  one_opt.optimizer_instances = 1;  // one process: one replica, nothing to split
   train::TrainingStep<backend::Cpu, M, parallel::Layout<1, 1>> one(
-      train::StepShape{1, seq, gbs, layers}, opt, 42);
+      train::StepShape{1, seq, gbs, layers}, one_opt, 42);
   const int dp_rank = par.groups().at.dp;
   data::SyntheticTokens data(M::vocab, 42);
   std::vector<std::int32_t> rank_tokens(accum * (seq + 1)), all_tokens(gbs * (seq + 1));
@@ -274,10 +299,8 @@ Observed compare_with_one_process(train::ShardingStrategy sharding, int accum, A
 }
 
 template <class M, int Tp, int Pp = 1>
-void check_layout(const char* what, train::ShardingStrategy sharding, int accum = 2,
-                  AdamEps eps = AdamEps::smooth,
-                  const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off,
-                  int cp = 1) {
+void check_layout(const char* what, Sharding sharding, int accum = 2, AdamEps eps = AdamEps::smooth,
+                  const std::vector<int>& stage_layers = {}, SeqPar sp = SeqPar::off, int cp = 1) {
   Mpi world;
   const Observed o =
       compare_with_one_process<M, Tp, Pp>(sharding, accum, eps, stage_layers, sp, cp);
@@ -476,6 +499,63 @@ TEST(ParallelEquivalence, ShardedGradientsWithTpSpPpCpAtFourRanks) {
   check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-2 accum 4", zero2, 4);
   check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-2", zero2, 2, AdamEps::smooth, {}, SeqPar::off,
                                2);
+}
+
+// Hybrid sharding: each instance of the replicas shards over its own ranks, and each shard's
+// gradients are summed over the instances once a step: sums in another order again, the same
+// fp32 bounds. At np 2 the instances are single ranks (nothing sharded: an all-reduce).
+TEST(ParallelEquivalence, HybridShardingOverInstances) {
+  const int np = Mpi{}.size();
+  if (np != 2 && np != 4) GTEST_SKIP() << "runs at np 2 and 4";
+  if (np == 2) {
+    check_layout<model::Tiny, 1>("DP=2 ZeRO-1 over 2 instances", Sharding{zero1, 2});
+    return;
+  }
+  check_layout<TinyTied, 1>("DP=4 ZeRO-1 over 2 instances", Sharding{zero1, 2});
+  check_layout<TinyQkvBias, 1>("DP=4 ZeRO-2 over 2 instances", Sharding{zero2, 2}, 3,
+                               AdamEps::standard);
+  check_layout<model::Tiny, 1>("DP=4 FSDP over 2 instances", Sharding{fsdp, 2});
+  check_layout<model::Tiny, 1>("DP=4 ZeRO-2 over 4 instances", Sharding{zero2, 4});
+  check_layout<model::Tiny, 1>("CP=2 x DP=2 ZeRO-2 over 2 instances", Sharding{zero2, 2}, 2,
+                               AdamEps::smooth, {}, SeqPar::off, 2);
+  check_layout<TinyQkvBias, 1, 2>("PP=2 x DP=2 ZeRO-1 over 2 instances", Sharding{zero1, 2});
+  // The shards are an instance's: the optimizer state a rank holds grows from DP 4's quarter to
+  // half with 2 instances; with 4 (groups of one) nothing is sharded, as without ZeRO.
+  const auto held = [](train::ShardingStrategy sharding, int instances) {
+    train::OptimizerConfig opt;
+    opt.sharding = sharding;
+    opt.optimizer_instances = instances;
+    train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>, Mpi> step(
+        train::StepShape{1, 32, 1, 2}, opt, 42, Mpi{});
+    return step.peak_bytes();
+  };
+  EXPECT_LT(held(zero1, 1), held(zero1, 2));
+  EXPECT_EQ(held(zero1, 4), held(no_shard, 1));
+}
+
+// An instance count that does not divide the replicas, or beside no_shard, is refused before
+// any work, naming both numbers.
+TEST(ParallelEquivalence, HybridShardingInstancesMustDivideTheReplicas) {
+  Mpi world;
+  if (world.size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  train::StepShape shape{1, 32, 1, 2};
+  train::OptimizerConfig opt;
+  opt.sharding = zero1;
+  opt.optimizer_instances = 3;
+  try {
+    train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>, Mpi> step(shape, opt, 42,
+                                                                                     world);
+    ADD_FAILURE() << "3 instances over 4 replicas was accepted";
+  } catch (const core::InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("3 distributed optimizer instances"), std::string::npos) << m;
+    EXPECT_NE(m.find("do not divide DP x CP = 4"), std::string::npos) << m;
+  }
+  opt.sharding = no_shard;
+  opt.optimizer_instances = 2;
+  EXPECT_THROW((train::TrainingStep<backend::Cpu, model::Tiny, parallel::Layout<1, 1>, Mpi>(
+                   shape, opt, 42, world)),
+               core::InputError);
 }
 
 // ---- context parallelism ----------------------------------------------------------------------

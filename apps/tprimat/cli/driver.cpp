@@ -40,12 +40,11 @@ std::string describe_job(const Job& job) {
                   " PP=" + std::to_string(c.plan.pp) +
                   (c.plan.cp > 1 ? " CP=" + std::to_string(c.plan.cp) : "") +
                   " DP=" + std::to_string(c.plan.dp) +
-                  " GradAccum=" + std::to_string(c.plan.grad_accum) +
-                  sharding_suffix(c.optimizer.sharding) +
+                  " GradAccum=" + std::to_string(c.plan.grad_accum) + sharding_suffix(c.optimizer) +
                   (c.sequence_parallel ? " SP" : "") +
-                  (c.recompute.on() ? " recompute " + recompute_text(c.recompute) : "") + ", mbs " + std::to_string(c.mbs) + " gbs " +
-                  std::to_string(c.gbs) + " seq " + std::to_string(c.seq) + ", " + c.precision +
-                  " on " + c.device.device_name;
+                  (c.recompute.on() ? " recompute " + recompute_text(c.recompute) : "") + ", mbs " +
+                  std::to_string(c.mbs) + " gbs " + std::to_string(c.gbs) + " seq " +
+                  std::to_string(c.seq) + ", " + c.precision + " on " + c.device.device_name;
   return s;
 }
 
@@ -397,14 +396,13 @@ int run_plan(BenchOptions opts, Environment env) {
           continue;
         }
         const auto& plan = job.ctx.plan;
-        PlanRow row{m, plan.strategy_name,
-                    "TP=" + std::to_string(plan.tp) + " PP=" + std::to_string(plan.pp) +
-                        (plan.cp > 1 ? " CP=" + std::to_string(plan.cp) : "") +
-                        " DP=" + std::to_string(plan.dp) +
-                        " GA=" + std::to_string(plan.grad_accum) +
-                        (plan.dp * plan.cp > 1 ? sharding_suffix(job.ctx.optimizer.sharding)
-                                               : std::string()),
-                    "", job.ctx.predicted.total};
+        PlanRow row{
+            m, plan.strategy_name,
+            "TP=" + std::to_string(plan.tp) + " PP=" + std::to_string(plan.pp) +
+                (plan.cp > 1 ? " CP=" + std::to_string(plan.cp) : "") +
+                " DP=" + std::to_string(plan.dp) + " GA=" + std::to_string(plan.grad_accum) +
+                (plan.dp * plan.cp > 1 ? sharding_suffix(job.ctx.optimizer) : std::string()),
+            "", job.ctx.predicted.total};
         if (capacity > 0)
           row.verdict = row.total_bytes > capacity ? "does NOT fit"
                         : row.total_bytes > bench::nearly_full * capacity

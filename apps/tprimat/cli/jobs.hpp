@@ -321,6 +321,10 @@ inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Jo
     refuse(o.sharding_strategy.empty() ? std::string("--distributed-optimizer")
                                        : "--data-parallel-sharding-strategy " + o.sharding_strategy,
            "DP 1 (" + sharding_label(sharding_strategy(o)) + " shards over DP ranks)");
+  if (o.optimizer_instances > 1 &&
+      none([&](const auto& p) { return (p.dp * p.cp) % o.optimizer_instances == 0; }))
+    refuse("--num-distributed-optimizer-instances " + std::to_string(o.optimizer_instances),
+           "DP x CP that it does not divide (hybrid sharding splits the DP x CP ranks)");
   if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
     refuse("--sequence-parallel", "TP 1 (sequence parallelism splits over TP ranks)");
   const bool split = o.first_stage_layers > 0 || o.last_stage_layers > 0 ||
@@ -395,6 +399,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   std::string file_split;
   bool want_sp = o.sequence_parallel;     // or the config file's sequence_parallel
   std::optional<train::ShardingStrategy> file_sharding;  // its data_parallel_sharding_strategy
+  std::optional<int> file_instances;                     // its num_distributed_optimizer_instances
   int file_cp = 1;                        // a config file's context_parallel_size
   std::optional<train::Recompute> file_recompute;  // a config file's recompute_* keys
   if (choice.kind == K::builtin) {
@@ -411,6 +416,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
     file_split = c.pipeline_split;
     if (c.sequence_parallel) want_sp = want_sp || *c.sequence_parallel;
     file_sharding = c.sharding;
+    file_instances = c.optimizer_instances;
     file_cp = c.cp;
     file_recompute = c.recompute;
   }
@@ -440,6 +446,13 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
                                             want_accum, split_rule, cp);
   if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
+  // --parallel all runs hybrid sharding where its instances divide a strategy's replicas, as it
+  // runs ZeRO where DP > 1; check_flags_apply_to_all refuses it where it applies to none.
+  const bool every_strategy = o.parallel == "all" && !env.fixed;
+  const int instances =
+      every_strategy && o.optimizer_instances > 1 && (plan.dp * cp) % o.optimizer_instances != 0
+          ? 1
+          : optimizer_instances(o, file_instances, sharding, plan.dp * cp, name);
   // Sequence parallelism where TP > 1 only: a --parallel all run's TP=1 strategies run without.
   const bool sequence_parallel = want_sp && plan.tp > 1;
   if (sequence_parallel) {
@@ -464,6 +477,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   mem.shape.seq = o.seq;
   mem.shape.grad_accum = plan.grad_accum;
   mem.sharding = sharding;
+  mem.optimizer_instances = instances;
   mem.shape.sequence_parallel = sequence_parallel;
   // The --recompute-* flags, given, replace the config file's recompute_* keys.
   const bool recompute_flags = !o.recompute_granularity.empty() || !o.recompute_method.empty() ||
@@ -604,6 +618,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
                                                         : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.optimizer.sharding = sharding;  // the config file's, where it states one
+  c.optimizer.optimizer_instances = instances;
   train::check_sharding_built(c.optimizer, run_precision);
   c.sequence_parallel = sequence_parallel;
   c.recompute = mem.shape.recompute;

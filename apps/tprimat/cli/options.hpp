@@ -93,6 +93,9 @@ struct BenchOptions {
   /// (ZeRO-2) or optim_grads_params (FSDP); "": unset (optim with --distributed-optimizer, else
   /// no_shard). cli/sharding_flags.hpp reads it.
   std::string sharding_strategy;
+  /// --num-distributed-optimizer-instances: hybrid sharding's groups (0: unset, the config
+  /// file's num_distributed_optimizer_instances, else 1). cli/sharding_flags.hpp reads it.
+  int optimizer_instances = 0;
   /// Megatron's sequence parallelism under TP (or a config file's sequence_parallel); no effect
   /// at TP 1
   bool sequence_parallel = false;
@@ -202,6 +205,12 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "weights sharded too, each layer's gathered before use; bf16 only); default: no_shard, or "
     "optim with --distributed-optimizer",
     "");
+  f("--num-distributed-optimizer-instances", o.optimizer_instances,
+    "hybrid sharding (HSDP), as Megatron names it: the DP x CP ranks split into this many groups "
+    "of consecutive ranks, each sharding what --data-parallel-sharding-strategy shards over its "
+    "own ranks, a shard's gradients summed over the groups once a step; must divide DP x CP "
+    "(default: 1)",
+    "", limits::batch_range);
   f("--sequence-parallel", o.sequence_parallel,
     "Megatron's sequence parallelism under TP: residual stream and norms split over the TP ranks "
     "along the tokens, all-gather / reduce-scatter instead of all-reduce (no effect at TP 1; "

@@ -6,9 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "cli/options.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/train/config.hpp"
-#include "cli/options.hpp"
+#include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::cli {
 
@@ -59,6 +60,41 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
   return *file;
 }
 
+/// The hybrid sharding instances a job of `strategy` runs: --num-distributed-optimizer-instances,
+/// else its config file's num_distributed_optimizer_instances (`file`), else 1; a flag beside
+/// the file may only agree with it. Checked against the job's sharding and its `replicas` (DP x
+/// CP ranks holding the same weights), the flag named in the message.
+inline int optimizer_instances(const BenchOptions& o, std::optional<int> file,
+                               train::ShardingStrategy sharding, int replicas,
+                               const std::string& strategy) {
+  const std::string flag = "--num-distributed-optimizer-instances";
+  const std::string key = "num_distributed_optimizer_instances";
+  if (o.optimizer_instances > 0 && file && o.optimizer_instances != *file)
+    throw core::InputError(flag + " " + std::to_string(o.optimizer_instances) +
+                               " contradicts strategy " + strategy + ", whose " + key + " is " +
+                               std::to_string(*file),
+                           "drop " + flag + ", or change " + key + " in the config");
+  train::OptimizerConfig opt;
+  opt.sharding = sharding;
+  opt.optimizer_instances = o.optimizer_instances > 0 ? o.optimizer_instances : file.value_or(1);
+  const bool from_flag = o.optimizer_instances > 0;
+  const std::string n = std::to_string(opt.optimizer_instances);
+  if (auto err = train::optimizer_instances_error(opt, replicas)) {
+    const std::string where = from_flag ? flag + " " + n + " [strategy " + strategy + "]"
+                                        : "strategy " + strategy + "'s " + key + " " + n;
+    const std::string drop = from_flag ? "drop " + flag : "change " + key + " in the config";
+    throw core::InputError(where + ": " + *err,
+                           opt.sharding == train::ShardingStrategy::no_shard
+                               ? "add --data-parallel-sharding-strategy optim, optim_grads or "
+                                 "optim_grads_params (or --distributed-optimizer), or " +
+                                     drop
+                               : "pass " + std::string(from_flag ? flag : key) +
+                                     " with a divisor of " + std::to_string(replicas) +
+                                     " (DP x CP), or " + drop);
+  }
+  return opt.optimizer_instances;
+}
+
 /// The label of a strategy that shards ("ZeRO-2"), "" for no_shard.
 inline std::string sharding_label(train::ShardingStrategy s) {
   return s == train::ShardingStrategy::no_shard ? "" : train::zero_label(s);
@@ -67,6 +103,14 @@ inline std::string sharding_label(train::ShardingStrategy s) {
 /// " ZeRO-2" after a layout's description, "" for no_shard.
 inline std::string sharding_suffix(train::ShardingStrategy s) {
   return s == train::ShardingStrategy::no_shard ? "" : " " + sharding_label(s);
+}
+
+/// The same, with hybrid sharding's instances: " ZeRO-2 x2 instances".
+inline std::string sharding_suffix(const train::OptimizerConfig& opt) {
+  return sharding_suffix(opt.sharding) +
+         (opt.optimizer_instances > 1 && opt.shards_optimizer()
+              ? " x" + std::to_string(opt.optimizer_instances) + " instances"
+              : "");
 }
 
 }  // namespace tprimat::cli

@@ -53,6 +53,9 @@ struct ConfigStrategy {
   /// it (one of train::sharding_strategy_names);
   /// `--data-parallel-sharding-strategy` and `--distributed-optimizer` may only agree with it.
   std::optional<train::ShardingStrategy> sharding;
+  /// Megatron's `num_distributed_optimizer_instances` (hybrid sharding) beside the sizes, where
+  /// the block states it; `--num-distributed-optimizer-instances` may only agree with it.
+  std::optional<int> optimizer_instances;
   /// Megatron's recompute_granularity/_method/_num_layers/_modules beside the sizes, where the
   /// block states them (read_recompute); the --recompute-* flags replace them.
   std::optional<train::Recompute> recompute;
@@ -96,6 +99,7 @@ inline constexpr std::string_view first_layers_key = "decoder_first_pipeline_num
 inline constexpr std::string_view last_layers_key = "decoder_last_pipeline_num_layers";
 inline constexpr std::string_view split_key = "pipeline_split";
 inline constexpr std::string_view sharding_key = "data_parallel_sharding_strategy";
+inline constexpr std::string_view instances_key = "num_distributed_optimizer_instances";
 
 inline bool is_flat(const nlohmann::json& j) {
   return j.is_object() && (j.contains(tp_key) || j.contains(pp_key) || j.contains(dp_key));
@@ -309,6 +313,8 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
                              "write \"data_parallel_sharding_strategy\": \"optim\" (ZeRO-1) or "
                              "\"optim_grads\" (ZeRO-2)");
   }
+  if (auto it = block.find(instances_key); it != block.end() && !it->is_null())
+    s.optimizer_instances = read_size(block, instances_key, file, where, false, 1);
   s.recompute = read_recompute(block, file, where);
   return s;
 }
@@ -320,13 +326,21 @@ inline ConfigStrategy read_block(const nlohmann::json& block, std::string name,
 // the whole document, before any block is read.
 
 inline const std::vector<std::string>& layout_keys() {
-  static const std::vector<std::string> keys = {
-      std::string(tp_key),          std::string(pp_key),           std::string(dp_key),
-      std::string(accum_key),       std::string(first_layers_key), std::string(last_layers_key),
-      std::string(split_key),       "sequence_parallel",           std::string(cp_key),
-      std::string(sharding_key),
-      std::string(recompute_keys[0]), std::string(recompute_keys[1]),
-      std::string(recompute_keys[2]), std::string(recompute_keys[3])};
+  static const std::vector<std::string> keys = {std::string(tp_key),
+                                                std::string(pp_key),
+                                                std::string(dp_key),
+                                                std::string(accum_key),
+                                                std::string(first_layers_key),
+                                                std::string(last_layers_key),
+                                                std::string(split_key),
+                                                "sequence_parallel",
+                                                std::string(cp_key),
+                                                std::string(sharding_key),
+                                                std::string(instances_key),
+                                                std::string(recompute_keys[0]),
+                                                std::string(recompute_keys[1]),
+                                                std::string(recompute_keys[2]),
+                                                std::string(recompute_keys[3])};
   return keys;
 }
 inline const std::vector<std::string>& platform_key_names() {

@@ -52,6 +52,8 @@ inline constexpr ExperimentField experiment_fields[] = {
     // Recorded since issue 36; before it, distributed_optimizer said ZeRO-1 or none
     // (recorded_experiment_value reads it in its place). "sharding ZeRO-2" in a label.
     {"/parallelism_config/data_parallel_sharding_strategy", "sharding"},
+    // Recorded since issue 36's hybrid sharding; before it, every run had one instance.
+    {"/parallelism_config/num_distributed_optimizer_instances", "optimizer instances", "1"},
     {"/parallelism_config/sequence_parallel", "SP", "false"},  // recorded since issue 26
     {"/training_config/micro_batch_size", "mbs", "", "--micro-batch-size N"},
     {"/training_config/global_batch_size", "gbs"},

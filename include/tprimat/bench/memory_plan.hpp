@@ -40,6 +40,9 @@ struct MemoryPlanInput {
   /// remainders and Adam moments, optim_grads (ZeRO-2) the fp32 gradients too,
   /// optim_grads_params (FSDP) the bf16 weights as well (on the GPU; the CPU engine keeps them).
   train::ShardingStrategy sharding = train::ShardingStrategy::no_shard;
+  /// Hybrid sharding (train::OptimizerConfig::optimizer_instances): the strategy shards over
+  /// DP x CP / instances ranks, each shard held by every instance.
+  int optimizer_instances = 1;
   int compute_bytes = 2;            ///< bytes of a weight/activation: 2 (bf16 on GPU), 4 (fp32 CPU)
   /// Rows of logits the head holds at once: train::loss_chunk_rows on the GPU (its bf16 logits,
   /// overwritten by their gradient), 0 for every row (the CPU engine).
@@ -154,7 +157,9 @@ inline train::RankPlan stage_rank_plan(const MemoryPlanInput& in, int stage) {
   const int cp = shape.context_parallel;
   train::OptimizerConfig opt;
   opt.sharding = in.sharding;
-  // The weights' replicas are the DP x CP group, over which ZeRO-1 shards.
+  opt.optimizer_instances = in.optimizer_instances;
+  // The weights' replicas are the DP x CP group, over which ZeRO shards (hybrid sharding: over
+  // each of its instances).
   return train::plan_rank_unchecked(in.dims, shape, opt, {in.tp, 0}, {in.pp, stage},
                                     {in.dp * cp, 0}, {cp, 0});
 }
@@ -195,12 +200,12 @@ inline MemoryPlan plan_stage(const MemoryPlanInput& in, int stage) {
         in.workspace_bytes + double(train::table_bytes(table, train::BufferTerm::workspace));
   } else {
     // The CPU engine: fp32 weights (its own master) and gradients, AdamW's moments sharded with
-    // ZeRO-1 over DP x CP; under ZeRO-2 it also accumulates its fp32 shard of the gradients
-    // (its model keeps a whole gradient buffer: memory is not what the reference is for).
-    const double ranks = double(in.dp) * in.shape.context_parallel;
-    const bool sharded = in.sharding != train::ShardingStrategy::no_shard && ranks > 1;
-    const double shard = sharded ? ranks : 1;
-    const bool grad_shard = sharded && in.sharding != train::ShardingStrategy::optim;
+    // ZeRO-1 over the engines' shard group (DP x CP, or one hybrid sharding instance); under
+    // ZeRO-2 it also accumulates its fp32 shard of the gradients (its model keeps a whole
+    // gradient buffer: memory is not what the reference is for).
+    const train::RankPlan rank = stage_rank_plan(in, stage);
+    const double shard = rank.zero ? rank.shards : 1;
+    const bool grad_shard = rank.sharded_grads;
     m.weights = double(p) * in.compute_bytes;
     m.gradients = double(p) * 4 * (grad_shard ? 1 + 1 / shard : 1);
     m.master = double(p) * (4 - in.compute_bytes) / shard;

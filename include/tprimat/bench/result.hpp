@@ -291,6 +291,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
       {"strategy_name", c.plan.strategy_name},
       {"distributed_optimizer", c.optimizer.shards_optimizer()},
       {"data_parallel_sharding_strategy", train::name_of(c.optimizer.sharding)},
+      {"num_distributed_optimizer_instances", c.optimizer.optimizer_instances},
       {"sequence_parallel", c.sequence_parallel},
       {"pipeline_bubble_fraction", train::pipeline_bubble_fraction(c.plan.pp, c.plan.grad_accum)}};
   if (!c.plan.stage_layers.empty())  // an imported log does not say

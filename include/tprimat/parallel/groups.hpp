@@ -102,4 +102,36 @@ Groups<C> make_groups(C world, int tp, int pp, int cp = 1) {
                    g,                   at};
 }
 
+/// Hybrid sharding's two groups inside the ranks holding the same weights (the replicas, DP x
+/// CP): `shard`, the instance this rank shards over (size / instances consecutive replicas), and
+/// `replicate`, the ranks holding the same shard in every instance.
+template <Communicator C>
+struct ShardGroups {
+  C shard;
+  C replicate;
+};
+
+/// The place of replica `replica` (of `replicas`, split into `instances` groups of consecutive
+/// replicas): its instance and its rank inside that instance.
+struct ShardPlace {
+  int instance = 0;
+  int rank = 0;
+  int size = 1;
+};
+constexpr ShardPlace shard_place(int replica, int replicas, int instances) {
+  const int size = replicas / instances;
+  return ShardPlace{replica / size, replica % size, size};
+}
+static_assert(shard_place(5, 8, 2).instance == 1 && shard_place(5, 8, 2).rank == 1);
+
+/// Splits `replicas` (every rank of it calls this) into hybrid sharding's groups; `instances`
+/// must divide its size (train::check_optimizer_instances says so first).
+template <Communicator C>
+ShardGroups<C> split_shard_groups(const C& replicas, int instances) {
+  const ShardPlace at = shard_place(replicas.rank(), replicas.size(), instances);
+  C shard = replicas.split(at.instance, at.rank);
+  C replicate = replicas.split(at.rank, at.instance);
+  return ShardGroups<C>{std::move(shard), std::move(replicate)};
+}
+
 }  // namespace tprimat::parallel

@@ -587,6 +587,11 @@ inline std::optional<long long> stated_whole(const std::optional<StatedText>& s,
 struct StatedSharding {
   std::optional<train::ShardingStrategy> strategy;
   std::string where;
+  /// Hybrid sharding's groups where the log states them (Megatron's
+  /// num_distributed_optimizer_instances, torchtitan's data_parallel_replicate_degree under
+  /// FSDP), and the setting's place.
+  std::optional<int> instances;
+  std::string instances_where;
 };
 
 /// The sharding strategy a log states (LogConfig's sharding settings), checked against the DP
@@ -635,8 +640,18 @@ inline StatedSharding stated_sharding(const LogConfig& stated, std::optional<boo
                                : std::string(" does not divide")) +
                     ranks);
     }
-    return {degree * cp > 1 ? ShardingStrategy::optim_grads_params : ShardingStrategy::no_shard,
-            "data_parallel_shard_degree at " + shard_text.where};
+    StatedSharding out{
+        degree * cp > 1 ? ShardingStrategy::optim_grads_params : ShardingStrategy::no_shard,
+        "data_parallel_shard_degree at " + shard_text.where};
+    // Under FSDP the replicas of each shard group are HSDP's instances (torchtitan's mesh puts
+    // the replicate dimension outside the shard and CP ones, as tprimat's groups do); under DDP
+    // there is nothing sharded to split.
+    if (replicate) {
+      out.instances = degree * cp > 1 ? static_cast<int>(*replicate) : 1;
+      out.instances_where =
+          "data_parallel_replicate_degree at " + stated.dp_replicate_degree->where;
+    }
+    return out;
   }
   // The strategy argument is checked whether or not it applies: Megatron takes no other value.
   std::optional<ShardingStrategy> named;
@@ -646,6 +661,24 @@ inline StatedSharding stated_sharding(const LogConfig& stated, std::optional<boo
       throw damaged("data_parallel_sharding_strategy " + core::shown(s->value) + " at " + s->where +
                     " is not no_shard, optim, optim_grads or optim_grads_params");
   }
+  // Megatron's hybrid sharding: its groups split whatever shards (the distributed optimizer or
+  // Megatron-FSDP; Megatron refuses more than one without them) over DP x CP.
+  const auto with_instances = [&](StatedSharding s) {
+    const auto n =
+        stated_whole(stated.optimizer_instances, "num_distributed_optimizer_instances", 1, log);
+    if (!n) return s;
+    const std::string at = "num_distributed_optimizer_instances " + std::to_string(*n) + " at " +
+                           stated.optimizer_instances->where;
+    if (*n > 1 && s.strategy == ShardingStrategy::no_shard)
+      throw damaged(at + " splits the sharding of a run that shards nothing (" + s.where + ")");
+    if ((dp * cp) % *n != 0)
+      throw damaged(at + " does not divide the " + std::to_string(dp * cp) +
+                    " ranks holding the same weights (data-parallel x CP)");
+    s.instances = static_cast<int>(*n);
+    s.instances_where =
+        "num_distributed_optimizer_instances at " + stated.optimizer_instances->where;
+    return s;
+  };
   if (stated_bool(stated.torch_fsdp2, "use_torch_fsdp2", log).value_or(false))
     return {ShardingStrategy::optim_grads_params,
             "use_torch_fsdp2 at " + stated.torch_fsdp2->where};
@@ -662,11 +695,12 @@ inline StatedSharding stated_sharding(const LogConfig& stated, std::optional<boo
                     stated.distributed_optimizer->where +
                     ": Megatron-FSDP before its version 2 shards through the distributed "
                     "optimizer");
-    return {named, "data_parallel_sharding_strategy at " + stated.sharding_strategy->where};
+    return with_instances(
+        {named, "data_parallel_sharding_strategy at " + stated.sharding_strategy->where});
   }
   if (!zero1) return {};
-  return {*zero1 ? ShardingStrategy::optim : ShardingStrategy::no_shard,
-          "use_distributed_optimizer at " + stated.distributed_optimizer->where};
+  return with_instances({*zero1 ? ShardingStrategy::optim : ShardingStrategy::no_shard,
+                         "use_distributed_optimizer at " + stated.distributed_optimizer->where});
 }
 
 /// training_config.recompute as the log states it: {granularity none|full|selective, method
@@ -911,6 +945,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   const detail::StatedSharding sharding =
       detail::stated_sharding(stated, zero1, dp, cp.value, o.format, log);
   c.optimizer.sharding = sharding.strategy.value_or(train::ShardingStrategy::no_shard);
+  c.optimizer.optimizer_instances = sharding.instances.value_or(1);
   // Megatron turns sequence parallelism off at TP 1 whatever was asked.
   c.sequence_parallel = sp.value_or(false) && tp.value > 1;
   const auto logged_seed = detail::stated_seed(stated.seed, log);
@@ -944,6 +979,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.seq = c.seq;
   mi.shape.grad_accum = c.plan.grad_accum;
   mi.sharding = c.optimizer.sharding;
+  mi.optimizer_instances = c.optimizer.optimizer_instances;
   mi.shape.sequence_parallel = c.sequence_parallel;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.
@@ -995,6 +1031,9 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   put("/parallelism_config/data_parallel_sharding_strategy",
       sharding.strategy ? nlohmann::json(train::name_of(*sharding.strategy))
                         : nlohmann::json(nullptr));
+  // Hybrid sharding's groups where the log states them; absent (one, every framework's default)
+  // where it does not.
+  if (!sharding.instances) doc["parallelism_config"].erase("num_distributed_optimizer_instances");
   put("/parallelism_config/sequence_parallel",
       sp ? nlohmann::json(c.sequence_parallel) : nlohmann::json(nullptr));
   put("/training_config/recompute", recompute ? *recompute : nlohmann::json(nullptr));
@@ -1117,6 +1156,9 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"context_parallel_size", cp.where},
         {"data_parallel_sharding_strategy",
          sharding.strategy ? "log " + sharding.where : std::string("not in log")},
+        {"num_distributed_optimizer_instances", sharding.instances
+                                                    ? "log " + sharding.instances_where
+                                                    : std::string("not in log (read as 1)")},
         {"num_layers", stated.layers ? "log " + stated.layers->where
                                      : n.model + " " + o.model + " (the full model)"},
         {"precision",
@@ -1124,10 +1166,10 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
         {"seed", stated.seed ? "log " + stated.seed->where
                  : o.seed    ? n.seed
                              : "not in log (pass " + n.seed + ")"},
-        {"data", o.data          ? n.data
-                 : stated.data   ? "log " + stated.data->where
-                 : mock          ? "log " + stated.mock_data->where
-                                 : "not in log (pass " + n.data + ")"},
+        {"data", o.data        ? n.data
+                 : stated.data ? "log " + stated.data->where
+                 : mock        ? "log " + stated.mock_data->where
+                               : "not in log (pass " + n.data + ")"},
         {"recompute", stated.recompute_granularity
                           ? nlohmann::json("log " + stated.recompute_granularity->where)
                       : stated.recompute_activations

@@ -65,9 +65,10 @@ struct LogConfig {
   /// What data parallelism shards: Megatron's data_parallel_sharding_strategy, which it runs only
   /// under Megatron-FSDP (megatron_fsdp: use_megatron_fsdp, or its older name use_custom_fsdp;
   /// its megatron_fsdp_version), Megatron's use_torch_fsdp2, and torchtitan's
-  /// data_parallel_shard_degree and data_parallel_replicate_degree.
+  /// data_parallel_shard_degree and data_parallel_replicate_degree; Megatron's
+  /// num_distributed_optimizer_instances (hybrid sharding's groups).
   std::optional<StatedText> sharding_strategy, megatron_fsdp, megatron_fsdp_version, torch_fsdp2,
-      dp_shard_degree, dp_replicate_degree;
+      dp_shard_degree, dp_replicate_degree, optimizer_instances;
   std::optional<StatedText> lr_min, lr_warmup_steps, lr_decay_steps, beta1, beta2, eps,
       weight_decay, clip_norm, init_std;
   /// Megatron's first_last_layers_bf16 and the counts it keeps in bf16 at each end.
@@ -582,6 +583,7 @@ class LogConfigReader {
         {"use_custom_fsdp", &LogConfig::megatron_fsdp},  // its name before Megatron core 0.15
         {"megatron_fsdp_version", &LogConfig::megatron_fsdp_version},
         {"use_torch_fsdp2", &LogConfig::torch_fsdp2},
+        {"num_distributed_optimizer_instances", &LogConfig::optimizer_instances},
         {"sequence_parallel", &LogConfig::sequence_parallel},
         {"seed", &LogConfig::seed},
         {"min_lr", &LogConfig::lr_min},

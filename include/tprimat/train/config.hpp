@@ -68,6 +68,11 @@ struct OptimizerConfig {
   /// Megatron-FSDP names it; `--distributed-optimizer` is `optim`). no_shard: gradients
   /// all-reduced, every rank updates every weight.
   ShardingStrategy sharding = ShardingStrategy::no_shard;
+  /// Hybrid sharding (HSDP; Megatron's `--num-distributed-optimizer-instances`, torchtitan's
+  /// data_parallel_replicate_degree): the ranks holding the same weights split into this many
+  /// groups of consecutive ranks, each sharding what `sharding` shards over its own ranks only,
+  /// the groups replicas of one another (a shard's gradients summed over them). 1: one group.
+  int optimizer_instances = 1;
 
   /// The fp32 master's remainders and AdamW state sharded (ZeRO-1 and up).
   constexpr bool shards_optimizer() const { return sharding != ShardingStrategy::no_shard; }

@@ -173,7 +173,7 @@ inline void plan_gradient_staging(const RankPlan& p, BucketPlan& plan) {
     plan.segment_slot.push_back(slot);
     const GradientBucket& b = plan.buckets[static_cast<std::size_t>(s)];
     std::int64_t& elements = plan.slot_elements[static_cast<std::size_t>(slot)];
-    elements = std::max(elements, b.chunk * p.dp);
+    elements = std::max(elements, b.chunk * p.shards);
   }
 }
 
@@ -181,7 +181,7 @@ inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
   GradientSyncPlan s;
   s.segments = gradient_segments(p);
   s.buckets = plan_gradient_buckets(
-      s.segments, p.table, p.dp, p.dp_rank,
+      s.segments, p.table, p.shards, p.shard_rank,
       p.sharded_grads ? BucketLayout::padded_segments : BucketLayout::in_place);
   if (p.sharded_grads) plan_gradient_staging(p, s.buckets);
   for (std::size_t i = 0; i < s.buckets.buckets.size(); ++i) {
@@ -204,6 +204,10 @@ inline GradientSyncPlan plan_gradient_sync(const RankPlan& p) {
     }
   }
   if (s.norm_ranges.empty()) s.norm_ranges.push_back({0, 0, 0});  // its slots hold zeros
+  // Hybrid sharding: every instance holds the same slices, counted in the norm by the first
+  // only; the others' ranges are kept, empty, so every rank holds the buffers the plan counts.
+  if (p.instance != 0)
+    for (NormRange& n : s.norm_ranges) n.count = 0;
   return s;
 }
 

@@ -4,11 +4,15 @@
 // the CPU engine and the device engine alike.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/projection.hpp"
 #include "tprimat/model/spec.hpp"
+#include "tprimat/parallel/groups.hpp"
 #include "tprimat/parallel/pipeline_split.hpp"
 #include "tprimat/parallel/validate.hpp"
 #include "tprimat/train/config.hpp"
@@ -40,7 +44,13 @@ struct RankPlan {
   int layer_begin = 0;           ///< the model's index of this stage's first layer
   int slots = 1;                 ///< micro-batches in flight under 1F1B, each with its activations
   std::int64_t vocab_begin = 0;  ///< first token id of this TP rank's vocabulary slice
-  bool zero = false;  ///< ZeRO-1 and up: the optimizer state sharded over DP
+  bool zero = false;             ///< ZeRO-1 and up: the optimizer state sharded over `shards` ranks
+  /// The ranks what the strategy shards is split over, and this rank's place among them: the
+  /// replicas (dp, dp_rank), or under hybrid sharding one of `instances` groups of dp / instances
+  /// consecutive replicas, each holding every shard, this rank's the `instance`th. Without ZeRO
+  /// (groups of one rank shard nothing) the replicas, one instance: the gradients all-reduced.
+  int shards = 1, shard_rank = 0;
+  int instances = 1, instance = 0;
   /// ZeRO-2 and FSDP: each micro-batch's gradients reduce-scattered, only this rank's fp32 shard
   /// kept
   bool sharded_grads = false;
@@ -72,6 +82,30 @@ inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConf
         "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) is not "
         "built yet",
         "use optim_grads (ZeRO-2) with FP8, or bf16 with FSDP");
+}
+
+/// What is wrong with a hybrid sharding over the `replicas` ranks holding the same weights (DP x
+/// CP), or nullopt: instances must divide them, and only a strategy that shards has groups to
+/// split. The problem alone, for a caller to name its own fix (check_optimizer_instances).
+inline std::optional<std::string> optimizer_instances_error(const OptimizerConfig& opt,
+                                                            int replicas) {
+  const int n = opt.optimizer_instances;
+  const std::string what = std::to_string(n) + " distributed optimizer instances (hybrid sharding)";
+  if (n < 1) return what + " is not a count of groups";
+  if (n == 1) return std::nullopt;
+  if (!opt.shards_optimizer())
+    return what + " split the sharding over groups, and sharding strategy no_shard shards nothing";
+  if (replicas % n != 0)
+    return what + " do not divide DP x CP = " + std::to_string(replicas) +
+           ", the ranks holding the same weights";
+  return std::nullopt;
+}
+
+/// Throws core::InputError where optimizer_instances_error finds a problem.
+inline void check_optimizer_instances(const OptimizerConfig& opt, int replicas) {
+  if (auto err = optimizer_instances_error(opt, replicas))
+    throw core::InputError(*err, "ask for 1 instance, or a divisor of " + std::to_string(replicas) +
+                                     " with a strategy that shards");
 }
 
 /// Size and rank of one group, or (1, 0) without one.
@@ -136,7 +170,15 @@ inline RankPlan plan_rank_unchecked(const model::Dims& dims, const StepShape& sh
   RankPlan p = plan_shard(dims, shape, shard_at(dims, shape, tp, pp, cp));
   p.dp = dp.size;
   p.dp_rank = dp.rank;
-  p.zero = dp.size > 1 && opt.shards_optimizer();
+  // Unchecked: instances that cannot split the replicas plan one group (plan_rank refuses them).
+  const int instances = std::max(opt.optimizer_instances, 1);
+  const parallel::ShardPlace shard =
+      parallel::shard_place(dp.rank, dp.size, dp.size % instances == 0 ? instances : 1);
+  p.zero = shard.size > 1 && opt.shards_optimizer();
+  p.shards = p.zero ? shard.size : dp.size;
+  p.shard_rank = p.zero ? shard.rank : dp.rank;
+  p.instances = p.zero ? dp.size / shard.size : 1;
+  p.instance = p.zero ? shard.instance : 0;
   p.sharded_grads = p.zero && opt.shards_gradients();
   p.sharded_weights = p.zero && opt.shards_weights();
   p.sparse_embedding_zeroing = !dims.tied_embeddings && p.dp == 1 && p.first_stage;
@@ -152,6 +194,7 @@ inline RankPlan plan_rank(const model::Dims& dims, const StepShape& shape,
                           GroupPlace cp = {}) {
   parallel::check_layout(dims, tp.size, pp.size, shape.stage_layers);
   parallel::check_context_parallel(shape.seq, cp.size);
+  check_optimizer_instances(opt, dp.size);
   const bool sequence_parallel = shape.sequence_parallel && tp.size > 1;
   if (sequence_parallel)
     parallel::check_sequence_parallel_rows(shape.mbs, shape.seq, tp.size, cp.size);

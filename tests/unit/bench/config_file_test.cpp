@@ -304,6 +304,37 @@ TEST(ConfigFile, ShardingStrategyKeyAsMegatronFsdpNamesIt) {
             "");
 }
 
+// Megatron's num_distributed_optimizer_instances beside the sizes (hybrid sharding): a positive
+// integer where stated, null or absent states nothing; the program checks it against the
+// sharding and DP x CP.
+TEST(ConfigFile, OptimizerInstancesKeyAsMegatronNamesIt) {
+  const auto read = [](const std::string& value) {
+    return parse_config_strategy(json::parse(R"({"tensor_model_parallel_size": 1, )"
+                                             R"("num_distributed_optimizer_instances": )" +
+                                             value + "}"),
+                                 "c.json", "", "llama", "nvd")
+        .optimizer_instances;
+  };
+  EXPECT_FALSE(
+      parse_config_strategy(json{{"tensor_model_parallel_size", 1}}, "c.json", "", "llama", "nvd")
+          .optimizer_instances.has_value());
+  EXPECT_FALSE(read("null").has_value());
+  EXPECT_EQ(read("2"), 2);
+  for (const char* bad : {"0", "-2", R"("2")", "1.5", "true"}) {
+    try {
+      read(bad);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("num_distributed_optimizer_instances must be"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(key_error(R"({"llama": {"nvidia": {"tensor_model_parallel_size": 1,
+      "num_distributed_optimizer_instances": 2}}})"),
+            "");
+}
+
 TEST(ConfigFileKeys, EveryShapeOfTheDocsReads) {
   EXPECT_EQ(key_error(R"({"tensor_model_parallel_size": 2, "sequence_parallel": true,
       "pipeline_model_parallel_size": 2, "pipeline_split": "auto", "fp8": "hybrid",

@@ -241,6 +241,38 @@ TEST(MemoryPlan, ShardedGradientsKeepASliceAndThreeStagingBuffers) {
   EXPECT_LT(fsdp.weights, 0.4 * zero2.weights);
 }
 
+// Hybrid sharding: DP 4 in 2 instances shards over 2 ranks, so every sharded term is DP 2's,
+// on the GPU and on the CPU alike; 4 instances (groups of one) shard nothing. The activations
+// are DP 4's either way (they never depend on DP).
+TEST(MemoryPlan, HybridShardingShardsOverOneInstance) {
+  for (const int bytes : {2, 4}) {
+    for (const auto strategy :
+         {train::ShardingStrategy::optim, train::ShardingStrategy::optim_grads,
+          train::ShardingStrategy::optim_grads_params}) {
+      auto in = llama_input();
+      in.compute_bytes = bytes;
+      if (bytes == 4) in.logits_rows = 0;
+      in.sharding = strategy;
+      in.dp = 2;
+      const auto dp2 = bench::plan_memory(in);
+      in.dp = 4;
+      in.optimizer_instances = 2;
+      const auto hybrid = bench::plan_memory(in);
+      SCOPED_TRACE(std::string(train::name_of(strategy)) + ", " + std::to_string(bytes) +
+                   "-byte weights");
+      for (auto term :
+           {&bench::MemoryPlan::weights, &bench::MemoryPlan::gradients, &bench::MemoryPlan::master,
+            &bench::MemoryPlan::adam_moments, &bench::MemoryPlan::activations})
+        EXPECT_DOUBLE_EQ(hybrid.*term, dp2.*term);
+      in.optimizer_instances = 4;
+      const auto groups_of_one = bench::plan_memory(in);
+      in.optimizer_instances = 1;
+      in.sharding = train::ShardingStrategy::no_shard;
+      EXPECT_DOUBLE_EQ(groups_of_one.total, bench::plan_memory(in).total);
+    }
+  }
+}
+
 TEST(MemoryPlan, TensorParallelSplitsLayersAndVocabulary) {
   auto in = llama_input();
   const auto tp1 = bench::plan_memory(in);

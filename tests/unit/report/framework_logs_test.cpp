@@ -201,9 +201,21 @@ TEST(FrameworkLogs, TorchtitanShardingIsItsFsdpDegree) {
   EXPECT_EQ(strategy(import_with(
                 "'data_parallel_replicate_degree': 2, 'data_parallel_shard_degree': 2, ")),
             "optim_grads_params");
+  // Its replicas are hybrid sharding's instances, planned as such: more memory than FSDP over
+  // all 4 ranks, which the fixture's one replica is. DDP's replicas split nothing: 1.
+  EXPECT_EQ(hsdp["parallelism_config"]["num_distributed_optimizer_instances"], 2);
+  EXPECT_EQ(hsdp["imported"]["configuration_sources"]["num_distributed_optimizer_instances"],
+            "log data_parallel_replicate_degree at line 2 (job config)");
+  const json fsdp =
+      import_with("'data_parallel_replicate_degree': 1, 'data_parallel_shard_degree': -1, ");
+  EXPECT_EQ(fsdp["parallelism_config"]["num_distributed_optimizer_instances"], 1);
+  EXPECT_GT(hsdp["memory_metrics"]["predicted_gb"].get<double>(),
+            fsdp["memory_metrics"]["predicted_gb"].get<double>());
+  EXPECT_EQ(ddp["parallelism_config"]["num_distributed_optimizer_instances"], 1);
   // Not printed: null and named, never a guess; the plan (no sharding) an upper bound.
   const json silent = import_with("");
   EXPECT_TRUE(strategy(silent).is_null());
+  EXPECT_FALSE(silent["parallelism_config"].contains("num_distributed_optimizer_instances"));
   EXPECT_TRUE(silent["parallelism_config"]["distributed_optimizer"].is_null());
   EXPECT_NE(silent["imported"]["not_in_log"].dump().find(
                 "parallelism_config.data_parallel_sharding_strategy"),
@@ -224,6 +236,58 @@ TEST(FrameworkLogs, TorchtitanShardingIsItsFsdpDegree) {
                 .find("data_parallel_shard_degree 0 at line 2 (job config) is not a whole "
                       "number from 1"),
             std::string::npos);
+}
+
+// Megatron's hybrid sharding: num_distributed_optimizer_instances splits the distributed
+// optimizer's sharding into groups (DP 2 here: 2 groups of one shard nothing, planned so); more
+// than one beside no sharding, or a count that does not divide DP x CP, is a damaged log.
+TEST(FrameworkLogs, MegatronOptimizerInstancesAreRead) {
+  ImportOptions o;
+  o.format = "megatron";
+  o.model = "llama";
+  o.device_name = "NVIDIA H100 80GB HBM3";
+  const auto import_with = [&](const std::string& zero1, const std::string& instances) {
+    std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/megatron_llama_bf16.log");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string printed = "  use_distributed_optimizer ....................... True\n";
+    const auto at = text.find(printed);
+    if (at == std::string::npos) throw std::logic_error("the fixture's arguments moved");
+    text.replace(at, printed.size(),
+                 "  num_distributed_optimizer_instances ............. " + instances +
+                     "\n  use_distributed_optimizer ....................... " + zero1 + "\n");
+    std::istringstream log(text);
+    return import_log(log, "megatron.log", o, "tprimat import");
+  };
+  const auto refusal = [&](const std::string& zero1, const std::string& instances) {
+    try {
+      import_with(zero1, instances);
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const json one = import_with("True", "1");
+  EXPECT_EQ(one["parallelism_config"]["num_distributed_optimizer_instances"], 1);
+  EXPECT_EQ(one["imported"]["configuration_sources"]["num_distributed_optimizer_instances"],
+            "log num_distributed_optimizer_instances at line 40 (arguments block)");
+  const json two = import_with("True", "2");
+  EXPECT_EQ(two["parallelism_config"]["num_distributed_optimizer_instances"], 2);
+  EXPECT_EQ(two["parallelism_config"]["data_parallel_sharding_strategy"], "optim");
+  EXPECT_GT(two["memory_metrics"]["predicted_gb"].get<double>(),
+            one["memory_metrics"]["predicted_gb"].get<double>());
+  EXPECT_NE(refusal("False", "2")
+                .find("num_distributed_optimizer_instances 2 at line 40 "
+                      "(arguments block) splits the sharding of a run that "
+                      "shards nothing"),
+            std::string::npos);
+  EXPECT_NE(refusal("True", "3").find("does not divide the 2 ranks holding the same weights"),
+            std::string::npos);
+  EXPECT_NE(refusal("True", "0").find("num_distributed_optimizer_instances"), std::string::npos);
+  // The fixture itself does not print it: absent, read as 1, and said so.
+  const json silent = import_named("megatron_llama_bf16.log");
+  EXPECT_FALSE(silent["parallelism_config"].contains("num_distributed_optimizer_instances"));
+  EXPECT_EQ(silent["imported"]["configuration_sources"]["num_distributed_optimizer_instances"],
+            "not in log (read as 1)");
 }
 
 TEST(FrameworkLogs, ContextParallelRunsAndRecomputationAreRead) {

@@ -126,6 +126,69 @@ TEST(GradientBuckets, StagingSlotsOfShardedGradients) {
   EXPECT_TRUE(train::plan_gradient_sync(z1).buckets.slot_elements.empty());
 }
 
+// Hybrid sharding: replica 3 of 4 in 2 instances is rank 1 of its instance's 2, and its buckets
+// are DP 2's rank 1's; the instance count is checked against the replicas before any plan.
+TEST(GradientBuckets, HybridShardingPlansOneInstancesShards) {
+  train::OptimizerConfig opt;
+  opt.sharding = train::ShardingStrategy::optim_grads;
+  const train::StepShape shape{1, 16, 2, 0};
+  const auto tiny = model::dims<model::Tiny>();
+  const train::RankPlan dp2 = train::plan_rank(tiny, shape, opt, {}, {}, {2, 1});
+  opt.optimizer_instances = 2;
+  const train::RankPlan hybrid = train::plan_rank(tiny, shape, opt, {}, {}, {4, 3});
+  EXPECT_EQ(hybrid.dp, 4);
+  EXPECT_EQ(hybrid.shards, 2);
+  EXPECT_EQ(hybrid.shard_rank, 1);
+  EXPECT_EQ(hybrid.instances, 2);
+  EXPECT_TRUE(hybrid.sharded_grads);
+  const auto a = train::plan_gradient_sync(dp2).buckets,
+             b = train::plan_gradient_sync(hybrid).buckets;
+  ASSERT_EQ(a.buckets.size(), b.buckets.size());
+  for (std::size_t i = 0; i < a.buckets.size(); ++i) {
+    EXPECT_EQ(a.buckets[i].chunk, b.buckets[i].chunk);
+    EXPECT_EQ(a.buckets[i].slice_begin, b.buckets[i].slice_begin);
+  }
+  EXPECT_EQ(a.slot_elements, b.slot_elements);
+  // The second instance's slices are the first's: it counts none of them in the norm, but
+  // keeps as many (empty) ranges, so it holds the buffers the first does.
+  EXPECT_EQ(hybrid.instance, 1);
+  const auto counted = [](const train::GradientSyncPlan& sync) {
+    std::int64_t n = 0;
+    for (const auto& r : sync.norm_ranges) n += r.count;
+    return n;
+  };
+  const train::GradientSyncPlan second = train::plan_gradient_sync(hybrid);
+  const train::GradientSyncPlan first =
+      train::plan_gradient_sync(train::plan_rank(tiny, shape, opt, {}, {}, {4, 1}));
+  EXPECT_EQ(counted(second), 0);
+  EXPECT_GT(counted(first), 0);
+  EXPECT_EQ(first.norm_ranges.size(), second.norm_ranges.size());
+  // Groups of one shard nothing: plain data parallelism over the 4 replicas.
+  opt.optimizer_instances = 4;
+  const train::RankPlan ones = train::plan_rank(tiny, shape, opt, {}, {}, {4, 3});
+  EXPECT_FALSE(ones.zero);
+  EXPECT_EQ(ones.shards, 4);
+  EXPECT_EQ(ones.shard_rank, 3);
+  EXPECT_EQ(ones.instances, 1);
+  EXPECT_FALSE(train::plan_gradient_sync(ones).norm_ranges.empty());
+  // 3 instances of 4 replicas, any beside no_shard, or none at all: refused, naming the numbers.
+  opt.optimizer_instances = 3;
+  try {
+    (void)train::plan_rank(tiny, shape, opt, {}, {}, {4, 0});
+    ADD_FAILURE() << "3 instances of 4 replicas were planned";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not divide DP x CP = 4"), std::string::npos)
+        << e.what();
+  }
+  opt.optimizer_instances = 2;
+  opt.sharding = train::ShardingStrategy::no_shard;
+  EXPECT_TRUE(train::optimizer_instances_error(opt, 4).has_value());
+  opt.optimizer_instances = 0;
+  EXPECT_TRUE(train::optimizer_instances_error(opt, 4).has_value());
+  opt.optimizer_instances = 1;
+  EXPECT_FALSE(train::optimizer_instances_error(opt, 4).has_value());
+}
+
 // FSDP shares ZeRO-2's slots: its weight staging buffers are the gradients' (bf16); FP8 under
 // FSDP is refused by name until its weight casts gather first.
 TEST(GradientBuckets, FsdpStagesWeightsInTheGradientsSlots) {

@@ -56,16 +56,16 @@ class Step {
         cp_comm_(std::make_shared<C>(groups_.cp)),
         model_(full, shape_.mbs, shape_.seq, opt.init_std, seed, shard_of(shape_, groups_, pp),
                tp_ops(tp_comm_), precision, shape_.recompute, cp_ops(cp_comm_)),
-        zero_(opt.shards_optimizer() && groups_.dp_cp_size() > 1),
+        shards_(checked_shard_groups(groups_.dp_cp, opt)),
+        zero_(opt.shards_optimizer() && shards_.shard.size() > 1),
         grad_shard_(zero_ && opt.shards_gradients()),
-        chunk_(zero_ ? (model_.parameter_count() + groups_.dp_cp_size() - 1) / groups_.dp_cp_size()
+        chunk_(zero_ ? (model_.parameter_count() + shards_.shard.size() - 1) / shards_.shard.size()
                      : model_.parameter_count()),
-        owned_begin_(zero_ ? std::min(chunk_ * groups_.dp_cp_rank(), model_.parameter_count())
-                           : 0),
+        owned_begin_(zero_ ? std::min(chunk_ * shards_.shard.rank(), model_.parameter_count()) : 0),
         owned_size_(std::min(chunk_, model_.parameter_count() - owned_begin_)),
         adam_(opt, owned_size_, owned_begin_) {
     if (zero_) {
-      grad_pad_.assign(chunk_ * groups_.dp_cp_size(), Element(0));
+      grad_pad_.assign(chunk_ * shards_.shard.size(), Element(0));
       chunk_buf_.assign(chunk_, Element(0));
     }
     if (grad_shard_) grad_shard_sum_.assign(chunk_, Element(0));
@@ -89,8 +89,9 @@ class Step {
     model_.zero_grads();
     model_.begin_step();  // FP8: this step's weight casts
     double loss = 0;
-    // ZeRO-2: each micro-batch's gradients, once its backward ends, reduce-scattered over DP x CP
-    // and added into this rank's shard (as the device engine does it, segment by segment).
+    // ZeRO-2: each micro-batch's gradients, once its backward ends, reduce-scattered over the
+    // shard group (DP x CP, or one hybrid sharding instance) and added into this rank's shard (as
+    // the device engine does it, segment by segment).
     int reduced = 0;
     const auto reduce_micro_batch = [&] {
       if (!grad_shard_) return;
@@ -128,15 +129,20 @@ class Step {
     } else if (groups_.dp_cp_size() > 1) {
       groups_.dp_cp.all_reduce_sum(grads);
     }
+    // Hybrid sharding: the instances' sums of the same shard, summed over them once a step (the
+    // micro-batches already summed inside each instance).
+    if (zero_ && shards_.replicate.size() > 1) shards_.replicate.all_reduce_sum(owned);
 
     // Loss and squared gradient norm in one world all-reduce. Each element is counted on exactly
     // one rank: TP-replicated tensors (norm gains) on TP rank 0 only; without ZeRO, gradients
-    // replicated over DP x CP on its rank 0 only; the loss (identical on a replica's TP ranks,
+    // replicated over DP x CP on its rank 0 only, with it each shard on its first instance; the
+    // loss (identical on a replica's TP ranks,
     // each CP rank's its tokens') on TP rank 0 of the last stage. Each stage counts its own
     // layers.
     double sums[2] = {0, 0};
     if (groups_.at.tp == 0 && groups_.last_stage()) sums[0] = loss;
-    if (zero_ || groups_.dp_cp_rank() == 0) sums[1] = owned_sum_squares(owned);
+    if (zero_ ? shards_.replicate.rank() == 0 : groups_.dp_cp_rank() == 0)
+      sums[1] = owned_sum_squares(owned);
     if (groups_.world.size() > 1) groups_.world.all_reduce_sum(std::span<double>(sums, 2));
     StepStats stats;
     stats.loss = sums[0];
@@ -148,13 +154,13 @@ class Step {
     clip_by_global_norm<Backend, Element>(owned, stats.grad_norm, opt_.clip_norm);
     stats.lr = learning_rate(opt_, steps_done_);
     adam_.update(model_.params(), owned, model_.tensors(), stats.lr);
-    if (zero_) {  // every DP x CP rank gets every shard's updated weights
+    if (zero_) {  // every rank of the shard group gets every shard's updated weights
       auto params = model_.params();
       std::fill(chunk_buf_.begin(), chunk_buf_.end(), Element(0));
       std::copy_n(params.begin() + owned_begin_, owned_size_, chunk_buf_.begin());
       // Into the gradient staging, free again: its padding tail receives the zeros past the
       // last shard's owned elements, so it stays zero for the next reduce-scatter.
-      groups_.dp_cp.all_gather(chunk_buf_, grad_pad_);
+      shards_.shard.all_gather(chunk_buf_, grad_pad_);
       std::copy_n(grad_pad_.begin(), params.size(), params.begin());
     }
     ++steps_done_;
@@ -233,11 +239,19 @@ class Step {
             },
             [tp](std::span<const Element> in, std::span<Element> out) { tp->all_gather(in, out); }};
   }
-  /// The model's gradients reduce-scattered over DP x CP: this rank's shard into chunk_buf_.
+  /// Hybrid sharding's groups inside the weights' replicas (one instance: the replicas and
+  /// groups of one), after the instance count is checked against them.
+  static parallel::ShardGroups<C> checked_shard_groups(const C& replicas,
+                                                       const OptimizerConfig& opt) {
+    check_optimizer_instances(opt, replicas.size());
+    return parallel::split_shard_groups(replicas, opt.optimizer_instances);
+  }
+  /// The model's gradients reduce-scattered over the shard group: this rank's shard into
+  /// chunk_buf_.
   void reduce_scatter_grads() {
     const std::span<const Element> grads = model_.grads();
     std::copy(grads.begin(), grads.end(), grad_pad_.begin());
-    groups_.dp_cp.reduce_scatter_sum(grad_pad_, chunk_buf_);
+    shards_.shard.reduce_scatter_sum(grad_pad_, chunk_buf_);
   }
   /// Sum of squares of the owned gradient elements (flat range [owned_begin_, +owned.size())),
   /// skipping TP-replicated tensors on TP ranks other than 0.
@@ -259,9 +273,10 @@ class Step {
   std::shared_ptr<C> tp_comm_;  // shared with the model's TP collectives
   std::shared_ptr<C> cp_comm_;  // shared with the model's CP collectives
   Transformer<Backend, Element> model_;
+  parallel::ShardGroups<C> shards_;  // what ZeRO shards over, and the instances' replicas
   bool zero_;
   bool grad_shard_;  // ZeRO-2: each micro-batch reduced into grad_shard_sum_
-  std::int64_t chunk_;        // elements per DP x CP shard (ZeRO-1), padded so all are equal
+  std::int64_t chunk_;        // elements per shard (ZeRO-1), padded so all are equal
   std::int64_t owned_begin_;  // first flat element this rank updates
   std::int64_t owned_size_;   // elements this rank updates
   AdamW<Backend, Element> adam_;
@@ -290,7 +305,9 @@ class Step {
 /// the fp32 master weights and AdamW state per DP rank and all-gathers the weights; optim_grads
 /// (ZeRO-2) reduce-scatters each micro-batch's gradients and sums this rank's shard of them;
 /// optim_grads_params (FSDP) runs as ZeRO-2: its weights, gathered whole before each use, are
-/// the same numbers (the reference keeps them whole).
+/// the same numbers (the reference keeps them whole). Hybrid sharding
+/// (OptimizerConfig::optimizer_instances) does each of these over one instance's ranks and sums
+/// each shard's gradients over the instances once a step.
 /// Tokens: every rank of one DP replica (all its TP ranks and PP stages) gets the same DP share;
 /// the first stage reads the inputs, the last the targets.
 template <class Backend, model::ModelSpec M, parallel::LayoutSpec L,

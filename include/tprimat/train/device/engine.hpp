@@ -61,6 +61,19 @@ inline std::shared_ptr<parallel::DeviceCollectives> group_or_none(
   return g && g->size() > 1 ? std::move(g) : nullptr;
 }
 
+/// The ranks the gradients are reduced over and the sharding runs over: one hybrid sharding
+/// instance where plan shards over one, else every replica.
+inline std::shared_ptr<parallel::DeviceCollectives> sharding_group(const RankPlan& plan,
+                                                                   const DeviceGroups& g) {
+  return group_or_none(plan.zero && plan.instances > 1 ? g.shard : g.dp);
+}
+
+/// Hybrid sharding: the ranks of every instance holding this rank's shards (null without it).
+inline std::shared_ptr<parallel::DeviceCollectives> replicas_of_shards(const RankPlan& plan,
+                                                                       const DeviceGroups& g) {
+  return plan.zero && plan.instances > 1 ? group_or_none(g.replicate) : nullptr;
+}
+
 /// DeviceTransformer on backend::Gpu. Members in the order they must be torn down in reverse: the
 /// stream first (every buffer frees on it), the captured graph last.
 class Engine final : public DeviceTransformer {
@@ -73,10 +86,11 @@ class Engine final : public DeviceTransformer {
         options_(options),
         tp_(group_or_none(groups.tp), plan, options.overlap),
         pipeline_(group_or_none(groups.pp)),
-        sync_(plan_gradient_sync(plan), group_or_none(groups.dp), plan.zero, options.overlap,
+        sync_(plan_gradient_sync(plan), sharding_group(plan, groups),
+              replicas_of_shards(plan, groups), plan.zero, options.overlap,
               plan_gradient_zeroing(plan)),
-        optimizer_(opt, group_or_none(groups.dp), options.overlap),
-        gather_(plan, group_or_none(groups.dp), options.overlap),
+        optimizer_(opt, sharding_group(plan, groups), options.overlap),
+        gather_(plan, sharding_group(plan, groups), options.overlap),
         dp_(group_or_none(groups.dp)),
         zero_ranges_(plan_gradient_zeroing(plan)),
         captured_(options.graph && capturable(groups)) {

@@ -34,9 +34,17 @@ class GradientSync {
  public:
   GradientSyncPlan plan;
 
-  GradientSync(GradientSyncPlan p, std::shared_ptr<parallel::DeviceCollectives> dp, bool zero,
-               bool overlap, std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges = {})
-      : plan(std::move(p)), dp_(std::move(dp)), zero_(zero), overlap_(overlap) {
+  /// `dp`: the ranks the gradients are reduced over (every replica, or under hybrid sharding this
+  /// rank's instance); `replicate`: hybrid sharding's ranks holding the same shards, over which
+  /// each reduced shard is summed once a step (null without it).
+  GradientSync(GradientSyncPlan p, std::shared_ptr<parallel::DeviceCollectives> dp,
+               std::shared_ptr<parallel::DeviceCollectives> replicate, bool zero, bool overlap,
+               std::vector<std::pair<std::int64_t, std::int64_t>> zero_ranges = {})
+      : plan(std::move(p)),
+        dp_(std::move(dp)),
+        replicate_(std::move(replicate)),
+        zero_(zero),
+        overlap_(overlap) {
     // ZeRO-2: each micro-batch clears the ranges no beta-0 GEMM overwrites, segment by segment.
     if (plan.buckets.segment_slot.empty()) return;
     segment_zeroing_.resize(plan.segments.size());
@@ -105,6 +113,11 @@ class GradientSync {
       }
       if (per_micro_batch()) add_slice(s, b, params, micro, side);
       if (micro + 1 < micros) continue;
+      if (replicate_) {  // hybrid sharding: the instances' sums of this slice, once a step
+        const profile::Range range("dp gradient replica reduction");
+        replicate_->all_reduce_sum(params.slice_g(b), static_cast<std::size_t>(b.slice_count),
+                                   side);
+      }
       for (std::size_t r = 0; r < plan.norm_ranges.size(); ++r) {
         const NormRange& n = plan.norm_ranges[r];
         if (n.bucket == i)
@@ -153,7 +166,7 @@ class GradientSync {
     }
   }
 
-  std::shared_ptr<parallel::DeviceCollectives> dp_;
+  std::shared_ptr<parallel::DeviceCollectives> dp_, replicate_;
   bool zero_ = false, overlap_ = true;
   OwnedStream side_;
   std::vector<OwnedEvent> segment_done_;  // one per segment, then the join

@@ -118,13 +118,13 @@ class DeviceOptimizer {
   void gather_weights(const RankPlan& p, DeviceParameters& params, const GradientBucket& b,
                       gpuStream_t stream) {
     using bf16 = backend::Gpu::bf16;
-    if (!params.sharded_grads() || b.chunk * p.dp == b.count) {
+    if (!params.sharded_grads() || b.chunk * p.shards == b.count) {
       dp_->all_gather_bytes(params.weights.data() + b.offset,
                             static_cast<std::size_t>(b.chunk) * sizeof(bf16), stream);
       return;
     }
     auto* staged = reinterpret_cast<bf16*>(params.g(b.offset));  // chunk x dp bf16 fit in it
-    gather_slices(dp_.get(), p.dp_rank, b, params.slice_w(b), staged, stream);
+    gather_slices(dp_.get(), p.shard_rank, b, params.slice_w(b), staged, stream);
     backend::gpu_check(gpuMemcpyAsync(params.weights.data() + b.offset, staged,
                                       b.count * sizeof(bf16), gpuMemcpyDeviceToDevice, stream),
                        "gathered weights");
@@ -136,8 +136,9 @@ class DeviceOptimizer {
                                              const BucketPlan& buckets, gpuStream_t stream) const {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(p.params));
     for (const GradientBucket& b : buckets.buckets) {
-      backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.dp), stream);
-      gather_slices(dp_.get(), p.dp_rank, b, owned + b.owned_base, all.data(), stream);
+      backend::DeviceBuffer<std::uint16_t> all(static_cast<std::size_t>(b.chunk * p.shards),
+                                               stream);
+      gather_slices(dp_.get(), p.shard_rank, b, owned + b.owned_base, all.data(), stream);
       const std::vector<std::uint16_t> host = all.download();
       std::copy_n(host.begin(), b.count, out.begin() + b.offset);
     }

@@ -61,10 +61,8 @@ class Step {
         shape_(std::move(shape)),
         opt_(opt),
         groups_(std::move(groups)),
-        engine_(make_device_transformer<Backend>(
-            full_, shape_, opt_, seed, device,
-            DeviceGroups{device_collectives_of(groups_.tp), device_collectives_of(groups_.pp),
-                         device_collectives_of(groups_.dp_cp), device_collectives_of(groups_.cp)})) {}
+        engine_(make_device_transformer<Backend>(full_, shape_, opt_, seed, device,
+                                                 device_groups_of(groups_, opt_))) {}
 
   /// One optimizer step over this rank's shape.grad_accum micro-batches (see the host
   /// TrainingStep::run). StepStats::device_seconds holds the step's CUDA-event time.
@@ -96,6 +94,25 @@ class Step {
   const DeviceTransformer& engine() const { return *engine_; }
 
  private:
+  /// The groups' device collectives; under hybrid sharding the replicas split into its
+  /// instances first (collective over them), where the instances can split them (the engine's
+  /// plan refuses them otherwise).
+  static DeviceGroups device_groups_of(const parallel::Groups<C>& g, const OptimizerConfig& opt) {
+    DeviceGroups d{device_collectives_of(g.tp),
+                   device_collectives_of(g.pp),
+                   device_collectives_of(g.dp_cp),
+                   device_collectives_of(g.cp),
+                   nullptr,
+                   nullptr};
+    const int n = opt.optimizer_instances;
+    if (n > 1 && opt.shards_optimizer() && g.dp_cp.size() % n == 0) {
+      const parallel::ShardGroups<C> s = parallel::split_shard_groups(g.dp_cp, n);
+      d.shard = device_collectives_of(s.shard);
+      d.replicate = device_collectives_of(s.replicate);
+    }
+    return d;
+  }
+
   model::Dims full_;
   int pp_;
   StepShape shape_;

@@ -21,9 +21,13 @@ namespace tprimat::train {
 /// The device collectives of the groups a DeviceTransformer runs in (parallel/groups.hpp).
 /// null: alone in that dimension. `dp` is every replica of this rank's weights, DP x CP under
 /// context parallelism (gradients, ZeRO-1 and the loss go over it); `cp` the ranks sharing each
-/// sequence (attention's keys and values, FP8's amaxes).
+/// sequence (attention's keys and values, FP8's amaxes). Hybrid sharding
+/// (OptimizerConfig::optimizer_instances) splits `dp` into `shard`, the instance this rank's
+/// sharding runs over, and `replicate`, the ranks of every instance holding the same shard; both
+/// null without it (the sharding runs over `dp`).
 struct DeviceGroups {
   std::shared_ptr<parallel::DeviceCollectives> tp, pp, dp, cp;
+  std::shared_ptr<parallel::DeviceCollectives> shard, replicate;
 };
 
 /// The decoder of Transformer<Cpu, T> (same parameter table, same math) on a device backend:

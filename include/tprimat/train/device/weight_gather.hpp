@@ -39,7 +39,7 @@ void gather_slices(parallel::DeviceCollectives* dp, int dp_rank, const GradientB
 class WeightGather {
  public:
   WeightGather(const RankPlan& p, std::shared_ptr<parallel::DeviceCollectives> dp, bool overlap)
-      : on_(p.sharded_weights), dp_rank_(p.dp_rank), dp_(std::move(dp)), overlap_(overlap) {}
+      : on_(p.sharded_weights), dp_rank_(p.shard_rank), dp_(std::move(dp)), overlap_(overlap) {}
 
   /// Streams and events, after the engine's device checks.
   void create(const BucketPlan& buckets) {
