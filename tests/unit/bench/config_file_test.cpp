@@ -267,18 +267,18 @@ TEST(ConfigFile, RecomputeKeysAsMegatronNamesThem) {
 
 // Megatron-FSDP's data_parallel_sharding_strategy beside the sizes: one of its four names (the
 // program refuses the one it has not built), anything else refused naming the key.
+/// A TP 1 block with `key` set to `value` (JSON text), read; `key` "" for none.
+bench::ConfigStrategy block_with(const std::string& key, const std::string& value) {
+  json block{{"tensor_model_parallel_size", 1}};
+  if (!key.empty()) block[key] = json::parse(value);
+  return parse_config_strategy(block, "c.json", "", "llama", "nvd");
+}
+
 TEST(ConfigFile, ShardingStrategyKeyAsMegatronFsdpNamesIt) {
   const auto read = [](const std::string& value) {
-    return parse_config_strategy(
-               json::parse(
-                   R"({"tensor_model_parallel_size": 1, "data_parallel_sharding_strategy": )" +
-                   value + "}"),
-               "c.json", "", "llama", "nvd")
-        .sharding;
+    return block_with("data_parallel_sharding_strategy", value).sharding;
   };
-  EXPECT_FALSE(
-      parse_config_strategy(json{{"tensor_model_parallel_size", 1}}, "c.json", "", "llama", "nvd")
-          .sharding.has_value());
+  EXPECT_FALSE(block_with("", "").sharding.has_value());
   EXPECT_FALSE(read("null").has_value());
   EXPECT_EQ(read(R"("no_shard")"), train::ShardingStrategy::no_shard);
   EXPECT_EQ(read(R"("optim")"), train::ShardingStrategy::optim);
@@ -309,15 +309,9 @@ TEST(ConfigFile, ShardingStrategyKeyAsMegatronFsdpNamesIt) {
 // sharding and DP x CP.
 TEST(ConfigFile, OptimizerInstancesKeyAsMegatronNamesIt) {
   const auto read = [](const std::string& value) {
-    return parse_config_strategy(json::parse(R"({"tensor_model_parallel_size": 1, )"
-                                             R"("num_distributed_optimizer_instances": )" +
-                                             value + "}"),
-                                 "c.json", "", "llama", "nvd")
-        .optimizer_instances;
+    return block_with("num_distributed_optimizer_instances", value).optimizer_instances;
   };
-  EXPECT_FALSE(
-      parse_config_strategy(json{{"tensor_model_parallel_size", 1}}, "c.json", "", "llama", "nvd")
-          .optimizer_instances.has_value());
+  EXPECT_FALSE(block_with("", "").optimizer_instances.has_value());
   EXPECT_FALSE(read("null").has_value());
   EXPECT_EQ(read("2"), 2);
   for (const char* bad : {"0", "-2", R"("2")", "1.5", "true"}) {
