@@ -322,7 +322,7 @@ inline void check_flags_apply_to_all(const BenchOptions& o, const std::vector<Jo
                                        : "--data-parallel-sharding-strategy " + o.sharding_strategy,
            "DP 1 (" + sharding_label(sharding_strategy(o)) + " shards over DP ranks)");
   if (o.optimizer_instances > 1 &&
-      none([&](const auto& p) { return (p.dp * p.cp) % o.optimizer_instances == 0; }))
+      none([&](const auto& p) { return instances_split(o, p.dp * p.cp); }))
     refuse("--num-distributed-optimizer-instances " + std::to_string(o.optimizer_instances),
            "DP x CP that it does not divide (hybrid sharding splits the DP x CP ranks)");
   if (o.sequence_parallel && none([](const auto& p) { return p.tp > 1; }))
@@ -450,7 +450,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   // runs ZeRO where DP > 1; check_flags_apply_to_all refuses it where it applies to none.
   const bool every_strategy = o.parallel == "all" && !env.fixed;
   const int instances =
-      every_strategy && o.optimizer_instances > 1 && (plan.dp * cp) % o.optimizer_instances != 0
+      every_strategy && o.optimizer_instances > 1 && !instances_split(o, plan.dp * cp)
           ? 1
           : optimizer_instances(o, file_instances, sharding, plan.dp * cp, name);
   // Sequence parallelism where TP > 1 only: a --parallel all run's TP=1 strategies run without.

@@ -60,6 +60,12 @@ inline train::ShardingStrategy sharding_strategy(const BenchOptions& o,
   return *file;
 }
 
+/// Whether --num-distributed-optimizer-instances asks for hybrid sharding that a job of
+/// `replicas` (DP x CP) ranks can split into (what --parallel all applies where it can).
+inline bool instances_split(const BenchOptions& o, int replicas) {
+  return o.optimizer_instances > 1 && replicas % o.optimizer_instances == 0;
+}
+
 /// The hybrid sharding instances a job of `strategy` runs: --num-distributed-optimizer-instances,
 /// else its config file's num_distributed_optimizer_instances (`file`), else 1; a flag beside
 /// the file may only agree with it. Checked against the job's sharding and its `replicas` (DP x

@@ -31,6 +31,7 @@
 #include "tprimat/report/log_config.hpp"
 #include "tprimat/train/attention_workspace.hpp"
 #include "tprimat/train/precision.hpp"
+#include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::report {
 
@@ -667,14 +668,14 @@ inline StatedSharding stated_sharding(const LogConfig& stated, std::optional<boo
     const auto n =
         stated_whole(stated.optimizer_instances, "num_distributed_optimizer_instances", 1, log);
     if (!n) return s;
-    const std::string at = "num_distributed_optimizer_instances " + std::to_string(*n) + " at " +
-                           stated.optimizer_instances->where;
-    if (*n > 1 && s.strategy == ShardingStrategy::no_shard)
-      throw damaged(at + " splits the sharding of a run that shards nothing (" + s.where + ")");
-    if ((dp * cp) % *n != 0)
-      throw damaged(at + " does not divide the " + std::to_string(dp * cp) +
-                    " ranks holding the same weights (data-parallel x CP)");
-    s.instances = static_cast<int>(*n);
+    // The engines' rule (train::optimizer_instances_error), the strategy's setting named.
+    train::OptimizerConfig opt;
+    opt.sharding = *s.strategy;
+    opt.optimizer_instances = static_cast<int>(*n);  // at most 2^20 (stated_setting)
+    if (const auto err = train::optimizer_instances_error(opt, static_cast<int>(dp * cp)))
+      throw damaged("num_distributed_optimizer_instances at " + stated.optimizer_instances->where +
+                    ": " + *err + " (" + s.where + ")");
+    s.instances = opt.optimizer_instances;
     s.instances_where =
         "num_distributed_optimizer_instances at " + stated.optimizer_instances->where;
     return s;

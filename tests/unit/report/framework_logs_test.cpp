@@ -276,11 +276,13 @@ TEST(FrameworkLogs, MegatronOptimizerInstancesAreRead) {
   EXPECT_GT(two["memory_metrics"]["predicted_gb"].get<double>(),
             one["memory_metrics"]["predicted_gb"].get<double>());
   EXPECT_NE(refusal("False", "2")
-                .find("num_distributed_optimizer_instances 2 at line 40 "
-                      "(arguments block) splits the sharding of a run that "
-                      "shards nothing"),
+                .find("num_distributed_optimizer_instances at line 40 (arguments block): 2 "
+                      "distributed optimizer instances (hybrid sharding) split the sharding over "
+                      "groups, and sharding strategy no_shard shards nothing "
+                      "(use_distributed_optimizer at line 41 (arguments block))"),
             std::string::npos);
-  EXPECT_NE(refusal("True", "3").find("does not divide the 2 ranks holding the same weights"),
+  EXPECT_NE(refusal("True", "3").find("3 distributed optimizer instances (hybrid sharding) do "
+                                      "not divide DP x CP = 2, the ranks holding the same weights"),
             std::string::npos);
   EXPECT_NE(refusal("True", "0").find("num_distributed_optimizer_instances"), std::string::npos);
   // The fixture itself does not print it: absent, read as 1, and said so.

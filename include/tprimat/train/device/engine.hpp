@@ -65,13 +65,13 @@ inline std::shared_ptr<parallel::DeviceCollectives> group_or_none(
 /// instance where plan shards over one, else every replica.
 inline std::shared_ptr<parallel::DeviceCollectives> sharding_group(const RankPlan& plan,
                                                                    const DeviceGroups& g) {
-  return group_or_none(plan.zero && plan.instances > 1 ? g.shard : g.dp);
+  return group_or_none(plan.instances > 1 ? g.shard : g.dp);
 }
 
 /// Hybrid sharding: the ranks of every instance holding this rank's shards (null without it).
 inline std::shared_ptr<parallel::DeviceCollectives> replicas_of_shards(const RankPlan& plan,
                                                                        const DeviceGroups& g) {
-  return plan.zero && plan.instances > 1 ? group_or_none(g.replicate) : nullptr;
+  return plan.instances > 1 ? group_or_none(g.replicate) : nullptr;
 }
 
 /// DeviceTransformer on backend::Gpu. Members in the order they must be torn down in reverse: the
