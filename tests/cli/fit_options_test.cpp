@@ -91,7 +91,8 @@ TEST(FitOptions, ShardingTheGradientsIsOfferedWhereItShardsMoreAndPlannedSo) {
     EXPECT_NE(f, "--data-parallel-sharding-strategy optim_grads");
     EXPECT_NE(f, "--distributed-optimizer");
   }
-  // FSDP shards the bf16 weights too: offered in bf16, never with FP8 (not built).
+  // FSDP shards the bf16 weights too: offered in bf16, and with FP8 planned with its copies
+  // recast (each weight cast after its gather).
   auto fsdp = in;
   fsdp.sharding = train::ShardingStrategy::optim_grads_params;
   const double fsdp_total = bench::plan_memory(fsdp).total;
@@ -102,8 +103,18 @@ TEST(FitOptions, ShardingTheGradientsIsOfferedWhereItShardsMoreAndPlannedSo) {
             with_fsdp.end());
   auto fp8 = in;
   fp8.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
-  for (const auto& f : flags_of(cli::single_changes_that_fit(fp8, 8, 128, 1e15)))
-    EXPECT_NE(f, "--data-parallel-sharding-strategy optim_grads_params");
+  auto fp8_fsdp = fp8;
+  fp8_fsdp.sharding = train::ShardingStrategy::optim_grads_params;
+  fp8_fsdp.precision.fp8.copies = train::Fp8Copies::recast;
+  const double fp8_fsdp_total = bench::plan_memory(fp8_fsdp).total;
+  const auto fp8_options = cli::single_changes_that_fit(fp8, 8, 128, 1e15);
+  const auto fp8_it = std::find_if(fp8_options.begin(), fp8_options.end(), [](const auto& o) {
+    return o.flags == "--data-parallel-sharding-strategy optim_grads_params";
+  });
+  ASSERT_NE(fp8_it, fp8_options.end());
+  EXPECT_EQ(fp8_it->total, fp8_fsdp_total);
+  fp8_fsdp.precision.fp8.copies = train::Fp8Copies::kept;
+  EXPECT_LT(fp8_fsdp_total, bench::plan_memory(fp8_fsdp).total);
 }
 
 }  // namespace

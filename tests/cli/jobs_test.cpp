@@ -535,6 +535,25 @@ TEST_F(PrecisionJobs, Fp8RecastsItsCopiesWhereOnlyThatFits) {
   EXPECT_EQ(cli::describe_fp8_copies(cli::resolve_jobs(opts_, env_).jobs.at(0)), "");
 }
 
+// FSDP: no rank holds a whole weight to cast once a step, so FP8 recasts each after its gather,
+// however much memory there is.
+TEST_F(PrecisionJobs, Fp8UnderFsdpRecastsItsCopies) {
+  on_gpu();
+  env_.world = 2;
+  opts_.gbs = 2;
+  opts_.precision = "fp8";
+  opts_.sharding_strategy = "optim_grads";
+  const auto zero2 = cli::resolve_jobs(opts_, env_);
+  EXPECT_EQ(zero2.jobs.at(0).ctx.device_options.precision.fp8.copies, train::Fp8Copies::kept);
+  opts_.sharding_strategy = "optim_grads_params";
+  const auto list = cli::resolve_jobs(opts_, env_);
+  const auto& job = list.jobs.at(0);
+  EXPECT_EQ(job.ctx.device_options.precision.fp8.copies, train::Fp8Copies::recast);
+  EXPECT_NE(cli::describe_fp8_copies(job).find("under FSDP"), std::string::npos)
+      << cli::describe_fp8_copies(job);
+  EXPECT_EQ(bench::make_result(job.ctx, {})["training_config"]["fp8"]["copies"], "recast");
+}
+
 TEST_F(PrecisionJobs, BadValuesAndPairsAreRefusedNamingTheFix) {
   on_gpu();
   opts_.precision = "fp16";

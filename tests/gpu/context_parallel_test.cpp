@@ -113,6 +113,13 @@ TEST(ContextParallelHostStaged, Cp2Fp8Current) {
                                           true, fp8(train::Fp8Recipe::current));
 }
 
+// FSDP over CP 2 x DP 2 (4 ranks) in FP8: each weight's amax the max of four ranks' slices'.
+TEST(ContextParallelHostStaged, Cp2Fp8CurrentFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrow4, One>(mpi_world(), fsdp, cp(2, {1, 256, 2, 0}), 3, false, true,
+                                          tprimat::testing::fp8_recast(train::Fp8Recipe::current));
+}
+
 TEST(ContextParallelHostStaged, Cp2FullRecomputation) {  // the recomputed forward gathers again
   TPRIMAT_REQUIRE_GPU();
   train::StepShape shape = cp(2, {1, 256, 2, 0});

@@ -4,6 +4,7 @@
 // NCCL with one GPU per rank, host-staged MPI collectives with the ranks sharing one GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ using namespace tprimat;
 using backend::Gpu;
 using One = parallel::Layout<1, 1>;
 using tprimat::testing::compare_with_one_gpu;
+using tprimat::testing::fp8_recast;
 using tprimat::testing::fsdp;
 using tprimat::testing::LlamaNarrow;
 using tprimat::testing::mpi_world;
@@ -243,6 +245,50 @@ TEST(DataParallelHostStaged, FsdpHoldsWhatThePlanSays) {
         }
         EXPECT_EQ(three.engine().parameters(), two.engine().parameters());
       });
+}
+
+// FP8 under FSDP: each weight cast after its gather (recast copies), scaled from the max over
+// the sharding group of each rank's slices' amaxes (the whole weight's).
+
+TEST(DataParallelHostStaged, Fp8DelayedFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(
+      mpi_world(), fsdp, {1, 128, 2, 0}, 4, true, true, fp8_recast(train::Fp8Recipe::delayed));
+}
+
+TEST(DataParallelHostStaged, Fp8CurrentFsdpTwoInstances) {  // np 4: 2 instances of 2
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, One>(mpi_world(), Sharding{fsdp, 2},
+                                                            {1, 128, 2, 0}, 3, true, true,
+                                                            fp8_recast(train::Fp8Recipe::current));
+}
+
+/// FP8 under FSDP runs ZeRO-2's numbers bit for bit: the gathered weights are the ones ZeRO-2
+/// keeps whole, and the slices' amaxes maxed over the group are the whole weights'.
+TEST(DataParallelHostStaged, Fp8FsdpEqualsZero2) {
+  TPRIMAT_REQUIRE_GPU();
+  parallel::comm::Mpi world;
+  if (world.size() == 1) GTEST_SKIP() << "one rank has nothing to shard (run under mpirun -np 2)";
+  using Narrow4Step =
+      train::TrainingStep<Gpu, tprimat::testing::LlamaNarrow4, One, parallel::comm::Mpi>;
+  for (const auto recipe : {train::Fp8Recipe::delayed, train::Fp8Recipe::current}) {
+    SCOPED_TRACE(recipe == train::Fp8Recipe::delayed ? "delayed" : "current");
+    train::DeviceOptions options{train::AttentionChoice::automatic, false};
+    options.precision = fp8_recast(recipe);
+    const train::StepShape shape{1, 128, 2, 0};
+    Narrow4Step two(shape, Sharding{zero2}.applied_to({}), 7, world, options);
+    Narrow4Step three(shape, Sharding{fsdp}.applied_to({}), 7, world, options);
+    const auto tokens = random_tokens(std::size_t(shape.grad_accum) * (shape.seq + 1),
+                                      tprimat::testing::LlamaNarrow4::vocab, 100 + world.rank());
+    for (int s = 0; s < 3; ++s) {  // the delayed recipe's first step scales alone, later ones not
+      const auto a = two.run(tokens), b = three.run(tokens);
+      ASSERT_TRUE(std::isfinite(a.loss) && std::isfinite(a.grad_norm));
+      EXPECT_EQ(b.loss, a.loss) << "step " << s + 1;
+      EXPECT_EQ(b.grad_norm, a.grad_norm) << "step " << s + 1;
+    }
+    EXPECT_EQ(three.engine().parameters(), two.engine().parameters());
+    EXPECT_EQ(three.engine().fp8_scales(), two.engine().fp8_scales());
+  }
 }
 
 // Hybrid sharding (DP 4 in 2 instances of 2, at np 4): each instance shards over its own 2

@@ -230,6 +230,14 @@ TEST(PipelineHostStaged, Fp8DelayedIsOneGpusBitForBit) {
       mpi_world(), no_shard, {1, 128, 4, 0}, 4, false, true, fp8(train::Fp8Recipe::delayed));
 }
 
+// FSDP over PP 2 x DP 2 (4 ranks) in FP8: the second stage's layers are its segments from 0.
+TEST(PipelineHostStaged, Fp8CurrentFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
+      mpi_world(), fsdp, {1, 128, 4, 0}, 3, false, true,
+      tprimat::testing::fp8_recast(train::Fp8Recipe::current));
+}
+
 TEST(PipelineHostStaged, Fp8CurrentIsOneGpusBitForBit) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<tprimat::testing::LlamaNarrow4, Pp2>(
@@ -262,6 +270,14 @@ TEST(TensorParallelHostStaged, Fp8Current) {
   TPRIMAT_REQUIRE_GPU();
   compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(mpi_world(), no_shard, {1, 128, 2, 0}, 4, false, true,
                                               fp8(train::Fp8Recipe::current));
+}
+
+// FSDP over TP 2 x DP 2 (4 ranks) in FP8: the slices' amaxes maxed over DP, then over TP.
+TEST(TensorParallelHostStaged, Fp8DelayedFsdp) {
+  TPRIMAT_REQUIRE_GPU();
+  compare_with_one_gpu<LlamaNarrowKv2x4, Tp2>(
+      mpi_world(), fsdp, {1, 128, 2, 0}, 3, false, true,
+      tprimat::testing::fp8_recast(train::Fp8Recipe::delayed));
 }
 
 // PP with tied embeddings does not compile (tests/compile_fail/pp_tied_fail.cpp).

@@ -58,6 +58,14 @@ inline double l2(std::span<const float> a) {
   return std::sqrt(s);
 }
 
+/// FP8 with its weights cast at each use (recast copies): what FSDP runs, each weight cast after
+/// its gather (train::fp8_copies_under).
+inline train::PrecisionConfig fp8_recast(train::Fp8Recipe recipe) {
+  auto p = train::PrecisionConfig::fp8_hybrid(recipe);
+  p.fp8.copies = train::Fp8Copies::recast;
+  return p;
+}
+
 /// How close a layout must come to one GPU. Each micro-batch's forward and backward are the same
 /// kernels on the same data on both sides, except that TP changes the order of fp32 sums
 /// (row-parallel partial products, the split dot products of the input gradients) and so the bf16

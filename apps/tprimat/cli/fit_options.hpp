@@ -72,9 +72,12 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
       z.sharding = ShardingStrategy::optim_grads;
       consider(z, "--data-parallel-sharding-strategy optim_grads");
     }
-    if (in.sharding != ShardingStrategy::optim_grads_params && !in.precision.is_fp8()) {
-      auto z = in;  // FSDP: bf16 only (train::check_sharding_built)
+    if (in.sharding != ShardingStrategy::optim_grads_params) {
+      auto z = in;
       z.sharding = ShardingStrategy::optim_grads_params;
+      train::OptimizerConfig fsdp;
+      fsdp.sharding = z.sharding;  // FP8: each weight cast after its gather
+      z.precision.fp8.copies = train::fp8_copies_under(fsdp, z.precision.fp8.copies);
       consider(z, "--data-parallel-sharding-strategy optim_grads_params");
     }
   }

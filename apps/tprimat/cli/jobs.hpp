@@ -724,11 +724,16 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   return out;
 }
 
-/// An FP8 job's copies, when the plan chose to recast them ("" otherwise): the user sees why the
-/// step casts more than a kept run would.
+/// An FP8 job's copies, when the plan or FSDP chose to recast them ("" otherwise): the user sees
+/// why the step casts more than a kept run would.
 inline std::string describe_fp8_copies(const Job& job) {
   const auto& p = job.ctx.device_options.precision;
   if (!p.is_fp8() || p.fp8.copies == train::Fp8Copies::kept) return "";
+  if (job.ctx.optimizer.shards_weights())
+    return std::string(
+        "tprimat: FP8 copies recast: under FSDP no rank holds a whole weight to "
+        "cast once a step, so each is cast after its gather, where it is read (the "
+        "same numbers; docs/fp8.md)");
   return "tprimat: FP8 copies recast: the weights' FP8 copies kept for a whole step do not fit " +
          detail::gib_text(job.ctx.device.total_memory_gb * bench::gib) +
          ", so each is cast again where it is read (the same numbers; docs/fp8.md)";

@@ -245,13 +245,16 @@ inline MemoryPlan plan_memory(const MemoryPlanInput& in) { return busiest_stage(
 
 /// An FP8 run's copies (docs/fp8.md): kept when the plan with them, times `margin`, fits
 /// `capacity_bytes` (or the capacity is unknown: 0), else recast, which holds one weight's copy
-/// instead of every layer's. Not an FP8 run: kept (unused).
+/// instead of every layer's; under FSDP always recast (train::fp8_copies_under). Not an FP8 run:
+/// kept (unused).
 inline train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capacity_bytes,
                                                double margin) {
-  in.precision.fp8.copies = train::Fp8Copies::kept;
+  train::OptimizerConfig opt;
+  opt.sharding = in.sharding;
+  in.precision.fp8.copies = train::fp8_copies_under(opt, train::Fp8Copies::kept);
   if (!in.precision.is_fp8() || capacity_bytes <= 0 ||
       plan_memory(in).total * margin <= capacity_bytes)
-    return train::Fp8Copies::kept;
+    return in.precision.fp8.copies;
   return train::Fp8Copies::recast;
 }
 

@@ -982,6 +982,10 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.sharding = c.optimizer.sharding;
   mi.optimizer_instances = c.optimizer.optimizer_instances;
   mi.shape.sequence_parallel = c.sequence_parallel;
+  // FP8: the copies tprimat would keep (the device's memory unknown), recast under FSDP.
+  mi.precision = precision_config;
+  mi.precision.fp8.copies = bench::fp8_copies_that_fit(mi, 0, 1.0);
+  c.device_options.precision.fp8.copies = mi.precision.fp8.copies;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.
   mi.attention_kernel =
@@ -1128,11 +1132,6 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   assumptions.push_back(
       "memory_metrics.predicted_gb is tprimat's memory plan for this configuration, not a "
       "measurement");
-  if (c.optimizer.sharding == train::ShardingStrategy::optim_grads_params &&
-      c.device_options.precision.is_fp8())
-    assumptions.push_back(
-        "tprimat does not run FP8 under FSDP yet: memory_metrics.predicted_gb counts its FP8 "
-        "weight copies whole, as it keeps them without FSDP, beside the sharded bf16 weights");
   if (o.format == "torchtitan" && !sharding.strategy && dp * cp.value > 1)
     assumptions.push_back(
         "torchtitan shards weights, gradients and optimizer state over its data-parallel ranks "

@@ -27,8 +27,8 @@ namespace tprimat::train {
 ///   a reduce-scatter every micro-batch instead of one a step, and no whole fp32 gradient
 ///   buffer, only a few layers' worth in flight.
 /// - optim_grads_params (ZeRO-3 / FSDP): as optim_grads, and the bf16 weights sharded too, each
-///   segment's gathered just before the forward or backward reads it. bf16 only: FP8 under it is
-///   refused (rank_plan.hpp's check_sharding_built).
+///   segment's gathered just before the forward or backward reads it. FP8 under it casts each
+///   weight after its gather (recast copies: rank_plan.hpp's fp8_copies_under).
 enum class ShardingStrategy { no_shard, optim, optim_grads, optim_grads_params };
 
 /// Megatron-FSDP's names of the strategies, in ShardingStrategy's order (results, the CLI).

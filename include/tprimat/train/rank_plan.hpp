@@ -74,14 +74,22 @@ struct RankPlan {
   std::size_t layer_segment(int l) const { return (first_stage ? 1 : 0) + std::size_t(l); }
 };
 
-/// Refuses what the engines do not run yet under a sharding strategy: FSDP with FP8 (its weight
-/// casts read every weight at the step's start).
+/// FSDP casts each FP8 weight after its gather, just before the GEMM that reads it (recast
+/// copies): copies of every weight kept for the step would hold more than the bf16 weights it
+/// shards.
+inline Fp8Copies fp8_copies_under(const OptimizerConfig& opt, Fp8Copies wanted) {
+  return opt.shards_weights() ? Fp8Copies::recast : wanted;
+}
+
+/// Refuses what the engines do not run under a sharding strategy: FSDP with kept FP8 copies (no
+/// rank holds a whole weight to cast once a step; fp8_copies_under says what it runs).
 inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConfig& precision) {
-  if (opt.shards_weights() && precision.is_fp8())
+  if (precision.is_fp8() && precision.fp8.copies != fp8_copies_under(opt, precision.fp8.copies))
     throw core::InputError(
-        "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) is not "
-        "built yet",
-        "use optim_grads (ZeRO-2) with FP8, or bf16 with FSDP");
+        "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) with kept "
+        "FP8 weight copies: no rank holds a whole weight to cast once a step",
+        "set the FP8 copies to recast (each weight cast after its gather; "
+        "train::fp8_copies_under)");
 }
 
 /// What is wrong with a hybrid sharding over the `replicas` ranks holding the same weights (DP x

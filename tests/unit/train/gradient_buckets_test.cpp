@@ -208,15 +208,23 @@ TEST(GradientBuckets, FsdpStagesWeightsInTheGradientsSlots) {
   }
   EXPECT_EQ(weights, sync.buckets.owned);
   EXPECT_EQ(staged, sync.buckets.slot_elements);
+  // FP8 under FSDP casts each weight after its gather: recast copies, never kept ones.
   EXPECT_NO_THROW(train::check_sharding_built(opt, {}));
+  auto fp8 = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed);
+  EXPECT_EQ(train::fp8_copies_under(opt, train::Fp8Copies::kept), train::Fp8Copies::recast);
   try {
-    train::check_sharding_built(opt, train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed));
-    ADD_FAILURE() << "FP8 under FSDP accepted";
+    train::check_sharding_built(opt, fp8);
+    ADD_FAILURE() << "kept FP8 copies under FSDP accepted";
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("FP8 under sharding strategy optim_grads_params"),
               std::string::npos)
         << e.what();
   }
+  fp8.fp8.copies = train::Fp8Copies::recast;
+  EXPECT_NO_THROW(train::check_sharding_built(opt, fp8));
+  train::OptimizerConfig zero2;
+  zero2.sharding = train::ShardingStrategy::optim_grads;
+  EXPECT_EQ(train::fp8_copies_under(zero2, train::Fp8Copies::kept), train::Fp8Copies::kept);
 }
 
 TEST(GradientBuckets, DpOneIsTheWholeSegments) {

@@ -122,7 +122,8 @@ class Engine final : public DeviceTransformer {
         static_cast<std::int64_t>(attention_ ? attention_->backward_workspace_bytes()
                                              : cp_attention_->backward_workspace_bytes()));
     params_.allocate(a, table, sync_.plan.buckets);
-    fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp), table);
+    fp8_.allocate(a, plan, options.precision, tp_, group_or_none(groups.cp),
+                  plan.sharded_weights ? sharding_group(plan, groups) : nullptr, table);
     acts_.allocate(a, plan, table);
     scratch_.allocate(a, table);
     if (cp_attention_) cp_attention_->allocate(a, table);
@@ -247,7 +248,7 @@ class Engine final : public DeviceTransformer {
     gather_.begin_step();
     if (!sync_.per_micro_batch()) zero_gradients();  // ZeRO-2: each micro-batch's, as it goes
     timer_.mark("fp8_cast");
-    fp8_.cast_weights(plan, params_, stream_);
+    fp8_.cast_weights(plan, params_, sync_.plan.buckets, stream_);
     timer_.mark("elementwise");
     if (pipeline_.active())
       pipeline_.run(

@@ -19,15 +19,16 @@
 #include "tprimat/kernels/fp8_format.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/parallel/validate.hpp"
+#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/device/fp8_scales.hpp"
 #include "tprimat/train/device/gemms.hpp"
 #include "tprimat/train/device/parameters.hpp"
-#include "tprimat/train/rank_plan.hpp"
 #include "tprimat/train/device/resources.hpp"
 #include "tprimat/train/device/tensor_parallel.hpp"
-#include "tprimat/train/buffer_table.hpp"
 #include "tprimat/train/fp8_tensors.hpp"
+#include "tprimat/train/gradient_buckets.hpp"
 #include "tprimat/train/precision.hpp"
+#include "tprimat/train/rank_plan.hpp"
 
 namespace tprimat::train::device {
 
@@ -52,15 +53,16 @@ class Fp8Linears {
 
   /// Under TP, `tp` max-reduces the amaxes of split tensors and of the weights (docs/fp8.md);
   /// under context parallelism `cp` those of every activation and gradient (each CP rank holds
-  /// other tokens of the sequences: every rank casts with the scales of the whole sequences).
-  /// The FP8 buffers are the table's (train/buffer_table.hpp's fp8_buffers), allocated in its
-  /// order.
+  /// other tokens of the sequences: every rank casts with the scales of the whole sequences);
+  /// under FSDP `shard` those of the weights (each rank holds slices of them). The FP8 buffers
+  /// are the table's (train/buffer_table.hpp's fp8_buffers), allocated in its order.
   void allocate(BufferAllocator& a, const RankPlan& p, const PrecisionConfig& precision,
                 TensorParallel& tp, std::shared_ptr<parallel::DeviceCollectives> cp,
-                const BufferTable& table) {
+                std::shared_ptr<parallel::DeviceCollectives> shard, const BufferTable& table) {
     precision_ = precision;
     tp_ = &tp;
     cp_ = std::move(cp);
+    shard_ = std::move(shard);
     enabled_ = precision.is_fp8();
     if (!enabled_) return;
     // The device's FP8 formats: OCP E4M3/E5M2 on NVIDIA and gfx950, the fnuz ones on gfx942;
@@ -109,7 +111,10 @@ class Fp8Linears {
   /// Scaled from their own amaxes, every weight's amax pass comes first, then one max over the
   /// TP group for all of them (each rank holds a shard), one scale update, and the casts. Recast
   /// copies record the delayed recipe's weight amaxes here too, in an amax pass of their own.
-  void cast_weights(const RankPlan& p, const DeviceParameters& params, gpuStream_t stream) {
+  /// FSDP (recast copies, check_sharding_built): each rank's amax pass reads the part of each
+  /// weight its slices hold (`buckets` places them), and the sharding group takes the max.
+  void cast_weights(const RankPlan& p, const DeviceParameters& params, const BucketPlan& buckets,
+                    gpuStream_t stream) {
     if (!enabled_) return;
     params_ = &params;
     auto for_each_weight = [&](auto&& f) {
@@ -121,18 +126,32 @@ class Fp8Linears {
     };
     auto size = [&](int w) { return weight_shape_[w].size(); };
     const std::int64_t count = std::int64_t{layers_} * fp8_weights;
+    // Every FP8 weight's amax into amax_of(its id), the sharding group's max under FSDP.
+    auto amax_pass = [&](auto&& amax_of) {
+      if (!params.sharded_weights()) {
+        for_each_weight([&](int l, int w, const bf16* x) {
+          backend::Gpu::fp8_amax(x, size(w), amax_of(weight_id(l, w)), stream);
+        });
+        return;
+      }
+      for (int l = 0; l < layers_; ++l) {
+        if (!on_[l]) continue;
+        const GradientBucket& b = buckets.buckets[p.layer_segment(l)];
+        for (Projection w : model::projections) {
+          const int i = index_of(w);
+          const auto [held, n] = params.held_part(b, p.table.layers[l][w], size(i));
+          backend::Gpu::fp8_amax(held, n, amax_of(weight_id(l, i)), stream);
+        }
+      }
+      if (shard_) shard_->all_reduce_max(amax_of(0), static_cast<std::size_t>(count), stream);
+    };
     if (scaled_alone()) {
-      for_each_weight([&](int l, int w, const bf16* x) {
-        backend::Gpu::fp8_amax(x, size(w), forward_.amax_now(weight_id(l, w)), stream);
-      });
+      amax_pass([&](int id) { return forward_.amax_now(id); });
       tp_->all_reduce_max(forward_.amax_now(0), count, stream);
       forward_.update_current(0, static_cast<int>(count), precision_.fp8.margin, stream);
     }
     if (!kept_) {
-      if (records_amax())
-        for_each_weight([&](int l, int w, const bf16* x) {
-          backend::Gpu::fp8_amax(x, size(w), forward_.amax(weight_id(l, w)), stream);
-        });
+      if (records_amax()) amax_pass([&](int id) { return forward_.amax(id); });
       return;
     }
     for_each_weight([&](int l, int w, const bf16* x) {
@@ -299,7 +318,8 @@ class Fp8Linears {
   const RankPlan* plan_ = nullptr;
   const DeviceParameters* params_ = nullptr;
   TensorParallel* tp_ = nullptr;
-  std::shared_ptr<parallel::DeviceCollectives> cp_;  // null without context parallelism
+  std::shared_ptr<parallel::DeviceCollectives> cp_;     // null without context parallelism
+  std::shared_ptr<parallel::DeviceCollectives> shard_;  // FSDP's sharding group, else null
   int layers_ = 0, slots_ = 1;
   std::vector<bool> on_;
   std::array<model::WeightShape, fp8_weights> weight_shape_{};  ///< this TP rank's [in, out]

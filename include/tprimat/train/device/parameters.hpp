@@ -97,6 +97,15 @@ class DeviceParameters {
     return weight_staging.empty() ? weights.data() + b.slice_begin
                                   : weights.data() + b.owned_base;
   }
+  /// FSDP: the part of flat elements [offset, offset + count) that bucket b's slice holds on this
+  /// rank, and its length (0 where the slice holds none of them).
+  std::pair<const bf16*, std::int64_t> held_part(const GradientBucket& b, std::int64_t offset,
+                                                 std::int64_t count) const {
+    const std::int64_t lo = std::max(offset, b.slice_begin),
+                       hi = std::min(offset + count, b.slice_begin + b.slice_count);
+    if (hi <= lo) return {nullptr, 0};
+    return {weights.data() + b.owned_base + (lo - b.slice_begin), hi - lo};
+  }
   /// FSDP: bucket b's segment's weight staging buffer.
   bf16* staged_w(const GradientBucket& b) { return segment_of(b.offset).weight_staging; }
   bool sharded_grads() const { return !segments_.empty(); }
