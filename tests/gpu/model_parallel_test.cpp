@@ -46,7 +46,8 @@ using tprimat::testing::nccl_world;
 /// (issue 35; the formula's plan before it was 2-8% over on these layouts).
 template <class L>
 void plan_predicts_the_peak(train::ShardingStrategy sharding, std::vector<int> stage_layers = {},
-                            bool sequence_parallel = false) {
+                            bool sequence_parallel = false,
+                            const train::PrecisionConfig& precision = {}) {
   parallel::comm::Mpi world;
   const int size = world.size(), mp = L::tp * L::pp;
   if (size % mp != 0) GTEST_SKIP() << "TP x PP = " << mp << " does not divide " << size << " ranks";
@@ -56,7 +57,8 @@ void plan_predicts_the_peak(train::ShardingStrategy sharding, std::vector<int> s
   const train::StepShape shape{1, 1024, 2 * L::pp, 4, stage_layers, sequence_parallel};
   train::OptimizerConfig opt;
   opt.sharding = sharding;
-  const train::DeviceOptions eager{train::AttentionChoice::automatic, false};
+  train::DeviceOptions eager{train::AttentionChoice::automatic, false};
+  eager.precision = precision;
   train::TrainingStep<Gpu, M, L, parallel::comm::Mpi> step(shape, opt, 7, world, eager);
   const int dp = step.groups().shape.dp;
   const auto tokens =
@@ -76,13 +78,15 @@ void plan_predicts_the_peak(train::ShardingStrategy sharding, std::vector<int> s
   in.sharding = sharding;
   in.shape.stage_layers = stage_layers;
   in.shape.sequence_parallel = step.shape().sequence_parallel;
+  in.precision = precision;
   const double planned = bench::plan_memory(in).total;
   std::printf(
-      "[rank %d] tp %d pp %d dp %d%s%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f "
+      "[rank %d] tp %d pp %d dp %d%s%s%s: peak %.3f GB (busiest rank %.3f GB), plan %.3f "
       "GB, plan / busiest %.3f\n",
       world.rank(), L::tp, L::pp, dp,
       zero ? (" ZeRO-" + std::to_string(train::zero_stage(sharding))).c_str() : "",
-      in.shape.sequence_parallel ? " SP" : "", peak / 1e9, busiest / 1e9, planned / 1e9,
+      in.shape.sequence_parallel ? " SP" : "", precision.is_fp8() ? " FP8" : "", peak / 1e9,
+      busiest / 1e9, planned / 1e9,
       planned / busiest);
   EXPECT_NEAR(planned, busiest, 0.03 * busiest);
 }
@@ -133,6 +137,19 @@ TEST(ModelParallelMemory, TensorParallelFsdpPlanPredictsThePeak) {  // 4 ranks
 TEST(ModelParallelMemory, PipelineFsdpPlanPredictsThePeak) {  // 4 ranks
   TPRIMAT_REQUIRE_GPU();
   plan_predicts_the_peak<Pp2>(fsdp);
+}
+
+// FP8 under FSDP: one recast weight's copy, the kept inputs' transposes, no FP8 weight copies.
+TEST(ModelParallelMemory, TensorParallelFp8FsdpPlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Tp2>(fsdp, {}, false,
+                              tprimat::testing::fp8_recast(train::Fp8Recipe::current));
+}
+
+TEST(ModelParallelMemory, PipelineFp8FsdpPlanPredictsThePeak) {  // 4 ranks
+  TPRIMAT_REQUIRE_GPU();
+  plan_predicts_the_peak<Pp2>(fsdp, {}, false,
+                              tprimat::testing::fp8_recast(train::Fp8Recipe::delayed));
 }
 
 TEST(TensorParallelHostStaged, LlamaNarrow) {
