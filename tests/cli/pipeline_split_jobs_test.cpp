@@ -193,7 +193,7 @@ TEST_F(SplitJobs, ConfigFileKeysAndFlagsThatContradictThem) {
   EXPECT_ERROR_HAS(o, "pipeline_split must be \"even\" or \"auto\", got \"fast\"");
   o.parallel = write("zero.json", R"({"tensor_model_parallel_size": 1,
       "pipeline_model_parallel_size": 2, "decoder_first_pipeline_num_layers": 0})");
-  EXPECT_ERROR_HAS(o, "decoder_first_pipeline_num_layers must be a positive integer");
+  EXPECT_ERROR_HAS(o, "decoder_first_pipeline_num_layers must be an integer from 1 to");
 }
 
 TEST(SplitMemoryPlan, EachStageHoldsItsLayersAndTheBusiestIsPredicted) {

@@ -89,14 +89,16 @@ inline int optimizer_instances(const BenchOptions& o, std::optional<int> file,
     const std::string where = from_flag ? flag + " " + n + " [strategy " + strategy + "]"
                                         : "strategy " + strategy + "'s " + key + " " + n;
     const std::string drop = from_flag ? "drop " + flag : "change " + key + " in the config";
+    const std::string divisor = std::to_string(replicas) + " (DP x CP)";
     throw core::InputError(where + ": " + *err,
                            opt.sharding == train::ShardingStrategy::no_shard
                                ? "add --data-parallel-sharding-strategy optim, optim_grads or "
                                  "optim_grads_params (or --distributed-optimizer), or " +
                                      drop
-                               : "pass " + std::string(from_flag ? flag : key) +
-                                     " with a divisor of " + std::to_string(replicas) +
-                                     " (DP x CP), or " + drop);
+                           : from_flag ? "pass " + flag + " with a divisor of " + divisor +
+                                             ", or " + drop
+                                       : "set " + key + " in the config to a divisor of " +
+                                             divisor + ", or pass " + flag + " with one");
   }
   return opt.optimizer_instances;
 }

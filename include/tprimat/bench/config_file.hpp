@@ -126,7 +126,8 @@ inline std::string join_keys(const nlohmann::json& j) {
 }
 
 /// Reads one integer key. Missing optional keys give `fallback`; a missing required key, a
-/// non-integer or a value below 1 is an InputError naming the file, the key path and the fix.
+/// non-integer or a value outside 1 .. 2^20 is an InputError naming the file, the key path and the
+/// fix.
 inline int read_size(const nlohmann::json& block, std::string_view key, const std::string& file,
                      const std::string& where, bool required, int fallback) {
   auto it = block.find(key);
@@ -142,12 +143,15 @@ inline int read_size(const nlohmann::json& block, std::string_view key, const st
     throw core::InputError("config " + at + " must be an integer, got " + it->dump(),
                            "write it as a number without quotes, e.g. \"" + std::string(key) +
                                "\": 1");
-  const auto v = it->get<long long>();
-  if (v < 1 || v > 1 << 20)
-    throw core::InputError("config " + at + " must be a positive integer, got " +
-                               std::to_string(v),
-                           "use 1 or more");
-  return static_cast<int>(v);
+  // An unsigned beyond long long's range reads as negative: compared as it is written.
+  constexpr long long most = 1 << 20;
+  const bool in_range = it->is_number_unsigned() ? it->get<unsigned long long>() <= most
+                                                 : it->get<long long>() <= most;
+  if (!in_range || it->get<long long>() < 1)
+    throw core::InputError("config " + at + " must be an integer from 1 to " +
+                               std::to_string(most) + ", got " + it->dump(),
+                           "use an integer from 1 to " + std::to_string(most));
+  return static_cast<int>(it->get<long long>());
 }
 
 /// Picks this model's block: its own entry, else (mistral, tiny) Llama's, whose shape they share.

@@ -99,7 +99,12 @@ TEST(ConfigFile, ErrorsNameFileKeyAndFix) {
   expect_error(json{{"pipeline_model_parallel_size", 2}}, "has no tensor_model_parallel_size");
   expect_error(json{{"tensor_model_parallel_size", "2"}}, "must be an integer");
   expect_error(json{{"tensor_model_parallel_size", 2.5}}, "must be an integer");
-  expect_error(json{{"tensor_model_parallel_size", 0}}, "must be a positive integer");
+  expect_error(json{{"tensor_model_parallel_size", 0}}, "must be an integer from 1 to 1048576, got 0");
+  // Past the range, and past long long's as an unsigned: echoed as written, not wrapped.
+  expect_error(json::parse(R"({"tensor_model_parallel_size": 4294967298})"),
+               "must be an integer from 1 to 1048576, got 4294967298");
+  expect_error(json::parse(R"({"tensor_model_parallel_size": 18446744073709551615})"),
+               "got 18446744073709551615");
   expect_error(json{{"tensor_model_parallel_size", 1}, {"data_parallel_size", -1}},
                "data_parallel_size");
   expect_error(json::parse(R"({"parallelism": {"c": {"llama": {"nvidia": {"pipeline_model_parallel_size": 1}}}}})"),
@@ -259,7 +264,7 @@ TEST(ConfigFile, RecomputeKeysAsMegatronNamesThem) {
       {R"(, "recompute_granularity": "full", "recompute_modules": ["mlp"])",
        "applies to recompute_granularity \"selective\""},
       {R"(, "recompute_granularity": "full", "recompute_num_layers": 0)",
-       "must be a positive integer"},
+       "must be an integer from 1 to"},
   };
   for (const auto& [keys, says] : refused)
     EXPECT_NE(error(keys).find(says), std::string::npos) << keys << ": " << error(keys);
