@@ -4,7 +4,9 @@
 // kernels, chosen once per run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <span>
 #include <string>
 
 #include "tprimat/backend/gpu.hpp"
@@ -14,31 +16,53 @@
 
 namespace tprimat::train::device {
 
+/// Whether cuDNN's fused attention runs every one of `shapes` for what the run asked for
+/// (automatic: where it supports them all, else the flash kernels). Refuses cuDNN where it cannot
+/// run them (`blocks` says what they are, for the message) and on HIP.
+inline bool runs_cudnn(AttentionChoice choice, std::span<const backend::AttentionShape> shapes,
+                       const std::string& blocks) {
+#if TPRIMAT_GPU_HIP
+  (void)shapes;
+  (void)blocks;
+  if (choice == AttentionChoice::cudnn)
+    throw core::SettingError("attention", "cuDNN's fused attention exists on NVIDIA GPUs only",
+                             "flash (or auto) with the HIP backend");
+  return false;
+#else
+  if (choice == AttentionChoice::flash) return false;
+  const bool fits = std::all_of(shapes.begin(), shapes.end(), [](const auto& s) {
+    return backend::CudnnAttention::supports(s);
+  });
+  if (choice == AttentionChoice::cudnn && !fits)
+    throw core::SettingError("attention",
+                             "cuDNN's fused attention does not support " + blocks +
+                                 " on this device/cuDNN",
+                             "flash (or auto)");
+  return fits;
+#endif
+}
+
+/// Refuses `shapes` where the flash kernels cannot run one of them (the kernels left when cuDNN
+/// does not run).
+inline void check_flash_runs(std::span<const backend::AttentionShape> shapes) {
+  for (const backend::AttentionShape& s : shapes)
+    if (!backend::FlashAttention::supports(s))
+      throw core::InputError("no attention kernel supports head_dim " +
+                             std::to_string(s.head_dim) + " (flash: 16, 32, 64, 128)");
+}
+
 class DeviceAttention {
  public:
   using bf16 = backend::Gpu::bf16;
 
   /// The policy `choice` names for `shape` (automatic: cuDNN where it supports the shape, else
   /// flash). Throws core::InputError when the named one cannot run it, or none can.
-  DeviceAttention(AttentionChoice choice, const backend::AttentionShape& shape) : shape_(shape) {
-#if TPRIMAT_GPU_HIP
-    if (choice == AttentionChoice::cudnn)
-      throw core::SettingError("attention", "cuDNN's fused attention exists on NVIDIA GPUs only",
-                               "flash (or auto) with the HIP backend");
-#else
-    const bool cudnn_fits =
-        choice != AttentionChoice::flash && backend::CudnnAttention::supports(shape);
-    if (choice == AttentionChoice::cudnn && !cudnn_fits)
-      throw core::SettingError("attention",
-                               "cuDNN's fused attention does not support head_dim " +
-                                   std::to_string(shape.head_dim) + " at seq " +
-                                   std::to_string(shape.seq) + " on this device/cuDNN",
-                               "flash (or auto)");
-    use_cudnn_ = cudnn_fits;
-#endif
-    if (!use_cudnn_ && !backend::FlashAttention::supports(shape))
-      throw core::InputError("no attention kernel supports head_dim " +
-                             std::to_string(shape.head_dim) + " (flash: 16, 32, 64, 128)");
+  DeviceAttention(AttentionChoice choice, const backend::AttentionShape& shape)
+      : shape_(shape),
+        use_cudnn_(runs_cudnn(choice, {&shape_, 1},
+                              "head_dim " + std::to_string(shape.head_dim) + " at seq " +
+                                  std::to_string(shape.seq))) {
+    if (!use_cudnn_) check_flash_runs({&shape_, 1});
   }
 
   std::string name() const { return use_cudnn_ ? "cudnn" : "flash"; }

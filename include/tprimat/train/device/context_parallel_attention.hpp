@@ -21,6 +21,7 @@
 #include "tprimat/parallel/context_parallel.hpp"
 #include "tprimat/parallel/device_collectives.hpp"
 #include "tprimat/train/config.hpp"
+#include "tprimat/train/device/attention.hpp"
 #include "tprimat/train/device/resources.hpp"
 
 namespace tprimat::train::device {
@@ -55,36 +56,21 @@ class ContextParallelAttention {
     if (!cp_ || cp_->size() != split_.cp || cp_->rank() != split_.rank)
       throw core::InputError("context parallelism over " + std::to_string(split_.cp) +
                              " ranks needs its CP group's collectives");
-#if TPRIMAT_GPU_HIP
-    if (kernels == AttentionChoice::cudnn)
-      throw core::SettingError("attention", "cuDNN's fused attention exists on NVIDIA GPUs only",
-                               "flash (or auto) with the HIP backend");
-#else
+#if !TPRIMAT_GPU_HIP
     if (kernels != AttentionChoice::flash) {
       const char* fused = std::getenv("TPRIMAT_CP_FUSED_BLOCKS");
       fused_ = fused != nullptr && fused[0] != '\0' && fused[0] != '0';
       for (int local = 0; local < 2; ++local)
         if (const int chunk = split_.global_chunk(local); chunk > 0 && fused_)
           fused_ = backend::CudnnAttention::supports(through(chunk));
-      const std::vector<backend::AttentionShape> blocks = shapes();
-      use_cudnn_ = std::all_of(blocks.begin(), blocks.end(), [](const backend::AttentionShape& s) {
-        return backend::CudnnAttention::supports(s);
-      });
-      if (kernels == AttentionChoice::cudnn && !use_cudnn_)
-        throw core::SettingError("attention",
-                                 "cuDNN's fused attention does not support context parallelism's "
-                                 "blocks of " + std::to_string(split_.chunk()) +
-                                     " queries (head_dim " + std::to_string(whole_.head_dim) +
-                                     ") on this device/cuDNN",
-                                 "flash (or auto)");
     }
 #endif
+    use_cudnn_ = runs_cudnn(kernels, shapes(),
+                            "context parallelism's blocks of " + std::to_string(split_.chunk()) +
+                                " queries (head_dim " + std::to_string(whole_.head_dim) + ")");
     if (!use_cudnn_) {
       fused_ = true;
-      for (const backend::AttentionShape& s : shapes())
-        if (!backend::FlashAttention::supports(s))
-          throw core::InputError("no attention kernel supports head_dim " +
-                                 std::to_string(s.head_dim) + " (flash: 16, 32, 64, 128)");
+      check_flash_runs(shapes());
     }
   }
 
