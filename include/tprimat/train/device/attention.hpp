@@ -30,14 +30,12 @@ inline bool runs_cudnn(AttentionChoice choice, std::span<const backend::Attentio
   return false;
 #else
   if (choice == AttentionChoice::flash) return false;
-  const bool fits = std::all_of(shapes.begin(), shapes.end(), [](const auto& s) {
-    return backend::CudnnAttention::supports(s);
-  });
+  const bool fits = std::all_of(shapes.begin(), shapes.end(),
+                                [](const auto& s) { return backend::CudnnAttention::supports(s); });
   if (choice == AttentionChoice::cudnn && !fits)
-    throw core::SettingError("attention",
-                             "cuDNN's fused attention does not support " + blocks +
-                                 " on this device/cuDNN",
-                             "flash (or auto)");
+    throw core::SettingError(
+        "attention", "cuDNN's fused attention does not support " + blocks + " on this device/cuDNN",
+        "flash (or auto)");
   return fits;
 #endif
 }
@@ -47,8 +45,8 @@ inline bool runs_cudnn(AttentionChoice choice, std::span<const backend::Attentio
 inline void check_flash_runs(std::span<const backend::AttentionShape> shapes) {
   for (const backend::AttentionShape& s : shapes)
     if (!backend::FlashAttention::supports(s))
-      throw core::InputError("no attention kernel supports head_dim " +
-                             std::to_string(s.head_dim) + " (flash: 16, 32, 64, 128)");
+      throw core::InputError("no attention kernel supports head_dim " + std::to_string(s.head_dim) +
+                             " (flash: 16, 32, 64, 128)");
 }
 
 class DeviceAttention {
