@@ -86,8 +86,7 @@ void plan_predicts_the_peak(train::ShardingStrategy sharding, std::vector<int> s
       world.rank(), L::tp, L::pp, dp,
       zero ? (" ZeRO-" + std::to_string(train::zero_stage(sharding))).c_str() : "",
       in.shape.sequence_parallel ? " SP" : "", precision.is_fp8() ? " FP8" : "", peak / 1e9,
-      busiest / 1e9, planned / 1e9,
-      planned / busiest);
+      busiest / 1e9, planned / 1e9, planned / busiest);
   EXPECT_NEAR(planned, busiest, 0.03 * busiest);
 }
 

@@ -202,8 +202,8 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "what DP shards, by Megatron-FSDP's names: no_shard (gradients all-reduced), optim (ZeRO-1, as "
     "--distributed-optimizer), optim_grads (ZeRO-2: each micro-batch's gradients reduce-scattered "
     "into this rank's fp32 shard, no whole gradient buffer), optim_grads_params (FSDP: the bf16 "
-    "weights sharded too, each layer's gathered before use; FP8 casts each after its gather); default: no_shard, or "
-    "optim with --distributed-optimizer",
+    "weights sharded too, each layer's gathered before use; FP8 casts each after its gather); "
+    "default: no_shard, or optim with --distributed-optimizer",
     "");
   f("--num-distributed-optimizer-instances", o.optimizer_instances,
     "hybrid sharding (HSDP), as Megatron names it: the DP x CP ranks split into this many groups "

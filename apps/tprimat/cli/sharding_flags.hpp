@@ -95,10 +95,10 @@ inline int optimizer_instances(const BenchOptions& o, std::optional<int> file,
                                ? "add --data-parallel-sharding-strategy optim, optim_grads or "
                                  "optim_grads_params (or --distributed-optimizer), or " +
                                      drop
-                           : from_flag ? "pass " + flag + " with a divisor of " + divisor +
-                                             ", or " + drop
-                                       : "set " + key + " in the config to a divisor of " +
-                                             divisor + ", or pass " + flag + " with one");
+                           : from_flag
+                               ? "pass " + flag + " with a divisor of " + divisor + ", or " + drop
+                               : "set " + key + " in the config to a divisor of " + divisor +
+                                     ", or pass " + flag + " with one");
   }
   return opt.optimizer_instances;
 }

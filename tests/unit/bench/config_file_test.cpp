@@ -99,7 +99,8 @@ TEST(ConfigFile, ErrorsNameFileKeyAndFix) {
   expect_error(json{{"pipeline_model_parallel_size", 2}}, "has no tensor_model_parallel_size");
   expect_error(json{{"tensor_model_parallel_size", "2"}}, "must be an integer");
   expect_error(json{{"tensor_model_parallel_size", 2.5}}, "must be an integer");
-  expect_error(json{{"tensor_model_parallel_size", 0}}, "must be an integer from 1 to 1048576, got 0");
+  expect_error(json{{"tensor_model_parallel_size", 0}},
+               "must be an integer from 1 to 1048576, got 0");
   // Past the range, and past long long's as an unsigned: echoed as written, not wrapped.
   expect_error(json::parse(R"({"tensor_model_parallel_size": 4294967298})"),
                "must be an integer from 1 to 1048576, got 4294967298");
