@@ -17,6 +17,7 @@
 
 #include "tprimat/backend/blaslt/api.hpp"
 #include "tprimat/backend/gpu.hpp"
+#include "tprimat/backend/gpu/event.hpp"
 
 namespace tprimat::backend::detail::blaslt {
 
@@ -91,9 +92,7 @@ template <class Run>
 std::size_t fastest(std::span<const ltMatmulAlgo_t> algos, Run&& run, gpuStream_t stream) {
   if (algos.size() < 2) return 0;
   gpu_check(gpuStreamSynchronize(stream), "GEMM tuning");  // the operands are ready
-  gpuEvent_t start = nullptr, stop = nullptr;
-  gpu_check(gpuEventCreate(&start), "gpuEventCreate");
-  gpu_check(gpuEventCreate(&stop), "gpuEventCreate");
+  const OwnedEvent start(EventUse::timing), stop(EventUse::timing);
   std::vector<float> ms(algos.size(), -1.0f);
   int runs = 0;
   for (std::size_t i = 0; i < algos.size(); ++i) {
@@ -113,8 +112,6 @@ std::size_t fastest(std::span<const ltMatmulAlgo_t> algos, Run&& run, gpuStream_
     gpu_check(gpuEventSynchronize(stop), "gpuEventSynchronize");
     gpu_check(gpuEventElapsedTime(&ms[i], start, stop), "gpuEventElapsedTime");
   }
-  (void)gpuEventDestroy(start);
-  (void)gpuEventDestroy(stop);
   (void)gpuGetLastError();  // a failed candidate's launch error is not the caller's
   std::size_t best = ms[0] >= 0 ? 0 : algos.size();
   for (std::size_t i = 1; i < algos.size(); ++i) {

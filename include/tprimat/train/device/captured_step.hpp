@@ -19,8 +19,8 @@ class CapturedStep {
   ~CapturedStep() { release(); }
 
   void create() {
-    start_ = OwnedEvent(true);
-    stop_ = OwnedEvent(true);
+    start_ = OwnedEvent(EventUse::timing);
+    stop_ = OwnedEvent(EventUse::timing);
   }
   /// Destroys the graph (before the events and buffers its nodes name).
   void release() {

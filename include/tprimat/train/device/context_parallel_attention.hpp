@@ -85,8 +85,8 @@ class ContextParallelAttention {
   /// the last chunk's keys; key_grads_ [owner rank][dK, dV][its tokens].
   void allocate(BufferAllocator& a, const BufferTable& table) {
     side_.create();
-    fork_ = OwnedEvent(false);
-    joined_ = OwnedEvent(false);
+    fork_ = OwnedEvent(EventUse::order);
+    joined_ = OwnedEvent(EventUse::order);
     using B = BufferId;
     for (const BufferEntry& e : table) {
       if (owner_of(e.buffer) != BufferOwner::context_parallel) continue;

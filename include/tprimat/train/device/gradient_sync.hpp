@@ -60,9 +60,10 @@ class GradientSync {
   /// Streams and events, after the engine's device checks.
   void create() {
     side_.create();
-    for (std::size_t i = 0; i <= plan.segments.size(); ++i) segment_done_.emplace_back(false);
+    for (std::size_t i = 0; i <= plan.segments.size(); ++i)
+      segment_done_.emplace_back(EventUse::order);
     for (std::size_t i = 0; i < plan.buckets.slot_elements.size(); ++i)
-      slot_free_.emplace_back(false);
+      slot_free_.emplace_back(EventUse::order);
     slot_pending_.assign(plan.buckets.slot_elements.size(), false);
   }
   /// The table's grad_norm_partials: Gpu::reduce_partials doubles a norm range.

@@ -32,7 +32,8 @@ class DeviceOptimizer {
 
   void create(const GradientSyncPlan& sync, bool zero) {
     if (zero)
-      for (std::size_t i = 0; i < sync.buckets.buckets.size(); ++i) updated_.emplace_back(false);
+      for (std::size_t i = 0; i < sync.buckets.buckets.size(); ++i)
+        updated_.emplace_back(EventUse::order);
   }
 
   /// The table's opt_* buffers (train/buffer_table.hpp's step_buffers): the scalars, each

@@ -33,7 +33,7 @@ class PhaseTimer {
   void mark(const char* category) {
     if (!timing_) return;
     if (used_ == events_.size()) {
-      events_.emplace_back(true);
+      events_.emplace_back(EventUse::timing);
       categories_.push_back(category);
     }
     categories_[used_] = category;

@@ -11,6 +11,7 @@
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
+#include "tprimat/backend/gpu/event.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/train/buffer_table.hpp"
 
@@ -37,29 +38,8 @@ class OwnedStream {
   gpuStream_t stream_ = nullptr;
 };
 
-/// An event, destroyed with its owner: one that times (start/stop of a step, phases) or one that
-/// only orders streams (created with timing disabled, cheaper to record).
-class OwnedEvent {
- public:
-  OwnedEvent() = default;
-  explicit OwnedEvent(bool timing) {
-    backend::gpu_check(
-        timing ? gpuEventCreate(&event_) : gpuEventCreateWithFlags(&event_, gpuEventDisableTiming),
-        "gpuEventCreate");
-  }
-  OwnedEvent(OwnedEvent&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
-  OwnedEvent& operator=(OwnedEvent&& o) noexcept {
-    std::swap(event_, o.event_);
-    return *this;
-  }
-  ~OwnedEvent() {
-    if (event_) (void)gpuEventDestroy(event_);
-  }
-  operator gpuEvent_t() const { return event_; }
-
- private:
-  gpuEvent_t event_ = nullptr;
-};
+using backend::EventUse;
+using backend::OwnedEvent;
 
 /// `waiter` waits for what `signaller` has enqueued so far.
 inline void stream_wait(gpuStream_t waiter, gpuStream_t signaller, gpuEvent_t event) {

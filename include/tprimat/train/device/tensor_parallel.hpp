@@ -47,8 +47,8 @@ class TensorParallel {
 
   void create() {
     stream_.create();
-    ready_ = OwnedEvent(false);
-    done_ = OwnedEvent(false);
+    ready_ = OwnedEvent(EventUse::order);
+    done_ = OwnedEvent(EventUse::order);
   }
   /// The table's buffers (train/buffer_table.hpp's tensor_parallel_buffers): the statistics
   /// every TP rank's vocabulary slice contributes to the loss, [tp][n][3]; under sequence

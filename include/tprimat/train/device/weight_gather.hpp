@@ -46,9 +46,10 @@ class WeightGather {
     if (!on_) return;
     buckets_ = &buckets;
     stream_.create();
-    forked_ = OwnedEvent(false);
-    joined_ = OwnedEvent(false);
-    for (std::size_t i = 0; i < buckets.slot_elements.size(); ++i) gathered_.emplace_back(false);
+    forked_ = OwnedEvent(EventUse::order);
+    joined_ = OwnedEvent(EventUse::order);
+    for (std::size_t i = 0; i < buckets.slot_elements.size(); ++i)
+      gathered_.emplace_back(EventUse::order);
     resident_.assign(buckets.slot_elements.size(), -1);
     waited_.assign(buckets.slot_elements.size(), true);
   }
