@@ -75,9 +75,8 @@ inline std::vector<FitOption> single_changes_that_fit(const bench::MemoryPlanInp
     if (in.sharding != ShardingStrategy::optim_grads_params) {
       auto z = in;
       z.sharding = ShardingStrategy::optim_grads_params;
-      train::OptimizerConfig fsdp;
-      fsdp.sharding = z.sharding;  // FP8: each weight cast after its gather
-      z.precision.fp8.copies = train::fp8_copies_under(fsdp, z.precision.fp8.copies);
+      // FP8: each weight cast after its gather.
+      z.precision.fp8.copies = train::fp8_copies_under(z.sharding, z.precision.fp8.copies);
       consider(z, "--data-parallel-sharding-strategy optim_grads_params");
     }
   }

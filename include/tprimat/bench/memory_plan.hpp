@@ -249,9 +249,7 @@ inline MemoryPlan plan_memory(const MemoryPlanInput& in) { return busiest_stage(
 /// kept (unused).
 inline train::Fp8Copies fp8_copies_that_fit(MemoryPlanInput in, double capacity_bytes,
                                                double margin) {
-  train::OptimizerConfig opt;
-  opt.sharding = in.sharding;
-  in.precision.fp8.copies = train::fp8_copies_under(opt, train::Fp8Copies::kept);
+  in.precision.fp8.copies = train::fp8_copies_under(in.sharding, train::Fp8Copies::kept);
   if (!in.precision.is_fp8() || capacity_bytes <= 0 ||
       plan_memory(in).total * margin <= capacity_bytes)
     return in.precision.fp8.copies;

@@ -984,7 +984,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   mi.shape.sequence_parallel = c.sequence_parallel;
   // FP8: the copies tprimat would keep (the device's memory unknown), recast under FSDP.
   mi.precision = precision_config;
-  mi.precision.fp8.copies = bench::fp8_copies_that_fit(mi, 0, 1.0);
+  mi.precision.fp8.copies = train::fp8_copies_under(mi.sharding, train::Fp8Copies::kept);
   c.device_options.precision.fp8.copies = mi.precision.fp8.copies;
   // tprimat's plan of the run on the log's platform: on AMD its HIP backend runs the flash
   // kernels (their workspace), as `tprimat plan` there would count.

@@ -77,14 +77,16 @@ struct RankPlan {
 /// FSDP casts each FP8 weight after its gather, just before the GEMM that reads it (recast
 /// copies): copies of every weight kept for the step would hold more than the bf16 weights it
 /// shards.
-inline Fp8Copies fp8_copies_under(const OptimizerConfig& opt, Fp8Copies wanted) {
+inline Fp8Copies fp8_copies_under(ShardingStrategy sharding, Fp8Copies wanted) {
+  OptimizerConfig opt;
+  opt.sharding = sharding;
   return opt.shards_weights() ? Fp8Copies::recast : wanted;
 }
 
 /// Refuses what the engines do not run under a sharding strategy: FSDP with kept FP8 copies (no
 /// rank holds a whole weight to cast once a step; fp8_copies_under says what it runs).
 inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConfig& precision) {
-  if (precision.is_fp8() && precision.fp8.copies != fp8_copies_under(opt, precision.fp8.copies))
+  if (precision.is_fp8() && precision.fp8.copies != fp8_copies_under(opt.sharding, precision.fp8.copies))
     throw core::InputError(
         "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) with kept "
         "FP8 weight copies: no rank holds a whole weight to cast once a step",

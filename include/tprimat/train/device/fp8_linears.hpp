@@ -128,22 +128,19 @@ class Fp8Linears {
     const std::int64_t count = std::int64_t{layers_} * fp8_weights;
     // Every FP8 weight's amax into amax_of(its id), the sharding group's max under FSDP.
     auto amax_pass = [&](auto&& amax_of) {
-      if (!params.sharded_weights()) {
-        for_each_weight([&](int l, int w, const bf16* x) {
+      const bool sliced = params.sharded_weights();
+      for_each_weight([&](int l, int w, const bf16* x) {
+        if (!sliced) {
           backend::Gpu::fp8_amax(x, size(w), amax_of(weight_id(l, w)), stream);
-        });
-        return;
-      }
-      for (int l = 0; l < layers_; ++l) {
-        if (!on_[l]) continue;
-        const GradientBucket& b = buckets.buckets[p.layer_segment(l)];
-        for (Projection w : model::projections) {
-          const int i = index_of(w);
-          const auto [held, n] = params.held_part(b, p.table.layers[l][w], size(i));
-          backend::Gpu::fp8_amax(held, n, amax_of(weight_id(l, i)), stream);
+          return;
         }
-      }
-      if (shard_) shard_->all_reduce_max(amax_of(0), static_cast<std::size_t>(count), stream);
+        const auto [held, n] =
+            params.held_part(buckets.buckets[p.layer_segment(l)],
+                             p.table.layers[l][model::projections[w]], size(w));
+        backend::Gpu::fp8_amax(held, n, amax_of(weight_id(l, w)), stream);
+      });
+      if (sliced && shard_)
+        shard_->all_reduce_max(amax_of(0), static_cast<std::size_t>(count), stream);
     };
     if (scaled_alone()) {
       amax_pass([&](int id) { return forward_.amax_now(id); });
