@@ -86,7 +86,8 @@ inline Fp8Copies fp8_copies_under(ShardingStrategy sharding, Fp8Copies wanted) {
 /// Refuses what the engines do not run under a sharding strategy: FSDP with kept FP8 copies (no
 /// rank holds a whole weight to cast once a step; fp8_copies_under says what it runs).
 inline void check_sharding_built(const OptimizerConfig& opt, const PrecisionConfig& precision) {
-  if (precision.is_fp8() && precision.fp8.copies != fp8_copies_under(opt.sharding, precision.fp8.copies))
+  if (precision.is_fp8() &&
+      precision.fp8.copies != fp8_copies_under(opt.sharding, precision.fp8.copies))
     throw core::InputError(
         "FP8 under sharding strategy optim_grads_params (FSDP: the weights sharded too) with kept "
         "FP8 weight copies: no rank holds a whole weight to cast once a step",

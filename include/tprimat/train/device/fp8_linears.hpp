@@ -134,9 +134,8 @@ class Fp8Linears {
           backend::Gpu::fp8_amax(x, size(w), amax_of(weight_id(l, w)), stream);
           return;
         }
-        const auto [held, n] =
-            params.held_part(buckets.buckets[p.layer_segment(l)],
-                             p.table.layers[l][model::projections[w]], size(w));
+        const auto [held, n] = params.held_part(buckets.buckets[p.layer_segment(l)],
+                                                p.table.layers[l][model::projections[w]], size(w));
         backend::Gpu::fp8_amax(held, n, amax_of(weight_id(l, w)), stream);
       });
       if (sliced && shard_)
