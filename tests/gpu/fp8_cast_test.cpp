@@ -2,7 +2,8 @@
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // backend::Gpu's FP8 ops bit for bit against the CPU reference (kernels/fp8_cast_reference.hpp):
 // every bf16 pattern at several scales, fp32 classes, cast_transpose on odd shapes with its amax,
-// and the delayed/current scale updates against a CPU model of the history.
+// SwiGLU's tile passes against its kernels and a cast, and the delayed/current scale updates
+// against a CPU model of the history.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -193,6 +194,89 @@ TEST(GpuFp8Cast, CastTransposeOddShapes) {
       Gpu::fp8_cast_transpose(d_x.data(), sh.rows, sh.cols, f, d_scale.data(), nullptr,
                                d_out_t.data(), nullptr, s);
       EXPECT_EQ(expect_bytes(d_out_t.download(), xt, scale, f, "out_t alone"), 0);
+    }
+}
+
+/// SwiGLU's tile passes (the output, or both gradients, computed where they are cast) against
+/// SwiGLU's own kernels followed by cast_transpose: the same bytes and amaxes, bit for bit, on
+/// odd and aligned shapes; then each target alone (rows, transpose, amax only).
+TEST(GpuFp8Cast, SwigluCastsAreTheUnfusedOnesBitForBit) {
+  TPRIMAT_REQUIRE_GPU();
+  TestStream s;
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  struct Shape {
+    std::int64_t rows, cols;
+  };
+  for (const Shape sh : {Shape{1, 1}, Shape{65, 130}, Shape{127, 257}, Shape{8, 24},
+                         Shape{256, 512}, Shape{136, 72}})
+    for (const Fp8Format f : all_formats) {
+      SCOPED_TRACE(::testing::Message() << sh.rows << " x " << sh.cols << " format " << int(f));
+      const std::size_t n = static_cast<std::size_t>(sh.rows * sh.cols);
+      // Wide enough that some outputs saturate at these scales.
+      const auto input = [&](std::uint64_t k, float stddev) {
+        return upload<bf16>(to_bf16(random_normal(n, seed + k * 7919 + n, stddev)), s);
+      };
+      DeviceBuffer<bf16> gate = input(1, 4.0f), up = input(2, 20.0f), dh = input(3, 20.0f);
+      DeviceBuffer<bf16> h(n, s), dgate(n, s), dup(n, s);
+      Gpu::swiglu_forward(gate.data(), up.data(), h.data(), static_cast<std::int64_t>(n), s);
+      Gpu::swiglu_backward(gate.data(), up.data(), dh.data(), dgate.data(), dup.data(), nullptr,
+                           static_cast<std::int64_t>(n), s);
+      DeviceBuffer<float> scales(2, s);
+      scales.upload(std::vector<float>{5.9f, 0.37f});
+      // What one target of a pass wrote.
+      struct Cast {
+        DeviceBuffer<std::uint8_t> out, out_t;
+        DeviceBuffer<float> amax;
+        Cast(std::size_t n, gpuStream_t st) : out(n, st), out_t(n, st), amax(1, st) {
+          out.fill_bytes(poison);
+          out_t.fill_bytes(poison);
+          amax.fill_bytes(0);
+        }
+        kernels::Fp8Target target(const float* scale) {
+          return {scale, out.data(), out_t.data(), amax.data()};
+        }
+      };
+      const auto same = [](Cast& want, Cast& got, const char* what) {
+        EXPECT_TRUE(want.out.download() == got.out.download()) << what << ": rows differ";
+        EXPECT_TRUE(want.out_t.download() == got.out_t.download()) << what << ": transposes differ";
+        EXPECT_EQ(want.amax.download()[0], got.amax.download()[0]) << what << ": amax";
+      };
+      // The output.
+      Cast want_h(n, s), got_h(n, s);
+      Gpu::fp8_cast_transpose(h.data(), sh.rows, sh.cols, f, scales.data(), want_h.out.data(),
+                              want_h.out_t.data(), want_h.amax.data(), s);
+      Gpu::fp8_swiglu_cast(gate.data(), up.data(), sh.rows, sh.cols, f, got_h.target(scales.data()),
+                           s);
+      same(want_h, got_h, "h");
+      // The gradients, each with its own scale.
+      Cast want_dg(n, s), want_du(n, s), got_dg(n, s), got_du(n, s);
+      Gpu::fp8_cast_transpose(dgate.data(), sh.rows, sh.cols, f, scales.data(), want_dg.out.data(),
+                              want_dg.out_t.data(), want_dg.amax.data(), s);
+      Gpu::fp8_cast_transpose(dup.data(), sh.rows, sh.cols, f, scales.data() + 1,
+                              want_du.out.data(), want_du.out_t.data(), want_du.amax.data(), s);
+      Gpu::fp8_swiglu_grad_cast(gate.data(), up.data(), dh.data(), sh.rows, sh.cols, f,
+                                got_dg.target(scales.data()), got_du.target(scales.data() + 1), s);
+      same(want_dg, got_dg, "dgate");
+      same(want_du, got_du, "dup");
+      ASSERT_GT(want_dg.amax.download()[0], 0.0f);
+      // Each target alone: the transpose (a recast input), the rows, the amax (current scaling's
+      // pass before the cast); nothing else written.
+      Cast only_t(n, s), only_rows(n, s), only_amax(n, s);
+      Gpu::fp8_swiglu_cast(gate.data(), up.data(), sh.rows, sh.cols, f,
+                           {scales.data(), nullptr, only_t.out_t.data(), nullptr}, s);
+      Gpu::fp8_swiglu_cast(gate.data(), up.data(), sh.rows, sh.cols, f,
+                           {scales.data(), only_rows.out.data(), nullptr, nullptr}, s);
+      Gpu::fp8_swiglu_grad_cast(gate.data(), up.data(), dh.data(), sh.rows, sh.cols, f,
+                                {nullptr, nullptr, nullptr, only_amax.amax.data()},
+                                {nullptr, nullptr, nullptr, nullptr}, s);
+      EXPECT_TRUE(only_t.out_t.download() == want_h.out_t.download());
+      EXPECT_TRUE(only_rows.out.download() == want_h.out.download());
+      EXPECT_EQ(only_amax.amax.download()[0], want_dg.amax.download()[0]);
+      const std::vector<std::uint8_t> untouched(n, poison);
+      EXPECT_TRUE(only_t.out.download() == untouched && only_rows.out_t.download() == untouched &&
+                  only_amax.out.download() == untouched && only_amax.out_t.download() == untouched);
+      EXPECT_EQ(only_t.amax.download()[0], 0.0f);
     }
 }
 

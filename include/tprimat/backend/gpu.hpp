@@ -13,6 +13,7 @@
 #include "tprimat/backend/gpu/runtime.hpp"
 #include "tprimat/config.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/kernels/fp8_target.hpp"
 #include "tprimat/kernels/reduction_chunks.hpp"
 
 namespace tprimat::backend {
@@ -217,6 +218,18 @@ struct Gpu {
   static void fp8_cast_transpose(const bf16* x, std::int64_t rows, std::int64_t cols,
                                  kernels::Fp8Format format, const float* scale, std::uint8_t* out,
                                  std::uint8_t* out_t, float* amax, Stream stream);
+  /// SwiGLU's h [rows, cols] (swiglu_forward's bf16 values) computed from gate and up and cast
+  /// as `h` says (fp8_cast_transpose's outputs and amax, or the amax alone) in one pass: h is
+  /// never written in bf16 nor read back.
+  static void fp8_swiglu_cast(const bf16* gate, const bf16* up, std::int64_t rows,
+                              std::int64_t cols, kernels::Fp8Format format,
+                              const kernels::Fp8Target& h, Stream stream);
+  /// swiglu_backward's dgate and dup [rows, cols] computed from gate, up and dh and cast as
+  /// `dgate` and `dup` say, in one pass: the bf16 gradients are never written.
+  static void fp8_swiglu_grad_cast(const bf16* gate, const bf16* up, const bf16* dh,
+                                   std::int64_t rows, std::int64_t cols, kernels::Fp8Format format,
+                                   const kernels::Fp8Target& dgate, const kernels::Fp8Target& dup,
+                                   Stream stream);
   /// Delayed scaling of `count` tensors of one format: amax_history [count, history] rolls by one
   /// (entry 0 takes amax[t], the oldest drops), scale[t] = max_finite / max(history) / 2^margin
   /// (kept where that max is 0 or not finite), scale_inv[t] = 1 / scale[t], amax[t] = 0.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// FP8 casts with per-tensor scales: scaled cast + amax, fused cast + transpose + amax (Transformer
-// Engine's cast_transpose), and the delayed/current scale updates, one source for CUDA and HIP.
+// FP8 casts with per-tensor scales: scaled cast + amax, the tile pass (cast + transpose + amax of
+// a bf16 tensor, Transformer Engine's cast_transpose, or of a producer's outputs computed in the
+// same pass), and the delayed/current scale updates, one source for CUDA and HIP.
 #pragma once
 
 #include <cfloat>
@@ -11,6 +12,7 @@
 #include "tprimat/kernels/convert.cuh"
 #include "tprimat/kernels/fp8_convert.hpp"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/kernels/fp8_target.hpp"
 #include "tprimat/kernels/gpu.cuh"
 #include "tprimat/kernels/reduce.cuh"
 
@@ -92,78 +94,116 @@ inline constexpr int fp8_chunk = 8;
 // spreads the column-wise gathers (8 rows apart) over 4 banks instead of 1.
 inline constexpr int fp8_tile_stride = fp8_tile + 4;
 
-/// bf16 x [rows, cols] -> out [rows, cols] and out_t [cols, rows], both cast(x * *scale), and
-/// *amax = max(*amax, max |x|): one read of x and one write of each output (Transformer Engine's
-/// cast_transpose), so the GEMMs that need the K-major transpose get it without another pass.
-/// One block per 64 x 64 tile (grid x over column tiles, y over row tiles). `vectors`: cols and
-/// rows are multiples of 8 and the pointers aligned, so whole chunks move as 16/8-byte accesses;
-/// chunks past an edge (or everything, without `vectors`) go element by element. A null `out`
-/// writes the transpose alone (a recast weight for the forward, an input for a weight gradient).
-template <Fp8Format F>
-__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_cast_transpose_kernel(
-    const std::uint16_t* __restrict__ x, std::int64_t rows, std::int64_t cols,
-    const float* __restrict__ scale, std::uint8_t* __restrict__ out,
-    std::uint8_t* __restrict__ out_t, float* __restrict__ amax, bool vectors) {
+/// The values of a plain cast_transpose: a bf16 tensor's elements (as bits).
+struct Bf16Values {
+  static constexpr int outputs = 1;
+  const std::uint16_t* x;
+  /// Elements [i, i + V) as floats (i a multiple of V when V > 1).
+  template <int V>
+  __device__ __forceinline__ void operator()(std::int64_t i, float (&v)[1][V]) const {
+    const Pack<std::uint16_t, V> p = load_pack<V>(x + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[0][k] = join_float(p.v[k], 0);
+  }
+};
+
+/// The tile pass: Values gives `outputs` tensors [rows, cols] (each element the bf16 value a
+/// producer kernel would write, as a float), and each is cast with its target's scale, written
+/// row-major and transposed, its amax taken. With Bf16Values this is Transformer Engine's
+/// cast_transpose (one read of x, one write of each output); with a producer that computes its
+/// output from its own inputs (kernels/swiglu.cuh) the output is never written in bf16 nor read
+/// back: the producer and the cast are one pass. One block per 64 x 64 tile (grid x over column
+/// tiles, y over row tiles). `vectors`: cols and rows are multiples of 8 and the pointers aligned,
+/// so whole chunks move as 16/8-byte accesses; chunks past an edge (or everything, without
+/// `vectors`) go element by element.
+template <Fp8Format F, class Values>
+__global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
+    Values values, std::int64_t rows, std::int64_t cols, Fp8Targets<Values::outputs> targets,
+    bool vectors) {
+  constexpr int outputs = Values::outputs;
   // Words, for the 4-byte stores (an alignas on a __shared__ array does not compile on HIP).
-  __shared__ std::uint32_t tile_words[fp8_tile * fp8_tile_stride / 4];
-  std::uint8_t* tile = reinterpret_cast<std::uint8_t*>(tile_words);
+  __shared__ std::uint32_t tile_words[outputs][fp8_tile * fp8_tile_stride / 4];
   __shared__ float scratch[gpu::warp_size];
-  const float s = *scale;
+  float s[outputs];
+#pragma unroll
+  for (int o = 0; o < outputs; ++o)
+    s[o] = targets.t[o].scale != nullptr ? *targets.t[o].scale : 1.0f;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * fp8_tile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * fp8_tile;
   constexpr int chunks = fp8_tile / fp8_chunk;           // 8 chunks a tile row
   constexpr int lines = fp8_tile_threads / chunks;       // 32 tile rows a pass
   const int chunk = (threadIdx.x % chunks) * fp8_chunk;  // first column (row) in the tile
   const int line = threadIdx.x / chunks;
-  float local = 0.0f;
+  float local[outputs] = {};
 
-  // Rows of x: cast, write `out` row-major, keep the bytes in the tile.
+  // Rows of the values: cast, write each `out` row-major, keep the bytes in the tiles.
   for (int r = line; r < fp8_tile; r += lines) {
     const std::int64_t row = r0 + r, col = c0 + chunk;
     if (row >= rows || col >= cols) continue;
-    std::uint8_t* t = tile + r * fp8_tile_stride + chunk;
+    const int at = r * fp8_tile_stride + chunk;
     if (vectors && col + fp8_chunk <= cols) {
-      const Pack<std::uint16_t, fp8_chunk> p = load_pack<fp8_chunk>(x + row * cols + col);
-      Pack<std::uint8_t, fp8_chunk> q;
+      float v[outputs][fp8_chunk];
+      values.template operator()<fp8_chunk>(row * cols + col, v);
 #pragma unroll
-      for (int k = 0; k < fp8_chunk; ++k) {
-        const float v = join_float(p.v[k], 0);
-        local = fmaxf(local, fabsf(v));
-        q.v[k] = fp8_cast_value<F>(v * s);
+      for (int o = 0; o < outputs; ++o) {
+        Pack<std::uint8_t, fp8_chunk> q;
+#pragma unroll
+        for (int k = 0; k < fp8_chunk; ++k) {
+          local[o] = fmaxf(local[o], fabsf(v[o][k]));
+          q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
+        }
+        const Fp8Target& t = targets.t[o];
+        if (t.out != nullptr) store_pack<fp8_chunk>(t.out + row * cols + col, q);
+        if (t.out_t == nullptr) continue;
+        const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
+        std::uint32_t* tile =
+            reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::uint8_t*>(tile_words[o]) + at);
+        tile[0] = words.v[0];
+        tile[1] = words.v[1];
       }
-      if (out != nullptr) store_pack<fp8_chunk>(out + row * cols + col, q);
-      const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
-      reinterpret_cast<std::uint32_t*>(t)[0] = words.v[0];
-      reinterpret_cast<std::uint32_t*>(t)[1] = words.v[1];
     } else {
       for (int k = 0; k < fp8_chunk && col + k < cols; ++k) {
-        const float v = join_float(x[row * cols + col + k], 0);
-        local = fmaxf(local, fabsf(v));
-        t[k] = fp8_cast_value<F>(v * s);
-        if (out != nullptr) out[row * cols + col + k] = t[k];
+        float v[outputs][1];
+        values.template operator()<1>(row * cols + col + k, v);
+#pragma unroll
+        for (int o = 0; o < outputs; ++o) {
+          local[o] = fmaxf(local[o], fabsf(v[o][0]));
+          const std::uint8_t q = fp8_cast_value<F>(v[o][0] * s[o]);
+          reinterpret_cast<std::uint8_t*>(tile_words[o])[at + k] = q;
+          if (targets.t[o].out != nullptr) targets.t[o].out[row * cols + col + k] = q;
+        }
       }
     }
   }
   __syncthreads();
 
-  // Columns of the tile: rows of out_t, gathered from the tile's bytes.
-  for (int c = line; c < fp8_tile; c += lines) {
-    const std::int64_t row_t = c0 + c, col_t = r0 + chunk;  // out_t[row_t, col_t]
-    if (row_t >= cols || col_t >= rows) continue;
-    if (vectors && col_t + fp8_chunk <= rows) {
-      Pack<std::uint8_t, fp8_chunk> q;
+  // Columns of each tile: rows of its out_t, gathered from the tile's bytes.
 #pragma unroll
-      for (int k = 0; k < fp8_chunk; ++k) q.v[k] = tile[(chunk + k) * fp8_tile_stride + c];
-      store_pack<fp8_chunk>(out_t + row_t * rows + col_t, q);
-    } else {
-      for (int k = 0; k < fp8_chunk && col_t + k < rows; ++k)
-        out_t[row_t * rows + col_t + k] = tile[(chunk + k) * fp8_tile_stride + c];
+  for (int o = 0; o < outputs; ++o) {
+    std::uint8_t* out_t = targets.t[o].out_t;
+    if (out_t == nullptr) continue;
+    const std::uint8_t* tile = reinterpret_cast<const std::uint8_t*>(tile_words[o]);
+    for (int c = line; c < fp8_tile; c += lines) {
+      const std::int64_t row_t = c0 + c, col_t = r0 + chunk;  // out_t[row_t, col_t]
+      if (row_t >= cols || col_t >= rows) continue;
+      if (vectors && col_t + fp8_chunk <= rows) {
+        Pack<std::uint8_t, fp8_chunk> q;
+#pragma unroll
+        for (int k = 0; k < fp8_chunk; ++k) q.v[k] = tile[(chunk + k) * fp8_tile_stride + c];
+        store_pack<fp8_chunk>(out_t + row_t * rows + col_t, q);
+      } else {
+        for (int k = 0; k < fp8_chunk && col_t + k < rows; ++k)
+          out_t[row_t * rows + col_t + k] = tile[(chunk + k) * fp8_tile_stride + c];
+      }
     }
   }
 
-  if (amax == nullptr) return;
-  local = block_max(local, scratch);
-  if (threadIdx.x == 0) atomic_amax(amax, local);
+#pragma unroll
+  for (int o = 0; o < outputs; ++o) {
+    if (targets.t[o].amax == nullptr) continue;
+    const float m = block_max(local[o], scratch);
+    if (threadIdx.x == 0) atomic_amax(targets.t[o].amax, m);
+  }
 }
 
 /// The scale a tensor of this amax gets: max_finite / amax / 2^margin; `previous` where amax is 0

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// backend::Gpu's FP8 ops: the scaled cast, cast_transpose and the scale updates, each choosing
-// its kernel's format instantiation, pack width and grid (kernels/tprimat/kernels/fp8_cast.cuh).
+// backend::Gpu's FP8 ops: the scaled cast, the tile pass (cast_transpose, SwiGLU's output or
+// gradients cast where they are computed) and the scale updates, each choosing its kernel's
+// format instantiation, pack width and grid (kernels/tprimat/kernels/fp8_cast.cuh).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/kernels/fp8_cast.cuh"
 #include "tprimat/kernels/fp8_format.hpp"
+#include "tprimat/kernels/swiglu.cuh"
 
 namespace tprimat::backend {
 namespace detail {
@@ -61,6 +64,29 @@ void fp8_cast(const In* x, std::int64_t n, kernels::Fp8Format format, const floa
   gpu_check(gpuGetLastError(), "fp8_cast");
 }
 
+/// The tile pass over [rows, cols] of `values` into `targets` (kernels::fp8_tile_cast_kernel);
+/// `pointers` are the values' inputs, whose alignment (with the targets') allows whole chunks.
+template <class Values>
+void fp8_tile_cast(const Values& values, std::initializer_list<const void*> pointers,
+                   std::int64_t rows, std::int64_t cols, kernels::Fp8Format format,
+                   const kernels::Fp8Targets<Values::outputs>& targets, const char* what,
+                   Gpu::Stream stream) {
+  using kernels::aligned_to;
+  if (rows <= 0 || cols <= 0) return;
+  constexpr int tile = kernels::fp8_tile, chunk = kernels::fp8_chunk;
+  bool vectors = rows % chunk == 0 && cols % chunk == 0;
+  for (const void* p : pointers) vectors = vectors && aligned_to(p, 16);
+  for (const kernels::Fp8Target& t : targets.t)
+    vectors = vectors && aligned_to(t.out, chunk) && aligned_to(t.out_t, chunk);
+  const dim3 grid(static_cast<unsigned>((cols + tile - 1) / tile),
+                  static_cast<unsigned>((rows + tile - 1) / tile));
+  with_fp8_format(format, [&](auto f) {
+    kernels::fp8_tile_cast_kernel<decltype(f)::value, Values>
+        <<<grid, kernels::fp8_tile_threads, 0, stream>>>(values, rows, cols, targets, vectors);
+  });
+  gpu_check(gpuGetLastError(), what);
+}
+
 }  // namespace detail
 
 TPRIMAT_GPU_INLINE void Gpu::fp8_cast(const bf16* x, std::int64_t n, kernels::Fp8Format format,
@@ -84,20 +110,25 @@ TPRIMAT_GPU_INLINE void Gpu::fp8_cast_transpose(const bf16* x, std::int64_t rows
                                                 kernels::Fp8Format format, const float* scale,
                                                 std::uint8_t* out, std::uint8_t* out_t, float* amax,
                                                 Stream stream) {
-  using kernels::aligned_to;
-  if (rows <= 0 || cols <= 0) return;
-  constexpr int tile = kernels::fp8_tile, chunk = kernels::fp8_chunk;
-  const bool vectors = rows % chunk == 0 && cols % chunk == 0 && aligned_to(x, 16) &&
-                       aligned_to(out, chunk) && aligned_to(out_t, chunk);
-  const dim3 grid(static_cast<unsigned>((cols + tile - 1) / tile),
-                  static_cast<unsigned>((rows + tile - 1) / tile));
-  const auto* bits = reinterpret_cast<const std::uint16_t*>(x);
-  detail::with_fp8_format(format, [&](auto f) {
-    kernels::fp8_cast_transpose_kernel<decltype(f)::value>
-        <<<grid, kernels::fp8_tile_threads, 0, stream>>>(bits, rows, cols, scale, out, out_t, amax,
-                                                         vectors);
-  });
-  gpu_check(gpuGetLastError(), "fp8_cast_transpose");
+  const kernels::Bf16Values values{reinterpret_cast<const std::uint16_t*>(x)};
+  detail::fp8_tile_cast(values, {x}, rows, cols, format, {{{scale, out, out_t, amax}}},
+                        "fp8_cast_transpose", stream);
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_swiglu_cast(const bf16* gate, const bf16* up, std::int64_t rows,
+                                             std::int64_t cols, kernels::Fp8Format format,
+                                             const kernels::Fp8Target& h, Stream stream) {
+  detail::fp8_tile_cast(kernels::SwigluValues{gate, up}, {gate, up}, rows, cols, format, {{h}},
+                        "fp8_swiglu_cast", stream);
+}
+
+TPRIMAT_GPU_INLINE void Gpu::fp8_swiglu_grad_cast(const bf16* gate, const bf16* up, const bf16* dh,
+                                                  std::int64_t rows, std::int64_t cols,
+                                                  kernels::Fp8Format format,
+                                                  const kernels::Fp8Target& dgate,
+                                                  const kernels::Fp8Target& dup, Stream stream) {
+  detail::fp8_tile_cast(kernels::SwigluGradValues{gate, up, dh}, {gate, up, dh}, rows, cols, format,
+                        {{dgate, dup}}, "fp8_swiglu_grad_cast", stream);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::fp8_delayed_scale_update(float* amax_history, int history, float* amax,

@@ -41,6 +41,27 @@ struct Fp8Cast {
   const float* scale_inv = nullptr;
 };
 
+/// What an input's cast reads: a bf16 tensor, or SwiGLU's gate and up, its output h computed in
+/// the cast's pass (Gpu::fp8_swiglu_cast) and never written in bf16.
+struct Fp8Source {
+  using bf16 = backend::Gpu::bf16;
+  const bf16* x = nullptr;
+  const bf16* gate = nullptr;
+  const bf16* up = nullptr;
+
+  Fp8Source(const bf16* tensor) : x(tensor) {}  // NOLINT(google-explicit-constructor): a tensor
+  static Fp8Source swiglu(const bf16* gate, const bf16* up) {
+    Fp8Source s(nullptr);
+    s.gate = gate;
+    s.up = up;
+    return s;
+  }
+};
+
+/// Whether a tensor of a layer is split over TP (each rank holds part of it: its amax is the
+/// group's max) or replicated.
+enum class TpSplit : bool { replicated, split };
+
 class Fp8Linears {
  public:
   using bf16 = backend::Gpu::bf16;
@@ -180,25 +201,27 @@ class Fp8Linears {
   // ---- a projection's operands ----------------------------------------------------------------
   /// The forward's input x [n, width] of layer l in slot `slot` cast (E4M3): its rows for the
   /// forward GEMMs, its transpose kept for the weight gradients.
-  Fp8Cast cast_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
+  Fp8Cast cast_input(int slot, int l, Fp8Input i, const Fp8Source& x, gpuStream_t stream) {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
     // x_o and x_down are split over TP (heads, FFN); x_qkv and x_mlp are replicated.
     std::uint8_t* kept = saved(slot, l)[i].data();  // null when recast: rows alone
-    cast(forward_, id, input_id(0, l, i), x, plan_->n, input_width_[i], input_scratch_.data(), kept,
-         i == x_o || i == x_down, stream);
+    const TpSplit split = i == x_o || i == x_down ? TpSplit::split : TpSplit::replicated;
+    cast(forward_, id, input_id(0, l, i), split, input_scratch_.data(), kept, stream,
+         [&](const kernels::Fp8Target& t) {
+           pass(x, input_width_[i], forward_.format(), t, stream);
+         });
     return Fp8Cast{input_scratch_.data(), kept, forward_.scale_inv(id)};
   }
   /// The transposed input the weight gradient of the same step and slot reads: the one the
   /// forward kept, or with recast copies (x_o, x_down) `x` cast again with the forward's scale:
-  /// the attention output the backward keeps, the SwiGLU output it recomputes, bit for bit the
-  /// forward's.
-  Fp8Cast saved_input(int slot, int l, Fp8Input i, const bf16* x, gpuStream_t stream) {
+  /// the attention output the backward keeps, the SwiGLU output computed again from gate and up,
+  /// bit for bit the forward's.
+  Fp8Cast saved_input(int slot, int l, Fp8Input i, const Fp8Source& x, gpuStream_t stream) {
     const int id = input_id(scaled_alone() ? slot : 0, l, i);
     if (kept_ || !recast_input(i))
       return Fp8Cast{nullptr, saved(slot, l)[i].data(), forward_.scale_inv(id)};
-    backend::Gpu::fp8_cast_transpose(x, plan_->n, input_width_[i], forward_.format(),
-                                     forward_.scale(id), nullptr, input_scratch_.data(), nullptr,
-                                     stream);
+    pass(x, input_width_[i], forward_.format(),
+         {forward_.scale(id), nullptr, input_scratch_.data(), nullptr}, stream);
     return Fp8Cast{nullptr, input_scratch_.data(), forward_.scale_inv(id)};
   }
   /// The gradient g [n, width] of layer l cast (E5M2) into scratch pair `pair` at byte `offset`.
@@ -209,8 +232,35 @@ class Fp8Linears {
     std::uint8_t* cols = grad_pairs_[pair].cols.data() + offset;
     // The gradients of the layer's output and of the attention residual are replicated over TP;
     // q, k, v, gate and up are split.
-    cast(backward_, id, id, x, plan_->n, width, rows, cols, g != g_down && g != g_o, stream);
+    const TpSplit split = g != g_down && g != g_o ? TpSplit::split : TpSplit::replicated;
+    cast(backward_, id, id, split, rows, cols, stream,
+         [&](const kernels::Fp8Target& t) { pass(x, width, backward_.format(), t, stream); });
     return Fp8Cast{rows, cols, backward_.scale_inv(id)};
+  }
+  /// SwiGLU's gradients of layer l (E5M2) computed from gate, up and dh where they are cast
+  /// (Gpu::fp8_swiglu_grad_cast), never written in bf16: dgate's into scratch pair 1, dup's into
+  /// pair 0, as cast_grad would place them.
+  std::array<Fp8Cast, 2> cast_swiglu_grads(int l, const bf16* gate, const bf16* up, const bf16* dh,
+                                           gpuStream_t stream) {
+    static_assert(g_up == g_gate + 1, "tprimat: one scale update takes both");
+    const int id = l * fp8_grads + g_gate;
+    const std::int64_t f = input_width_[x_down];
+    Fp8Scales& s = backward_;
+    const auto run = [&](const kernels::Fp8Target& dgate, const kernels::Fp8Target& dup) {
+      backend::Gpu::fp8_swiglu_grad_cast(gate, up, dh, plan_->n, f, s.format(), dgate, dup, stream);
+    };
+    // Both split over TP (FFN columns).
+    if (scaled_alone()) {
+      run({nullptr, nullptr, nullptr, s.amax_now(id)},
+          {nullptr, nullptr, nullptr, s.amax_now(id + 1)});
+      reduce_amax_now(s, id, 2, TpSplit::split, stream);
+    }
+    Pair &pg = grad_pairs_[1], &pu = grad_pairs_[0];
+    const bool record = records_amax();
+    run({s.scale(id), pg.rows.data(), pg.cols.data(), record ? s.amax(id) : nullptr},
+        {s.scale(id + 1), pu.rows.data(), pu.cols.data(), record ? s.amax(id + 1) : nullptr});
+    return {Fp8Cast{pg.rows.data(), pg.cols.data(), s.scale_inv(id)},
+            Fp8Cast{pu.rows.data(), pu.cols.data(), s.scale_inv(id + 1)}};
   }
   /// Weight w of layer l as the forward GEMM reads it (the transpose), cast now if recast.
   Fp8Cast forward_weight(const LayerParams& lp, int l, Projection w, gpuStream_t stream) {
@@ -288,25 +338,37 @@ class Fp8Linears {
     return saved_[std::size_t(slot) * layers_ + std::size_t(l)];
   }
 
-  /// x [rows, cols] cast with tensor `id`'s scale into out and out_t (when not null): scaled from
-  /// its own amax first when scaled_alone() (the TP group's max when the tensor is `split`); under
-  /// delayed scaling the amax is recorded into `history_id`'s step amax.
-  void cast(Fp8Scales& scales, int id, int history_id, const bf16* x, std::int64_t rows,
-            std::int64_t cols, std::uint8_t* out, std::uint8_t* out_t, bool split,
-            gpuStream_t stream) {
-    using backend::Gpu;
+  /// Tensor `id` cast by `pass` (a pass of its source into a target) into out and out_t (when
+  /// not null) with its scale: scaled from its own amax first when scaled_alone() (an amax-only
+  /// pass); under delayed scaling the amax is recorded into `history_id`'s step amax.
+  template <class Pass>
+  void cast(Fp8Scales& scales, int id, int history_id, TpSplit split, std::uint8_t* out,
+            std::uint8_t* out_t, gpuStream_t stream, Pass&& pass) {
     if (scaled_alone()) {
-      Gpu::fp8_amax(x, rows * cols, scales.amax_now(id), stream);
-      if (split) tp_->all_reduce_max(scales.amax_now(id), 1, stream);
-      if (cp_) cp_->all_reduce_max(scales.amax_now(id), 1, stream);
-      scales.update_current(id, 1, precision_.fp8.margin, stream);
+      pass(kernels::Fp8Target{nullptr, nullptr, nullptr, scales.amax_now(id)});
+      reduce_amax_now(scales, id, 1, split, stream);
     }
-    float* amax = records_amax() ? scales.amax(history_id) : nullptr;
-    if (out_t == nullptr)
-      Gpu::fp8_cast(x, rows * cols, scales.format(), scales.scale(id), out, amax, stream);
-    else
-      Gpu::fp8_cast_transpose(x, rows, cols, scales.format(), scales.scale(id), out, out_t, amax,
-                              stream);
+    pass(kernels::Fp8Target{scales.scale(id), out, out_t,
+                            records_amax() ? scales.amax(history_id) : nullptr});
+  }
+  /// Current scaling's step between the amax pass and the cast: tensors [id, id + count)'s
+  /// amaxes maxed over the TP group (split tensors) and the CP group, then their scales.
+  void reduce_amax_now(Fp8Scales& scales, int id, int count, TpSplit split, gpuStream_t stream) {
+    if (split == TpSplit::split) tp_->all_reduce_max(scales.amax_now(id), count, stream);
+    if (cp_) cp_->all_reduce_max(scales.amax_now(id), static_cast<std::size_t>(count), stream);
+    scales.update_current(id, count, precision_.fp8.margin, stream);
+  }
+  /// One pass over `x` [plan n, cols] into `t`: the amax alone, the rows, the transpose, or both.
+  void pass(const Fp8Source& x, std::int64_t cols, kernels::Fp8Format format,
+            const kernels::Fp8Target& t, gpuStream_t stream) const {
+    using backend::Gpu;
+    const std::int64_t rows = plan_->n;
+    if (x.gate != nullptr) return Gpu::fp8_swiglu_cast(x.gate, x.up, rows, cols, format, t, stream);
+    if (t.out == nullptr && t.out_t == nullptr)
+      return Gpu::fp8_amax(x.x, rows * cols, t.amax, stream);
+    if (t.out_t == nullptr)
+      return Gpu::fp8_cast(x.x, rows * cols, format, t.scale, t.out, t.amax, stream);
+    Gpu::fp8_cast_transpose(x.x, rows, cols, format, t.scale, t.out, t.out_t, t.amax, stream);
   }
 
   PrecisionConfig precision_;

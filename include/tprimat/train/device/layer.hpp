@@ -143,13 +143,15 @@ struct DecoderLayer {
       tp.row_parallel_add(gemm, n, h, qd, a.attn.data(), params.w(lp[wo]), a.x.data(),
                           a.x_mid.data(), timer);
     mlp_inputs(lp, a, l, slot);
-    Gpu::swiglu_forward(a.gate, a.up, scratch.hidden.data(), n * f, stream);
-    if (f8)
-      fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, scratch.hidden.data(), stream),
+    // An FP8 layer computes SwiGLU's output where it casts it (never in bf16).
+    if (f8) {
+      fp8_row_parallel_add(fp8.cast_input(slot, l, x_down, Fp8Source::swiglu(a.gate, a.up), stream),
                            fp8.forward_weight(lp, l, w_down, stream), f, a.x_mid.data(), next);
-    else
+    } else {
+      Gpu::swiglu_forward(a.gate, a.up, scratch.hidden.data(), n * f, stream);
       tp.row_parallel_add(gemm, n, h, f, scratch.hidden.data(), params.w(lp[w_down]), a.x_mid.data(),
                           next, timer);
+    }
   }
 
   /// RoPE on the keys, then (context parallelism) their and the values' gather started.
@@ -322,7 +324,9 @@ struct DecoderLayer {
   /// backward() of an FP8 layer: each projection's gradient cast once (E5M2, rows and transpose)
   /// for its input-gradient and weight-gradient GEMMs; the inputs' transposes are the forward's
   /// (x_o's and x_down's cast again when the copies are recast). Two scratch pairs hold the
-  /// gradients' casts in flight.
+  /// gradients' casts in flight. SwiGLU's output and gradients are computed where they are cast
+  /// (never in bf16), so the down projection's weight gradient comes before SwiGLU's backward,
+  /// which takes its gradient's pair.
   void backward_fp8(const LayerParams& lp, LayerActivations& a, float acc, int l, int slot) {
     const model::Dims& d = plan.d;
     const std::int64_t n = plan.n, h = d.hidden, qd = d.q_dim(), kvd = d.kv_dim(), f = d.ffn;
@@ -332,12 +336,9 @@ struct DecoderLayer {
     const Fp8Cast gd = fp8.cast_grad(l, g_down, s.dres_bf.data(), h, 0, 0, stream);
     fp8.input_grad<bf16>(gemm, gd, fp8.backward_weight(lp, l, w_down, stream), f, h, 0.f,
                          s.dhidden.data());
-    Gpu::swiglu_backward(a.gate, a.up, s.dhidden.data(), s.dgate.data(), s.dup.data(),
-                         s.hidden.data(), n * f, stream);
-    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down, s.hidden.data(), stream), gd, f, h, acc,
-                    params.g(lp[w_down]));
-    const Fp8Cast gg = fp8.cast_grad(l, g_gate, s.dgate.data(), f, 1, 0, stream);
-    const Fp8Cast gu = fp8.cast_grad(l, g_up, s.dup.data(), f, 0, 0, stream);
+    fp8.weight_grad(gemm, fp8.saved_input(slot, l, x_down, Fp8Source::swiglu(a.gate, a.up), stream),
+                    gd, f, h, acc, params.g(lp[w_down]));
+    const auto [gg, gu] = fp8.cast_swiglu_grads(l, a.gate, a.up, s.dhidden.data(), stream);
     fp8.input_grad<float>(gemm, gg, fp8.backward_weight(lp, l, w_gate, stream), h, f, 0.f,
                           s.dxn.data());
     fp8.input_grad<float>(gemm, gu, fp8.backward_weight(lp, l, w_up, stream), h, f, 1.f,
