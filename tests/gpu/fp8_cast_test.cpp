@@ -48,6 +48,11 @@ float amax_of(const std::vector<float>& x) {
   return m;
 }
 
+/// A tensor's [rows, cols] for the 2-D passes.
+struct Shape {
+  std::int64_t rows, cols;
+};
+
 /// Counts the bytes that differ from the reference of x * scale and reports the first few.
 int expect_bytes(const std::vector<std::uint8_t>& got, const std::vector<float>& x, float scale,
                  Fp8Format f, const char* what) {
@@ -160,9 +165,6 @@ TEST(GpuFp8Cast, CastTransposeOddShapes) {
   TestStream s;
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  struct Shape {
-    std::int64_t rows, cols;
-  };
   for (const Shape sh :
        {Shape{1, 1}, Shape{1, 77}, Shape{77, 1}, Shape{64, 64}, Shape{65, 130}, Shape{127, 257},
         Shape{8, 24}, Shape{256, 512}, Shape{1000, 8}, Shape{24, 1000}, Shape{136, 72}})
@@ -205,9 +207,6 @@ TEST(GpuFp8Cast, SwigluCastsAreTheUnfusedOnesBitForBit) {
   TestStream s;
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  struct Shape {
-    std::int64_t rows, cols;
-  };
   for (const Shape sh : {Shape{1, 1}, Shape{65, 130}, Shape{127, 257}, Shape{8, 24},
                          Shape{256, 512}, Shape{136, 72}})
     for (const Fp8Format f : all_formats) {
