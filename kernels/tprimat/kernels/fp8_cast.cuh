@@ -94,6 +94,10 @@ inline constexpr int fp8_chunk = 8;
 // spreads the column-wise gathers (8 rows apart) over 4 banks instead of 1.
 inline constexpr int fp8_tile_stride = fp8_tile + 4;
 
+/// How a tile pass moves its elements: whole chunks of 8 (every dimension a multiple of 8, every
+/// pointer aligned), or one at a time.
+enum class TileAccess : bool { elements, chunks };
+
 /// The values of a plain cast_transpose: a bf16 tensor's elements (as bits).
 struct Bf16Values {
   static constexpr int outputs = 1;
@@ -113,13 +117,14 @@ struct Bf16Values {
 /// cast_transpose (one read of x, one write of each output); with a producer that computes its
 /// output from its own inputs (kernels/swiglu.cuh) the output is never written in bf16 nor read
 /// back: the producer and the cast are one pass. One block per 64 x 64 tile (grid x over column
-/// tiles, y over row tiles). `vectors`: cols and rows are multiples of 8 and the pointers aligned,
-/// so whole chunks move as 16/8-byte accesses; chunks past an edge (or everything, without
-/// `vectors`) go element by element.
-template <Fp8Format F, class Values>
+/// tiles, y over row tiles). TileAccess::chunks: cols and rows are multiples of 8 and the
+/// pointers aligned, so every chunk in the tensor is whole and moves as 16/8-byte accesses;
+/// TileAccess::elements goes element by element. Two instantiations, not a run-time flag: the
+/// element path beside the chunked one cost gfx90a two spilled SGPRs (ROCm 7.2) in the
+/// two-output pass.
+template <Fp8Format F, class Values, TileAccess A>
 __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
-    Values values, std::int64_t rows, std::int64_t cols, Fp8Targets<Values::outputs> targets,
-    bool vectors) {
+    Values values, std::int64_t rows, std::int64_t cols, Fp8Targets<Values::outputs> targets) {
   constexpr int outputs = Values::outputs;
   // Words, for the 4-byte stores (an alignas on a __shared__ array does not compile on HIP).
   __shared__ std::uint32_t tile_words[outputs][fp8_tile * fp8_tile_stride / 4];
@@ -141,7 +146,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
     const std::int64_t row = r0 + r, col = c0 + chunk;
     if (row >= rows || col >= cols) continue;
     const int at = r * fp8_tile_stride + chunk;
-    if (vectors && col + fp8_chunk <= cols) {
+    if constexpr (A == TileAccess::chunks) {
       float v[outputs][fp8_chunk];
       values.template operator()<fp8_chunk>(row * cols + col, v);
 #pragma unroll
@@ -186,7 +191,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
     for (int c = line; c < fp8_tile; c += lines) {
       const std::int64_t row_t = c0 + c, col_t = r0 + chunk;  // out_t[row_t, col_t]
       if (row_t >= cols || col_t >= rows) continue;
-      if (vectors && col_t + fp8_chunk <= rows) {
+      if constexpr (A == TileAccess::chunks) {
         Pack<std::uint8_t, fp8_chunk> q;
 #pragma unroll
         for (int k = 0; k < fp8_chunk; ++k) q.v[k] = tile[(chunk + k) * fp8_tile_stride + c];

@@ -81,8 +81,14 @@ void fp8_tile_cast(const Values& values, std::initializer_list<const void*> poin
   const dim3 grid(static_cast<unsigned>((cols + tile - 1) / tile),
                   static_cast<unsigned>((rows + tile - 1) / tile));
   with_fp8_format(format, [&](auto f) {
-    kernels::fp8_tile_cast_kernel<decltype(f)::value, Values>
-        <<<grid, kernels::fp8_tile_threads, 0, stream>>>(values, rows, cols, targets, vectors);
+    using kernels::TileAccess;
+    constexpr unsigned threads = kernels::fp8_tile_threads;
+    if (vectors)
+      kernels::fp8_tile_cast_kernel<decltype(f)::value, Values, TileAccess::chunks>
+          <<<grid, threads, 0, stream>>>(values, rows, cols, targets);
+    else
+      kernels::fp8_tile_cast_kernel<decltype(f)::value, Values, TileAccess::elements>
+          <<<grid, threads, 0, stream>>>(values, rows, cols, targets);
   });
   gpu_check(gpuGetLastError(), what);
 }
