@@ -206,10 +206,10 @@ class Fp8Linears {
     // x_o and x_down are split over TP (heads, FFN); x_qkv and x_mlp are replicated.
     std::uint8_t* kept = saved(slot, l)[i].data();  // null when recast: rows alone
     const TpSplit split = i == x_o || i == x_down ? TpSplit::split : TpSplit::replicated;
-    cast(forward_, id, input_id(0, l, i), split, input_scratch_.data(), kept, stream,
-         [&](const kernels::Fp8Target& t) {
-           pass(x, input_width_[i], forward_.format(), t, stream);
-         });
+    cast<1>(forward_, id, input_id(0, l, i), split, {{{input_scratch_.data(), kept}}}, stream,
+            [&](const kernels::Fp8Targets<1>& t) {
+              pass(x, input_width_[i], forward_.format(), t.t[0], stream);
+            });
     return Fp8Cast{input_scratch_.data(), kept, forward_.scale_inv(id)};
   }
   /// The transposed input the weight gradient of the same step and slot reads: the one the
@@ -233,8 +233,10 @@ class Fp8Linears {
     // The gradients of the layer's output and of the attention residual are replicated over TP;
     // q, k, v, gate and up are split.
     const TpSplit split = g != g_down && g != g_o ? TpSplit::split : TpSplit::replicated;
-    cast(backward_, id, id, split, rows, cols, stream,
-         [&](const kernels::Fp8Target& t) { pass(x, width, backward_.format(), t, stream); });
+    cast<1>(backward_, id, id, split, {{{rows, cols}}}, stream,
+            [&](const kernels::Fp8Targets<1>& t) {
+              pass(x, width, backward_.format(), t.t[0], stream);
+            });
     return Fp8Cast{rows, cols, backward_.scale_inv(id)};
   }
   /// SwiGLU's gradients of layer l (E5M2) computed from gate, up and dh where they are cast
@@ -245,22 +247,16 @@ class Fp8Linears {
     static_assert(g_up == g_gate + 1, "tprimat: one scale update takes both");
     const int id = l * fp8_grads + g_gate;
     const std::int64_t f = input_width_[x_down];
-    Fp8Scales& s = backward_;
-    const auto run = [&](const kernels::Fp8Target& dgate, const kernels::Fp8Target& dup) {
-      backend::Gpu::fp8_swiglu_grad_cast(gate, up, dh, plan_->n, f, s.format(), dgate, dup, stream);
-    };
-    // Both split over TP (FFN columns).
-    if (scaled_alone()) {
-      run({nullptr, nullptr, nullptr, s.amax_now(id)},
-          {nullptr, nullptr, nullptr, s.amax_now(id + 1)});
-      reduce_amax_now(s, id, 2, TpSplit::split, stream);
-    }
     Pair &pg = grad_pairs_[1], &pu = grad_pairs_[0];
-    const bool record = records_amax();
-    run({s.scale(id), pg.rows.data(), pg.cols.data(), record ? s.amax(id) : nullptr},
-        {s.scale(id + 1), pu.rows.data(), pu.cols.data(), record ? s.amax(id + 1) : nullptr});
-    return {Fp8Cast{pg.rows.data(), pg.cols.data(), s.scale_inv(id)},
-            Fp8Cast{pu.rows.data(), pu.cols.data(), s.scale_inv(id + 1)}};
+    // Both split over TP (FFN columns).
+    cast<2>(backward_, id, id, TpSplit::split,
+            {{{pg.rows.data(), pg.cols.data()}, {pu.rows.data(), pu.cols.data()}}}, stream,
+            [&](const kernels::Fp8Targets<2>& t) {
+              backend::Gpu::fp8_swiglu_grad_cast(gate, up, dh, plan_->n, f, backward_.format(),
+                                                 t.t[0], t.t[1], stream);
+            });
+    return {Fp8Cast{pg.rows.data(), pg.cols.data(), backward_.scale_inv(id)},
+            Fp8Cast{pu.rows.data(), pu.cols.data(), backward_.scale_inv(id + 1)}};
   }
   /// Weight w of layer l as the forward GEMM reads it (the transpose), cast now if recast.
   Fp8Cast forward_weight(const LayerParams& lp, int l, Projection w, gpuStream_t stream) {
@@ -338,18 +334,28 @@ class Fp8Linears {
     return saved_[std::size_t(slot) * layers_ + std::size_t(l)];
   }
 
-  /// Tensor `id` cast by `pass` (a pass of its source into a target) into out and out_t (when
-  /// not null) with its scale: scaled from its own amax first when scaled_alone() (an amax-only
-  /// pass); under delayed scaling the amax is recorded into `history_id`'s step amax.
-  template <class Pass>
-  void cast(Fp8Scales& scales, int id, int history_id, TpSplit split, std::uint8_t* out,
-            std::uint8_t* out_t, gpuStream_t stream, Pass&& pass) {
+  /// Where a cast writes one tensor: its rows and its transpose (either may be null).
+  struct CastBytes {
+    std::uint8_t* rows = nullptr;
+    std::uint8_t* cols = nullptr;
+  };
+  /// Tensors [id, id + N), which one `pass` computes from one source, cast into `bytes` with
+  /// their scales: scaled from their own amaxes first when scaled_alone() (an amax-only pass);
+  /// under delayed scaling the amaxes are recorded into [history_id, history_id + N)'s step
+  /// amaxes.
+  template <int N, class Pass>
+  void cast(Fp8Scales& scales, int id, int history_id, TpSplit split,
+            const std::array<CastBytes, N>& bytes, gpuStream_t stream, Pass&& pass) {
+    kernels::Fp8Targets<N> t{};
     if (scaled_alone()) {
-      pass(kernels::Fp8Target{nullptr, nullptr, nullptr, scales.amax_now(id)});
-      reduce_amax_now(scales, id, 1, split, stream);
+      for (int k = 0; k < N; ++k) t.t[k] = {nullptr, nullptr, nullptr, scales.amax_now(id + k)};
+      pass(t);
+      reduce_amax_now(scales, id, N, split, stream);
     }
-    pass(kernels::Fp8Target{scales.scale(id), out, out_t,
-                            records_amax() ? scales.amax(history_id) : nullptr});
+    for (int k = 0; k < N; ++k)
+      t.t[k] = {scales.scale(id + k), bytes[k].rows, bytes[k].cols,
+                records_amax() ? scales.amax(history_id + k) : nullptr};
+    pass(t);
   }
   /// Current scaling's step between the amax pass and the cast: tensors [id, id + count)'s
   /// amaxes maxed over the TP group (split tensors) and the CP group, then their scales.
