@@ -38,9 +38,6 @@ __device__ __forceinline__ std::uint8_t fp8_cast_value(float x) {
   return fp8_from_float<F>(x);
 }
 
-__device__ __forceinline__ float fp8_input(float x) { return x; }
-__device__ __forceinline__ float fp8_input(gpu::bf16 x) { return gpu::to_float(x); }
-
 /// Max-reduces a non-negative float into *amax: non-negative floats order as their bits do.
 /// *amax must start non-negative (the caller zeroes it; the delayed update does after reading).
 __device__ __forceinline__ void atomic_amax(float* amax, float v) {
@@ -49,40 +46,83 @@ __device__ __forceinline__ void atomic_amax(float* amax, float v) {
 
 inline constexpr int fp8_cast_threads = 256;
 
-/// out[i] = cast(x[i] * *scale) (out may be null: amax only) and *amax = max(*amax, max |x|),
-/// |x| before scaling. NaNs are left out of the amax (fmaxf), as Transformer Engine's are; an
-/// infinity is kept, so the scale update sees it and keeps the old scale. V elements a thread
-/// (16-byte loads where the caller checked alignment; V = 1 takes the rest).
-template <Fp8Format F, class In, int V>
+/// The values of a plain cast: a bf16 tensor's elements (as bits).
+struct Bf16Values {
+  static constexpr int outputs = 1;
+  static constexpr int pack = 8;  ///< elements a 16-byte load holds
+  const std::uint16_t* x;
+  /// Elements [i, i + V) as floats (i a multiple of V when V > 1).
+  template <int V>
+  __device__ __forceinline__ void operator()(std::int64_t i, float (&v)[1][V]) const {
+    const Pack<std::uint16_t, V> p = load_pack<V>(x + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[0][k] = join_float(p.v[k], 0);
+  }
+};
+
+/// The values of a cast of an fp32 tensor.
+struct FloatValues {
+  static constexpr int outputs = 1;
+  static constexpr int pack = 4;
+  const float* x;
+  template <int V>
+  __device__ __forceinline__ void operator()(std::int64_t i, float (&v)[1][V]) const {
+    const Pack<float, V> p = load_pack<V>(x + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[0][k] = p.v[k];
+  }
+};
+
+/// Each of Values' n elements (a tensor's, or a producer's computed in the pass: kernels/
+/// swiglu.cuh) cast into its target's `out` (may be null: amax only; out_t is not written) and
+/// its amax = max(*amax, max |v|), |v| before scaling. NaNs are left out of the amax (fmaxf), as
+/// Transformer Engine's are; an infinity is kept, so the scale update sees it and keeps the old
+/// scale. V elements a thread (16-byte loads where the caller checked alignment; V = 1 takes the
+/// rest), a grid-stride loop over a grid the caller caps: fewer blocks, fewer amax atomics.
+template <Fp8Format F, class Values, int V>
 __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_cast_threads) void fp8_cast_kernel(
-    const In* __restrict__ x, std::int64_t n, const float* __restrict__ scale,
-    std::uint8_t* __restrict__ out, float* __restrict__ amax) {
+    Values values, std::int64_t n, Fp8Targets<Values::outputs> targets) {
+  constexpr int outputs = Values::outputs;
   __shared__ float scratch[gpu::warp_size];
-  const float s = scale != nullptr ? *scale : 1.0f;
-  float local = 0.0f;
+  float s[outputs], local[outputs];
+#pragma unroll
+  for (int o = 0; o < outputs; ++o) {
+    s[o] = targets.t[o].scale != nullptr ? *targets.t[o].scale : 1.0f;
+    local[o] = 0.0f;
+  }
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x * V;
   for (std::int64_t i = global_thread() * V; i < n; i += stride) {
     if (i + V <= n) {
-      const Pack<In, V> p = load_pack<V>(x + i);
-      Pack<std::uint8_t, V> q;
+      float v[outputs][V];
+      values.template operator()<V>(i, v);
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float v = fp8_input(p.v[k]);
-        local = fmaxf(local, fabsf(v));
-        q.v[k] = fp8_cast_value<F>(v * s);
+      for (int o = 0; o < outputs; ++o) {
+        Pack<std::uint8_t, V> q;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          local[o] = fmaxf(local[o], fabsf(v[o][k]));
+          q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
+        }
+        if (targets.t[o].out != nullptr) store_pack<V>(targets.t[o].out + i, q);
       }
-      if (out != nullptr) store_pack<V>(out + i, q);
     } else {
       for (std::int64_t j = i; j < n; ++j) {
-        const float v = fp8_input(x[j]);
-        local = fmaxf(local, fabsf(v));
-        if (out != nullptr) out[j] = fp8_cast_value<F>(v * s);
+        float v[outputs][1];
+        values.template operator()<1>(j, v);
+#pragma unroll
+        for (int o = 0; o < outputs; ++o) {
+          local[o] = fmaxf(local[o], fabsf(v[o][0]));
+          if (targets.t[o].out != nullptr) targets.t[o].out[j] = fp8_cast_value<F>(v[o][0] * s[o]);
+        }
       }
     }
   }
-  if (amax == nullptr) return;
-  local = block_max(local, scratch);
-  if (threadIdx.x == 0) atomic_amax(amax, local);
+#pragma unroll
+  for (int o = 0; o < outputs; ++o) {
+    if (targets.t[o].amax == nullptr) continue;
+    const float m = block_max(local[o], scratch);
+    if (threadIdx.x == 0) atomic_amax(targets.t[o].amax, m);
+  }
 }
 
 /// The tile cast_transpose moves through shared memory: 64 x 64 elements by 256 threads, each
@@ -97,19 +137,6 @@ inline constexpr int fp8_tile_stride = fp8_tile + 4;
 /// How a tile pass moves its elements: whole chunks of 8 (every dimension a multiple of 8, every
 /// pointer aligned), or one at a time.
 enum class TileAccess : bool { elements, chunks };
-
-/// The values of a plain cast_transpose: a bf16 tensor's elements (as bits).
-struct Bf16Values {
-  static constexpr int outputs = 1;
-  const std::uint16_t* x;
-  /// Elements [i, i + V) as floats (i a multiple of V when V > 1).
-  template <int V>
-  __device__ __forceinline__ void operator()(std::int64_t i, float (&v)[1][V]) const {
-    const Pack<std::uint16_t, V> p = load_pack<V>(x + i);
-#pragma unroll
-    for (int k = 0; k < V; ++k) v[0][k] = join_float(p.v[k], 0);
-  }
-};
 
 /// The tile pass: Values gives `outputs` tensors [rows, cols] (each element the bf16 value a
 /// producer kernel would write, as a float), and each is cast with its target's scale, written
@@ -141,41 +168,60 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
   const int line = threadIdx.x / chunks;
   float local[outputs] = {};
 
-  // Rows of the values: cast, write each `out` row-major, keep the bytes in the tiles.
-  for (int r = line; r < fp8_tile; r += lines) {
-    const std::int64_t row = r0 + r, col = c0 + chunk;
-    if (row >= rows || col >= cols) continue;
-    const int at = r * fp8_tile_stride + chunk;
-    if constexpr (A == TileAccess::chunks) {
-      float v[outputs][fp8_chunk];
-      values.template operator()<fp8_chunk>(row * cols + col, v);
+  // A chunk of values at tile row r, cast: written to each `out` row-major, kept in the tiles for
+  // the transposes.
+  const auto put_chunk = [&](int r, std::int64_t row, std::int64_t col,
+                             const float(&v)[outputs][fp8_chunk]) {
 #pragma unroll
-      for (int o = 0; o < outputs; ++o) {
-        Pack<std::uint8_t, fp8_chunk> q;
+    for (int o = 0; o < outputs; ++o) {
+      Pack<std::uint8_t, fp8_chunk> q;
 #pragma unroll
-        for (int k = 0; k < fp8_chunk; ++k) {
-          local[o] = fmaxf(local[o], fabsf(v[o][k]));
-          q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
-        }
-        const Fp8Target& t = targets.t[o];
-        if (t.out != nullptr) store_pack<fp8_chunk>(t.out + row * cols + col, q);
-        if (t.out_t == nullptr) continue;
-        const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
-        std::uint32_t* tile =
-            reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::uint8_t*>(tile_words[o]) + at);
-        tile[0] = words.v[0];
-        tile[1] = words.v[1];
+      for (int k = 0; k < fp8_chunk; ++k) {
+        local[o] = fmaxf(local[o], fabsf(v[o][k]));
+        q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
       }
-    } else {
-      for (int k = 0; k < fp8_chunk && col + k < cols; ++k) {
-        float v[outputs][1];
-        values.template operator()<1>(row * cols + col + k, v);
+      const Fp8Target& t = targets.t[o];
+      if (t.out != nullptr) store_pack<fp8_chunk>(t.out + row * cols + col, q);
+      if (t.out_t == nullptr) continue;
+      const Pack<std::uint32_t, 2> words = *reinterpret_cast<const Pack<std::uint32_t, 2>*>(&q);
+      std::uint32_t* tile = reinterpret_cast<std::uint32_t*>(
+          reinterpret_cast<std::uint8_t*>(tile_words[o]) + r * fp8_tile_stride + chunk);
+      tile[0] = words.v[0];
+      tile[1] = words.v[1];
+    }
+  };
+  constexpr int passes = fp8_tile / lines;  // tile rows a thread takes
+  if (A == TileAccess::chunks && r0 + fp8_tile <= rows && c0 + fp8_tile <= cols) {
+    // A tile inside the tensor: every row's values first, so all their loads are in flight
+    // before the first store (the values' pointers may alias the outputs as far as the
+    // compiler knows, so it would not hoist them itself).
+    float v[passes][outputs][fp8_chunk];
 #pragma unroll
-        for (int o = 0; o < outputs; ++o) {
-          local[o] = fmaxf(local[o], fabsf(v[o][0]));
-          const std::uint8_t q = fp8_cast_value<F>(v[o][0] * s[o]);
-          reinterpret_cast<std::uint8_t*>(tile_words[o])[at + k] = q;
-          if (targets.t[o].out != nullptr) targets.t[o].out[row * cols + col + k] = q;
+    for (int p = 0; p < passes; ++p)
+      values.template operator()<fp8_chunk>((r0 + line + p * lines) * cols + c0 + chunk, v[p]);
+#pragma unroll
+    for (int p = 0; p < passes; ++p)
+      put_chunk(line + p * lines, r0 + line + p * lines, c0 + chunk, v[p]);
+  } else {
+    // Row by row: an edge tile's chunks in the tensor, or every element one at a time.
+    for (int r = line; r < fp8_tile; r += lines) {
+      const std::int64_t row = r0 + r, col = c0 + chunk;
+      if (row >= rows || col >= cols) continue;
+      if constexpr (A == TileAccess::chunks) {
+        float v[outputs][fp8_chunk];
+        values.template operator()<fp8_chunk>(row * cols + col, v);
+        put_chunk(r, row, col, v);
+      } else {
+        for (int k = 0; k < fp8_chunk && col + k < cols; ++k) {
+          float v[outputs][1];
+          values.template operator()<1>(row * cols + col + k, v);
+#pragma unroll
+          for (int o = 0; o < outputs; ++o) {
+            local[o] = fmaxf(local[o], fabsf(v[o][0]));
+            const std::uint8_t q = fp8_cast_value<F>(v[o][0] * s[o]);
+            reinterpret_cast<std::uint8_t*>(tile_words[o])[r * fp8_tile_stride + chunk + k] = q;
+            if (targets.t[o].out != nullptr) targets.t[o].out[row * cols + col + k] = q;
+          }
         }
       }
     }

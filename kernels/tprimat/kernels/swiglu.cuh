@@ -90,6 +90,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void swiglu_backward_kernel(
 /// computed from gate and up where they are cast.
 struct SwigluValues {
   static constexpr int outputs = 1;
+  static constexpr int pack = 8;  ///< elements a 16-byte load of gate (and up) holds
   const gpu::bf16* gate;
   const gpu::bf16* up;
   template <int V>
@@ -106,6 +107,7 @@ struct SwigluValues {
 /// kernel's bf16 values, computed from gate, up and dh where they are cast.
 struct SwigluGradValues {
   static constexpr int outputs = 2;
+  static constexpr int pack = 8;
   const gpu::bf16* gate;
   const gpu::bf16* up;
   const gpu::bf16* dh;

@@ -40,32 +40,40 @@ void with_fp8_format(kernels::Fp8Format f, Launch&& launch) {
   }
 }
 
-/// The scaled cast of n elements of In: 16-byte packs where x and out allow them. The grid stops
-/// at a few blocks per SM's worth (grid-stride loops): fewer blocks, fewer amax atomics.
-template <class In>
-void fp8_cast(const In* x, std::int64_t n, kernels::Fp8Format format, const float* scale,
-              std::uint8_t* out, float* amax, Gpu::Stream stream) {
+/// The elementwise pass over n of `values` into `targets` (kernels::fp8_cast_kernel: the rows and
+/// the amaxes, no transposes): Values::pack elements a thread (16-byte loads) where `pointers`
+/// (the values' inputs) and the outputs allow them, else one. The grid stops at a few blocks per
+/// SM's worth (grid-stride loops): fewer blocks, fewer amax atomics.
+template <class Values>
+void fp8_elementwise_cast(const Values& values, std::initializer_list<const void*> pointers,
+                          std::int64_t n, kernels::Fp8Format format,
+                          const kernels::Fp8Targets<Values::outputs>& targets, const char* what,
+                          Gpu::Stream stream) {
   using kernels::aligned_to;
   if (n <= 0) return;
-  constexpr int threads = kernels::fp8_cast_threads;
-  constexpr int v = 16 / sizeof(In);
+  constexpr int threads = kernels::fp8_cast_threads, v = Values::pack;
   constexpr unsigned max_blocks = 2048;
+  bool packs = true;
+  for (const void* p : pointers) packs = packs && aligned_to(p, 16);
+  for (const kernels::Fp8Target& t : targets.t) packs = packs && aligned_to(t.out, v);
   with_fp8_format(format, [&](auto f) {
-    if (aligned_to(x, 16) && (out == nullptr || aligned_to(out, v))) {
+    if (packs) {
       const unsigned grid = std::min(gpu::blocks_for((n + v - 1) / v, threads), max_blocks);
-      kernels::fp8_cast_kernel<decltype(f)::value, In, v>
-          <<<grid, threads, 0, stream>>>(x, n, scale, out, amax);
+      kernels::fp8_cast_kernel<decltype(f)::value, Values, v>
+          <<<grid, threads, 0, stream>>>(values, n, targets);
     } else {
       const unsigned grid = std::min(gpu::blocks_for(n, threads), max_blocks);
-      kernels::fp8_cast_kernel<decltype(f)::value, In, 1>
-          <<<grid, threads, 0, stream>>>(x, n, scale, out, amax);
+      kernels::fp8_cast_kernel<decltype(f)::value, Values, 1>
+          <<<grid, threads, 0, stream>>>(values, n, targets);
     }
   });
-  gpu_check(gpuGetLastError(), "fp8_cast");
+  gpu_check(gpuGetLastError(), what);
 }
 
 /// The tile pass over [rows, cols] of `values` into `targets` (kernels::fp8_tile_cast_kernel);
 /// `pointers` are the values' inputs, whose alignment (with the targets') allows whole chunks.
+/// Targets that take the amaxes alone need no tile: the elementwise pass reads the values once,
+/// without the tile's shared memory.
 template <class Values>
 void fp8_tile_cast(const Values& values, std::initializer_list<const void*> pointers,
                    std::int64_t rows, std::int64_t cols, kernels::Fp8Format format,
@@ -73,6 +81,11 @@ void fp8_tile_cast(const Values& values, std::initializer_list<const void*> poin
                    Gpu::Stream stream) {
   using kernels::aligned_to;
   if (rows <= 0 || cols <= 0) return;
+  bool amax_only = true;
+  for (const kernels::Fp8Target& t : targets.t)
+    amax_only = amax_only && t.out == nullptr && t.out_t == nullptr;
+  if (amax_only)
+    return fp8_elementwise_cast(values, pointers, rows * cols, format, targets, what, stream);
   constexpr int tile = kernels::fp8_tile, chunk = kernels::fp8_chunk;
   bool vectors = rows % chunk == 0 && cols % chunk == 0;
   for (const void* p : pointers) vectors = vectors && aligned_to(p, 16);
@@ -98,18 +111,21 @@ void fp8_tile_cast(const Values& values, std::initializer_list<const void*> poin
 TPRIMAT_GPU_INLINE void Gpu::fp8_cast(const bf16* x, std::int64_t n, kernels::Fp8Format format,
                                       const float* scale, std::uint8_t* out, float* amax,
                                       Stream stream) {
-  detail::fp8_cast(x, n, format, scale, out, amax, stream);
+  const kernels::Bf16Values values{reinterpret_cast<const std::uint16_t*>(x)};
+  detail::fp8_elementwise_cast(values, {x}, n, format, {{{scale, out, nullptr, amax}}}, "fp8_cast",
+                               stream);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::fp8_cast(const float* x, std::int64_t n, kernels::Fp8Format format,
                                       const float* scale, std::uint8_t* out, float* amax,
                                       Stream stream) {
-  detail::fp8_cast(x, n, format, scale, out, amax, stream);
+  detail::fp8_elementwise_cast(kernels::FloatValues{x}, {x}, n, format,
+                               {{{scale, out, nullptr, amax}}}, "fp8_cast", stream);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::fp8_amax(const bf16* x, std::int64_t n, float* amax, Stream stream) {
-  // The cast kernel without an output; its format is irrelevant then.
-  detail::fp8_cast(x, n, kernels::Fp8Format::e4m3, nullptr, nullptr, amax, stream);
+  // The cast without an output; its format is irrelevant then.
+  fp8_cast(x, n, kernels::Fp8Format::e4m3, nullptr, nullptr, amax, stream);
 }
 
 TPRIMAT_GPU_INLINE void Gpu::fp8_cast_transpose(const bf16* x, std::int64_t rows, std::int64_t cols,
