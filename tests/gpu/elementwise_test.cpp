@@ -381,8 +381,9 @@ TEST(GpuElementwise, RopeForwardAndBackwardWithLlama3Scaling) {
   const int seq = 512, batch = 2, heads = 3;
   const std::int64_t rows = std::int64_t{batch} * seq;
   // 128: Llama 3.1's own head; 16: the llama3 rule's kept, smoothed and scaled wavelengths all
-  // present in 8 frequencies; 12: half = 6, the unvectorised path.
-  for (int head_dim : {128, 16, 12}) {
+  // present in 8 frequencies (both packs of 8); 24: half = 12, packs of 4; 12: half = 6, the
+  // unvectorised path.
+  for (int head_dim : {128, 16, 24, 12}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
     model::Dims d = model::dims<model::Llama31_8B>();
     ASSERT_TRUE(d.rope_scaling.enabled());

@@ -48,6 +48,49 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_kernel(
   }
 }
 
+/// Packs of a row each thread of rmsnorm_forward_held_kernel holds: rows up to 4096 columns at
+/// 256 threads of 4 floats (Llama, Qwen, Mistral).
+inline constexpr int rmsnorm_forward_held_packs = 4;
+
+/// rmsnorm_forward_kernel for rows of at most P packs a thread: all of a thread's loads are issued
+/// before the row's sum (P 16-byte loads in flight, not one) and the row is held in registers for
+/// the output, not read again. Same columns per thread, same sums in the same order: the same
+/// bits.
+template <int V, int P>
+__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_forward_held_kernel(
+    const float* __restrict__ x, const std::uint16_t* __restrict__ g_hi,
+    const std::uint16_t* __restrict__ g_lo, int h, float eps, gpu::bf16* __restrict__ y,
+    float* __restrict__ rstd) {
+  __shared__ float scratch[gpu::warp_size];
+  const std::int64_t row = std::int64_t{blockIdx.x} * h;
+  const int first = static_cast<int>(threadIdx.x) * V, stride = static_cast<int>(blockDim.x) * V;
+  Pack<float, V> xp[P], gp[P];
+#pragma unroll
+  for (int p = 0; p < P; ++p)
+    if (first + p * stride < h) xp[p] = load_pack<V>(x + row + first + p * stride);
+#pragma unroll
+  for (int p = 0; p < P; ++p)
+    if (first + p * stride < h) gp[p] = load_joined<V>(g_hi, g_lo, first + p * stride);
+  float ss = 0;
+#pragma unroll
+  for (int p = 0; p < P; ++p) {
+    if (first + p * stride >= h) continue;
+#pragma unroll
+    for (int k = 0; k < V; ++k) ss += xp[p].v[k] * xp[p].v[k];
+  }
+  ss = block_sum(ss, scratch);
+  const float r = rsqrtf(ss / h + eps);
+  if (threadIdx.x == 0) rstd[blockIdx.x] = r;
+#pragma unroll
+  for (int p = 0; p < P; ++p) {
+    if (first + p * stride >= h) continue;
+    Pack<gpu::bf16, V> yp;
+#pragma unroll
+    for (int k = 0; k < V; ++k) yp.v[k] = gpu::to_bf16(xp[p].v[k] * r * gp[p].v[k]);
+    store_pack<V>(y + row + first + p * stride, yp);
+  }
+}
+
 /// Block b takes rows b, b + gridDim.x, ...; each thread always handles the same columns, so its
 /// dg accumulators are private (no atomics, no ordering question) and the block's partial row is
 /// a fixed-order sum. add_column_sums then folds the partial rows into dg in index order.
@@ -104,65 +147,65 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_kernel(
   }
 }
 
-/// Packs of a row each thread of rmsnorm_backward_held_kernel holds: rows up to 4096 columns at
-/// 256 threads of 4 floats (Llama, Qwen, Mistral), about 110 registers a thread.
-inline constexpr int rmsnorm_held_packs = 4;
+/// Threads of rmsnorm_backward_held_kernel: a row of up to 4096 columns is one pack of 4 floats a
+/// thread (Llama, Qwen, Mistral).
+inline constexpr int rmsnorm_held_threads = 1024;
 
-/// rmsnorm_backward_kernel for rows of at most P packs a thread: each thread keeps its columns' x,
-/// dy and dx in registers between the two passes, and its gains and dg accumulators for the whole
-/// launch, so a row is read from memory once, in one round trip (dx is loaded beside x and dy,
-/// not after the row's sum), and no shared memory is touched. Same columns per thread, same sums
-/// in the same order.
-template <int V, int P>
-__global__ TPRIMAT_LAUNCH_BOUNDS(256) void rmsnorm_backward_held_kernel(
+/// rmsnorm_backward_kernel for rows of at most one pack a thread: each thread keeps its columns'
+/// gains and dg accumulators in registers for the whole launch, and its x, dy and dx between the
+/// row's two halves, so a row is read from memory once; the next row's loads are issued before
+/// this row's sum, so a block always has a row in flight while it waits on the sum's barriers
+/// (one block of 1024 threads an SM, 64 registers a thread). Same columns per thread, sums in the
+/// same order as rmsnorm_backward_kernel's.
+template <int V>
+__global__ TPRIMAT_LAUNCH_BOUNDS(rmsnorm_held_threads) void rmsnorm_backward_held_kernel(
     const float* __restrict__ x, const std::uint16_t* __restrict__ g_hi,
     const std::uint16_t* __restrict__ g_lo, const float* __restrict__ rstd,
     const float* __restrict__ dy, std::int64_t n, int h, float* __restrict__ dx,
     gpu::bf16* __restrict__ dx_bf16, float* __restrict__ partials) {
   __shared__ float scratch[gpu::warp_size];
-  const int first = static_cast<int>(threadIdx.x) * V, stride = static_cast<int>(blockDim.x) * V;
-  Pack<float, V> g[P], dg[P], xp[P], dyp[P], dxp[P];
-#pragma unroll
-  for (int p = 0; p < P; ++p) {
-    dg[p] = {};
-    if (first + p * stride < h) g[p] = load_joined<V>(g_hi, g_lo, first + p * stride);
-  }
+  const int c = static_cast<int>(threadIdx.x) * V;
+  const bool active = c < h;
+  struct Row {
+    Pack<float, V> x, dy, dx;
+    float r;
+  };
+  const auto load_row = [&](std::int64_t t, Row& w) {
+    w.r = rstd[t];
+    if (!active) return;
+    w.x = load_pack<V>(x + t * h + c);
+    w.dy = load_pack<V>(dy + t * h + c);
+    w.dx = load_pack<V>(dx + t * h + c);
+  };
+  Pack<float, V> g{}, dg{};
+  if (active) g = load_joined<V>(g_hi, g_lo, c);
+  Row cur{}, next{};
+  if (blockIdx.x < n) load_row(blockIdx.x, cur);
   for (std::int64_t t = blockIdx.x; t < n; t += gridDim.x) {
-    const std::int64_t row = t * h;
-    const float r = rstd[t];
+    if (t + gridDim.x < n) load_row(t + gridDim.x, next);
     float dot = 0;
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-      if (first + p * stride >= h) continue;
-      xp[p] = load_pack<V>(x + row + first + p * stride);
-      dyp[p] = load_pack<V>(dy + row + first + p * stride);
-      dxp[p] = load_pack<V>(dx + row + first + p * stride);
+    if (active) {
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        dot += dyp[p].v[k] * g[p].v[k] * xp[p].v[k];
-        dg[p].v[k] += dyp[p].v[k] * xp[p].v[k] * r;
+        dot += cur.dy.v[k] * g.v[k] * cur.x.v[k];
+        dg.v[k] += cur.dy.v[k] * cur.x.v[k] * cur.r;
       }
     }
     dot = block_sum(dot, scratch);
-    const float coef = dot / h * r * r * r;
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-      const std::int64_t at = row + first + p * stride;
-      if (first + p * stride >= h) continue;
+    const float coef = dot / h * cur.r * cur.r * cur.r;
+    if (active) {
       Pack<gpu::bf16, V> dxb;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        dxp[p].v[k] += r * dyp[p].v[k] * g[p].v[k] - xp[p].v[k] * coef;
-        dxb.v[k] = gpu::to_bf16(dxp[p].v[k]);
+        cur.dx.v[k] += cur.r * cur.dy.v[k] * g.v[k] - cur.x.v[k] * coef;
+        dxb.v[k] = gpu::to_bf16(cur.dx.v[k]);
       }
-      store_pack<V>(dx + at, dxp[p]);
-      store_pack<V>(dx_bf16 + at, dxb);
+      store_pack<V>(dx + t * h + c, cur.dx);
+      store_pack<V>(dx_bf16 + t * h + c, dxb);
     }
+    cur = next;
   }
-  float* partial = partials + std::int64_t{blockIdx.x} * h;
-#pragma unroll
-  for (int p = 0; p < P; ++p)
-    if (first + p * stride < h) store_pack<V>(partial + first + p * stride, dg[p]);
+  if (active) store_pack<V>(partials + std::int64_t{blockIdx.x} * h + c, dg);
 }
 
 }  // namespace tprimat::kernels

@@ -55,10 +55,10 @@ TEST(MemoryPlan, StateTermsByHandForOneReplica) {
                    double(train::loss_chunk_rows) * 128256 * 2 + 32768.0 * 4096 * 4);
   // The GPU engine's backward scratch a token: the MLP's four [ffn] bf16 tensors, dq, dattn, dk,
   // dv in bf16, a norm output's fp32 gradient and the residual gradient's bf16 copy, and the
-  // residual's fp32 gradient (split over TP under sequence parallelism); RMSNorm's 1024 fp32
+  // residual's fp32 gradient (split over TP under sequence parallelism); RMSNorm's 256 fp32
   // partial rows and one float of bias partials (no bias).
   const double scratch_token = 2.0 * (4 * 14336 + 2 * 4096 + 2 * 1024) + 4096 * 6.0 + 4096 * 4.0;
-  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token + 4.0 * 1024 * 4096 + 4);
+  EXPECT_DOUBLE_EQ(plan.scratch, 2048.0 * scratch_token + 4.0 * 256 * 4096 + 4);
   // The workspace: the plan's GEMM workspace and slack, cuDNN's attention backward workspace
   // (its graph's fp32 [heads, keys, head_dim] tensor and 256 bytes, the fp32 softmax sums, the
   // fp32 dQ accumulator) and the step's small buffers (train/buffer_table.hpp's step_buffers).

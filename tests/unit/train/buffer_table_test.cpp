@@ -72,10 +72,10 @@ TEST(BufferTable, OneLayerByHand) {
   EXPECT_EQ(train::table_bytes(t, BufferTerm::activations),
             tokens * (layer_token + 4 * h + 2 * h + 4 + 4));
   // Scratch: the MLP's four bf16 [ffn] tensors, dres (fp32), dxn (fp32) and dres's bf16 copy,
-  // dattn and dq, dk and dv in bf16, the norm's 1024 partial rows, a 1-float bias partial (no
+  // dattn and dq, dk and dv in bf16, the norm's 256 partial rows, a 1-float bias partial (no
   // bias); the attention workspace as given, in the workspace term.
   EXPECT_EQ(train::table_bytes(t, BufferTerm::scratch),
-            tokens * (2 * 4 * f + 4 * h + 4 * h + 2 * h + 2 * 2 * q + 2 * 2 * kv) + 4 * 1024 * h +
+            tokens * (2 * 4 * f + 4 * h + 4 * h + 2 * h + 2 * 2 * q + 2 * 2 * kv) + 4 * 256 * h +
                 4);
   EXPECT_EQ(train::table_bytes(t, BufferTerm::workspace), 1 << 20);
   EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), 0);

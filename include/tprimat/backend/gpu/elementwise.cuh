@@ -36,17 +36,23 @@ inline void rope_rotate(Gpu::bf16* x, std::int64_t rows, int seq, int heads, int
   using kernels::aligned_to;
   const int half = head_dim / 2;
   if (rows <= 0 || heads <= 0 || half <= 0) return;
-  constexpr int threads = 256;
   const float sign = inverse ? -1.0f : 1.0f;
-  if (half % 4 == 0 && aligned_to(x, 8) && aligned_to(cos_table, 16) && aligned_to(sin_table, 16)) {
-    const std::int64_t items = rows * heads * (half / 4);
-    kernels::rope_kernel<4><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
-        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
-  } else {
-    const std::int64_t items = rows * heads * half;
-    kernels::rope_kernel<1><<<gpu::blocks_for(items, threads), threads, 0, stream>>>(
-        x, rows, seq, heads, head_dim, cos_table, sin_table, sign);
-  }
+  // One grid row per token: heads x half / V items, in blocks of at most 256 threads.
+  const auto launch = [&]<int V>() {
+    const int items = heads * (half / V);
+    const int threads = kernels::row_threads(items, 256);
+    const dim3 grid(static_cast<unsigned>(rows),
+                    static_cast<unsigned>((items + threads - 1) / threads));
+    kernels::rope_kernel<V>
+        <<<grid, threads, 0, stream>>>(x, seq, heads, head_dim, cos_table, sin_table, sign);
+  };
+  const bool tables16 = aligned_to(cos_table, 16) && aligned_to(sin_table, 16);
+  if (half % 8 == 0 && aligned_to(x, 16) && tables16)
+    launch.template operator()<8>();
+  else if (half % 4 == 0 && aligned_to(x, 8) && tables16)
+    launch.template operator()<4>();
+  else
+    launch.template operator()<1>();
 }
 
 }  // namespace detail
@@ -108,8 +114,14 @@ TPRIMAT_GPU_INLINE void Gpu::rmsnorm_forward(const float* x, const bf16* g,
   const unsigned grid = static_cast<unsigned>(n);
   if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
       aligned_to(y, 8)) {
-    kernels::rmsnorm_forward_kernel<4>
-        <<<grid, row_threads(h / 4, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
+    const int threads = row_threads(h / 4, 256);
+    constexpr int held = kernels::rmsnorm_forward_held_packs;
+    if (h <= held * threads * 4)
+      kernels::rmsnorm_forward_held_kernel<4, held>
+          <<<grid, threads, 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
+    else
+      kernels::rmsnorm_forward_kernel<4>
+          <<<grid, threads, 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
   } else {
     kernels::rmsnorm_forward_kernel<1>
         <<<grid, row_threads(h, 256), 0, stream>>>(x, g_hi, g_lo, h, eps, y, rstd);
@@ -132,14 +144,14 @@ TPRIMAT_GPU_INLINE void Gpu::rmsnorm_backward(const float* x, const bf16* g,
       h <= kernels::rmsnorm_shared_columns ? std::size_t(h) * sizeof(float) : 0;
   if (h % 4 == 0 && aligned_to(x, 16) && aligned_to(g_hi, 8) && aligned_to(g_lo, 8) &&
       aligned_to(dy, 16) && aligned_to(dx, 16) && aligned_to(dx_bf16, 8)) {
-    const int threads = row_threads(h / 4, 256);
-    constexpr int held = kernels::rmsnorm_held_packs;
-    if (h <= held * threads * 4 && aligned_to(partials, 16))
-      kernels::rmsnorm_backward_held_kernel<4, held>
-          <<<grid, threads, 0, stream>>>(x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
+    constexpr int held_threads = kernels::rmsnorm_held_threads;
+    if (h <= held_threads * 4 && aligned_to(partials, 16))
+      kernels::rmsnorm_backward_held_kernel<4>
+          <<<grid, row_threads(h / 4, held_threads), 0, stream>>>(x, g_hi, g_lo, rstd, dy, n, h, dx,
+                                                                  dx_bf16, partials);
     else
-      kernels::rmsnorm_backward_kernel<4>
-          <<<grid, threads, smem, stream>>>(x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
+      kernels::rmsnorm_backward_kernel<4><<<grid, row_threads(h / 4, 256), smem, stream>>>(
+          x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
   } else {
     kernels::rmsnorm_backward_kernel<1><<<grid, row_threads(h, 256), smem, stream>>>(
         x, g_hi, g_lo, rstd, dy, n, h, dx, dx_bf16, partials);
