@@ -246,8 +246,11 @@ inline BufferTable activation_buffers(const RankPlan& p, const PrecisionConfig& 
     stage(head_dxn, 4, n * h, BufferTerm::logits);
     stage(row_loss, 4, n);
   }
-  // Scratch, one set for every layer's pass.
-  for (const auto b : {hidden, dhidden, dgate, dup}) stage(b, 2, n * f, BufferTerm::scratch);
+  // Scratch, one set for every layer's pass. SwiGLU's bf16 output and gradients exist in bf16
+  // layers only: an FP8 layer computes them where it casts them (docs/fp8.md).
+  if (any_bf16)
+    for (const auto b : {hidden, dgate, dup}) stage(b, 2, n * f, BufferTerm::scratch);
+  stage(dhidden, 2, n * f, BufferTerm::scratch);
   // An FP8 layer's norm output, until its cast.
   if (precision.is_fp8()) stage(cast_input, 2, n * h, BufferTerm::fp8);
   stage(dres, 4, rows * h, BufferTerm::scratch);

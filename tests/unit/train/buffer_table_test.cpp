@@ -140,6 +140,25 @@ TEST(BufferTable, Fp8LayersKeepNoBf16NormOutputs) {
   EXPECT_EQ(train::table_bytes(t, BufferTerm::fp8), tokens * 2 * h);
 }
 
+TEST(BufferTable, SwigluScratchOnlyWhereALayerRunsInBf16) {
+  const auto p = llama_rank(4);
+  // Delayed: every layer in FP8, SwiGLU's output and gradients computed where they are cast.
+  // Current: the first and last layers in bf16, which write them.
+  const BufferTable all_fp8 = train::activation_buffers(
+      p, train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::delayed), 0);
+  const BufferTable edges_bf16 = train::activation_buffers(
+      p, train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current), 0);
+  for (const BufferId b : {BufferId::hidden, BufferId::dgate, BufferId::dup}) {
+    EXPECT_EQ(stage_bytes(all_fp8, b), 0) << train::name_of(b);
+    EXPECT_EQ(stage_bytes(edges_bf16, b), tokens * f * 2) << train::name_of(b);
+  }
+  // The down projection's input gradient is SwiGLU backward's input in either kind of layer.
+  EXPECT_EQ(stage_bytes(all_fp8, BufferId::dhidden), tokens * f * 2);
+  EXPECT_EQ(train::table_bytes(edges_bf16, BufferTerm::scratch) -
+                train::table_bytes(all_fp8, BufferTerm::scratch),
+            3 * tokens * f * 2);
+}
+
 TEST(BufferTable, ParametersAndOptimizerStateByHand) {
   train::StepShape shape;
   shape.layers = 1;

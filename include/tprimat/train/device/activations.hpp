@@ -166,7 +166,7 @@ struct Activations {
 /// Buffers every layer's pass overwrites: the SwiGLU output, the backward's gradients, the
 /// kernels' partials and the attention backward's workspace.
 struct Scratch {
-  DeviceBuffer<bf16> hidden, dhidden, dgate, dup;  // [n, ffn]
+  DeviceBuffer<bf16> hidden, dhidden, dgate, dup;  // [n, ffn]; all but dhidden: bf16 layers only
   DeviceBuffer<bf16> xn;       // [n, h] an FP8 layer's norm output, until its cast (FP8 runs only)
   DeviceBuffer<float> dres;    // [rows, h] gradient of the residual stream
   DeviceBuffer<float> dxn;     // [n, h] gradient of a norm's output, summed over its GEMMs
