@@ -591,8 +591,8 @@ struct StatedSharding {
   /// Hybrid sharding's groups where the log states them (Megatron's
   /// num_distributed_optimizer_instances, torchtitan's data_parallel_replicate_degree under
   /// FSDP), and the setting's place.
-  std::optional<int> instances;
-  std::string instances_where;
+  std::optional<int> instances = std::nullopt;
+  std::string instances_where{};
 };
 
 /// The sharding strategy a log states (LogConfig's sharding settings), checked against the DP

@@ -283,7 +283,8 @@ class WithNccl : public Host {
   WithNccl(Host host, Nccl nccl) : Host(std::move(host)), nccl_(std::move(nccl)) {}
   /// Bytes through a float broadcast (the host communicators move floats; MPI copies bits).
   static void broadcast_bytes(Host& host, void* data, std::size_t bytes) {
-    std::vector<float> carrier((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+    // The float count rounds up without bytes + 3, which could wrap.
+    std::vector<float> carrier(bytes / sizeof(float) + (bytes % sizeof(float) != 0), 0.0f);
     std::memcpy(carrier.data(), data, bytes);
     host.broadcast(carrier, 0);
     std::memcpy(data, carrier.data(), bytes);

@@ -183,7 +183,8 @@ class Engine final : public DeviceTransformer {
       const std::vector<std::uint16_t> bits = optimizer_.gathered_slices(
           plan, reinterpret_cast<const std::uint16_t*>(params_.weights.data()),
           sync_.plan.buckets, stream_);
-      std::memcpy(hi.data(), bits.data(), bits.size() * sizeof(std::uint16_t));
+      // bf16 is a class with a protected member; its bytes are the bits, copied as bytes.
+      std::memcpy(static_cast<void*>(hi.data()), bits.data(), bits.size() * sizeof(std::uint16_t));
     } else {
       hi = params_.weights.download();
       hi.resize(static_cast<std::size_t>(plan.params));
