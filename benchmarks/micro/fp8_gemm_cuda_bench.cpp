@@ -42,7 +42,8 @@ struct RecipeGemm {
 
 /// A linear layer y[tokens, out] = x[tokens, in] W^T in the hybrid recipe's three GEMMs:
 /// forward y = x W^T (E4M3 x E4M3, bf16, fast); input gradient dx = dy W (E5M2 x E4M3, bf16,
-/// split); weight gradient dW^T[in, out] += x^T dy (E4M3 x E5M2, accumulated into fp32, split).
+/// split); weight gradient dW^T[in, out] = x^T dy (E4M3 x E5M2, fp32, split): written in a step's
+/// first micro-batch (wgrad, beta 0), added in every later one (wgrad_acc, beta 1).
 std::vector<std::pair<std::string, RecipeGemm>> recipe_gemms(std::int64_t in, std::int64_t out,
                                                              std::int64_t tokens) {
   return {
@@ -50,6 +51,8 @@ std::vector<std::pair<std::string, RecipeGemm>> recipe_gemms(std::int64_t in, st
       {"dgrad",
        {tokens, in, out, Fp8Format::e5m2, Fp8Format::e4m3, false, 0, Fp8Accumulation::split}},
       {"wgrad",
+       {in, out, tokens, Fp8Format::e4m3, Fp8Format::e5m2, true, 0, Fp8Accumulation::split}},
+      {"wgrad_acc",
        {in, out, tokens, Fp8Format::e4m3, Fp8Format::e5m2, true, 1, Fp8Accumulation::split}},
   };
 }

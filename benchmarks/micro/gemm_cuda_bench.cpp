@@ -70,14 +70,24 @@ std::vector<Projection> projections(int tp) {
   };
 }
 
-// The three orientations, as the engine issues them, with x [t, in] and dy [t, out]:
+// The orientations, as the engine issues them, with x [t, in] and dy [t, out]:
 // forward y = x W (bf16 out, or fp32 into the residual); data gradient dx = dy W^T (fp32 where
 // dx is RMSNorm's input gradient, bf16 into attention's and SwiGLU's backward);
-// weight gradient dW = x^T dy (fp32, beta 0 as in a step's first micro-batch; later
-// micro-batches accumulate with beta 1).
-enum class Pass { fwd, dgrad, wgrad };
+// weight gradient dW = x^T dy into fp32: beta 0 in a step's first micro-batch (wgrad), beta 1
+// in every later one (wgrad_acc: 31 of 32 at gbs 64, mbs 2).
+enum class Pass { fwd, dgrad, wgrad, wgrad_acc };
 constexpr const char* pass_name(Pass p) {
-  return p == Pass::fwd ? "fwd" : p == Pass::dgrad ? "dgrad" : "wgrad";
+  switch (p) {
+    case Pass::fwd:
+      return "fwd";
+    case Pass::dgrad:
+      return "dgrad";
+    case Pass::wgrad:
+      return "wgrad";
+    case Pass::wgrad_acc:
+      return "wgrad_acc";
+  }
+  return "?";
 }
 
 Gemm step_gemm(const Projection& p, Pass pass, std::int64_t t) {
@@ -95,8 +105,10 @@ Gemm step_gemm(const Projection& p, Pass pass, std::int64_t t) {
       g.beta = p.dgrad_beta;
       break;
     case Pass::wgrad:
+    case Pass::wgrad_acc:
       g = {.trans_a = true, .m = p.in, .n = p.out, .k = t, .lda = p.in, .ldb = p.out, .ldc = p.out};
       g.fp32_out = true;
+      g.beta = pass == Pass::wgrad_acc ? 1.0f : 0.0f;
       break;
   }
   return g;
@@ -260,7 +272,7 @@ void add_model() {
     if (!parallel::tp_valid(model::dims<M>(), tp)) continue;
     for (std::int64_t tokens : {2048, 4096})
       for (const Projection& p : projections<M>(tp))
-        for (Pass pass : {Pass::fwd, Pass::dgrad, Pass::wgrad})
+        for (Pass pass : {Pass::fwd, Pass::dgrad, Pass::wgrad, Pass::wgrad_acc})
           add(std::string(M::cli_name) + "/tp" + std::to_string(tp) + "/" + p.name + "/" +
                   pass_name(pass) + "/tokens:" + std::to_string(tokens),
               step_gemm(p, pass, tokens));

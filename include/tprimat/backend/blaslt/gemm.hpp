@@ -58,6 +58,7 @@ struct Plan {
   ltMatrixLayout_t layout_c = nullptr;  // C and D: our C (or D), [n rows, m cols]
   ltMatmulAlgo_t algo{};
   int heuristic_rank = -1;  ///< algo's place in the heuristic's order when timed (tune), else -1
+  int timed_candidates = 0;  ///< how many candidates tune() timed (0: not timed)
   std::mutex call_mutex;
 
   Plan() = default;
@@ -113,8 +114,8 @@ void set(ltMatmulPreference_t pref, ltMatmulPreferenceAttributes_t attr, const T
 }
 
 /// The heuristic's algorithms for `plan`'s descriptors that fit the workspace, best first, given
-/// the alignments of the library's A, B and C/D: up to tuning_candidates with tuning, else its
-/// first. Empty when the library has none (the caller names why).
+/// the alignments of the library's A, B and C/D: up to tuning_candidate_count() with tuning,
+/// else its first. Empty when the library has none (the caller names why).
 template <class AnyKey>
 Candidates fitting_algorithms(const Plan& plan, ltHandle_t handle,
                               [[maybe_unused]] std::uint32_t align_a,
@@ -131,11 +132,11 @@ Candidates fitting_algorithms(const Plan& plan, ltHandle_t handle,
   set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c, key);
 #endif
 
-  std::array<ltMatmulHeuristicResult_t, tuning_candidates> results{};
+  std::array<ltMatmulHeuristicResult_t, max_tuning_candidates> results{};
   int returned = 0;
   const ltStatus_t status = ltMatmulAlgoGetHeuristic(
       handle, plan.op, plan.layout_a, plan.layout_b, plan.layout_c, plan.layout_c, pref.p,
-      int(results.size()), results.data(), &returned);
+      tuning_candidate_count(), results.data(), &returned);
   Candidates fitting;
   if (no_candidate(status)) return fitting;  // the caller answers with the likely cause
   check(status, "MatmulAlgoGetHeuristic", key);
@@ -202,6 +203,7 @@ void tune(Plan& plan, std::span<const ltMatmulAlgo_t> candidates, Run&& run, boo
   const std::size_t best = fastest(candidates, run, stream);
   plan.algo = candidates[best];
   plan.heuristic_rank = static_cast<int>(best);
+  plan.timed_candidates = static_cast<int>(candidates.size());
   if (saved) saved->restore();
 }
 

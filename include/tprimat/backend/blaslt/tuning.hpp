@@ -21,8 +21,11 @@
 
 namespace tprimat::backend::detail::blaslt {
 
-/// Candidates asked of the heuristic for each shape (those that fit the workspace are timed).
+/// Candidates asked of the heuristic for each shape (those that fit the workspace are timed):
+/// tuning_candidates, or TPRIMAT_GEMM_CANDIDATES (1 to max_tuning_candidates; the micro-benchmarks
+/// use it to see whether a wider search finds faster algorithms than the default's).
 inline constexpr int tuning_candidates = 16;
+inline constexpr int max_tuning_candidates = 64;
 /// Another candidate replaces the heuristic's first only when this much faster: timing noise then
 /// rarely changes the choice from one process to the next.
 inline constexpr double tuning_margin = 0.01;
@@ -31,7 +34,7 @@ inline constexpr double tuning_margin = 0.01;
 /// std::vector: nvcc 13.0's front end fails an internal assertion constructing the libraries'
 /// unnamed algorithm struct through std::construct_at (a consumer compiling this header as CUDA).
 struct Candidates {
-  std::array<ltMatmulAlgo_t, tuning_candidates> algos{};
+  std::array<ltMatmulAlgo_t, max_tuning_candidates> algos{};
   std::size_t count = 0;
   std::span<const ltMatmulAlgo_t> view() const { return {algos.data(), count}; }
 };
@@ -43,6 +46,20 @@ inline bool tuning_enabled() {
     return v == nullptr || std::string_view(v) != "0";
   }();
   return enabled;
+}
+
+/// The candidates asked of the heuristic: TPRIMAT_GEMM_CANDIDATES when it is a count from 1 to
+/// max_tuning_candidates, else tuning_candidates. Read once a process.
+inline int tuning_candidate_count() {
+  static const int count = [] {
+    const char* v = std::getenv("TPRIMAT_GEMM_CANDIDATES");
+    if (v == nullptr) return tuning_candidates;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return end != v && *end == '\0' && n >= 1 && n <= max_tuning_candidates ? int(n)
+                                                                            : tuning_candidates;
+  }();
+  return count;
 }
 
 /// Whether `stream` may be synchronised and timed now: not while a graph is being captured (the

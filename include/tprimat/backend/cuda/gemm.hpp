@@ -72,7 +72,8 @@ TPRIMAT_GPU_INLINE std::string gemm_algorithm(const GemmQuery& q) {
          " swizzle=" + get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}) +
          " custom=" + get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, std::uint32_t{}) +
          " cluster=" + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{}) +
-         " rank=" + std::to_string(best->heuristic_rank);
+         " rank=" + std::to_string(best->heuristic_rank) +
+         " of=" + std::to_string(best->timed_candidates);
 }
 
 }  // namespace tprimat::backend

@@ -33,7 +33,8 @@ struct GemmQuery {
 /// read-only: "algo=<id> tile=<t> stages=<s> splitk=<n> reduction=<r>
 /// swizzle=<0|1> custom=<c> cluster=<c>", tile, stages, reduction and cluster being values of
 /// cublasLt.h's cublasLtMatmulTile_t, cublasLtMatmulStages_t, cublasLtReductionScheme_t and
-/// cublasLtClusterShape_t; then " rank=<r>", its place in the heuristic's order (-1: not timed).
+/// cublasLtClusterShape_t; then " rank=<r>", its place in the heuristic's order (-1: not timed),
+/// and " of=<n>", the candidates timed.
 /// Empty when no such call ran. Pointer alignments are not asked: the
 /// most aligned matching plan is described.
 std::string gemm_algorithm(const GemmQuery& query);
