@@ -44,6 +44,30 @@ __device__ __forceinline__ void atomic_amax(float* amax, float v) {
   atomicMax(reinterpret_cast<int*>(amax), __float_as_int(v));
 }
 
+/// One element of a cast pass: |v| into the thread's running `thread_amax` (before scaling, so
+/// the amax is the tensor's own), then v * scale cast into out[i]; a null `out` (an amax-only
+/// target) skips the cast. Both passes take every element through here, so their amaxes and
+/// bytes cannot drift apart.
+template <Fp8Format F>
+__device__ __forceinline__ void fp8_amax_and_cast(float v, float scale, float& thread_amax,
+                                                  std::uint8_t* out, std::int64_t i) {
+  thread_amax = fmaxf(thread_amax, fabsf(v));
+  if (out != nullptr) out[i] = fp8_cast_value<F>(v * scale);
+}
+
+/// A target's amax = max(*amax, the block's max of each thread's `thread_amax`); a target
+/// without an amax is skipped. Called by every thread of the block, for each target in turn:
+/// block_max synchronizes the block, and the skip agrees across threads (a kernel argument).
+/// One target, by value, with the loop over targets left to each kernel: a helper over
+/// Fp8Targets<N> compiled differently on ROCm 7.2 (by reference: 4 more SGPRs in the tile
+/// element pass; by value: another branch layout).
+__device__ __forceinline__ void fp8_reduce_amax(Fp8Target target, float thread_amax,
+                                                float* scratch) {
+  if (target.amax == nullptr) return;
+  const float m = block_max(thread_amax, scratch);
+  if (threadIdx.x == 0) atomic_amax(target.amax, m);
+}
+
 inline constexpr int fp8_cast_threads = 256;
 
 /// The values of a plain cast: a bf16 tensor's elements (as bits).
@@ -99,10 +123,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_cast_threads) void fp8_cast_kernel(
       for (int o = 0; o < outputs; ++o) {
         Pack<std::uint8_t, V> q;
 #pragma unroll
-        for (int k = 0; k < V; ++k) {
-          local[o] = fmaxf(local[o], fabsf(v[o][k]));
-          q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
-        }
+        for (int k = 0; k < V; ++k) fp8_amax_and_cast<F>(v[o][k], s[o], local[o], q.v, k);
         if (targets.t[o].out != nullptr) store_pack<V>(targets.t[o].out + i, q);
       }
     } else {
@@ -110,19 +131,13 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_cast_threads) void fp8_cast_kernel(
         float v[outputs][1];
         values.template operator()<1>(j, v);
 #pragma unroll
-        for (int o = 0; o < outputs; ++o) {
-          local[o] = fmaxf(local[o], fabsf(v[o][0]));
-          if (targets.t[o].out != nullptr) targets.t[o].out[j] = fp8_cast_value<F>(v[o][0] * s[o]);
-        }
+        for (int o = 0; o < outputs; ++o)
+          fp8_amax_and_cast<F>(v[o][0], s[o], local[o], targets.t[o].out, j);
       }
     }
   }
 #pragma unroll
-  for (int o = 0; o < outputs; ++o) {
-    if (targets.t[o].amax == nullptr) continue;
-    const float m = block_max(local[o], scratch);
-    if (threadIdx.x == 0) atomic_amax(targets.t[o].amax, m);
-  }
+  for (int o = 0; o < outputs; ++o) fp8_reduce_amax(targets.t[o], local[o], scratch);
 }
 
 /// The tile cast_transpose moves through shared memory: 64 x 64 elements by 256 threads, each
@@ -176,10 +191,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
     for (int o = 0; o < outputs; ++o) {
       Pack<std::uint8_t, fp8_chunk> q;
 #pragma unroll
-      for (int k = 0; k < fp8_chunk; ++k) {
-        local[o] = fmaxf(local[o], fabsf(v[o][k]));
-        q.v[k] = fp8_cast_value<F>(v[o][k] * s[o]);
-      }
+      for (int k = 0; k < fp8_chunk; ++k) fp8_amax_and_cast<F>(v[o][k], s[o], local[o], q.v, k);
       const Fp8Target& t = targets.t[o];
       if (t.out != nullptr) store_pack<fp8_chunk>(t.out + row * cols + col, q);
       if (t.out_t == nullptr) continue;
@@ -217,8 +229,8 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
           values.template operator()<1>(row * cols + col + k, v);
 #pragma unroll
           for (int o = 0; o < outputs; ++o) {
-            local[o] = fmaxf(local[o], fabsf(v[o][0]));
-            const std::uint8_t q = fp8_cast_value<F>(v[o][0] * s[o]);
+            std::uint8_t q;  // one byte for both the tile and `out`
+            fp8_amax_and_cast<F>(v[o][0], s[o], local[o], &q, 0);
             reinterpret_cast<std::uint8_t*>(tile_words[o])[r * fp8_tile_stride + chunk + k] = q;
             if (targets.t[o].out != nullptr) targets.t[o].out[row * cols + col + k] = q;
           }
@@ -250,11 +262,7 @@ __global__ TPRIMAT_LAUNCH_BOUNDS(fp8_tile_threads) void fp8_tile_cast_kernel(
   }
 
 #pragma unroll
-  for (int o = 0; o < outputs; ++o) {
-    if (targets.t[o].amax == nullptr) continue;
-    const float m = block_max(local[o], scratch);
-    if (threadIdx.x == 0) atomic_amax(targets.t[o].amax, m);
-  }
+  for (int o = 0; o < outputs; ++o) fp8_reduce_amax(targets.t[o], local[o], scratch);
 }
 
 /// The scale a tensor of this amax gets: max_finite / amax / 2^margin; `previous` where amax is 0
