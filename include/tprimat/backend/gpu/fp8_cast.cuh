@@ -40,6 +40,27 @@ void with_fp8_format(kernels::Fp8Format f, Launch&& launch) {
   }
 }
 
+/// Which outputs of its targets a pass writes: the elementwise pass never writes `out_t`, so an
+/// `out_t` there must not narrow its packs; the tile pass writes both.
+enum class Fp8Writes { rows, rows_and_transposes };
+
+/// Whether a pass may move whole packs: the values' `inputs` on 16-byte boundaries (one load)
+/// and each output it writes on `out_bytes` (one store of a pack's FP8 bytes). A null output is
+/// aligned, so amax-only targets narrow nothing.
+template <int N>
+bool aligned_for_packs(std::initializer_list<const void*> inputs,
+                       const kernels::Fp8Targets<N>& targets, std::size_t out_bytes,
+                       Fp8Writes writes) {
+  using kernels::aligned_to;
+  for (const void* p : inputs)
+    if (!aligned_to(p, 16)) return false;
+  for (const kernels::Fp8Target& t : targets.t) {
+    if (!aligned_to(t.out, out_bytes)) return false;
+    if (writes == Fp8Writes::rows_and_transposes && !aligned_to(t.out_t, out_bytes)) return false;
+  }
+  return true;
+}
+
 /// The elementwise pass over n of `values` into `targets` (kernels::fp8_cast_kernel: the rows and
 /// the amaxes, no transposes): Values::pack elements a thread (16-byte loads) where `pointers`
 /// (the values' inputs) and the outputs allow them, else one. The grid stops at a few blocks per
@@ -49,13 +70,10 @@ void fp8_elementwise_cast(const Values& values, std::initializer_list<const void
                           std::int64_t n, kernels::Fp8Format format,
                           const kernels::Fp8Targets<Values::outputs>& targets, const char* what,
                           Gpu::Stream stream) {
-  using kernels::aligned_to;
   if (n <= 0) return;
   constexpr int threads = kernels::fp8_cast_threads, v = Values::pack;
   constexpr unsigned max_blocks = 2048;
-  bool packs = true;
-  for (const void* p : pointers) packs = packs && aligned_to(p, 16);
-  for (const kernels::Fp8Target& t : targets.t) packs = packs && aligned_to(t.out, v);
+  const bool packs = aligned_for_packs(pointers, targets, v, Fp8Writes::rows);
   with_fp8_format(format, [&](auto f) {
     if (packs) {
       const unsigned grid = std::min(gpu::blocks_for((n + v - 1) / v, threads), max_blocks);
@@ -79,7 +97,6 @@ void fp8_tile_cast(const Values& values, std::initializer_list<const void*> poin
                    std::int64_t rows, std::int64_t cols, kernels::Fp8Format format,
                    const kernels::Fp8Targets<Values::outputs>& targets, const char* what,
                    Gpu::Stream stream) {
-  using kernels::aligned_to;
   if (rows <= 0 || cols <= 0) return;
   bool amax_only = true;
   for (const kernels::Fp8Target& t : targets.t)
@@ -87,10 +104,8 @@ void fp8_tile_cast(const Values& values, std::initializer_list<const void*> poin
   if (amax_only)
     return fp8_elementwise_cast(values, pointers, rows * cols, format, targets, what, stream);
   constexpr int tile = kernels::fp8_tile, chunk = kernels::fp8_chunk;
-  bool vectors = rows % chunk == 0 && cols % chunk == 0;
-  for (const void* p : pointers) vectors = vectors && aligned_to(p, 16);
-  for (const kernels::Fp8Target& t : targets.t)
-    vectors = vectors && aligned_to(t.out, chunk) && aligned_to(t.out_t, chunk);
+  const bool vectors = rows % chunk == 0 && cols % chunk == 0 &&
+                       aligned_for_packs(pointers, targets, chunk, Fp8Writes::rows_and_transposes);
   const dim3 grid(static_cast<unsigned>((cols + tile - 1) / tile),
                   static_cast<unsigned>((rows + tile - 1) / tile));
   with_fp8_format(format, [&](auto f) {
