@@ -27,6 +27,7 @@
 #include "cli/number_option.hpp"
 #include "cli/options.hpp"
 #include "cli/output_lock.hpp"
+#include "cli/result_fixes.hpp"
 
 namespace tprimat::cli {
 
@@ -338,7 +339,7 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
                              "import a part of the log (fewer iterations)");
     a.replaced = bench::existing_result_differences(a.path, a.doc);
     if (!o.overwrite && a.replaced && !a.replaced->empty())
-      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));
+      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced, result_fixes));
   }
   for (const auto& a : imported) report::prepare_output_dir(a.path.parent_path());
   // Held as a bench run holds its result: no run in the same directory replaces an import
@@ -351,10 +352,10 @@ inline int run_import(const ImportCommandOptions& o, const std::string& command_
   for (auto& a : imported) {  // again under the lock: a run may have written it meanwhile
     a.replaced = bench::existing_result_differences(a.path, a.doc);
     if (!o.overwrite && a.replaced && !a.replaced->empty())
-      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced));
+      throw bench::ResultConflict(bench::conflict_message(a.path, *a.replaced, result_fixes));
   }
   for (const auto& a : imported) {
-    bench::write_result(a.path, a.doc);
+    bench::write_result(a.path, a.doc, result_fixes);
     std::string note;
     if (a.replaced && a.replaced->empty()) {
       note = "; replaced the previous result of this configuration";

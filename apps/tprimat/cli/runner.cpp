@@ -411,7 +411,7 @@ int run_job(const Job& job, int rank, const RunOnce& once, Reporter& rep) {
     // Checked again at the write: the refusal was run 0's view of the file, before any step.
     const auto replaced = bench::existing_result_differences(file, c);
     try {
-      bench::write_result(file, doc);
+      bench::write_result(file, doc, result_fixes);
     } catch (const core::RunError& e) {  // a full disk: the steps are not lost, say where they are
       if (!logging || dynamic_cast<const bench::InvalidResult*>(&e) != nullptr) throw;
       rep.close_log();

@@ -20,6 +20,7 @@
 #include "cli/jobs.hpp"
 #include "cli/output_lock.hpp"
 #include "cli/progress.hpp"
+#include "cli/result_fixes.hpp"
 
 namespace tprimat::cli {
 
@@ -74,7 +75,7 @@ void refuse_conflicting_result(const Job& job, Comm& comm) {
   float refused = 0;
   if (comm.rank() == 0) {
     const auto file = job.output_dir / bench::result_file_name(job.ctx.device, job.ctx.full.cli_name);
-    message = bench::result_refusal(file, job.ctx);
+    message = bench::result_refusal(file, job.ctx, result_fixes);
     refused = message.empty() ? 0 : 1;
   }
   if (comm.size() > 1) comm.broadcast(std::span<float>(&refused, 1), 0);

@@ -48,7 +48,7 @@ inline constexpr int schema_version = 1;
 
 /// What one run measured. Vectors hold the measured (post-warm-up) steps, in order.
 struct RunRecord {
-  std::string saved_weights;  ///< --save: the file written after this run; "" when none
+  std::string saved_weights;              ///< the weights file written after this run; "" when none
   std::vector<double> warmup_step_times;  ///< seconds, excluded from statistics
   std::vector<double> step_times;         ///< seconds
   std::vector<double> losses;
@@ -78,8 +78,8 @@ struct ResultContext {
   bool layers_auto = false;
   std::string data = "synthetic";
   std::int64_t seed = 42;
-  std::string init = "random";  ///< starting weights: "random" or the --init checkpoint path
-  std::string save;  ///< --save: where the weights after the last run go; "" for none
+  std::string init = "random";  ///< starting weights: "random" or the checkpoint path read
+  std::string save;             ///< where the weights after the last run go; "" for none
   /// training_config.precision: "fp32" (the CPU backend), or device_options.precision's name
   std::string precision = "bf16";
   train::OptimizerConfig optimizer;
@@ -96,7 +96,7 @@ struct ResultContext {
   std::vector<std::string> collective_settings;  ///< "NCCL_IB_HCA=mlx5_0", ... as set
   std::string git_describe = "unknown";
   std::string timestamp;
-  bool overwrite = false;  ///< --overwrite: may replace a result file of another configuration
+  bool overwrite = false;  ///< may replace a result file of another configuration
 };
 
 inline constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -232,7 +232,7 @@ std::vector<double> concat(const std::vector<RunRecord>& runs, F member) {
 }  // namespace detail
 
 /// The result document. Top-level statistics and raw_* arrays pool the measured steps of every
-/// run, in run order (identical to `runs[0]` for --runs 1); `runs` keeps each run apart.
+/// run, in run order (identical to `runs[0]` for one run); `runs` keeps each run apart.
 inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunRecord>& runs) {
   using nlohmann::json;
   const MetricsInput in = detail::metrics_input(c);
@@ -407,11 +407,24 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
   return doc;
 }
 
+/// What the refusals and failed writes of a result file tell their reader to do. The library's
+/// words speak of the path it was given and of ResultContext::overwrite; a program that chooses
+/// the path and the overwrite by flags passes its own (the tprimat CLI: cli::result_fixes).
+struct ResultFixes {
+  /// The path takes no file (a failed write): the result must go elsewhere.
+  std::string_view elsewhere = "write the result to another path";
+  /// Something that is not a result file is at the path.
+  std::string_view occupied = "remove it, or write the result to another path";
+  /// A result of another configuration is at the path.
+  std::string_view conflict = "set overwrite to replace it, or write the result to another path";
+};
+
 /// Writes `text` to `path` atomically through core/output_file.hpp (new file, then rename).
 /// Here, after the work is done, a place that takes no file is a failed write (RunError), as a
-/// full disk is: the refusals that are bad input come before the work (result_refusal).
+/// full disk is: the refusals that are bad input come before the work (result_refusal). `fix`:
+/// what to do instead, in the caller's words.
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view text,
-                                  std::string_view fix = "pass another --output-dir") {
+                                  std::string_view fix = "write it to another path") {
   try {
     core::write_file_atomically(path, text, fix);
   } catch (const core::OutputFileError& e) {
@@ -465,7 +478,8 @@ inline std::optional<std::string> unreadable_size(std::size_t bytes) {
 /// document as written (an import adds the log's own figures after make_result), checked against
 /// the schema's rules (bench/result_check.hpp), then written atomically. A document that breaks a
 /// rule is refused, naming the key and value, and nothing is written.
-inline void write_result(const std::filesystem::path& path, nlohmann::json doc) {
+inline void write_result(const std::filesystem::path& path, nlohmann::json doc,
+                         const ResultFixes& fixes = {}) {
   doc = as_written(std::move(doc));
   if (const auto why = result_error(doc))
     throw InvalidResult("refused to write " + path.string() +
@@ -473,10 +487,11 @@ inline void write_result(const std::filesystem::path& path, nlohmann::json doc) 
   const std::string text = doc.dump(2) + "\n";
   if (const auto why = unreadable_size(text.size()))
     throw InvalidResult("refused to write " + path.string() + ": " + *why);
-  write_file_atomically(path, text);
+  write_file_atomically(path, text, fixes.elsewhere);
 }
 
-/// A run would replace a result of another configuration and --overwrite was not given.
+/// A run would replace a result of another configuration, and ResultContext::overwrite is not
+/// set.
 class ResultConflict : public core::InputError {
  public:
   using core::InputError::InputError;
@@ -551,16 +566,19 @@ inline std::vector<std::string> configuration_differences(const nlohmann::json& 
   return out;
 }
 
-/// How the result a run would replace is read: capped like every result a report reads.
+/// How the result a run would replace is read: capped like every result a report reads. (Its
+/// refusals become differences, existing_result_differences, which the caller words as
+/// conflict_message does.)
 inline constexpr core::InputKind existing_result_input{
     "result file", core::max_result_bytes,
-    "remove it, or pass --overwrite or another --output-dir", core::InputUse::replaced_by_this_run};
+    "remove it, set overwrite, or write the result to another path",
+    core::InputUse::replaced_by_this_run};
 
 /// The result file a job would replace, compared with the job (a ResultContext, or the result
 /// document `tprimat import` would write); nullopt when there is none. A file that is not a
 /// readable JSON object (too big, too deeply nested, not even a regular file) counts as another
-/// configuration: it is never replaced without --overwrite. Never throws: the runner calls it
-/// again just before it writes, where the result must not be lost.
+/// configuration: it is never replaced unless ResultContext::overwrite is set. Never throws: the
+/// runner calls it again just before it writes, where the result must not be lost.
 template <class Job>
 std::optional<std::vector<std::string>> existing_result_differences(
     const std::filesystem::path& file, const Job& c) {
@@ -580,32 +598,34 @@ std::optional<std::vector<std::string>> existing_result_differences(
   return configuration_differences(old, c);
 }
 
-/// The refusal (rank 0's view): `file` holds a result of another configuration.
+/// The refusal (rank 0's view): `file` holds a result of another configuration; the fix is
+/// `fixes.conflict`.
 inline std::string conflict_message(const std::filesystem::path& file,
-                                    const std::vector<std::string>& differences) {
+                                    const std::vector<std::string>& differences,
+                                    const ResultFixes& fixes = {}) {
   std::string what;
   for (const auto& d : differences) what += (what.empty() ? "" : ", ") + d;
   return "tprimat: " + file.string() + " holds the result of another configuration (" + what +
-         "); refused to overwrite it, nothing ran; pass --overwrite to replace it, or another "
-         "--output-dir";
+         "); refused to overwrite it, nothing ran; " + std::string(fixes.conflict);
 }
 
 /// Why a job must not write its result to `file` (rank 0's view, before any step), as the one
 /// line to print, or "" when it may: something other than a regular file is there (a directory,
-/// a FIFO, a device: refused even with --overwrite, since the result could not replace it), or,
-/// without --overwrite, a result of another configuration.
-inline std::string result_refusal(const std::filesystem::path& file, const ResultContext& c) {
+/// a FIFO, a device: refused even with `c.overwrite`, since the result could not replace it),
+/// or, without `c.overwrite`, a result of another configuration. The fixes are `fixes`'.
+inline std::string result_refusal(const std::filesystem::path& file, const ResultContext& c,
+                                  const ResultFixes& fixes = {}) {
   if (const auto kind = core::special_file_kind(file); !kind.empty())
     return "tprimat: " + file.string() + " is " + kind +
-           ", where the run writes its result; nothing ran; remove it, or pass another "
-           "--output-dir";
+           ", where the run writes its result; nothing ran; " + std::string(fixes.occupied);
   if (std::error_code ec; std::filesystem::is_symlink(file, ec))
     return "tprimat: " + file.string() +
            " is a symbolic link, where the run writes its result; tprimat writes no file through "
-           "a link; nothing ran; remove it, or pass another --output-dir";
+           "a link; nothing ran; " +
+           std::string(fixes.occupied);
   if (c.overwrite) return "";
   if (const auto diff = existing_result_differences(file, c); diff && !diff->empty())
-    return conflict_message(file, *diff);
+    return conflict_message(file, *diff, fixes);
   return "";
 }
 

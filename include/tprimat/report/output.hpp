@@ -25,7 +25,7 @@ inline void prepare_output_dir(const std::filesystem::path& dir) {
 inline std::string write_report_file(const std::filesystem::path& dir, std::string_view name,
                                      std::string_view text) {
   const auto path = dir / name;
-  bench::write_file_atomically(path, text);
+  bench::write_file_atomically(path, text, "pass another --output-dir");
   return path.string();
 }
 

@@ -365,10 +365,10 @@ TEST_F(AtomicWrite, AResultTooDeepOrNotAFileIsAnotherConfigurationAndNeverThrows
       "(column 77)";
   EXPECT_EQ(bench::existing_result_differences(file, c), std::vector<std::string>{deep});
   EXPECT_EQ(bench::result_refusal(file, c), bench::conflict_message(file, {deep}));
-  c.overwrite = true;  // --overwrite replaces it
+  c.overwrite = true;  // overwrite replaces it
   EXPECT_EQ(bench::result_refusal(file, c), "");
 
-  // What no result can replace is refused whatever --overwrite says, and described (not thrown)
+  // What no result can replace is refused whatever overwrite says, and described (not thrown)
   // where the runner checks again before writing.
   fs::remove(file);
   fs::create_directory(file);
@@ -377,7 +377,7 @@ TEST_F(AtomicWrite, AResultTooDeepOrNotAFileIsAnotherConfigurationAndNeverThrows
   EXPECT_EQ(bench::result_refusal(file, c),
             "tprimat: " + file.string() +
                 " is a directory, where the run writes its result; nothing ran; remove it, or "
-                "pass another --output-dir");
+                "write the result to another path");
   fs::remove(file);
   tprimat::testing::make_fifo(file);
   EXPECT_EQ(tprimat::testing::error_reading_fifo(
@@ -393,6 +393,38 @@ TEST_F(AtomicWrite, AResultTooDeepOrNotAFileIsAnotherConfigurationAndNeverThrows
   fs::create_symlink("/dev/zero", file);
   EXPECT_NE(bench::result_refusal(file, c).find(" is a character device, where the run writes"),
             std::string::npos);
+}
+
+// The library names its own terms (the path, ResultContext::overwrite), never a program's flag; a
+// caller's fixes (the CLI's: --output-dir, --overwrite) take their place whole.
+TEST_F(AtomicWrite, RefusalsSpeakTheLibrarysTermsOrTheCallers) {
+  auto c = tiny_context();
+  const auto file = dir_ / "benchmark_cpu_tiny.json";
+  std::ofstream(file) << "{}";
+  const std::string conflict = bench::result_refusal(file, c);
+  EXPECT_EQ(conflict, bench::conflict_message(file, *bench::existing_result_differences(file, c)));
+  EXPECT_NE(conflict.find("; set overwrite to replace it, or write the result to another path"),
+            std::string::npos)
+      << conflict;
+  const bench::ResultFixes mine{.elsewhere = "E", .occupied = "O", .conflict = "C"};
+  const std::string told = bench::result_refusal(file, c, mine);
+  EXPECT_EQ(told.substr(told.size() - 3), "; C") << told;
+  fs::remove(file);
+  fs::create_directory(file);
+  const std::string occupied = bench::result_refusal(file, c);
+  EXPECT_EQ(bench::result_refusal(file, c, mine).substr(occupied.find("; remove it")), "; O");
+  c.predicted.weights = c.predicted.total = 0.5 * bench::gib;  // the schema wants a prediction
+  try {
+    bench::write_result(dir_ / "missing" / "benchmark_cpu_tiny.json",
+                        bench::make_result(c, {record(0.5)}));
+    FAIL() << "no error";
+  } catch (const core::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("write the result to another path"), std::string::npos)
+        << e.what();
+  }
+  for (const std::string& message : {conflict, occupied})
+    EXPECT_EQ(message.find("--"), std::string::npos) << message;
+  EXPECT_EQ(std::string(bench::existing_result_input.fix).find("--"), std::string::npos);
 }
 
 // A result no reader of results would read back is never written (an import of a 1 GiB log made
