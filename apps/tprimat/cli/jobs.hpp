@@ -183,10 +183,17 @@ inline void check_attention(const std::string& a) {
     throw core::InputError("unknown attention '" + core::shown(a) + "'", "pick one of auto, flash, cudnn");
 }
 
+/// The data checks' settings, named by this program's flags (setting_flags).
+inline data::SettingNames data_setting_flags() {
+  return {.data = flag_of_setting("data"),
+          .global_batch_size = flag_of_setting("global_batch_size"),
+          .seq = flag_of_setting("seq")};
+}
+
 /// Parses `--data` and, for indexed data, opens every data set (index checked against its .bin)
 /// and scans its token ids once; the per-job checks (vocab, size) then read the result.
 inline std::unique_ptr<data::DataCheck> open_data(const BenchOptions& o, data::DataSpec& spec) {
-  spec = data::parse_data_spec(o.data);
+  spec = data::parse_data_spec(o.data, data_setting_flags());
   return std::make_unique<data::DataCheck>(spec, o.seq, static_cast<std::uint64_t>(o.seed));
 }
 
@@ -445,7 +452,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   const int gbs = global_batch(o, cli_model, env.world / mp);
   parallel::Plan plan = parallel::make_plan(full, name, tp_pp, env.world, o.mbs, gbs, want_dp,
                                             want_accum, split_rule, cp);
-  if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs);
+  if (data_check != nullptr) data_check->check(full.vocab, full.name, gbs, data_setting_flags());
   // --parallel all runs hybrid sharding where its instances divide a strategy's replicas, as it
   // runs ZeRO where DP > 1; check_flags_apply_to_all refuses it where it applies to none.
   const bool every_strategy = o.parallel == "all" && !env.fixed;

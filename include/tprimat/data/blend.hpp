@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
-// `--data`: synthetic, one indexed data set, or a weighted blend of several, as one sample stream.
+// The data a run reads: synthetic, one indexed data set, or a weighted blend of several, as one
+// sample stream.
 #pragma once
 
 #include <algorithm>
@@ -23,7 +24,7 @@
 
 namespace tprimat::data {
 
-/// What `--data` asked for: "synthetic", "PREFIX", or Megatron's blend list "W1 PREFIX1 W2 ...".
+/// The data asked for: "synthetic", "PREFIX", or Megatron's blend list "W1 PREFIX1 W2 ...".
 struct DataSpec {
   struct Part {
     double weight = 1;  ///< normalised: the weights of a spec sum to 1
@@ -33,6 +34,15 @@ struct DataSpec {
   std::string text = "synthetic";  ///< as recorded in the result (training_config.data)
 
   bool synthetic() const { return parts.empty(); }
+};
+
+/// How the data checks' messages name the settings they refuse. The library's names by default:
+/// the data asked for (training_config.data), Megatron's global_batch_size and StepShape's seq; a
+/// program that sets them by flags passes its flags (the tprimat CLI: --data, --gbs, --seq).
+struct SettingNames {
+  std::string_view data = "data";
+  std::string_view global_batch_size = "global_batch_size";
+  std::string_view seq = "seq";
 };
 
 namespace detail {
@@ -47,10 +57,10 @@ inline bool reads_as_number(std::string_view word) {
 }
 
 inline std::vector<std::string> split_words(std::string_view s) {
-  // CLI11 joins the values of `--data 0.7 A 0.3 B` with newlines; one quoted string uses spaces,
-  // and is a blend only where a weight stands in a weight's place (words 1, 3, ...): `--data
-  // 'sp ace/ds'` is one prefix, a path with a space, as is any string naming an existing
-  // .bin/.idx pair whole.
+  // A list of one word per line (as CLI11 joins the values of a flag `0.7 A 0.3 B`) splits at
+  // newlines; one string splits at spaces, and is a blend only where a weight stands in a
+  // weight's place (words 1, 3, ...): "sp ace/ds" is one prefix, a path with a space, as is any
+  // string naming an existing .bin/.idx pair whole.
   const bool lines = s.find('\n') != std::string_view::npos;
   if (!lines && !s.empty()) {
     const std::string whole(s);
@@ -88,8 +98,9 @@ inline constexpr auto weight_range = core::above(0.0, 1e12);
 
 }  // namespace detail
 
-/// Parses `--data`. Checks the shape of the list only; the files are checked when opened.
-inline DataSpec parse_data_spec(std::string_view text) {
+/// Parses the data asked for. Checks the shape of the list only; the files are checked when
+/// opened. Messages name the list `names.data`.
+inline DataSpec parse_data_spec(std::string_view text, const SettingNames& names = {}) {
   const auto words = detail::split_words(text);
   DataSpec spec;
   if (words.empty() || (words.size() == 1 && words[0] == "synthetic")) return spec;
@@ -98,15 +109,16 @@ inline DataSpec parse_data_spec(std::string_view text) {
     spec.text = spec.parts[0].prefix;
     return spec;
   }
-  const std::string fix = "pass --data PREFIX, or a blend --data W1 PREFIX1 W2 PREFIX2 ...";
+  const std::string data(names.data);
   if (words.size() % 2 != 0)
-    throw core::InputError("--data blend needs weight and prefix pairs, got " +
-                               std::to_string(words.size()) + " values",
-                           fix);
+    throw core::InputError(
+        data + " blend needs weight and prefix pairs, got " + std::to_string(words.size()) +
+            " values",
+        "pass " + data + " PREFIX, or a blend " + data + " W1 PREFIX1 W2 PREFIX2 ...");
   double total = 0;
   spec.text.clear();
   for (std::size_t i = 0; i < words.size(); i += 2) {
-    const double w = core::parse_number("--data weight", words[i], detail::weight_range);
+    const double w = core::parse_number(data + " weight", words[i], detail::weight_range);
     total += w;
     spec.parts.push_back({w, resolve_prefix(words[i + 1])});
     spec.text += (i ? " " : "") + words[i] + " " + spec.parts.back().prefix;
@@ -123,7 +135,7 @@ class BlendedSamples {
  public:
   BlendedSamples(const DataSpec& spec, int seq, std::uint64_t seed) {
     if (spec.synthetic())
-      throw core::InputError("BlendedSamples needs indexed data, got --data synthetic");
+      throw core::InputError("BlendedSamples needs indexed data, got a synthetic DataSpec");
     for (std::size_t d = 0; d < spec.parts.size(); ++d) {
       auto ds = std::make_shared<const IndexedDataset>(spec.parts[d].prefix);
       // Each data set gets its own shuffle, so a blend of one set with itself is not lockstep.
@@ -187,7 +199,9 @@ class DataCheck {
       ranges_.push_back(blend_->part(d).dataset().token_range());
   }
 
-  void check(int vocab, std::string_view model_name, int gbs) const {
+  /// Refusals name the run's settings `names`.
+  void check(int vocab, std::string_view model_name, int gbs,
+             const SettingNames& names = {}) const {
     if (!blend_) return;
     for (std::size_t d = 0; d < blend_->size(); ++d) {
       const auto& ds = blend_->part(d).dataset();
@@ -214,7 +228,8 @@ class DataCheck {
                 " samples of seq + 1 = " + std::to_string(part.seq() + 1) +
                 " tokens, the first global batch of " + std::to_string(gbs) + " needs " +
                 std::to_string(std::max<std::int64_t>(need[d], 1)) + " from it",
-            "pass a smaller --gbs or --seq, or a larger data set");
+            "pass a smaller " + std::string(names.global_batch_size) + " or " +
+                std::string(names.seq) + ", or a larger data set");
     }
   }
 

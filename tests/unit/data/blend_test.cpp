@@ -167,19 +167,31 @@ TEST_F(Blend, DataSpecGrammar) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message("0.5 A 0.5").find("needs weight and prefix pairs, got 3 values"),
-            std::string::npos);
+  // The library names its own setting, data; a program passes its flag's name.
+  EXPECT_EQ(message("0.5 A 0.5"),
+            "tprimat: data blend needs weight and prefix pairs, got 3 values; pass data PREFIX, or "
+            "a blend data W1 PREFIX1 W2 PREFIX2 ...");
   EXPECT_NE(message("half A 0.5 B")
-                .find("--data weight takes a finite decimal number (above 0 "
+                .find("data weight takes a finite decimal number (above 0 "
                       "and at most 1e+12), got 'half'"),
             std::string::npos);
-  EXPECT_NE(message("0 A 1 B").find("--data weight 0 is out of range (above 0"), std::string::npos);
+  EXPECT_NE(message("0 A 1 B").find("data weight 0 is out of range (above 0"), std::string::npos);
+  for (const char* text : {"0.5 A 0.5", "half A 0.5 B", "0 A 1 B"})
+    EXPECT_EQ(message(text).find("--"), std::string::npos) << message(text);
+  try {
+    data::parse_data_spec("0.5 A 0.5", {.data = "--data"});
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "tprimat: --data blend needs weight and prefix pairs, got 3 values; pass --data "
+                 "PREFIX, or a blend --data W1 PREFIX1 W2 PREFIX2 ...");
+  }
   // Weights read as every number tprimat is given: no NaN, no hex, nothing that sums to inf.
   for (const char* w : {"nan", "inf", "0x1p-1"})
     EXPECT_NE(message(std::string(w) + " A 1 B").find("got '" + std::string(w) + "'"),
               std::string::npos)
         << w;
-  EXPECT_NE(message("1e308 A 1e308 B").find("--data weight 1e308 is out of range"),
+  EXPECT_NE(message("1e308 A 1e308 B").find("data weight 1e308 is out of range"),
             std::string::npos);
 }
 
@@ -202,7 +214,17 @@ TEST_F(Blend, ChecksNameVocabAndSize) {
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is too small for one global batch: 300 tokens make 18 "
                                          "samples of seq + 1 = 17 tokens, the first global batch "
-                                         "of 19 needs 19 from it"),
+                                         "of 19 needs 19 from it; pass a smaller "
+                                         "global_batch_size or seq, or a larger data set"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
+  try {
+    check.check(300, "Wide", 19, {.global_batch_size = "GBS", .seq = "SEQ"});
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("; pass a smaller GBS or SEQ, or a larger data set"),
               std::string::npos)
         << e.what();
   }
