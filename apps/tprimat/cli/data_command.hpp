@@ -23,6 +23,7 @@
 #include "tprimat/data/safetensors.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/train/parameters.hpp"
+#include "cli/options.hpp"
 
 namespace tprimat::cli {
 
@@ -181,11 +182,22 @@ inline int write(const DataCommand& c) {
                              "float64");
     type = *t;
   }
-  data::IndexedWriter w(c.output, type);
+  // The writer's prefix and token_type, told as --output and --dtype.
+  if (const auto why = data::prefix_problem(c.output))
+    throw core::InputError("--output '" + c.output + "' " + *why,
+                           "pass a prefix that ends in a file name, e.g. --output data/my_set "
+                           "(writes data/my_set.bin and data/my_set.idx)");
+  data::IndexedWriter w(c.output, type, "pass another --output prefix");
   std::int64_t tokens = 0;
-  for (const auto& d : docs) {
-    w.add_document(d);
-    tokens += static_cast<std::int64_t>(d.size());
+  try {
+    for (const auto& d : docs) {
+      w.add_document(d);
+      tokens += static_cast<std::int64_t>(d.size());
+    }
+  } catch (const core::SettingError& e) {
+    const std::string_view flag = flag_of_setting(e.setting());
+    if (flag.empty()) throw;
+    throw core::InputError(e.problem(), "pass " + std::string(flag) + " " + e.suggestion());
   }
   w.finish();
   std::printf("wrote %s and %s: %lld documents, %lld tokens, dtype %s\n",

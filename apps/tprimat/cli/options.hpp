@@ -449,13 +449,15 @@ inline bool parse_args(BenchOptions& o, const std::vector<std::string_view>& arg
 
 /// The library's settings (core::SettingError::setting(): train::DeviceOptions',
 /// PrecisionConfig's and StepShape's names, and Megatron's for the batch and pipeline sizes
-/// parallel/ checks, and data::SettingNames') that this program sets by a flag, with the flag.
+/// parallel/ checks; data::SettingNames' and the data writer's) that this program sets by a flag,
+/// with the flag.
 inline constexpr std::pair<std::string_view, std::string_view> setting_flags[] = {
     {"attention", "--attention"},
     {"precision", "--precision"},
     {"layers", "--layers"},
     {"seq", "--seq"},
     {"data", "--data"},
+    {"token_type", "--dtype"},
     {"recompute_num_layers", "--recompute-num-layers"},
     {"recompute_granularity", "--recompute-granularity"},
     {"recompute_modules", "--recompute-modules"},

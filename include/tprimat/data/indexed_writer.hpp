@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,16 +35,29 @@ inline TokenType narrowest_token_type(std::int64_t id) {
   return TokenType::int64;
 }
 
+/// Why `prefix` names no .bin/.idx pair ("" or "DIR/" would write the hidden ".bin" and ".idx"),
+/// or nullopt when it does. IndexedWriter refuses such a prefix; a caller that names the prefix in
+/// its own words (a flag) checks it first.
+inline std::optional<std::string> prefix_problem(const std::string& prefix) {
+  const auto name = std::filesystem::path(prefix).filename().string();
+  if (!name.empty() && name != "." && name != "..") return std::nullopt;
+  return "names no file prefix (it would write the hidden files " + prefix + ".bin and " + prefix +
+         ".idx)";
+}
+
 /// Appends documents (one sequence each, as preprocess_data.py writes without sentence
 /// splitting) to PREFIX.bin, then writes PREFIX.idx on finish(). Both are new files
 /// (core/output_file.hpp) renamed at the end, so a failed write leaves no half pair behind.
+/// A token id that `token_type` cannot hold is a core::SettingError of "token_type"; `fix` is
+/// what a file that cannot be written tells its reader to do, in the caller's words.
 class IndexedWriter {
  public:
-  IndexedWriter(std::string prefix, TokenType type)
+  IndexedWriter(std::string prefix, TokenType token_type,
+                std::string_view fix = "pass another prefix")
       : prefix_(checked_prefix(std::move(prefix))),
-        type_(type),
-        bin_(bin_path(prefix_), write_fix),
-        idx_(idx_path(prefix_), write_fix) {}
+        type_(token_type),
+        bin_(bin_path(prefix_), fix),
+        idx_(idx_path(prefix_), fix) {}
 
   /// Adds one document. Ids must be representable in the token type.
   void add_document(std::span<const std::int64_t> ids) {
@@ -58,13 +72,12 @@ class IndexedWriter {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const std::int64_t v = ids[i];
       if (v < lo || v > hi)
-        throw core::InputError("token id " + std::to_string(v) + " of document " +
-                                   std::to_string(lengths_.size()) + " does not fit dtype " +
-                                   std::string(token_type_name(type_)) + " (" + std::to_string(lo) +
-                                   " to " + std::to_string(hi) + ")",
-                               "pass --dtype " +
-                                   std::string(token_type_name(narrowest_token_type(v))) +
-                                   " or wider");
+        throw core::SettingError(
+            "token_type",
+            "token id " + std::to_string(v) + " of document " + std::to_string(lengths_.size()) +
+                " does not fit dtype " + std::string(token_type_name(type_)) + " (" +
+                std::to_string(lo) + " to " + std::to_string(hi) + ")",
+            std::string(token_type_name(narrowest_token_type(v))) + " or wider");
       std::byte* p = buf.data() + i * token_bytes(type_);
       auto put = [&]<class T>(T x) { std::memcpy(p, &x, sizeof x); };
       switch (type_) {
@@ -134,16 +147,11 @@ class IndexedWriter {
   }
 
  private:
-  static constexpr std::string_view write_fix = "pass another --output prefix";
-
-  /// A prefix names files: "" or "DIR/" would write the hidden ".bin" and ".idx".
   static std::string checked_prefix(std::string prefix) {
-    const auto name = std::filesystem::path(prefix).filename().string();
-    if (name.empty() || name == "." || name == "..")
-      throw core::InputError("--output '" + prefix + "' names no file prefix (it would write " +
-                                 "the hidden files " + prefix + ".bin and " + prefix + ".idx)",
-                             "pass a prefix that ends in a file name, e.g. --output data/my_set "
-                             "(writes data/my_set.bin and data/my_set.idx)");
+    if (const auto why = prefix_problem(prefix))
+      throw core::InputError("prefix '" + prefix + "' " + *why,
+                             "pass a prefix that ends in a file name, e.g. data/my_set (writes "
+                             "data/my_set.bin and data/my_set.idx)");
     return prefix;
   }
 

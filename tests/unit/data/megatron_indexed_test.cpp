@@ -121,11 +121,46 @@ TEST_F(Indexed, IdThatDoesNotFitTheDtypeIsRejected) {
   try {
     w.add_document(ids);
     FAIL() << "no error";
-  } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("token id 256 of document 0 does not fit dtype uint8"),
-              std::string::npos)
-        << e.what();
+  } catch (const core::SettingError& e) {  // the writer's own setting; a program names its flag
+    EXPECT_EQ(e.setting(), "token_type");
+    EXPECT_EQ(e.problem(), "token id 256 of document 0 does not fit dtype uint8 (0 to 255)");
+    EXPECT_EQ(e.suggestion(), "uint16 or wider");
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
   }
+}
+
+// A prefix that names no file is refused in the writer's terms (the prefix it was given); a
+// program that takes it from a flag asks prefix_problem first and names its flag.
+TEST_F(Indexed, PrefixThatNamesNoFileIsRefused) {
+  const auto p = (dir_ / "").string();  // ends in '/'
+  EXPECT_EQ(data::prefix_problem((dir_ / "w").string()), std::nullopt);
+  ASSERT_TRUE(data::prefix_problem(p));
+  EXPECT_EQ(*data::prefix_problem(p), "names no file prefix (it would write the hidden files " + p +
+                                          ".bin and " + p + ".idx)");
+  try {
+    data::IndexedWriter w(p, data::TokenType::uint8);
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "tprimat: prefix '" + p + "' " + *data::prefix_problem(p) +
+                                         "; pass a prefix that ends in a file name, e.g. "
+                                         "data/my_set (writes data/my_set.bin and "
+                                         "data/my_set.idx)");
+  }
+  // A file that cannot be written tells the caller's fix, else the library's.
+  const auto l = (dir_ / "l").string();
+  fs::create_symlink("/dev/null", l + ".bin");
+  const auto refusal = [](auto make) {
+    try {
+      make();
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const auto own = refusal([&] { data::IndexedWriter w(l, data::TokenType::uint8); });
+  EXPECT_TRUE(own.ends_with("; pass another prefix")) << own;
+  const auto told = refusal([&] { data::IndexedWriter w(l, data::TokenType::uint8, "FIX"); });
+  EXPECT_TRUE(told.ends_with("; FIX")) << told;
 }
 
 TEST_F(Indexed, MissingPairNamesBothFiles) {
