@@ -195,9 +195,7 @@ inline int write(const DataCommand& c) {
       tokens += static_cast<std::int64_t>(d.size());
     }
   } catch (const core::SettingError& e) {
-    const std::string_view flag = flag_of_setting(e.setting());
-    if (flag.empty()) throw;
-    throw core::InputError(e.problem(), "pass " + std::string(flag) + " " + e.suggestion());
+    throw with_flag_advice(e, "pass");
   }
   w.finish();
   std::printf("wrote %s and %s: %lld documents, %lld tokens, dtype %s\n",

@@ -476,11 +476,14 @@ inline std::string_view flag_of_setting(std::string_view setting) {
 }
 
 /// A setting the library could not honour, told in this program's flags: "...; use --attention
-/// flash (or auto)". A setting without a flag keeps the library's own words.
-inline core::InputError with_flag_advice(const core::SettingError& e) {
+/// flash (or auto)". `verb` opens the advice ("pass" where the value is the user's own data). A
+/// setting without a flag keeps the library's own words.
+inline core::InputError with_flag_advice(const core::SettingError& e,
+                                         std::string_view verb = "use") {
   const std::string_view flag = flag_of_setting(e.setting());
   if (flag.empty()) return core::InputError(e.what());
-  return core::InputError(e.problem(), "use " + std::string(flag) + " " + e.suggestion());
+  return core::InputError(e.problem(),
+                          std::string(verb) + " " + std::string(flag) + " " + e.suggestion());
 }
 
 }  // namespace tprimat::cli
