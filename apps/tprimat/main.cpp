@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // The tprimat command line: `tprimat bench` times training steps, `tprimat plan` predicts memory.
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdio>
 #include <exception>
@@ -10,9 +11,8 @@
 #include <string>
 #include <type_traits>
 
-#include <CLI/CLI.hpp>
-
 #include "tprimat/backend/cpu.hpp"
+#include "tprimat/backend/environment.hpp"
 #if defined(TPRIMAT_WITH_CUDA) || defined(TPRIMAT_WITH_HIP)
 #include "tprimat/backend/gpu.hpp"
 #endif
@@ -347,6 +347,10 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Settings read from the environment, read now: an unreadable one is refused before anything
+    // runs, not at the first GEMM or plot.
+    backend::check_environment();
+    (void)report::gnuplot_time_limit_seconds();
     if (auto rc = cli::run_report_command(report_cmds)) return *rc;
     if (auto rc = cli::run_data_command(data_cmd)) return *rc;
     if (auto rc = cli::run_profile_command(profile_cmd)) return *rc;

@@ -3,8 +3,8 @@
 // Gpu::gemm (cuBLASLt) against Cpu::gemm in double on the same bf16 operands, its plan cache and
 // graph capture, and Gpu::device_info.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -12,6 +12,7 @@
 #include "gpu_test.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/cuda/gemm_plans.hpp"
+#include "tprimat/backend/environment.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/model/llama31_8b.hpp"
 #include "tprimat/model/tiny.hpp"
@@ -268,7 +269,7 @@ TEST(CudaGemm, TimesTheCandidatesOnceAndKeepsTheAccumulation) {
   const std::string algo = backend::gemm_algorithm(
       {.trans_a = true, .m = g.m, .n = g.n, .k = g.k, .lda = g.m, .ldb = g.n, .ldc = g.n,
        .fp32_out = true, .accumulate = true});
-  if (const char* v = std::getenv("TPRIMAT_GEMM_TUNING"); v != nullptr && std::string(v) == "0") {
+  if (!backend::gemm_tuning_enabled()) {
     EXPECT_EQ(after.timed, before.timed) << "tuning off: nothing timed";
     EXPECT_NE(algo.find(" rank=-1"), std::string::npos) << algo;
   } else {

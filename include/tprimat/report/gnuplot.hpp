@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tprimat/core/environment.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/output_file.hpp"
 
@@ -38,13 +39,9 @@ inline const std::atomic<int>* interrupt_flag = nullptr;
 /// How long one gnuplot run may take: $TPRIMAT_GNUPLOT_TIMEOUT seconds (tests shorten it), else
 /// 120 s, far above the seconds the largest figure takes.
 inline double gnuplot_time_limit_seconds() {
-  const char* env = std::getenv("TPRIMAT_GNUPLOT_TIMEOUT");
-  if (env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double s = std::strtod(env, &end);
-    if (end != env && *end == '\0' && s > 0 && s < 86400) return s;
-  }
-  return 120;
+  static const double limit =
+      core::env_number("TPRIMAT_GNUPLOT_TIMEOUT", core::above(0.0, 86400.0), 120.0);
+  return limit;
 }
 
 namespace detail {

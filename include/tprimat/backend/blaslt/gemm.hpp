@@ -114,7 +114,7 @@ void set(ltMatmulPreference_t pref, ltMatmulPreferenceAttributes_t attr, const T
 }
 
 /// The heuristic's algorithms for `plan`'s descriptors that fit the workspace, best first, given
-/// the alignments of the library's A, B and C/D: up to tuning_candidate_count() with tuning,
+/// the alignments of the library's A, B and C/D: up to gemm_candidate_count() with tuning,
 /// else its first. Empty when the library has none (the caller names why).
 template <class AnyKey>
 Candidates fitting_algorithms(const Plan& plan, ltHandle_t handle,
@@ -132,18 +132,18 @@ Candidates fitting_algorithms(const Plan& plan, ltHandle_t handle,
   set(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c, key);
 #endif
 
-  std::array<ltMatmulHeuristicResult_t, max_tuning_candidates> results{};
+  std::array<ltMatmulHeuristicResult_t, max_gemm_candidates> results{};
   int returned = 0;
   const ltStatus_t status = ltMatmulAlgoGetHeuristic(
       handle, plan.op, plan.layout_a, plan.layout_b, plan.layout_c, plan.layout_c, pref.p,
-      tuning_candidate_count(), results.data(), &returned);
+      gemm_candidate_count(), results.data(), &returned);
   Candidates fitting;
   if (no_candidate(status)) return fitting;  // the caller answers with the likely cause
   check(status, "MatmulAlgoGetHeuristic", key);
   for (int i = 0; i < returned; ++i)
     if (results[i].state == LT_STATUS_SUCCESS && results[i].workspaceSize <= workspace) {
       fitting.algos[fitting.count++] = results[i].algo;
-      if (!tuning_enabled()) break;
+      if (!gemm_tuning_enabled()) break;
     }
   return fitting;
 }

@@ -3,7 +3,7 @@
 // Choosing a GEMM's algorithm by timing the heuristic's candidates once per shape, on the call's
 // own operands: the heuristic ranks algorithms by a model of the device, and its first is not
 // always the fastest at the step's shapes (the weight gradients' fp32 accumulation over K = tokens
-// most of all). TPRIMAT_GEMM_TUNING=0 keeps the heuristic's first.
+// most of all). TPRIMAT_GEMM_TUNING=0 keeps the heuristic's first (backend/environment.hpp).
 #pragma once
 
 #include <algorithm>
@@ -16,16 +16,12 @@
 #include <vector>
 
 #include "tprimat/backend/blaslt/api.hpp"
+#include "tprimat/backend/environment.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/event.hpp"
 
 namespace tprimat::backend::detail::blaslt {
 
-/// Candidates asked of the heuristic for each shape (those that fit the workspace are timed):
-/// tuning_candidates, or TPRIMAT_GEMM_CANDIDATES (1 to max_tuning_candidates; the micro-benchmarks
-/// use it to see whether a wider search finds faster algorithms than the default's).
-inline constexpr int tuning_candidates = 16;
-inline constexpr int max_tuning_candidates = 64;
 /// Another candidate replaces the heuristic's first only when this much faster: timing noise then
 /// rarely changes the choice from one process to the next.
 inline constexpr double tuning_margin = 0.01;
@@ -34,33 +30,10 @@ inline constexpr double tuning_margin = 0.01;
 /// std::vector: nvcc 13.0's front end fails an internal assertion constructing the libraries'
 /// unnamed algorithm struct through std::construct_at (a consumer compiling this header as CUDA).
 struct Candidates {
-  std::array<ltMatmulAlgo_t, max_tuning_candidates> algos{};
+  std::array<ltMatmulAlgo_t, max_gemm_candidates> algos{};
   std::size_t count = 0;
   std::span<const ltMatmulAlgo_t> view() const { return {algos.data(), count}; }
 };
-
-/// Unless TPRIMAT_GEMM_TUNING is "0": read once a process.
-inline bool tuning_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TPRIMAT_GEMM_TUNING");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
-  return enabled;
-}
-
-/// The candidates asked of the heuristic: TPRIMAT_GEMM_CANDIDATES when it is a count from 1 to
-/// max_tuning_candidates, else tuning_candidates. Read once a process.
-inline int tuning_candidate_count() {
-  static const int count = [] {
-    const char* v = std::getenv("TPRIMAT_GEMM_CANDIDATES");
-    if (v == nullptr) return tuning_candidates;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    return end != v && *end == '\0' && n >= 1 && n <= max_tuning_candidates ? int(n)
-                                                                            : tuning_candidates;
-  }();
-  return count;
-}
 
 /// Whether `stream` may be synchronised and timed now: not while a graph is being captured (the
 /// shape then keeps the heuristic's first; the engine's first step is eager, so it sees every

@@ -77,6 +77,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/backend/environment.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/core/error.hpp"
@@ -524,14 +525,6 @@ inline std::unique_ptr<GraphBuilder> backward_graph(const Geometry& geo, bool pa
 
 // ---- engine selection -------------------------------------------------------------------------
 
-inline bool debug_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("TPRIMAT_CUDNN_DEBUG");
-    return v != nullptr && v[0] != '\0' && v[0] != '0';
-  }();
-  return on;
-}
-
 /// A finalized execution plan and everything it was built from (kept alive with it).
 struct Plan {
   std::unique_ptr<GraphBuilder> graph;
@@ -611,7 +604,7 @@ inline std::unique_ptr<Plan> select_plan(std::unique_ptr<GraphBuilder> graph, cu
       p->engine = engine_index(raw[i]);
       p->config = std::move(configs[i]);
       p->plan = std::move(plan);
-      if (debug_enabled())
+      if (cudnn_debug_enabled())
         std::fprintf(stderr,
                      "tprimat: cuDNN attention %s: engine %lld (%s config %lld of %lld), "
                      "workspace %zu bytes\n",

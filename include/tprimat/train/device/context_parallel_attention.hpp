@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/backend/environment.hpp"
 #include "tprimat/backend/gpu.hpp"
 #include "tprimat/backend/gpu/attention.hpp"
 #include "tprimat/backend/gpu/buffer.hpp"
@@ -58,8 +59,7 @@ class ContextParallelAttention {
                              " ranks needs its CP group's collectives");
 #if !TPRIMAT_GPU_HIP
     if (kernels != AttentionChoice::flash) {
-      const char* fused = std::getenv("TPRIMAT_CP_FUSED_BLOCKS");
-      fused_ = fused != nullptr && fused[0] != '\0' && fused[0] != '0';
+      fused_ = backend::cp_fused_blocks_requested();
       for (int local = 0; local < 2; ++local)
         if (const int chunk = split_.global_chunk(local); chunk > 0 && fused_)
           fused_ = backend::CudnnAttention::supports(through(chunk));
