@@ -471,20 +471,32 @@ TEST(GpuElementwise, BiasBackwardAccumulatesColumnSums) {
   TestStream s;
   struct Case {
     std::int64_t rows, cols;
+    std::int64_t offset = 0;  ///< elements dy starts past its buffer's (aligned) start
   };
-  // Qwen's fused q/k/v bias width; more rows than the 512 row chunks; odd widths (scalar path).
-  for (const auto [rows, cols] : {Case{2048, 4608}, Case{37, 512}, Case{1000, 35}}) {
-    SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols));
+  // Qwen 2.5 7B's q (3584: two rows a block) and k/v (512: 16 rows a block) at 4096 tokens, more
+  // rows than the 128 row chunks; the fused q/k/v width; a row over three blocks; packs of 2
+  // (36 columns), of 1 (odd widths, or a dy that starts mid-pack); fewer rows than a block reads.
+  for (const auto [rows, cols, offset] :
+       {Case{4096, 3584}, Case{4096, 512}, Case{2048, 4608}, Case{64, 20000}, Case{300, 36},
+        Case{1000, 35}, Case{37, 512}, Case{513, 512, 1}, Case{3, 40}}) {
+    SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " offset " +
+                 std::to_string(offset));
     const auto dy = round_bf16(testing::random_normal(rows * cols, seed));
     const auto dbias0 = testing::random_normal(cols, seed + 1);
-    auto d_dy = device(testing::to_bf16(dy), s);
+    std::vector<float> padded(static_cast<std::size_t>(offset), 0.0f);
+    padded.insert(padded.end(), dy.begin(), dy.end());
+    auto d_dy = device(testing::to_bf16(padded), s);
     auto d_dbias = device(dbias0, s);
     auto d_partials = poisoned<float>(Gpu::bias_partials(rows, cols), s);
-    Gpu::bias_backward(d_dy.data(), rows, cols, d_dbias.data(), d_partials.data(), s);
+    Gpu::bias_backward(d_dy.data() + offset, rows, cols, d_dbias.data(), d_partials.data(), s);
     auto want = widen(dbias0);
     Cpu::bias_backward(widen(dy).data(), rows, cols, want.data());
-    EXPECT_LE(relative_error(d_dbias.download(), narrow(want)), fp32_bound)
+    const std::vector<float> got = d_dbias.download();
+    EXPECT_LE(relative_error(got, narrow(want)), fp32_bound)
         << "fp32 sums of bf16 values vs an fp64 reference";
+    auto d_again = device(dbias0, s);
+    Gpu::bias_backward(d_dy.data() + offset, rows, cols, d_again.data(), d_partials.data(), s);
+    EXPECT_TRUE(bit_identical(d_again.download(), got)) << "the same sums run to run";
   }
 }
 

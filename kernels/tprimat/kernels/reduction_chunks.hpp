@@ -15,9 +15,10 @@ namespace tprimat::kernels {
 /// column sum stay small beside the 150 MB a 2048-token backward moves.
 inline constexpr std::int64_t rmsnorm_chunks = 256;
 
-/// Row chunks (grid.y) of a bias gradient's first pass: enough blocks to fill the GPU even for a
-/// narrow bias (Qwen's 512-wide k/v biases), few enough that the partials' column sum stays cheap.
-inline constexpr std::int64_t bias_chunks = 512;
+/// Row chunks (grid.y) of a bias gradient's first pass, at most: a block of 1024 threads each,
+/// about one per SM of an H100 or H200, and partials of 1/16 of the gradient's bytes at 4,096
+/// rows (a narrow bias's blocks read several rows at once: kernels/bias.cuh).
+inline constexpr std::int64_t bias_chunks = 128;
 
 /// Blocks of a global sum's first pass (Gpu::reduce_sum): a fixed grid, so that the order of
 /// the additions, and the sum, is the same whatever the length; one double each.

@@ -220,15 +220,21 @@ TPRIMAT_GPU_INLINE void Gpu::bias_backward(const bf16* dy, std::int64_t rows, st
                                            float* dbias, float* partials, Stream stream) {
   using kernels::aligned_to;
   if (rows <= 0 || cols <= 0) return;
-  constexpr int threads = 256;
-  const std::int64_t chunks = rows < kernels::bias_chunks ? rows : kernels::bias_chunks;
-  if (cols % 2 == 0 && aligned_to(dy, 4)) {
-    const dim3 grid(gpu::blocks_for(cols / 2, threads), static_cast<unsigned>(chunks));
-    kernels::bias_partials_kernel<2><<<grid, threads, 0, stream>>>(dy, rows, cols, partials);
-  } else {
-    const dim3 grid(gpu::blocks_for(cols, threads), static_cast<unsigned>(chunks));
-    kernels::bias_partials_kernel<1><<<grid, threads, 0, stream>>>(dy, rows, cols, partials);
-  }
+  std::int64_t chunks = 0;
+  auto launch = [&]<int V>() {
+    const kernels::BiasSpan span = kernels::bias_span(cols / V);
+    const std::int64_t lanes = (rows + span.rows - 1) / span.rows;  // row groups of span.rows
+    chunks = lanes < kernels::bias_chunks ? lanes : kernels::bias_chunks;
+    const dim3 grid(static_cast<unsigned>(span.x_blocks), static_cast<unsigned>(chunks));
+    kernels::bias_partials_kernel<V>
+        <<<grid, kernels::bias_threads, 0, stream>>>(dy, rows, cols, span.rows, partials);
+  };
+  if (cols % 8 == 0 && aligned_to(dy, 16))
+    launch.template operator()<8>();
+  else if (cols % 2 == 0 && aligned_to(dy, 4))
+    launch.template operator()<2>();
+  else
+    launch.template operator()<1>();
   kernels::add_column_sums(partials, chunks, cols, dbias, stream);
   gpu_check(gpuGetLastError(), "bias_backward");
 }
