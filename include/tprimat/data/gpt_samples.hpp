@@ -27,8 +27,7 @@ class GptSamples {
  public:
   GptSamples(std::shared_ptr<const IndexedDataset> ds, int seq, std::uint64_t seed)
       : ds_(std::move(ds)), seq_(seq), seed_(seed) {
-    if (seq < 1)
-      throw core::InputError("sequence length must be at least 1", "pass --seq 1 or more");
+    if (seq < 1) throw core::SettingError("seq", "sequence length must be at least 1", "1 or more");
     windows_ = ds_->tokens() > seq ? (ds_->tokens() - 1) / seq : 0;
   }
 
@@ -40,10 +39,12 @@ class GptSamples {
   /// Window that sample k of the stream reads.
   std::int64_t window_of(std::int64_t k) const {
     if (windows_ == 0)
-      throw core::InputError(
+      throw core::SettingError(
+          "seq",
           "data set " + ds_->prefix() + " holds " + std::to_string(ds_->tokens()) +
               " tokens, fewer than one sample of seq + 1 = " + std::to_string(seq_ + 1),
-          "pass a smaller --seq or a larger data set");
+          ds_->tokens() > 1 ? std::to_string(ds_->tokens() - 1) + " or less, or a larger data set"
+                            : "a larger data set");
     const std::int64_t epoch = k / windows_;
     if (epoch != epoch_) shuffle(epoch);
     return perm_[static_cast<std::size_t>(k % windows_)];

@@ -76,9 +76,10 @@ template <class Source>
 void fill_rank_batch(const Source& tokens, std::int64_t step, int gbs, int dp_rank,
                             int dp, int seq, std::span<std::int32_t> out) {
   if (dp < 1 || gbs < 1 || gbs % dp != 0 || dp_rank < 0 || dp_rank >= dp)
-    throw core::InputError("global batch " + std::to_string(gbs) + " cannot be split over DP=" +
-                               std::to_string(dp) + " (rank " + std::to_string(dp_rank) + ")",
-                           "use a --gbs that is a multiple of the data-parallel size");
+    throw core::SettingError("global_batch_size",
+                             "global batch " + std::to_string(gbs) + " cannot be split over DP=" +
+                                 std::to_string(dp) + " (rank " + std::to_string(dp_rank) + ")",
+                             "a multiple of the data-parallel size");
   const std::int64_t per_rank = gbs / dp, width = std::int64_t{seq} + 1;
   if (static_cast<std::int64_t>(out.size()) != per_rank * width)
     throw core::InputError(

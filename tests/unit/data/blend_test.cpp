@@ -74,6 +74,28 @@ TEST_F(Blend, WindowsAreSeqPlusOneAndOverlapByOne) {
   EXPECT_EQ(s.window_of(0) * 10 + 10, (s.window_of(0) + 1) * 10);
 }
 
+// A sequence the data set cannot fill is refused as the run's `seq` setting, in the library's
+// words (a program tells its own flag), naming the longest that fits.
+TEST_F(Blend, SequenceLongerThanTheDataIsTheSeqSetting) {
+  auto ds = std::make_shared<const data::IndexedDataset>(counting("c", 11));
+  try {
+    (void)data::GptSamples(ds, 11, 42).window_of(0);
+    FAIL() << "11 tokens hold no window of 12";
+  } catch (const core::SettingError& e) {
+    EXPECT_EQ(e.setting(), "seq");
+    EXPECT_EQ(e.suggestion(), "10 or less, or a larger data set");
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
+  try {
+    (void)data::GptSamples(ds, 0, 42);
+    FAIL() << "seq 0";
+  } catch (const core::SettingError& e) {
+    EXPECT_EQ(e.setting(), "seq");
+    EXPECT_EQ(std::string(e.what()),
+              "tprimat: sequence length must be at least 1; set seq to 1 or more");
+  }
+}
+
 TEST_F(Blend, ShuffleIsSeededAndRedrawnEachEpoch) {
   const auto p = counting("c", 1001);
   auto ds = std::make_shared<const data::IndexedDataset>(p);

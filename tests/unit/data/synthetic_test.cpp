@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,13 @@ TEST(Synthetic, BadSplitsAreInputErrors) {
   EXPECT_THROW(tprimat::data::fill_rank_batch(d, 0, 8, 2, 2, 4, out), tprimat::core::InputError);
   EXPECT_THROW(tprimat::data::fill_rank_batch(d, 0, 8, 0, 2, 4, out), tprimat::core::InputError);
   EXPECT_THROW(SyntheticTokens(0), tprimat::core::InputError);
+  try {
+    tprimat::data::fill_rank_batch(d, 0, 8, 0, 3, 4, out);
+    FAIL() << "gbs 8 over DP 3";
+  } catch (const tprimat::core::SettingError& e) {
+    EXPECT_EQ(e.setting(), "global_batch_size") << "told as the run's setting, never a CLI flag";
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
