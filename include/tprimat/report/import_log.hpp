@@ -74,7 +74,8 @@ struct LoggedIteration {
   double tflops_per_gpu = NAN;             ///< the log's own figure
   double tokens_per_second_per_gpu = NAN;  ///< the log's own figure (Primus prints it)
   long long global_batch_size = 0;         ///< Megatron's and NeMo 2's iteration lines
-  std::size_t line = 0;                    ///< from 1
+  double iteration = NAN;  ///< the log's own counter (iteration, global_step, step), where printed
+  std::size_t line = 0;    ///< from 1
 };
 
 /// One value per logged iteration, and the memory readings apart: memory is not a timing, so
@@ -85,6 +86,7 @@ struct LogSeries {
   std::vector<double> tflops_per_gpu;
   std::vector<double> tokens_per_second_per_gpu;
   std::vector<long long> global_batch_sizes;
+  std::vector<double> iterations;  ///< NaN where a line prints no counter
   std::vector<std::size_t> lines;
   std::vector<double> memory_gb;    ///< peak allocated GiB, each reading in order
   std::vector<double> reserved_gb;  ///< peak reserved GiB, where printed
@@ -96,6 +98,7 @@ struct LogSeries {
     tflops_per_gpu.push_back(i.tflops_per_gpu);
     tokens_per_second_per_gpu.push_back(i.tokens_per_second_per_gpu);
     global_batch_sizes.push_back(i.global_batch_size);
+    iterations.push_back(i.iteration);
     lines.push_back(i.line);
   }
 };
@@ -146,18 +149,97 @@ inline double log_memory_gib(double printed, double units_per_gib, std::string_v
   return gib;
 }
 
-/// The figure after `key`: NaN when the line does not print it (or prints nan); a negative or
-/// infinite one is a damaged log.
-inline double log_figure(std::string_view line, std::string_view key, std::size_t n,
-                         std::string_view log) {
-  const auto v = number_after(line, key);
-  if (!v || std::isnan(*v)) return NAN;
-  if (!std::isfinite(*v) || *v < 0)
+/// A damaged figure, shown as printed up to the next blank or '|'.
+inline core::InputError damaged_figure(std::string_view key, std::string_view text, std::size_t n,
+                                       std::string_view log, std::string_view what) {
+  text = text.substr(0, text.find_first_of(" \t|"));
+  return core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
+                              std::string(key) + " " + core::shown(text.substr(0, 40)) + " " +
+                              std::string(what),
+                          "the log is damaged: repair or remove that line");
+}
+
+/// Whether a figure may end where `rest` starts: at the line's end, a blank, a field separator
+/// ('|', ']', ')', ';', Primus's "inst/avg" '/'), or a ',' that does not go on with a digit.
+/// "3,948" or "19x7.5" is a damaged figure, never 3 or 19.
+inline bool figure_ends(std::string_view rest) {
+  if (rest.empty()) return true;
+  const char c = rest.front();
+  if (c == ',') return rest.size() == 1 || !(rest[1] >= '0' && rest[1] <= '9');
+  return c == ' ' || c == '\t' || c == '|' || c == ']' || c == ')' || c == ';' || c == '/';
+}
+
+/// The number a figure's text starts with and the text after it; nullopt where the text starts
+/// with no number.
+struct LeadingFigure {
+  double value;
+  std::string_view after;
+};
+inline std::optional<LeadingFigure> leading_figure(std::string_view text) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+  double v = 0;
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
+  if (end == digits.data()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) v = std::numeric_limits<double>::infinity();
+  return LeadingFigure{v, digits.substr(static_cast<std::size_t>(end - digits.data()))};
+}
+
+/// The number an iteration line prints after `key`: nullopt where it prints no `key` or no
+/// number after it; a number that runs on into other characters ("3,948", "19x7.5") is a
+/// damaged log, refused naming the line.
+inline std::optional<double> iteration_number(std::string_view line, std::string_view key,
+                                              std::size_t n, std::string_view log) {
+  const auto rest = text_after(line, key);
+  if (!rest) return std::nullopt;
+  const auto f = leading_figure(*rest);
+  if (!f) return std::nullopt;
+  if (!figure_ends(f->after)) throw damaged_figure(key, *rest, n, log, "is not a number");
+  return f->value;
+}
+
+/// A figure that must be finite and 0 or more: a negative or infinite one is a damaged log.
+inline double checked_figure(double v, std::string_view key, std::size_t n, std::string_view log) {
+  if (std::isnan(v)) return NAN;
+  if (!std::isfinite(v) || v < 0)
     throw core::InputError(std::string(log) + " line " + std::to_string(n) + ": " +
-                               std::string(key) + " " + figure_text(*v) +
+                               std::string(key) + " " + figure_text(v) +
                                " is not a finite number of 0 or more",
                            "the log is damaged: repair or remove that line");
-  return *v;
+  return v;
+}
+
+/// The figure after `key`: NaN when the line does not print it (or prints nan); a negative,
+/// infinite or run-on one is a damaged log.
+inline double log_figure(std::string_view line, std::string_view key, std::size_t n,
+                         std::string_view log) {
+  const auto v = iteration_number(line, key, n, log);
+  return v ? checked_figure(*v, key, n, log) : NAN;
+}
+
+/// A memory figure with its unit right after the number ("90.06GB", "61.20GiB(77.41%)"), in GiB:
+/// GB and GiB are GiB (Primus and torchtitan divide bytes by 1024^3), MB and MiB a 1024th of
+/// one, TB and TiB 1024; NaN where the line prints none. Another unit, or none, is a damaged
+/// log: "58510MB" is 57 GiB, never 58,510.
+inline double memory_figure_gib(std::string_view text, std::string_view key, std::size_t n,
+                                std::string_view log) {
+  const auto f = leading_figure(text);
+  if (!f) return NAN;
+  const double v = checked_figure(f->value, key, n, log);
+  if (std::isnan(v)) return NAN;
+  std::string_view unit = f->after;
+  unit = unit.substr(0, unit.find_first_not_of("KMGTPiBb"));
+  double per_gib = 0;
+  if (unit == "GB" || unit == "GiB") per_gib = 1;
+  if (unit == "MB" || unit == "MiB") per_gib = 1024;
+  if (unit == "TB" || unit == "TiB") per_gib = 1.0 / 1024;
+  // torchtitan follows the unit with the share of the device: "61.20GiB(77.41%)".
+  const std::string_view after = f->after.substr(unit.size());
+  if (per_gib == 0 || !(figure_ends(after) || after.front() == '('))
+    throw damaged_figure(key, text, n, log,
+                         "is not a memory figure in MB, GB or TB (MiB, GiB, TiB)");
+  return log_memory_gib(v, per_gib, key, n, log);
 }
 
 /// Calls `f(line, n)` on each line of `in`, numbered from 1. A line ends at '\n', "\r\n" or a
@@ -191,6 +273,27 @@ inline long long log_batch(std::string_view line, std::string_view key, std::siz
 
 }  // namespace detail
 
+namespace detail {
+
+/// The iteration counters a log prints must rise from line to line: one that repeats or goes
+/// back is a second run appended (a restart) or a damaged log, never more steps of this one.
+inline void check_one_run(const LogSeries& s, std::string_view log) {
+  std::optional<std::size_t> last;
+  for (std::size_t i = 0; i < s.iterations.size(); ++i) {
+    if (std::isnan(s.iterations[i])) continue;
+    if (last && !(s.iterations[i] > s.iterations[*last]))
+      throw core::InputError(
+          std::string(log) + " contradicts itself: iteration " + figure_text(s.iterations[i]) +
+              " at line " + std::to_string(s.lines[i]) + " follows iteration " +
+              figure_text(s.iterations[*last]) + " at line " + std::to_string(s.lines[*last]) +
+              " (a restarted run, or a damaged log)",
+          "a log of one run is imported at a time: split the log, or repair it");
+    last = i;
+  }
+}
+
+}  // namespace detail
+
 /// Megatron-LM and Primus (Megatron backend) logs. Iteration lines:
 ///   ... iteration 10/ 100 | ... | elapsed time per iteration (ms): 2345.6 |
 ///   throughput per GPU (TFLOP/s/GPU): 400.1 | learning rate: 3.0E-04 | global batch size: 64 |
@@ -205,22 +308,24 @@ inline ParsedLog parse_megatron_log(std::istream& in, const std::string& log = "
   detail::for_each_line(in, [&](std::string_view line, std::size_t n) {
     config.megatron_line(line, n);
     constexpr std::string_view elapsed = "elapsed time per iteration (ms)";
-    if (const auto ms = detail::number_after(line, elapsed)) {
+    if (const auto ms = detail::iteration_number(line, elapsed, n, log)) {
       s.add({.step_time = detail::log_step_time(*ms, 1e-3, elapsed, n, log),
-             .loss = detail::number_after(line, "lm loss").value_or(NAN),
+             .loss = detail::iteration_number(line, "lm loss", n, log).value_or(NAN),
              .learning_rate = detail::log_figure(line, "learning rate", n, log),
              .tflops_per_gpu = detail::log_figure(line, "throughput per GPU (TFLOP/s/GPU)", n, log),
              .tokens_per_second_per_gpu =
                  detail::log_figure(line, "tokens per GPU (tokens/s/GPU)", n, log),
              .global_batch_size = detail::log_batch(line, "global batch size", n, log),
+             .iteration = detail::iteration_number(line, "iteration", n, log).value_or(NAN),
              .line = n});
       // Primus prints memory on the iteration line itself. (A "mem usage" with no ':' after it
       // carries no figure.)
       if (const auto mem = line.find("mem usage"); mem != std::string_view::npos)
         if (const auto colon = line.find(':', mem); colon != std::string_view::npos)
-          if (const double gb = detail::log_figure(line.substr(colon), ":", n, log);
-              !std::isnan(gb))
-            s.memory_gb.push_back(detail::log_memory_gib(gb, 1, "mem usage", n, log));
+          if (const double gib = detail::memory_figure_gib(detail::trimmed(line.substr(colon + 1)),
+                                                           "mem usage", n, log);
+              !std::isnan(gib))
+            s.memory_gb.push_back(gib);
     } else if (line.find("memory (MB)") != std::string_view::npos) {
       if (const double mb = detail::log_figure(line, "max allocated", n, log); !std::isnan(mb))
         s.memory_gb.push_back(detail::log_memory_gib(mb, 1024, "max allocated", n, log));
@@ -247,13 +352,18 @@ inline ParsedLog parse_nemo_log(std::istream& in, const std::string& log = "log"
       const std::string_view part = line.substr(start, end - start);
       config.nemo_line(part, n);
       constexpr std::string_view timing = "train_step_timing in s";
-      if (const auto t = detail::number_after(part, timing))
-        p.series.add({.step_time = detail::log_step_time(*t, 1, timing, n, log),
-                      .loss = detail::number_after(part, "reduced_train_loss").value_or(NAN),
-                      .learning_rate = detail::log_figure(part, " lr", n, log),
-                      .tflops_per_gpu = detail::log_figure(part, "TFLOPS_per_GPU", n, log),
-                      .global_batch_size = detail::log_batch(part, "global_batch_size", n, log),
-                      .line = n});
+      if (const auto t = detail::iteration_number(part, timing, n, log))
+        p.series.add(
+            {.step_time = detail::log_step_time(*t, 1, timing, n, log),
+             .loss = detail::iteration_number(part, "reduced_train_loss", n, log).value_or(NAN),
+             .learning_rate = detail::log_figure(part, " lr", n, log),
+             .tflops_per_gpu = detail::log_figure(part, "TFLOPS_per_GPU", n, log),
+             .global_batch_size = detail::log_batch(part, "global_batch_size", n, log),
+             // NeMo 2 counts "iteration 9/99", NeMo 1 "global_step=8.000".
+             .iteration =
+                 detail::iteration_number(part, "iteration", n, log)
+                     .value_or(detail::iteration_number(part, "global_step", n, log).value_or(NAN)),
+             .line = n});
       start = end + 1;
     }
   });
@@ -280,18 +390,35 @@ inline std::string without_ansi(std::string_view line) {
   return out;
 }
 
-/// A figure torchtitan prints with thousands separators ("tps: 1,234"), after `key`.
+/// A figure torchtitan prints with thousands separators ("tps: 1,234", "tflops: 190.27"), after
+/// `key`: NaN where the line prints none. Commas must group the whole part by threes ("1,234,567");
+/// anything else ("6,", "64x10", "12,34") is a damaged log, never the digits before it.
 inline double grouped_figure(std::string_view line, std::string_view key, std::size_t n,
                              std::string_view log) {
   const auto rest = text_after(line, key);
   if (!rest) return NAN;
-  std::string digits;
-  for (const char ch : *rest) {
-    if (ch == ',') continue;
-    if (ch == ' ' || ch == '\t' || ch == '%' || ch == 'G') break;
-    digits += ch;
+  const std::string_view word = rest->substr(0, rest->find_first_of(" \t"));
+  if (word.empty()) return NAN;
+  std::string plain;
+  std::size_t group = 0;  // digits since the last comma
+  bool grouped = false, broken = false;
+  std::size_t i = 0;
+  for (; i < word.size() && ((word[i] >= '0' && word[i] <= '9') || word[i] == ','); ++i) {
+    if (word[i] == ',') {
+      broken = broken || group == 0 || (grouped && group != 3) || (!grouped && group > 3);
+      grouped = true;
+      group = 0;
+      continue;
+    }
+    plain += word[i];
+    ++group;
   }
-  return log_figure(digits, "", n, log);
+  if (grouped && group != 3) broken = true;
+  plain += word.substr(i);
+  const auto f = leading_figure(plain);
+  if (broken || !f || !figure_ends(f->after))
+    throw damaged_figure(key, word, n, log, "is not a number");
+  return checked_figure(f->value, key, n, log);
 }
 
 }  // namespace detail
@@ -316,12 +443,14 @@ inline ParsedLog parse_torchtitan_log(std::istream& in, const std::string& log =
       return;
     const double tps = detail::grouped_figure(line, "tps:", n, log);
     p.series.add({.step_time = NAN,
-                  .loss = detail::number_after(line, "loss:").value_or(NAN),
+                  .loss = detail::iteration_number(line, "loss:", n, log).value_or(NAN),
                   .tflops_per_gpu = detail::grouped_figure(line, "tflops:", n, log),
                   .tokens_per_second_per_gpu = tps,
+                  .iteration = detail::iteration_number(line, "step:", n, log).value_or(NAN),
                   .line = n});
-    if (const double gib = detail::log_figure(line, "memory:", n, log); !std::isnan(gib))
-      p.series.reserved_gb.push_back(gib);
+    if (const auto text = detail::text_after(line, "memory:"))
+      if (const double gib = detail::memory_figure_gib(*text, "memory", n, log); !std::isnan(gib))
+        p.series.reserved_gb.push_back(gib);
   });
   p.config = config.finish();
   return p;
@@ -793,6 +922,7 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                std::to_string(o.warmup_steps) + " leaves none to measure",
                            "pass a " + n.warmup_steps + " below " + std::to_string(found));
   detail::record_measured_batch(stated, all, skip, log, n.warmup_steps);
+  detail::check_one_run(all, log);
 
   // torchtitan's global batch, where its config leaves it -1: the local batch on each DP rank.
   if (o.format == "torchtitan" && !stated.global_batch && stated.micro_batch) {

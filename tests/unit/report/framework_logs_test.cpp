@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -348,6 +349,106 @@ TEST(FrameworkLogs, AnsiColoursAndThousandsSeparatorsAreRead) {
   EXPECT_EQ(p.series.tokens_per_second_per_gpu[0], 12345);
   EXPECT_EQ(p.series.tflops_per_gpu[0], 1234.5);
   EXPECT_EQ(p.series.reserved_gb, std::vector<double>{40.0});
+}
+
+/// A framework log's text with `edit` applied, imported; the refusal's message, or "" when it
+/// imports.
+std::string refusal_after(const FrameworkLog& f, const std::function<void(std::string&)>& edit) {
+  std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/" + f.file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  edit(text);
+  std::istringstream log(text);
+  ImportOptions o;
+  o.format = f.format;
+  o.model = "llama";
+  o.device_name = f.device;
+  try {
+    (void)import_log(log, f.file, o, "tprimat import");
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::function<void(std::string&)> replacing(std::string from, std::string to) {
+  return [from, to](std::string& text) {
+    const auto at = text.find(from);
+    if (at == std::string::npos) throw std::logic_error("the fixture moved: " + from);
+    text.replace(at, from.size(), to);
+  };
+}
+
+// A figure that runs on into other characters is a damaged log, never the digits before them
+// ("3,948" s was read as 3 s, "1,974.3" ms as 1 ms, "64x10" tokens/s as 64).
+TEST(FrameworkLogs, RunOnFiguresAreRefusedNamingTheLine) {
+  const FrameworkLog megatron = framework_logs[0], nemo = framework_logs[4],
+                     primus = framework_logs[6], titan = framework_logs[8];
+  EXPECT_EQ(refusal_after(
+                nemo, replacing("train_step_timing in s: 3.948", "train_step_timing in s: 3,948")),
+            "tprimat: nemo2_llama_bf16.log line 17: train_step_timing in s 3,948 is not a "
+            "number; the log is damaged: repair or remove that line");
+  EXPECT_NE(refusal_after(megatron, replacing("elapsed time per iteration (ms): 3951.0",
+                                              "elapsed time per iteration (ms): 3,951.0"))
+                .find("megatron_llama_bf16.log line 50: elapsed time per iteration (ms) 3,951.0 "
+                      "is not a number"),
+            std::string::npos);
+  EXPECT_NE(refusal_after(primus, replacing("(ms): 6733.0/6733.0", "(ms): 67x33.0/6733.0"))
+                .find("line 35: elapsed time per iteration (ms) 67x33.0/6733.0 is not a number"),
+            std::string::npos);
+  for (const char* tps : {"6,39", "64x10", "6,", ",390", "6390,000"})
+    EXPECT_NE(refusal_after(titan, replacing("tps: 6,390", std::string("tps: ") + tps))
+                  .find(std::string("line 8: tps: ") + tps + " is not a number"),
+              std::string::npos)
+        << tps;
+  EXPECT_EQ(refusal_after(titan, replacing("tps: 6,390", "tps: 6390")), "") << "no separator";
+  EXPECT_EQ(refusal_after(titan, replacing("tps: 6,390", "tps: 1,006,390")), "");
+}
+
+// Iteration counters that repeat or go back are a restarted run appended (or a damaged log):
+// refused, never pooled as more steps of one run.
+TEST(FrameworkLogs, RestartedRunsAreRefused) {
+  for (const auto& f : framework_logs) {
+    SCOPED_TRACE(f.file);
+    const std::string why = refusal_after(f, [](std::string& text) {
+      // The log again after itself: its iteration lines restart from the first.
+      text += text;
+    });
+    EXPECT_NE(why.find("contradicts itself"), std::string::npos) << why;
+    EXPECT_NE(why.find("a log of one run is imported at a time"), std::string::npos) << why;
+  }
+  const FrameworkLog megatron = framework_logs[0];
+  EXPECT_NE(refusal_after(megatron,
+                          replacing("iteration        2/     500", "iteration        1/     500"))
+                .find("contradicts itself: iteration 1 at line 50 follows iteration 1 at line 48 "
+                      "(a restarted run, or a damaged log)"),
+            std::string::npos);
+}
+
+// Memory figures are read with their unit: Primus's "MB" is a 1024th of a GiB (58,510 MB was
+// recorded as 58,510 GiB), and torchtitan's figure is bounded as Megatron's is.
+TEST(FrameworkLogs, MemoryUnitsAreRead) {
+  const FrameworkLog primus = framework_logs[6], titan = framework_logs[8];
+  std::ifstream in(std::string(TPRIMAT_FRAMEWORK_LOGS) + "/" + primus.file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at = text.find("usage_ratio: 58.43GB"); at != std::string::npos;
+       at = text.find("usage_ratio: 58.43GB"))
+    text.replace(at, 20, "usage_ratio: 59832.32MB");
+  std::istringstream log(text);
+  ImportOptions o;
+  o.format = primus.format;
+  o.model = "llama";
+  o.device_name = primus.device;
+  const json doc = import_log(log, primus.file, o, "tprimat import");
+  EXPECT_NEAR(doc["raw_memory_values"][0].get<double>(), 58.43, 1e-9);
+  EXPECT_NE(refusal_after(primus, replacing("usage_ratio: 58.43GB", "usage_ratio: 58.43XB"))
+                .find("line 35: mem usage 58.43XB/133.55GB/191.98GB/30.4% is not a memory figure"),
+            std::string::npos);
+  EXPECT_NE(refusal_after(titan, replacing("memory: 48.32GiB", "memory: 2000000GiB"))
+                .find("line 8: memory 2000000 is more memory than any GPU has"),
+            std::string::npos);
+  EXPECT_NE(refusal_after(titan, replacing("memory: 48.32GiB", "memory: 1e300GiB"))
+                .find("line 8: memory 1e+300 is more memory than any GPU has"),
+            std::string::npos);
 }
 
 }  // namespace
