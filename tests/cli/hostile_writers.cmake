@@ -11,6 +11,7 @@ set(tiny bench --model tiny --seq 32 --steps 1 --warmup-steps 0)
 set(mkdir_out "${CMAKE_COMMAND}|-E|make_directory|out")
 string(JOIN "|" tiny_setup tprimat ${tiny} --output-dir out)  # the same run, as a SETUP step
 set(with_empty ${CMAKE_CURRENT_SOURCE_DIR}/with_empty_arg.py)
+set(with_latin1 ${CMAKE_CURRENT_SOURCE_DIR}/with_latin1_arg.py)
 
 # tprimat_writer_test(NAME ...): the keywords of tests/cmake/run_tprimat.cmake.
 function(tprimat_writer_test name)
@@ -157,6 +158,15 @@ foreach(flag precision pipeline-split save output-dir)
   tprimat_writer_test(empty_${flag} PRE "${with_empty}|--${flag}" ARGS ${tiny} EXPECT_RC 2
     STDERR_REGEX "^tprimat: --${flag} is given an empty value \\(''\\); give --${flag} a value, or leave the flag out for its default\n$")
 endforeach()
+# A value that is not UTF-8 cannot be recorded in a JSON result: refused before anything runs,
+# not a library's exception after the run (exit 1, the measured steps lost).
+foreach(flag data output-dir)
+  tprimat_writer_test(latin1_${flag} PRE "${with_latin1}|--${flag}" ARGS ${tiny} EXPECT_RC 2
+    STDERR_REGEX "^tprimat: --${flag} 'caf[?]' holds bytes that are not UTF-8 [(]shown as [?][)], which a result cannot record; write it in UTF-8 [(]rename a file or directory that has such a name[)]\n$")
+endforeach()
+tprimat_writer_test(latin1_import_device_name PRE "${with_latin1}|--device-name"
+  ARGS import --format megatron ${CMAKE_SOURCE_DIR}/tests/report/fixtures/logs/megatron_llama.log --model llama
+  EXPECT_RC 2 STDERR_REGEX "^tprimat: --device-name 'caf[?]' holds bytes that are not UTF-8")
 tprimat_writer_test(config_misspelled_key
   SETUP "python3|-c|open('cfg.json','w').write('{\"tensor_model_parallel_size\": 1, \"pipline_model_parallel_size\": 2}')"
   ARGS plan --model tiny --parallel cfg.json EXPECT_RC 2

@@ -15,12 +15,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tprimat/backend/device_info.hpp"
 #include "tprimat/bench/experiment.hpp"
@@ -35,6 +34,7 @@
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/core/output_file.hpp"
+#include "tprimat/core/printable.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/counts.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -457,9 +457,33 @@ inline void add_gib_twins(nlohmann::json& doc) {
     for (auto& run : doc["runs"]) twin(run, "peak_allocated_gb");
 }
 
+namespace detail {
+/// Every string of `doc` (keys too) made valid UTF-8, each stray byte U+FFFD: text read from a
+/// log or a file name reaches the result as JSON can hold it, never as a failed write.
+inline void replace_invalid_utf8(nlohmann::json& doc) {
+  if (doc.is_string()) {
+    const auto& s = doc.get_ref<const std::string&>();
+    if (!core::valid_utf8(s)) doc = core::utf8_replaced(s);
+  } else if (doc.is_array()) {
+    for (auto& item : doc) replace_invalid_utf8(item);
+  } else if (doc.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    bool renamed = false;
+    for (auto& [key, item] : doc.items()) {
+      replace_invalid_utf8(item);
+      renamed = renamed || !core::valid_utf8(key);
+    }
+    if (!renamed) return;
+    for (auto& [key, item] : doc.items()) out[core::utf8_replaced(key)] = std::move(item);
+    doc = std::move(out);
+  }
+}
+}  // namespace detail
+
 /// A result document as write_result puts it on disk, before the schema check: with its "_gib"
 /// twins and sanity warnings. An importer checks each of these before it writes any.
 inline nlohmann::json as_written(nlohmann::json doc) {
+  detail::replace_invalid_utf8(doc);
   add_gib_twins(doc);
   set_sanity_warnings(doc);
   return doc;

@@ -9,6 +9,56 @@
 
 namespace tprimat::core {
 
+/// The length of the UTF-8 sequence at `text[i]` (1 to 4), or 0 where the bytes there are not
+/// valid UTF-8 (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut off).
+inline std::size_t utf8_length_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c < 0x80) return 1;
+  // The length a lead byte announces, and the smallest code point that length may encode.
+  const std::size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                          : c >= 0xE0 && c <= 0xEF ? 3
+                          : c >= 0xF0 && c <= 0xF4 ? 4
+                                                   : 0;
+  if (len == 0 || i + len > text.size()) return 0;
+  unsigned code = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto cont = static_cast<unsigned char>(text[i + k]);
+    if ((cont & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (cont & 0x3Fu);
+  }
+  const unsigned least = len == 3 ? 0x800u : len == 4 ? 0x10000u : 0x80u;
+  if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  return len;
+}
+
+/// Whether `text` is valid UTF-8 throughout: what a JSON string may hold.
+inline bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length_at(text, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+/// `text` with each byte that is not part of valid UTF-8 replaced by U+FFFD, as a JSON string may
+/// hold it (a log's Latin-1 data path).
+inline std::string utf8_replaced(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length_at(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 /// `text` with each control character written as an escape (`\n`, `\t`, `\x1b`, `\u009b`) and
 /// each byte that is not part of valid UTF-8 as '?': a name taken from a result file or a folder
 /// cannot break a table's row, a data file's line, or drive the terminal.
@@ -35,33 +85,20 @@ inline std::string printable(std::string_view text) {
       ++i;
       continue;
     }
-    // The length a lead byte announces, and the smallest code point that length may encode.
-    const std::size_t len = c >= 0xC2 && c <= 0xDF   ? 2
-                            : c >= 0xE0 && c <= 0xEF ? 3
-                            : c >= 0xF0 && c <= 0xF4 ? 4
-                                                     : 0;
-    unsigned code = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-    bool valid = len > 0 && i + len <= text.size();
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(text[i + k]);
-      valid = (cont & 0xC0) == 0x80;
-      code = (code << 6) | (cont & 0x3Fu);
-    }
-    valid = valid &&
-            code >= (len == 3   ? 0x800u
-                     : len == 4 ? 0x10000u
-                                : 0x80u) &&
-            code <= 0x10FFFF && !(code >= 0xD800 && code <= 0xDFFF);
-    if (!valid) {
+    const std::size_t len = utf8_length_at(text, i);
+    if (len == 0) {
       out += '?';
       ++i;
-    } else if (code < 0xA0) {  // C1 controls: 0x9b starts a terminal escape sequence
-      escape("\\u%04x", code);
-      i += len;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
+      continue;
     }
+    unsigned code = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+    for (std::size_t k = 1; k < len; ++k)
+      code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+    if (code < 0xA0)  // C1 controls: 0x9b starts a terminal escape sequence
+      escape("\\u%04x", code);
+    else
+      out.append(text.substr(i, len));
+    i += len;
   }
   return out;
 }

@@ -172,6 +172,18 @@ TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
   EXPECT_EQ(entries, 1) << "the temp file must be renamed away";
 }
 
+// Text from outside (a log's Latin-1 data path, a file name) reaches a result as JSON can hold
+// it: each stray byte U+FFFD, in values and keys, never a failed write after the run.
+TEST(Result, WrittenTextIsUtf8) {
+  auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  doc["training_config"]["data"] = "/data/c\xf6rpus";
+  doc["imported"] = {{"caf\xe9", "log \xff"}};
+  const auto written = bench::as_written(doc);
+  EXPECT_EQ(written["training_config"]["data"], "/data/c\xef\xbf\xbdrpus");
+  EXPECT_EQ(written["imported"]["caf\xef\xbf\xbd"], "log \xef\xbf\xbd");
+  EXPECT_NO_THROW((void)written.dump());
+}
+
 TEST(Result, PlausibleFiguresHaveNoWarnings) {
   const auto doc = bench::make_result(tiny_context(), {record(0.5)});
   ASSERT_TRUE(doc["warnings"].is_array());
