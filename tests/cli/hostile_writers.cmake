@@ -134,6 +134,15 @@ tprimat_writer_test(figure_fifo FIXTURES ${report_fixtures} SETUP ${mkdir_out} "
   ENV TPRIMAT_GNUPLOT=${CMAKE_CURRENT_SOURCE_DIR}/gnuplot_exits_at_once.sh
   ARGS ${compare_seeds}
   STDOUT_REGEX "tprimat: no compare.png drawn: out/compare.png is a FIFO")
+# A FIFO, link or directory at a report's own name is refused before any report is written (exit
+# 2): never the Markdown report written and then exit 1 at the CSV.
+tprimat_writer_test(compare_csv_fifo FIXTURES ${report_fixtures} SETUP ${mkdir_out} "mkfifo|out/compare.csv"
+  ARGS ${compare_seeds} --csv EXPECT_RC 2 ABSENT out/comparison_report.md
+  STDERR_REGEX "^tprimat: out/compare.csv is a FIFO [(]named pipe[)]; tprimat writes regular files only, nothing was written to it; remove it, or pass another --output-dir\n$")
+tprimat_writer_test(peak_report_link FIXTURES ${report_fixtures} SETUP ${mkdir_out} ${plant_victim}
+  "${CMAKE_COMMAND}|-E|create_symlink|../victim|out/peak_throughput_analysis.txt"
+  ARGS peak seeds --output-dir out EXPECT_RC 2 FILE_REGEX ${victim_kept}
+  STDERR_REGEX "^tprimat: out/peak_throughput_analysis.txt is a symbolic link")
 # A gnuplot that never exits is stopped after TPRIMAT_GNUPLOT_TIMEOUT seconds, and said.
 tprimat_writer_test(gnuplot_never_exits FIXTURES ${report_fixtures}
   ENV TPRIMAT_GNUPLOT=${CMAKE_CURRENT_SOURCE_DIR}/gnuplot_never_exits.sh TPRIMAT_GNUPLOT_TIMEOUT=1

@@ -3,17 +3,23 @@
 // `tprimat compare`, `tprimat peak` and `tprimat import`: the reports people read, on CLI11.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/number_option.hpp"
+#include "cli/options.hpp"
+#include "cli/output_lock.hpp"
+#include "cli/result_fixes.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/output_file.hpp"
 #include "tprimat/report/compare.hpp"
 #include "tprimat/report/compare_plot.hpp"
 #include "tprimat/report/compare_report.hpp"
@@ -24,10 +30,6 @@
 #include "tprimat/report/output.hpp"
 #include "tprimat/report/peak.hpp"
 #include "tprimat/report/peak_plot.hpp"
-#include "cli/number_option.hpp"
-#include "cli/options.hpp"
-#include "cli/output_lock.hpp"
-#include "cli/result_fixes.hpp"
 
 namespace tprimat::cli {
 
@@ -192,10 +194,22 @@ inline report::LoadOutcome load_or_throw(const std::vector<std::string>& dirs,
   return in;
 }
 
+/// Refuses, before anything is read or written, an output name where a link, FIFO, directory or
+/// input sits: a report is written whole or not at all (exit 2), never half of it and then exit 1.
+inline void check_report_outputs(const std::string& dir,
+                                 std::initializer_list<std::string_view> names) {
+  for (const auto name : names)
+    core::check_output_path(std::filesystem::path(dir) / name,
+                            "remove it, or pass another --output-dir");
+}
+
 }  // namespace detail
 
 inline int run_compare(const CompareOptions& o) {
   report::prepare_output_dir(o.output_dir);
+  detail::check_report_outputs(o.output_dir, {"comparison_report.md", "compare.gp",
+                                              "compare_bars.dat", "compare_labels.dat"});
+  if (o.csv) detail::check_report_outputs(o.output_dir, {"compare.csv"});
   std::vector<std::string> dirs = o.dirs, files;
   detail::split_paths(o.files, dirs, files);
   const auto in = detail::load_or_throw(dirs, files, "compare");
@@ -220,6 +234,10 @@ inline int run_compare(const CompareOptions& o) {
 
 inline int run_peak(const PeakCommandOptions& o) {
   report::prepare_output_dir(o.output_dir);
+  detail::check_report_outputs(
+      o.output_dir, {"peak_throughput_analysis.txt", "peak.gp", "peak_bars.dat", "peak_steps.dat",
+                     "peak_labels.dat"});
+  if (o.csv) detail::check_report_outputs(o.output_dir, {"peak.csv"});
   std::vector<std::string> dirs, files;
   detail::split_paths(o.paths.empty() ? std::vector<std::string>{"."} : o.paths, dirs, files);
   auto in = detail::load_or_throw(dirs, files, "analyse");
