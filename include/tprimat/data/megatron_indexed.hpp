@@ -308,7 +308,11 @@ class IndexedDataset {
     if (s > room / 12 || d > room / 8 || 12 * s + 8 * d > room)
       bad_index("truncated: " + std::to_string(size) + " bytes cannot hold " + std::to_string(s) +
                 " sequences and " + std::to_string(d) + " document boundaries (needs " +
-                std::to_string(indexed_header_bytes + 12 * s + 8 * d) + ")");
+                // Counts past what the file could hold overflow the product: no figure then.
+                (s > room / 12 || d > room / 8
+                     ? "more than " + std::to_string(size)
+                     : std::to_string(indexed_header_bytes + 12 * s + 8 * d)) +
+                ")");
     const std::byte* len_at = p + indexed_header_bytes;
     const std::byte* ptr_at = len_at + 4 * s;
     const std::byte* doc_at = ptr_at + 8 * s;

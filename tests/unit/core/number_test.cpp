@@ -24,6 +24,15 @@ std::string refusal(std::string_view text, core::Range<T> r = {}) {
   }
 }
 
+// A flag read over its type's whole range (its own range checked later) suggests no bounds it
+// does not take: "from -2147483648 to 2147483647" for a sequence length misleads.
+TEST(Number, BeyondTheTypeSuggestsNoBounds) {
+  EXPECT_EQ(refusal<int>("2147483648"),
+            "tprimat: --n 2147483648 is beyond what it can hold; pass a smaller value");
+  EXPECT_EQ(refusal<int>("-2147483649"),
+            "tprimat: --n -2147483649 is beyond what it can hold; pass a larger value");
+}
+
 TEST(Number, PlainDecimalIntegers) {
   const auto r = core::between(1, 1 << 20);
   EXPECT_EQ(core::parse_number<int>("--seq", "2048", r), 2048);
