@@ -39,6 +39,10 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/gpu_info/software_stack", "stack"},
     {"/gpu_info/device_name", "device"},
     {"/gpu_info/device_count", "GPUs"},
+    // The node layout: 8 GPUs on one node talk over NVLink/xGMI, on two over the network too.
+    // Recorded since the launcher's node count was read; before it, recorded_experiment_value
+    // reads it from device_count over devices_per_node (written since the first result).
+    {"/gpu_info/nodes", "nodes"},
     {"/parallelism_config/tensor_model_parallel_size", "TP", "", "--tp N"},
     {"/parallelism_config/pipeline_model_parallel_size", "PP", "", "--pp N"},
     // Recorded since issue 35; before it, none ran (CP 1). Each sequence split over CP ranks is
@@ -91,7 +95,8 @@ inline constexpr auto experiment_keys = [] {
 
 /// The value of field `i` in `doc`, or what its absence means where that is known: a result
 /// without pipeline_layers ran the even split (every tprimat before the key did), so it reads as
-/// num_layers / PP each; other fields take their `absent` value. nullopt where the document does
+/// num_layers / PP each; one without nodes ran on device_count / devices_per_node (rounded up);
+/// other fields take their `absent` value. nullopt where the document does
 /// not say (the seeds' files).
 inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::json& doc,
                                                                std::size_t i) {
@@ -120,6 +125,20 @@ inline std::optional<nlohmann::json> recorded_experiment_value(const nlohmann::j
     const J& zero1 = doc.at(zero1_at);
     if (!zero1.is_boolean()) return Value(std::in_place, nullptr);
     return Value(std::in_place, zero1.get<bool>() ? "optim" : "no_shard");
+  }
+  if (pointer == "/gpu_info/nodes") {
+    const J::json_pointer world_at{"/gpu_info/device_count"},
+        per_node_at{"/gpu_info/devices_per_node"};
+    // Where it cannot be read (an imported log states no node count): unknown, one value for
+    // every such document, so two imports of one configuration still compare.
+    if (!doc.contains(world_at) || !doc.contains(per_node_at) ||
+        !doc.at(world_at).is_number_integer() || !doc.at(per_node_at).is_number_integer())
+      return Value(std::in_place, nullptr);
+    const auto world = doc.at(world_at).get<long long>(),
+               per_node = doc.at(per_node_at).get<long long>();
+    if (world < 1 || per_node < 1 || world > 1 << 20) return Value(std::in_place, nullptr);
+    // A node may hold more devices than the run used (4 of 8): still one node.
+    return Value(std::in_place, (world + per_node - 1) / per_node);
   }
   if (pointer != "/parallelism_config/pipeline_layers") return std::nullopt;
   const J::json_pointer pp_at{"/parallelism_config/pipeline_model_parallel_size"},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tprimat/backend/peaks.hpp"
@@ -39,7 +40,17 @@ struct SanityFigures {
   /// The same rate under the causal count (attention halved): the work the kernels really do,
   /// which the peaks bound. NaN where a result does not know it (then the PaLM figure is judged).
   double tflops_per_gpu_causal = std::numeric_limits<double>::quiet_NaN();
+  /// The throughput three ways, which agree in any run: tokens/s of the whole run, tokens_per_gpu
+  /// times num_gpus, and tokens_per_step over step_time. NaN (0 GPUs) where unknown.
+  double tokens_per_second = std::numeric_limits<double>::quiet_NaN();
+  int num_gpus = 0;
+  double tokens_per_step = std::numeric_limits<double>::quiet_NaN();  ///< global batch x seq
+  double step_time = std::numeric_limits<double>::quiet_NaN();        ///< mean, seconds
 };
+
+/// How far a result's tokens/s may stray from its own tokens/s/GPU x GPUs and global batch x
+/// sequence / step time: the same measurement, so only rounding of the written figures parts them.
+inline constexpr double throughput_tolerance = 0.02;
 
 /// Whether training_config.precision `precision` names an FP8 run ("fp8-hybrid-delayed", ...).
 inline bool is_fp8_precision(std::string_view precision) { return precision.starts_with("fp8"); }
@@ -56,10 +67,10 @@ inline std::string tflops_text(double v) {
 
 }  // namespace detail
 
-/// One line per impossible or contradicted figure; empty for a plausible result. A figure
-/// behind such a result (FLOPs per token, batch, sequence, GPU count, peak) is wrong, and every
-/// report that shows the result says so.
-inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
+namespace detail {
+
+/// sanity_warnings' lines for the rates (tokens/s/GPU, TFLOP/s) against the peaks and a log.
+inline std::vector<std::string> rate_warnings(const SanityFigures& f) {
   std::vector<std::string> out;
   // Tokens/s do not depend on the model's FLOPs: a wrong GPU count, batch or sequence shows here
   // even where the log states no TFLOP/s.
@@ -126,6 +137,39 @@ inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
                   "; the device has no peak in tprimat's table" + counted +
                   "): a figure behind it is wrong");
   log_check();
+  return out;
+}
+
+/// sanity_warnings' lines for a throughput stated three ways that do not agree.
+inline std::vector<std::string> throughput_warnings(const SanityFigures& f) {
+  std::vector<std::string> out;
+  // A result contradicting itself has no throughput to rank: whichever figure a report read
+  // (compare tokens/s/GPU, peak tokens/s), the other says otherwise.
+  const auto disagree = [&](double other, const std::string& how) {
+    const double total = f.tokens_per_second;
+    if (!std::isfinite(total) || !(total > 0) || !std::isfinite(other) ||
+        std::fabs(other - total) <= throughput_tolerance * total)
+      return;
+    out.push_back(how + " gives " + core::num(other, 1) + " tokens/s, " +
+                  core::percent(std::fabs(other / total - 1)) + " off the stated " +
+                  core::num(total, 1) + ": a throughput figure is wrong");
+  };
+  if (f.num_gpus > 0)
+    disagree(f.tokens_per_gpu * f.num_gpus,
+             "tokens/s/GPU x " + std::to_string(f.num_gpus) + " GPUs");
+  if (f.step_time > 0)
+    disagree(f.tokens_per_step / f.step_time, "global batch x sequence / step time");
+  return out;
+}
+
+}  // namespace detail
+
+/// One line per impossible or contradicted figure; empty for a plausible result. A figure
+/// behind such a result (FLOPs per token, batch, sequence, GPU count, peak) is wrong, and every
+/// report that shows the result says so.
+inline std::vector<std::string> sanity_warnings(const SanityFigures& f) {
+  std::vector<std::string> out = detail::rate_warnings(f);
+  for (auto& line : detail::throughput_warnings(f)) out.push_back(std::move(line));
   return out;
 }
 

@@ -328,8 +328,11 @@ inline std::vector<Comparison> compare_groups(const std::vector<Group>& groups) 
         c.verdict = outside ? w.name() + " wins:" : "no winner: " + w.name();
         for (std::size_t i = 1; i < c.platforms.size(); ++i) {
           const Group& x = *c.platforms[i];
-          c.verdict += " " + num(w.tokens_per_second_per_gpu / x.tokens_per_second_per_gpu, 2) +
-                       "x " + x.name();
+          // Loading refuses a figure that is not above 0, so a ratio is finite; should one not
+          // be, the line names the platform without a ratio it cannot state.
+          const double ratio = w.tokens_per_second_per_gpu / x.tokens_per_second_per_gpu;
+          c.verdict += std::isfinite(ratio) ? " " + num(ratio, 2) + "x " + x.name()
+                                            : " " + x.name() + " (no ratio: a figure unknown)";
         }
       }
       out.push_back(std::move(c));
@@ -407,9 +410,19 @@ inline std::vector<std::string> uncompared_platforms(const std::vector<Compariso
     std::string names;
     for (std::size_t i = 0; i < platforms.size(); ++i)
       names += (i == 0 ? "" : i + 1 == platforms.size() ? " and " : ", ") + platforms[i];
+    // Every field the platforms' configurations differ in, those a table names apart (the GPU
+    // count in gpu_info) included: the line must say what kept them apart.
+    std::vector<const std::vector<nlohmann::json>*> configs;
+    for (const auto* c : scope)
+      for (const auto* g : c->platforms) configs.push_back(&g->experiment);
     std::vector<std::size_t> fields;
-    for (std::size_t f : scope.front()->platforms.front()->differing)
-      if (!detail::among(f, detail::hardware_fields)) fields.push_back(f);
+    for (std::size_t f = 0; f < bench::experiment_field_count; ++f) {
+      if (detail::among(f, detail::hardware_fields)) continue;
+      if (std::any_of(configs.begin(), configs.end(), [&](const auto* config) {
+            return detail::field_value(*config, f) != detail::field_value(*configs.front(), f);
+          }))
+        fields.push_back(f);
+    }
     const auto& c = *scope.front();
     out.push_back(c.model + " / " + c.strategy + " / " + gpus_label(c.num_gpus) + ": " + names +
                   " are not compared: not every one ran the same configuration (" +

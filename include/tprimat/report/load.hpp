@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/experiment.hpp"
@@ -30,6 +30,15 @@ namespace tprimat::report {
 inline constexpr double unknown = std::numeric_limits<double>::quiet_NaN();
 /// Most GPUs a result may name (2^20, as bench/config_file.hpp bounds its sizes).
 inline constexpr int max_num_gpus = 1 << 20;
+
+/// Most tokens/s one GPU may state: a billion, past any model on any device.
+inline constexpr double max_tokens_per_second_per_gpu = 1e9;
+/// Longest step a result may state (seconds): about four months.
+inline constexpr double max_step_seconds = 1e7;
+/// Most FLOPs per token a result may state: 6e15 is a quadrillion-parameter model's.
+inline constexpr double max_flops_per_token = 1e18;
+/// Most memory per GPU a result may state (GiB), far past any device's.
+inline constexpr double max_memory_gb = 1e6;
 
 /// One result file, whichever suite wrote it. NaN marks what the file could not tell.
 struct Result {
@@ -78,8 +87,18 @@ struct Result {
   /// a plot draws --runs N as N overlaid runs, each from its step 1.
   struct RunSeries {
     std::vector<double> step_times, losses, learning_rates, memory;
+    bool operator==(const RunSeries&) const = default;
   };
   std::vector<RunSeries> run_series;
+  /// The file's performance_metrics as written: with run_series, what tells a copy of a result
+  /// from another run (no two runs time every step alike).
+  nlohmann::json measured;
+
+  /// Whether `other` holds the very measurements of this one (a copied file): pooling both
+  /// would count one run twice.
+  bool same_measurements(const Result& other) const {
+    return !measured.is_null() && measured == other.measured && run_series == other.run_series;
+  }
 
   double tflops_per_gpu() const { return tokens_per_second_per_gpu * flops_per_token_palm / 1e12; }
   double tflops_per_gpu_6n() const { return tokens_per_second_per_gpu * flops_per_token_6n / 1e12; }
@@ -109,6 +128,10 @@ struct Result {
     f.tokens_per_gpu = tokens_per_second_per_gpu;
     f.log_tokens_per_gpu = log_tokens_per_second_per_gpu;
     f.tflops_per_gpu_causal = tflops_per_gpu_causal();
+    f.tokens_per_second = tokens_per_second;
+    f.num_gpus = num_gpus;
+    if (gbs > 0 && seq > 0) f.tokens_per_step = double(gbs) * seq;
+    f.step_time = avg_step_time;
     return bench::sanity_warnings(f);
   }
   /// The one predicate every report ranks by: a flagged result (an impossible or contradicted
@@ -158,6 +181,26 @@ inline std::vector<double> numbers(const nlohmann::json& j,
   return {};
 }
 
+/// Where the file states the number at `path`, refuses it (core::InputError naming `file` and
+/// the field) unless it lies in [low, high]: a figure past any run's reach would overflow what
+/// the reports derive from it (TFLOP/s, MFU, ratios) and show as "n/a" on a ranked row.
+inline void refuse_unless_within(const nlohmann::json& j, std::initializer_list<const char*> path,
+                                 double low, double high, const std::string& file) {
+  const auto* p = at(j, path);
+  if (!p || !p->is_number()) return;
+  const double v = p->get<double>();
+  if (v >= low && v <= high) return;
+  std::string field;
+  for (const char* k : path) field += (field.empty() ? "" : ".") + std::string(k);
+  std::ostringstream range;
+  range << (low > 0 && low < 1 ? "above 0" : "at least " + std::to_string(int(low))) << ", at most "
+        << high;
+  std::ostringstream value;
+  value << v;
+  throw core::InputError(file + ": " + field + " is " + value.str() + ", not " + range.str() +
+                         " as a run's can be; not a benchmark result (skipped)");
+}
+
 /// "benchmark_cuda_llama.json" -> "llama": the seeds keep the model only in the file name.
 inline std::string model_from_file_name(const std::filesystem::path& p) {
   const std::string stem = p.stem().string();
@@ -203,6 +246,24 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
     throw core::InputError(name + ": " + std::to_string(r.num_gpus) + " GPUs is more than " +
                            std::to_string(max_num_gpus) +
                            "; not a benchmark result (skipped)");
+  // Bounds no real run comes near, so only a damaged or edited file meets them.
+  constexpr double above_zero = std::numeric_limits<double>::denorm_min();
+  for (const char* size :
+       {"tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+        "data_parallel_size", "gradient_accumulation_steps"})
+    refuse_unless_within(j, {"parallelism_config", size}, 1, max_num_gpus, name);
+  refuse_unless_within(j, {"performance_metrics", "tokens_per_second_per_gpu"}, above_zero,
+                       max_tokens_per_second_per_gpu, name);
+  refuse_unless_within(j, {"performance_metrics", "tokens_per_second"}, above_zero,
+                       max_tokens_per_second_per_gpu * max_num_gpus, name);
+  refuse_unless_within(j, {"performance_metrics", "avg_step_time_seconds"}, above_zero,
+                       max_step_seconds, name);
+  for (const char* flops : {"flops_per_token_palm", "flops_per_token_causal", "flops_per_token_6n"})
+    refuse_unless_within(j, {"performance_metrics", flops}, above_zero, max_flops_per_token, name);
+  for (const char* gb : {"peak_allocated_gb", "predicted_gb"})
+    refuse_unless_within(j, {"memory_metrics", gb}, 0, max_memory_gb, name);
+  for (const char* peak : {"peak_tflops_dense", "peak_tflops_fp8_dense"})
+    refuse_unless_within(j, {"gpu_info", peak}, 0, bench::implausible_tflops_per_gpu, name);
   r.tp = integer(j, {"parallelism_config", "tensor_model_parallel_size"});
   r.pp = integer(j, {"parallelism_config", "pipeline_model_parallel_size"});
   r.dp = integer(j, {"parallelism_config", "data_parallel_size"});
@@ -285,6 +346,8 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   // Our files keep each run apart; a seeds' file is one run.
   if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1) {
     for (const auto& run : *runs) {
+      refuse_unless_within(run, {"performance_metrics", "tokens_per_second_per_gpu"}, above_zero,
+                           max_tokens_per_second_per_gpu, name + " (a run of its runs)");
       const double v = number(run, {"performance_metrics", "tokens_per_second_per_gpu"});
       if (std::isfinite(v)) r.run_tokens_per_second_per_gpu.push_back(v);
     }
@@ -298,6 +361,16 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
                               numbers(run, {"raw_memory_values"})});
   if (r.run_series.empty())
     r.run_series.push_back({r.step_times, r.losses, r.learning_rates, r.memory});
+  if (const auto* m = at(j, {"performance_metrics"})) r.measured = *m;
+  // Within the bounds above a figure still divides by a tiny peak or time: one that overflows
+  // would read "n/a" on a row that is ranked.
+  for (const auto& [derived, figure] :
+       {std::pair{"TFLOP/s/GPU", r.tflops_per_gpu()}, std::pair{"MFU", r.mfu()},
+        std::pair{"MFU (causal)", r.mfu_causal()}, std::pair{"MFU (FP8 peak)", r.mfu_fp8_peak()},
+        std::pair{"tokens/s", r.tokens_per_second}})
+    if (std::isinf(figure))
+      throw core::InputError(name + ": its figures give an infinite " + derived +
+                             "; not a benchmark result (skipped)");
   return r;
 }
 
@@ -424,10 +497,32 @@ inline LoadOutcome load_inputs(const std::vector<std::string>& dirs,
     paths.insert(paths.end(), found.begin(), found.end());
   }
   for (const auto& f : files) paths.emplace_back(f);
+  // A file reached twice (named twice, a folder given twice, a link) or a copy of one is one
+  // run: pooled twice it would narrow the spread and could make a winner of nothing.
+  std::vector<std::pair<fs::path, std::string>> read;  // canonical path, as first named
   for (const auto& p : paths) {
     out.inputs.push_back(p.string());
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(p, ec);
+    if (ec) canonical = fs::absolute(p);
+    const auto again =
+        std::find_if(read.begin(), read.end(), [&](const auto& x) { return x.first == canonical; });
+    if (again != read.end()) {
+      out.problems.push_back("tprimat: " + p.string() + ": the same file as " + again->second +
+                             "; read once");
+      continue;
+    }
+    read.emplace_back(canonical, p.string());
     try {
-      out.results.push_back(load_file(p));
+      Result r = load_file(p);
+      const auto copy = std::find_if(out.results.begin(), out.results.end(),
+                                     [&](const Result& x) { return x.same_measurements(r); });
+      if (copy != out.results.end()) {
+        out.problems.push_back("tprimat: " + p.string() + ": the same measurements as " +
+                               copy->file + " (a copy); counted once, as " + copy->file);
+        continue;
+      }
+      out.results.push_back(std::move(r));
     } catch (const core::InputError& e) {
       out.problems.push_back(e.what());
     }
