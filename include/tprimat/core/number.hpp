@@ -123,11 +123,11 @@ T parse_number(std::string_view flag, std::string_view text, const Range<T>& r =
                      "write it in plain decimal digits" +
                          std::string(floating ? ", e.g. 0.25 or 3e-4" : ", e.g. 16"));
   };
-  // A flag read over its type's whole range has a narrower one checked later (a count is 1 or
-  // more): the type's bounds are no value to suggest.
+  // A signed flag read over its type's whole range has a narrower one checked later (a count is
+  // 1 or more): the type's bounds are no value to suggest.
   const auto out_of_range = [&]() -> T {
-    if (!ranged)
-      throw InputError(std::string(flag) + " " + shown(text) + " is beyond what it can hold",
+    if (!ranged && std::is_signed_v<T>)
+      throw InputError(std::string(flag) + " " + shown(text) + " is out of range",
                        text.front() == '-' ? "pass a larger value" : "pass a smaller value");
     throw InputError(
         std::string(flag) + " " + shown(text) + " is out of range (" + range_text(r) + ")",

@@ -24,13 +24,13 @@ std::string refusal(std::string_view text, core::Range<T> r = {}) {
   }
 }
 
-// A flag read over its type's whole range (its own range checked later) suggests no bounds it
-// does not take: "from -2147483648 to 2147483647" for a sequence length misleads.
+// A signed flag read over its type's whole range (its own range checked later) suggests no
+// bounds it does not take: "from -2147483648 to 2147483647" for a sequence length misleads.
 TEST(Number, BeyondTheTypeSuggestsNoBounds) {
   EXPECT_EQ(refusal<int>("2147483648"),
-            "tprimat: --n 2147483648 is beyond what it can hold; pass a smaller value");
+            "tprimat: --n 2147483648 is out of range; pass a smaller value");
   EXPECT_EQ(refusal<int>("-2147483649"),
-            "tprimat: --n -2147483649 is beyond what it can hold; pass a larger value");
+            "tprimat: --n -2147483649 is out of range; pass a larger value");
 }
 
 TEST(Number, PlainDecimalIntegers) {
