@@ -169,23 +169,6 @@ inline bool figure_ends(std::string_view rest) {
   return c == ' ' || c == '\t' || c == '|' || c == ']' || c == ')' || c == ';' || c == '/';
 }
 
-/// The number a figure's text starts with and the text after it; nullopt where the text starts
-/// with no number.
-struct LeadingFigure {
-  double value;
-  std::string_view after;
-};
-inline std::optional<LeadingFigure> leading_figure(std::string_view text) {
-  std::string_view digits = text;
-  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
-  double v = 0;
-  const auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
-  if (end == digits.data()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) v = std::numeric_limits<double>::infinity();
-  return LeadingFigure{v, digits.substr(static_cast<std::size_t>(end - digits.data()))};
-}
-
 /// The number an iteration line prints after `key`: nullopt where it prints no `key` or no
 /// number after it; a number that runs on into other characters ("3,948", "19x7.5") is a
 /// damaged log, refused naming the line.

@@ -96,15 +96,27 @@ inline std::string figure_text(double v) {
 }
 
 /// The decimal number `text` starts with (a leading '+' allowed; nan and inf read as such so
-/// that they can be refused); nullopt when it starts with none. Never hexadecimal.
-inline std::optional<double> leading_number(std::string_view text) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+/// that they can be refused; past a double's range, infinity) and the text after it; nullopt
+/// where it starts with none. Never hexadecimal.
+struct LeadingFigure {
+  double value;
+  std::string_view after;
+};
+inline std::optional<LeadingFigure> leading_figure(std::string_view text) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
   double v = 0;
   const auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
-  return v;
+      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
+  if (end == digits.data()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) v = std::numeric_limits<double>::infinity();
+  return LeadingFigure{v, digits.substr(static_cast<std::size_t>(end - digits.data()))};
+}
+
+/// leading_figure's number alone.
+inline std::optional<double> leading_number(std::string_view text) {
+  const auto f = leading_figure(text);
+  return f ? std::optional<double>(f->value) : std::nullopt;
 }
 
 /// `text` after `key`, past the blanks, ':' and '=' that separate a name from its value; nullopt
