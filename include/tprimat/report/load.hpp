@@ -39,6 +39,11 @@ inline constexpr double max_step_seconds = 1e7;
 inline constexpr double max_flops_per_token = 1e18;
 /// Most memory per GPU a result may state (GiB), far past any device's.
 inline constexpr double max_memory_gb = 1e6;
+/// Largest loss a result's series may hold, either sign: a diverged cross-entropy stays far
+/// below it, and squares and sums of it stay finite.
+inline constexpr double max_loss_magnitude = 1e6;
+/// Largest learning rate a result's series may hold.
+inline constexpr double max_learning_rate = 1e6;
 
 /// One result file, whichever suite wrote it. NaN marks what the file could not tell.
 struct Result {
@@ -167,15 +172,43 @@ inline std::string string(const nlohmann::json& j, std::initializer_list<const c
   const auto* p = at(j, path);
   return p && p->is_string() ? p->get<std::string>() : fallback;
 }
-/// Numbers of an array (nulls skipped); the first of `names` present wins.
-inline std::vector<double> numbers(const nlohmann::json& j,
-                                   std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    const auto* p = at(j, {n});
+
+/// One of a result's per-step series, the names it may have and the values any run's can hold.
+struct SeriesBounds {
+  std::initializer_list<const char*> names;  ///< ours, then the seeds' name; the first present
+  double low, high;
+};
+inline constexpr SeriesBounds step_time_series{{"raw_step_times", "step_times"}, 0,
+                                               max_step_seconds};
+inline constexpr SeriesBounds loss_series{{"raw_loss_values", "loss_values"}, -max_loss_magnitude,
+                                          max_loss_magnitude};
+inline constexpr SeriesBounds learning_rate_series{{"raw_learning_rates", "learning_rates"}, 0,
+                                                   max_learning_rate};
+inline constexpr SeriesBounds memory_series{{"raw_memory_values", "memory_values"}, 0,
+                                            max_memory_gb};
+
+/// The numbers of a series' array (nulls skipped; the first of its names present), refused
+/// (core::InputError naming `file`, the array and the element) when a value lies outside what
+/// any run's can be: a step time of 1e308 or a loss of -1e300 would overflow the spreads, means
+/// and plot ranges the reports draw from them.
+inline std::vector<double> bounded_numbers(const nlohmann::json& j, const SeriesBounds& series,
+                                           const std::string& file) {
+  for (const char* name : series.names) {
+    const auto* p = at(j, {name});
     if (!p || !p->is_array()) continue;
     std::vector<double> out;
-    for (const auto& v : *p)
-      if (v.is_number()) out.push_back(v.get<double>());
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const auto& v = (*p)[i];
+      if (!v.is_number()) continue;  // a null: a step the run did not record
+      const double x = v.get<double>();
+      if (!(x >= series.low && x <= series.high)) {
+        std::ostringstream why;
+        why << file << ": " << name << "[" << i << "] is " << x << ", not within " << series.low
+            << " to " << series.high << " as a run's can be; not a benchmark result (skipped)";
+        throw core::InputError(why.str());
+      }
+      out.push_back(x);
+    }
     return out;
   }
   return {};
@@ -289,10 +322,10 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   if (!std::isfinite(r.tokens_per_second_per_gpu))
     r.tokens_per_second_per_gpu = r.tokens_per_second / r.num_gpus;
 
-  r.step_times = numbers(j, {"raw_step_times", "step_times"});
-  r.losses = numbers(j, {"raw_loss_values", "loss_values"});
-  r.learning_rates = numbers(j, {"raw_learning_rates", "learning_rates"});
-  r.memory = numbers(j, {"raw_memory_values", "memory_values"});
+  r.step_times = bounded_numbers(j, step_time_series, name);
+  r.losses = bounded_numbers(j, loss_series, name);
+  r.learning_rates = bounded_numbers(j, learning_rate_series, name);
+  r.memory = bounded_numbers(j, memory_series, name);
   if (!std::isfinite(r.std_step_time) && r.step_times.size() >= 2) {
     double m = 0, ss = 0;
     for (double t : r.step_times) m += t;
@@ -355,10 +388,13 @@ inline Result from_json(const nlohmann::json& j, const std::filesystem::path& fi
   if (r.run_tokens_per_second_per_gpu.empty())
     r.run_tokens_per_second_per_gpu.push_back(r.tokens_per_second_per_gpu);
   if (const auto* runs = at(j, {"runs"}); runs && runs->is_array() && runs->size() > 1)
-    for (const auto& run : *runs)
-      r.run_series.push_back({numbers(run, {"raw_step_times"}), numbers(run, {"raw_loss_values"}),
-                              numbers(run, {"raw_learning_rates"}),
-                              numbers(run, {"raw_memory_values"})});
+    for (const auto& run : *runs) {
+      const std::string of_run = name + " (a run of its runs)";
+      r.run_series.push_back({bounded_numbers(run, step_time_series, of_run),
+                              bounded_numbers(run, loss_series, of_run),
+                              bounded_numbers(run, learning_rate_series, of_run),
+                              bounded_numbers(run, memory_series, of_run)});
+    }
   if (r.run_series.empty())
     r.run_series.push_back({r.step_times, r.losses, r.learning_rates, r.memory});
   if (const auto* m = at(j, {"performance_metrics"})) r.measured = *m;

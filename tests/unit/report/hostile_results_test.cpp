@@ -134,6 +134,51 @@ TEST(ReportHostile, FiguresPastAnyRunsReachAreRefusedNamingTheField) {
   EXPECT_NO_THROW(from_json(h100(8000), "ok.json"));
 }
 
+TEST(ReportHostile, SeriesValuesPastAnyRunsReachAreRefusedNamingTheElement) {
+  // What from_json says of `doc`, or "" where it reads it.
+  const auto refusal = [](const nlohmann::json& doc) -> std::string {
+    try {
+      from_json(doc, "x/benchmark_cuda_qwen.json");
+    } catch (const core::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto step = h100(8000);
+  step["raw_step_times"] = {1.0, 1e308};
+  EXPECT_NE(refusal(step).find("raw_step_times[1] is 1e+308"), std::string::npos)
+      << refusal(step);
+  auto negative = h100(8000);
+  negative["raw_step_times"] = {1.0, -1.0};
+  EXPECT_NE(refusal(negative).find("raw_step_times[1]"), std::string::npos);
+  auto seeds = h100(8000);  // the seeds' names are bounded alike
+  seeds.erase("raw_step_times");
+  seeds["loss_values"] = {nullptr, -1e300};
+  EXPECT_NE(refusal(seeds).find("loss_values[1] is -1e+300"), std::string::npos)
+      << refusal(seeds);
+  auto lr = h100(8000);
+  lr["raw_learning_rates"] = {3e-4, 1e300};
+  EXPECT_NE(refusal(lr).find("raw_learning_rates[1]"), std::string::npos);
+  auto memory = h100(8000);
+  memory["raw_memory_values"] = {1e300};
+  EXPECT_NE(refusal(memory).find("raw_memory_values[0]"), std::string::npos);
+  // One run of several: named as such.
+  auto runs = h100(8000);
+  nlohmann::json run = {{"performance_metrics", {{"tokens_per_second_per_gpu", 8000.0}}},
+                        {"raw_step_times", {1.0}},
+                        {"raw_loss_values", {9.5}}};
+  runs["runs"] = {run, run};
+  EXPECT_EQ(refusal(runs), "");
+  runs["runs"][1]["raw_loss_values"] = {9.5, 1e300};
+  EXPECT_NE(refusal(runs).find("(a run of its runs): raw_loss_values[1]"), std::string::npos)
+      << refusal(runs);
+  // Within reach, and a diverged run's large loss, are read.
+  auto diverged = h100(8000);
+  diverged["raw_loss_values"] = {11.9, 3.2e4, 0.0};
+  EXPECT_EQ(refusal(diverged), "");
+  EXPECT_EQ(from_json(diverged, "d.json").losses.size(), 3u);
+}
+
 TEST(ReportHostile, NodeLayoutsAreNotPooled) {
   auto two = h100(8000);
   two["gpu_info"]["nodes"] = 2;
