@@ -228,16 +228,17 @@ TEST(ProfileSummary, EmptyTraceSaysSo) {
 
 }  // namespace
 
-// What the trace_reader fuzzer taught (tests/fuzz/regressions/trace_reader): numbers out of any
-// sane range are clamped, names of the wrong type read as empty, and times past 73 years are
-// bad input, never undefined behaviour or an escaping nlohmann exception.
+// What the trace_reader fuzzer taught (tests/fuzz/regressions/trace_reader): ids, sizes and
+// counts out of any sane range are clamped, names of the wrong type read as empty, and times past
+// 73 years, missing or reversed times and FLOPs past any launch's are bad input, never undefined
+// behaviour or an escaping nlohmann exception.
 TEST(ProfileSummary, OutOfRangeNumbersAreClampedOrRefused) {
   const auto trace = profile::parse_chrome_trace(nlohmann::json::parse(R"({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": 7, "pid": 1.5e300, "tid": -0.5, "ts": 10, "dur": 5,
-     "args": {"flops": 1e30, "bytes": -1e300, "grid": [1e30, -3, 2.5], "correlation": 1e30,
+     "args": {"flops": 1e20, "bytes": -1e300, "grid": [1e30, -3, 2.5], "correlation": 1e30,
               "External id": -4}},
     {"ph": "X", "cat": "user_annotation", "name": "gemm", "ts": 10, "dur": 5,
-     "args": {"flops": 1e300}}]})"));
+     "args": {"flops": 1e21}}]})"));
   ASSERT_EQ(trace.events.size(), 2u);
   const auto& k = trace.events[0];
   EXPECT_EQ(k.name, "");
@@ -247,10 +248,34 @@ TEST(ProfileSummary, OutOfRangeNumbersAreClampedOrRefused) {
   EXPECT_EQ(k.bytes, -1);
   EXPECT_EQ(k.correlation, std::uint64_t(std::numeric_limits<std::int64_t>::max()));
   EXPECT_EQ(k.external_id, 0u);
-  EXPECT_EQ(trace.events[1].flops, 1e30);
+  EXPECT_EQ(trace.events[1].flops, 1e21);
   EXPECT_EQ(profile::summarize(trace).kernel_ns, 5 * us);
 
-  const auto far = nlohmann::json::parse(
-      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1}]})");
-  EXPECT_THROW((void)profile::parse_chrome_trace(far), tprimat::core::InputError);
+  // What the message names, or "" where the event is read.
+  const auto refusal = [](const char* event) -> std::string {
+    try {
+      (void)profile::parse_chrome_trace(
+          nlohmann::json::parse(std::string(R"({"traceEvents": [)") + event + "]}"));
+    } catch (const tprimat::core::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refusal(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1})"), "");
+  EXPECT_NE(refusal(R"({"ph": "X", "name": "g", "ts": 0, "dur": 1, "args": {"flops": 1e300}})")
+                .find("'g' states 1e+300 FLOPs"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"ph": "X", "name": "g", "ts": 0, "dur": 1, "args": {"flops": -1}})"), "");
+  // A time the event does not give is not 0.
+  EXPECT_NE(refusal(R"({"ph": "X", "cat": "kernel", "name": "k", "dur": 100})").find("has no ts"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 5})").find("has no dur"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"ph": "X", "name": "k", "ts": "5", "dur": 1})").find(R"(ts "5")"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": -3})")
+                .find("ends 3 us before it starts"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"ph": "B", "name": "r", "ts": 5}, {"ph": "E", "ts": 2})"), "");
+  EXPECT_EQ(refusal(R"({"ph": "M", "name": "process_name", "args": {"name": "p"}})"), "");
 }

@@ -33,6 +33,10 @@ inline constexpr std::array<DevicePeak, 7> dense_peaks{{
     {"MI250X", "AMD Instinct MI250X", 383.0, 0},
 }};
 
+/// What no device reaches in the precisions training uses (dense bf16 or FP8; the fastest
+/// announced are near 5,000 FP8): the bound for a rate whose device has no peak in the table.
+inline constexpr double implausible_tflops_per_device = 10'000;
+
 /// Memory of one device as its runtime reports it (cudaDeviceProp::totalGlobalMem, in GiB),
 /// measured on the lent machines: what `tprimat plan --device` takes when --device-memory is
 /// not given. Only devices measured are listed; others need --device-memory.

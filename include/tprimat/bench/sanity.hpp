@@ -21,9 +21,8 @@ namespace tprimat::bench {
 /// both count the same model FLOPs, so more than this means the configuration read is wrong.
 inline constexpr double log_tflops_tolerance = 0.10;
 
-/// What no GPU reaches a device in the precisions training uses (dense bf16 or FP8; the fastest
-/// announced are near 5,000 FP8): the bound for a result whose device has no peak in the table.
-inline constexpr double implausible_tflops_per_gpu = 10'000;
+/// The bound for a result whose device has no peak in the table (backend/peaks.hpp).
+inline constexpr double implausible_tflops_per_gpu = backend::implausible_tflops_per_device;
 
 /// What the check needs of one result.
 struct SanityFigures {

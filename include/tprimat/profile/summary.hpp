@@ -15,10 +15,17 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/backend/peaks.hpp"
 #include "tprimat/profile/trace_event.hpp"
 #include "tprimat/profile/trace_reader.hpp"
 
 namespace tprimat::profile {
+
+/// A GEMM rate some device can reach: past every peak (backend/peaks.hpp), the FLOPs a trace
+/// attributes are not the kernels'.
+inline bool plausible_tflops(double tflops) {
+  return tflops <= backend::implausible_tflops_per_device;
+}
 
 /// One kernel name over the trace.
 struct KernelStats {

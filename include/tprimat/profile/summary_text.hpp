@@ -48,9 +48,14 @@ inline std::string kernel_table(const Summary& s, const std::vector<const Kernel
     std::vector<std::string> r = {
         format("%.3f", double(k->total_ns) * 1e-6),
         s.busy_ns > 0 ? format("%.1f", 100.0 * k->total_ns / s.busy_ns) : "n/a",
-        s.step_ns > 0 ? format("%.1f", 100.0 * k->total_ns / s.step_ns) : "n/a",
+        // A kernel longer than all the steps ran outside them: no share of the step.
+        s.step_ns > 0 && k->total_ns <= s.step_ns ? format("%.1f", 100.0 * k->total_ns / s.step_ns)
+                                                  : "n/a",
         std::to_string(k->count), format("%.1f", k->mean_ns() * 1e-3)};
-    if (with_flops) r.push_back(k->tflops() ? format("%.1f", *k->tflops()) : "-");
+    if (with_flops)
+      r.push_back(!k->tflops()                 ? std::string("-")
+                  : plausible_tflops(*k->tflops()) ? format("%.1f", *k->tflops())
+                                                   : std::string("impossible"));
     // A name from the trace, printed as every report prints names (core::printable): a newline
     // or an escape sequence in it cannot break the table or drive the terminal.
     const std::string shown = core::printable(k->name);
@@ -138,6 +143,10 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
                  " kernels by GPU time (% of GPU-busy time, % of step time)");
   out += top_k.empty() ? bullet + "no kernels in this trace\n"
                        : detail::kernel_table(s, top_k, false, markdown, 90);
+  if (s.step_ns > 0 && !s.kernels.empty() && s.kernels.front().total_ns > s.step_ns)
+    out += (markdown ? "\n" : "") + bullet +
+           "% step n/a: a kernel ran longer than the trace's steps together (work outside its "
+           "ProfilerStep ranges)\n";
 
   std::vector<const KernelStats*> gemms;
   for (const auto& k : s.kernels)
@@ -149,11 +158,16 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
     const auto rate = s.gemm_tflops();
     out += bullet + ms(s.gemm_ns) + " in " + std::to_string(s.gemm_count) + " launches, " +
            percent(double(s.gemm_ns), double(s.busy_ns)) + " of GPU-busy time";
-    if (rate)
-      out += "; achieved " + detail::format("%.1f", rate->first) + " TFLOP/s (" +
-             (rate->second == "trace" ? "FLOPs recorded with the launches"
-                                      : "the model's GEMM FLOPs per step over GEMM time") +
+    const char* flops_source = rate && rate->second == "trace"
+                                   ? "FLOPs recorded with the launches"
+                                   : "the model's GEMM FLOPs per step over GEMM time";
+    if (rate && plausible_tflops(rate->first))
+      out += "; achieved " + detail::format("%.1f", rate->first) + " TFLOP/s (" + flops_source +
              ")";
+    else if (rate)
+      out += "; " + detail::format("%.3g", rate->first) +
+             " TFLOP/s, impossible: past any device's peak, so the trace's FLOPs (" +
+             flops_source + ") are not these kernels'";
     else
       out += "; no FLOPs in the trace: time only";
     out += "\n";

@@ -72,22 +72,45 @@ inline std::string text(const nlohmann::json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+/// Most FLOPs one range or op may state: a whole step of a trillion-parameter model over a
+/// million tokens is 6e18.
+inline constexpr double max_event_flops = 1e21;
+
 /// Timestamps and durations are kept within +-2^61 ns (73 years), so that any difference of two
 /// fits in 64 bits; the summary's sums saturate (summary.hpp).
 inline constexpr double max_abs_ns = 2305843009213693952.0;  // 2^61
 
-/// Microseconds (a JSON number, maybe fractional) to integer nanoseconds; 0 when absent.
-inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& event) {
-  if (!us.is_number()) return 0;
+/// Microseconds (a JSON number, maybe fractional) to integer nanoseconds. `field` ("ts", "dur")
+/// names it when it is absent or not a number: a time the event does not give is not 0.
+inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& event,
+                                const char* field) {
+  if (!us.is_number())
+    throw core::InputError("event '" + event + "' has " +
+                               (us.is_null() ? std::string("no ") + field
+                                             : std::string(field) + " " + us.dump()) +
+                               ", not a number of microseconds",
+                           "pass a Chrome trace whose timed events (ph X, B, E) carry ts, and "
+                           "dur for ph X, in microseconds");
   const double ns = us.is_number_integer() ? double(us.get<std::int64_t>()) * 1000.0
                     : us.is_number_unsigned() ? double(us.get<std::uint64_t>()) * 1000.0
                                               : us.get<double>() * 1000.0;
   if (!(std::abs(ns) < max_abs_ns))
-    throw core::InputError("trace event '" + event + "' has a time of " + us.dump() +
+    throw core::InputError("event '" + event + "' has a time of " + us.dump() +
                                " us, beyond 73 years",
                            "pass a Chrome trace whose ts and dur are microseconds");
   if (us.is_number_integer() && !us.is_number_unsigned()) return us.get<std::int64_t>() * 1000;
   return std::llround(ns);
+}
+
+/// An event that ends before it starts (a negative dur, an E before its B) would count negative
+/// time into the busy and kernel sums.
+inline void refuse_reversed(const TraceEvent& e) {
+  if (e.end_ns >= e.start_ns) return;
+  throw core::InputError("event '" + e.name + "' ends " +
+                             std::to_string((e.start_ns - e.end_ns) / 1000) +
+                             " us before it starts",
+                         "pass the trace as the profiler wrote it (dur at least 0, each E after "
+                         "its B)");
 }
 
 /// A number clamped into [lo, hi]; `fallback` when absent or not a number. The bounds are
@@ -121,8 +144,14 @@ inline void read_args(const nlohmann::json& args, TraceEvent& e) {
   e.external_id = unsigned_arg(args, "External id");
   if (auto it = args.find("bytes"); it != args.end())
     e.bytes = clamped<std::int64_t>(*it, -1, std::numeric_limits<std::int64_t>::max() / 4, -1);
-  if (auto it = args.find("flops"); it != args.end())
-    e.flops = clamped<double>(*it, 0.0, 1e30, 0.0);
+  if (auto it = args.find("flops"); it != args.end() && it->is_number()) {
+    const double flops = it->get<double>();
+    if (!(flops >= 0 && flops <= max_event_flops))
+      throw core::InputError("event '" + e.name + "' states " + it->dump() +
+                                 " FLOPs, not within 0 to 1e21 as a launch's can be",
+                             "pass the trace as the profiler wrote it");
+    e.flops = flops;
+  }
   for (auto [key, out] : {std::pair{"grid", &e.grid}, std::pair{"block", &e.block}}) {
     auto it = args.find(key);
     if (it == args.end() || !it->is_array()) continue;
@@ -138,7 +167,41 @@ namespace detail {
 /// A trace's events, added one at a time: from a whole document, or streamed while it is parsed.
 class TraceBuilder {
  public:
+  /// `source` ("trace t.json") begins what a bad event's error says.
+  explicit TraceBuilder(std::string source) : source_(std::move(source)) {}
+
   void add(const nlohmann::json& ev) {
+    try {
+      add_event(ev);
+    } catch (const core::InputError& e) {
+      const std::string what = e.what();  // "tprimat: event '...' ..."
+      throw core::InputError("tprimat: " + source_ + ": " + what.substr(what.find(' ') + 1));
+    }
+  }
+
+  /// The trace, its format and metadata read from `doc` (whose events were added already, or
+  /// are still in it: see parse_chrome_trace). Throws core::InputError when it is no trace.
+  Trace finish(const nlohmann::json& doc) {
+    if (doc.is_object()) {
+      auto it = doc.find("traceEvents");
+      if (it == doc.end() || !it->is_array())
+        throw core::InputError(source_ + " has no traceEvents array",
+                               "pass a Chrome trace (tprimat --profile, torch.profiler)");
+      if (auto m = doc.find("tprimat"); m != doc.end() && m->is_object()) t_.metadata = *m;
+      t_.format = t_.metadata.is_object()                                              ? "tprimat"
+                  : doc.contains("schemaVersion") || doc.contains("deviceProperties") ? "kineto"
+                                                                                      : "chrome";
+    } else if (doc.is_array()) {
+      t_.format = "chrome";
+    } else {
+      throw core::InputError(source_ + " is not a Chrome trace (neither an object nor an array)",
+                             "pass a Chrome trace (tprimat --profile, torch.profiler)");
+    }
+    return std::move(t_);
+  }
+
+ private:
+  void add_event(const nlohmann::json& ev) {
     if (!ev.is_object()) return;
     const std::string ph = text(ev, "ph");
     const auto pid = ids_(ev.value("pid", nlohmann::json(0)));
@@ -155,7 +218,8 @@ class TraceBuilder {
       auto& stack = open_[{pid, tid}];
       if (stack.empty()) return;
       auto& begun = t_.events[stack.back()];
-      begun.end_ns = nanoseconds(ev.value("ts", nlohmann::json()), begun.name);
+      begun.end_ns = nanoseconds(ev.value("ts", nlohmann::json()), begun.name, "ts");
+      refuse_reversed(begun);
       stack.pop_back();
       return;
     }
@@ -166,36 +230,16 @@ class TraceBuilder {
     e.kind = kind_of(e.category);
     e.pid = pid;
     e.tid = tid;
-    e.start_ns = nanoseconds(ev.value("ts", nlohmann::json()), e.name);
+    e.start_ns = nanoseconds(ev.value("ts", nlohmann::json()), e.name, "ts");
     e.end_ns =  // both within 2^61: the sum fits
-        e.start_ns + (ph == "X" ? nanoseconds(ev.value("dur", nlohmann::json()), e.name) : 0);
+        e.start_ns + (ph == "X" ? nanoseconds(ev.value("dur", nlohmann::json()), e.name, "dur") : 0);
+    refuse_reversed(e);
     read_args(args, e);
     if (ph == "B") open_[{pid, tid}].push_back(t_.events.size());
     t_.events.push_back(std::move(e));
   }
 
-  /// The trace, its format and metadata read from `doc` (whose events were added already, or
-  /// are still in it: see parse_chrome_trace). Throws core::InputError when it is no trace.
-  Trace finish(const nlohmann::json& doc, const std::string& source) {
-    if (doc.is_object()) {
-      auto it = doc.find("traceEvents");
-      if (it == doc.end() || !it->is_array())
-        throw core::InputError(source + " has no traceEvents array",
-                               "pass a Chrome trace (tprimat --profile, torch.profiler)");
-      if (auto m = doc.find("tprimat"); m != doc.end() && m->is_object()) t_.metadata = *m;
-      t_.format = t_.metadata.is_object()                                              ? "tprimat"
-                  : doc.contains("schemaVersion") || doc.contains("deviceProperties") ? "kineto"
-                                                                                      : "chrome";
-    } else if (doc.is_array()) {
-      t_.format = "chrome";
-    } else {
-      throw core::InputError(source + " is not a Chrome trace (neither an object nor an array)",
-                             "pass a Chrome trace (tprimat --profile, torch.profiler)");
-    }
-    return std::move(t_);
-  }
-
- private:
+  std::string source_;
   Trace t_;
   IdTable ids_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> open_;  // "B" stacks
@@ -207,14 +251,14 @@ class TraceBuilder {
 /// bare array format. Flow ("s"/"f"), instant, counter and async events carry no duration on a
 /// track and are skipped. Throws core::InputError when it is not a trace at all.
 inline Trace parse_chrome_trace(const nlohmann::json& doc, const std::string& source = "trace") {
-  detail::TraceBuilder b;
+  detail::TraceBuilder b(source);
   if (doc.is_object()) {
     if (auto it = doc.find("traceEvents"); it != doc.end() && it->is_array())
       for (const auto& ev : *it) b.add(ev);
   } else if (doc.is_array()) {
     for (const auto& ev : doc) b.add(ev);
   }
-  return b.finish(doc, source);
+  return b.finish(doc);
 }
 
 /// Reads `path` (.json, or gzip-compressed in a zlib build) and parses it. Each event is taken
@@ -226,7 +270,7 @@ inline Trace read_chrome_trace(const std::filesystem::path& path) {
   const std::string text = read_trace_text(path);
   core::check_json_depth(text, source, core::json_depth_fix);
   using Event = nlohmann::json::parse_event_t;
-  detail::TraceBuilder b;
+  detail::TraceBuilder b(source);
   int events_depth = -1;  // where events sit: 1 in a bare array, 2 in the traceEvents array
   std::string key;        // the last key of the top-level object
   const auto take = [&](int depth, Event event, nlohmann::json& parsed) {
@@ -245,7 +289,7 @@ inline Trace read_chrome_trace(const std::filesystem::path& path) {
     (void)core::parse_json(text, source, "pass a complete Chrome trace");  // names the place
     throw;
   }
-  return b.finish(doc, source);
+  return b.finish(doc);
 }
 
 }  // namespace tprimat::profile
