@@ -53,7 +53,7 @@ inline std::string kernel_table(const Summary& s, const std::vector<const Kernel
                                                   : "n/a",
         std::to_string(k->count), format("%.1f", k->mean_ns() * 1e-3)};
     if (with_flops)
-      r.push_back(!k->tflops()                 ? std::string("-")
+      r.push_back(!k->tflops()                     ? std::string("-")
                   : plausible_tflops(*k->tflops()) ? format("%.1f", *k->tflops())
                                                    : std::string("impossible"));
     // A name from the trace, printed as every report prints names (core::printable): a newline
@@ -162,12 +162,12 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
                                    ? "FLOPs recorded with the launches"
                                    : "the model's GEMM FLOPs per step over GEMM time";
     if (rate && plausible_tflops(rate->first))
-      out += "; achieved " + detail::format("%.1f", rate->first) + " TFLOP/s (" + flops_source +
-             ")";
+      out +=
+          "; achieved " + detail::format("%.1f", rate->first) + " TFLOP/s (" + flops_source + ")";
     else if (rate)
       out += "; " + detail::format("%.3g", rate->first) +
-             " TFLOP/s, impossible: past any device's peak, so the trace's FLOPs (" +
-             flops_source + ") are not these kernels'";
+             " TFLOP/s, impossible: past any device's peak, so the trace's FLOPs (" + flops_source +
+             ") are not these kernels'";
     else
       out += "; no FLOPs in the trace: time only";
     out += "\n";

@@ -85,19 +85,19 @@ inline constexpr double max_abs_ns = 2305843009213693952.0;  // 2^61
 inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& event,
                                 const char* field) {
   if (!us.is_number())
-    throw core::InputError("event '" + event + "' has " +
-                               (us.is_null() ? std::string("no ") + field
-                                             : std::string(field) + " " + us.dump()) +
-                               ", not a number of microseconds",
-                           "pass a Chrome trace whose timed events (ph X, B, E) carry ts, and "
-                           "dur for ph X, in microseconds");
+    throw core::InputError(
+        "event '" + event + "' has " +
+            (us.is_null() ? std::string("no ") + field : std::string(field) + " " + us.dump()) +
+            ", not a number of microseconds",
+        "pass a Chrome trace whose timed events (ph X, B, E) carry ts, and "
+        "dur for ph X, in microseconds");
   const double ns = us.is_number_integer() ? double(us.get<std::int64_t>()) * 1000.0
                     : us.is_number_unsigned() ? double(us.get<std::uint64_t>()) * 1000.0
                                               : us.get<double>() * 1000.0;
   if (!(std::abs(ns) < max_abs_ns))
-    throw core::InputError("event '" + event + "' has a time of " + us.dump() +
-                               " us, beyond 73 years",
-                           "pass a Chrome trace whose ts and dur are microseconds");
+    throw core::InputError(
+        "event '" + event + "' has a time of " + us.dump() + " us, beyond 73 years",
+        "pass a Chrome trace whose ts and dur are microseconds");
   if (us.is_number_integer() && !us.is_number_unsigned()) return us.get<std::int64_t>() * 1000;
   return std::llround(ns);
 }
@@ -188,7 +188,7 @@ class TraceBuilder {
         throw core::InputError(source_ + " has no traceEvents array",
                                "pass a Chrome trace (tprimat --profile, torch.profiler)");
       if (auto m = doc.find("tprimat"); m != doc.end() && m->is_object()) t_.metadata = *m;
-      t_.format = t_.metadata.is_object()                                              ? "tprimat"
+      t_.format = t_.metadata.is_object()                                             ? "tprimat"
                   : doc.contains("schemaVersion") || doc.contains("deviceProperties") ? "kineto"
                                                                                       : "chrome";
     } else if (doc.is_array()) {
@@ -232,7 +232,8 @@ class TraceBuilder {
     e.tid = tid;
     e.start_ns = nanoseconds(ev.value("ts", nlohmann::json()), e.name, "ts");
     e.end_ns =  // both within 2^61: the sum fits
-        e.start_ns + (ph == "X" ? nanoseconds(ev.value("dur", nlohmann::json()), e.name, "dur") : 0);
+        e.start_ns +
+        (ph == "X" ? nanoseconds(ev.value("dur", nlohmann::json()), e.name, "dur") : 0);
     refuse_reversed(e);
     read_args(args, e);
     if (ph == "B") open_[{pid, tid}].push_back(t_.events.size());

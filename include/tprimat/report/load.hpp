@@ -178,14 +178,14 @@ struct SeriesBounds {
   std::initializer_list<const char*> names;  ///< ours, then the seeds' name; the first present
   double low, high;
 };
-inline constexpr SeriesBounds step_time_series{{"raw_step_times", "step_times"}, 0,
-                                               max_step_seconds};
-inline constexpr SeriesBounds loss_series{{"raw_loss_values", "loss_values"}, -max_loss_magnitude,
-                                          max_loss_magnitude};
-inline constexpr SeriesBounds learning_rate_series{{"raw_learning_rates", "learning_rates"}, 0,
-                                                   max_learning_rate};
-inline constexpr SeriesBounds memory_series{{"raw_memory_values", "memory_values"}, 0,
-                                            max_memory_gb};
+inline constexpr SeriesBounds step_time_series{
+    {"raw_step_times", "step_times"}, 0, max_step_seconds};
+inline constexpr SeriesBounds loss_series{
+    {"raw_loss_values", "loss_values"}, -max_loss_magnitude, max_loss_magnitude};
+inline constexpr SeriesBounds learning_rate_series{
+    {"raw_learning_rates", "learning_rates"}, 0, max_learning_rate};
+inline constexpr SeriesBounds memory_series{
+    {"raw_memory_values", "memory_values"}, 0, max_memory_gb};
 
 /// The numbers of a series' array (nulls skipped; the first of its names present), refused
 /// (core::InputError naming `file`, the array and the element) when a value lies outside what

@@ -146,16 +146,14 @@ TEST(ReportHostile, SeriesValuesPastAnyRunsReachAreRefusedNamingTheElement) {
   };
   auto step = h100(8000);
   step["raw_step_times"] = {1.0, 1e308};
-  EXPECT_NE(refusal(step).find("raw_step_times[1] is 1e+308"), std::string::npos)
-      << refusal(step);
+  EXPECT_NE(refusal(step).find("raw_step_times[1] is 1e+308"), std::string::npos) << refusal(step);
   auto negative = h100(8000);
   negative["raw_step_times"] = {1.0, -1.0};
   EXPECT_NE(refusal(negative).find("raw_step_times[1]"), std::string::npos);
   auto seeds = h100(8000);  // the seeds' names are bounded alike
   seeds.erase("raw_step_times");
   seeds["loss_values"] = {nullptr, -1e300};
-  EXPECT_NE(refusal(seeds).find("loss_values[1] is -1e+300"), std::string::npos)
-      << refusal(seeds);
+  EXPECT_NE(refusal(seeds).find("loss_values[1] is -1e+300"), std::string::npos) << refusal(seeds);
   auto lr = h100(8000);
   lr["raw_learning_rates"] = {3e-4, 1e300};
   EXPECT_NE(refusal(lr).find("raw_learning_rates[1]"), std::string::npos);
