@@ -37,6 +37,18 @@ inline constexpr std::array<DevicePeak, 7> dense_peaks{{
 /// announced are near 5,000 FP8): the bound for a rate whose device has no peak in the table.
 inline constexpr double implausible_tflops_per_device = 10'000;
 
+/// Whether `name` holds `part`, ignoring ASCII case: runtimes write "NVIDIA H200", a person
+/// passing --device may write "h200".
+inline bool names_part(std::string_view name, std::string_view part) {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i + part.size() <= name.size(); ++i) {
+    std::size_t k = 0;
+    while (k < part.size() && lower(name[i + k]) == lower(part[k])) ++k;
+    if (k == part.size()) return true;
+  }
+  return false;
+}
+
 /// Memory of one device as its runtime reports it (cudaDeviceProp::totalGlobalMem, in GiB),
 /// measured on the lent machines: what `tprimat plan --device` takes when --device-memory is
 /// not given. Only devices measured are listed; others need --device-memory.
@@ -52,9 +64,9 @@ inline constexpr std::array<DeviceMemory, 2> known_memory{{
 
 /// GiB of one device named `device_name` from known_memory; 0 when not measured.
 inline double known_memory_gib(std::string_view device_name) {
-  if (device_name.find("PCIe") != std::string_view::npos) return 0;
+  if (names_part(device_name, "PCIe")) return 0;
   for (const auto& m : known_memory)
-    if (device_name.find(m.match) != std::string_view::npos) return m.gib;
+    if (names_part(device_name, m.match)) return m.gib;
   return 0;
 }
 
@@ -64,14 +76,14 @@ inline constexpr double seeds_sparse_h100_tflops = 1979.0;
 /// Dense bf16 peak of one device named `device_name`; 0 when unknown (utilisation then n/a).
 inline double dense_peak_tflops(std::string_view device_name) {
   for (const auto& p : dense_peaks)
-    if (device_name.find(p.match) != std::string_view::npos) return p.dense_bf16_tflops;
+    if (names_part(device_name, p.match)) return p.dense_bf16_tflops;
   return 0;
 }
 
 /// Dense FP8 peak of one device named `device_name`; 0 when unknown or without FP8.
 inline double dense_fp8_peak_tflops(std::string_view device_name) {
   for (const auto& p : dense_peaks)
-    if (device_name.find(p.match) != std::string_view::npos) return p.dense_fp8_tflops;
+    if (names_part(device_name, p.match)) return p.dense_fp8_tflops;
   return 0;
 }
 

@@ -33,6 +33,17 @@ TEST(ReportPeaks, DenseNotSparse) {
   EXPECT_NE(backend::dense_peak_tflops("NVIDIA H100 80GB HBM3"), backend::seeds_sparse_h100_tflops);
 }
 
+TEST(ReportPeaks, NamesAsAPersonTypesThem) {
+  // `tprimat plan --device h200` names the device tprimat knows as "NVIDIA H200".
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("h200"), 989.4);
+  EXPECT_DOUBLE_EQ(backend::dense_fp8_peak_tflops("mi300x"), 2614.9);
+  EXPECT_DOUBLE_EQ(backend::dense_peak_tflops("h100 pcie"), 756.5);
+  EXPECT_DOUBLE_EQ(backend::known_memory_gib("h200"), 139.8);
+  EXPECT_DOUBLE_EQ(backend::known_memory_gib("nvidia h100"), 79.1);
+  EXPECT_EQ(backend::known_memory_gib("h100 pcie"), 0);
+  EXPECT_EQ(backend::dense_peak_tflops("h20"), 0);
+}
+
 TEST(ReportText, Numbers) {
   EXPECT_EQ(grouped(87933.4), "87,933");
   EXPECT_EQ(grouped(1234567.891, 1), "1,234,567.9");
