@@ -54,7 +54,7 @@ inline StrategyOutcome job_outcome(const Job& job, int code) {
       text = core::read_input_file(o.result, bench::existing_result_input);
     } catch (const core::InputError&) {
     }
-    const auto doc = core::json_depth_problem(text).empty()
+    const auto doc = core::json_text_problem(text).empty()
                          ? nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false)
                          : nlohmann::json();
     const auto number = [&](const char* a, const char* b) {

@@ -96,8 +96,9 @@ inline std::vector<std::vector<std::int64_t>> jsonl_documents(const std::string&
     at = eol + 1;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = path + " line " + std::to_string(n);
-    core::check_json_depth(line, where, fix);
-    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    core::check_json_text(line, where, fix);
+    const auto j =
+        nlohmann::json::parse(line, core::KeysOnce(where, fix), /*allow_exceptions=*/false);
     if (j.is_discarded()) throw core::InputError(where + " is not valid JSON", fix);
     if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array())
       throw core::InputError(where + " has no \"ids\" array", fix);

@@ -603,8 +603,7 @@ inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::js
 /// Parses the text of config file `file` (named in messages) as JSON: malformed or too deeply
 /// nested JSON, or a key given twice in one object, is an InputError.
 inline nlohmann::json parse_config_json(std::string_view text, const std::string& file) {
-  return core::parse_json_keys_once(text, "config file " + file,
-                                    "fix the JSON syntax at that position");
+  return core::parse_json(text, "config file " + file, "fix the JSON syntax at that position");
 }
 
 /// Parses the text of config file `file` as its extension says (config_format): YAML with the

@@ -614,9 +614,14 @@ std::optional<std::vector<std::string>> existing_result_differences(
   } catch (const core::InputFileError& e) {
     return std::vector<std::string>{"not a tprimat result: " + e.problem()};
   }
-  if (const auto deep = core::json_depth_problem(text); !deep.empty())
-    return std::vector<std::string>{"not a tprimat result: " + deep};
-  const auto old = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (const auto problem = core::json_text_problem(text); !problem.empty())
+    return std::vector<std::string>{"not a tprimat result: " + problem};
+  nlohmann::json old;
+  try {
+    old = nlohmann::json::parse(text, core::KeysOnce(file.string()), /*allow_exceptions=*/false);
+  } catch (const core::RepeatedKey& e) {
+    return std::vector<std::string>{"not a tprimat result: " + e.problem()};
+  }
   if (!old.is_object())
     return std::vector<std::string>{"not a tprimat result: unreadable, or not a JSON object"};
   return configuration_differences(old, c);

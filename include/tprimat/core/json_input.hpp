@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tprimat/core/error.hpp"
@@ -59,27 +61,47 @@ inline std::optional<TextPosition> json_nesting_past(std::string_view text,
   return std::nullopt;
 }
 
-/// "nests arrays and objects deeper than the 64 levels tprimat reads (line 3, column 65)" when
-/// `text` does, else "". A text of one line gives the column alone.
-inline std::string json_depth_problem(std::string_view text) {
-  const auto at = json_nesting_past(text);
-  if (!at) return "";
-  const bool one_line = text.find('\n') == std::string_view::npos;
-  return "nests arrays and objects deeper than the " + std::to_string(max_json_depth) +
-         " levels tprimat reads (" + (one_line ? "" : "line " + std::to_string(at->line) + ", ") +
-         "column " + std::to_string(at->column) + ")";
+/// Where `text` holds its first NUL byte; nullopt when it holds none. JSON text never does (a
+/// string writes it \u0000), and nlohmann stops at one as at the end of the input, so the bytes
+/// after it would go unread.
+inline std::optional<TextPosition> json_nul_at(std::string_view text) {
+  const std::size_t at = text.find('\0');
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::size_t line_start = text.rfind('\n', at);
+  const auto line = static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+  return TextPosition{at, line + 1,
+                      line_start == std::string_view::npos ? at + 1 : at - line_start};
 }
 
-/// Throws InputError "SOURCE: nests arrays and objects deeper than ...; FIX" when `text` does.
-inline void check_json_depth(std::string_view text, const std::string& source,
-                             std::string_view fix) {
-  if (const auto problem = json_depth_problem(text); !problem.empty())
+/// What keeps `text` from being JSON tprimat parses, before nlohmann sees it: "nests arrays and
+/// objects deeper than the 64 levels tprimat reads (line 3, column 65)", or "holds a NUL byte
+/// (column 40), which JSON text never does"; "" when neither. A text of one line gives the column
+/// alone.
+inline std::string json_text_problem(std::string_view text) {
+  const bool one_line = text.find('\n') == std::string_view::npos;
+  const auto place = [&](const TextPosition& at) {
+    return "(" + (one_line ? "" : "line " + std::to_string(at.line) + ", ") + "column " +
+           std::to_string(at.column) + ")";
+  };
+  if (const auto at = json_nesting_past(text))
+    return "nests arrays and objects deeper than the " + std::to_string(max_json_depth) +
+           " levels tprimat reads " + place(*at);
+  if (const auto at = json_nul_at(text))
+    return "holds a NUL byte " + place(*at) + ", which JSON text never does";
+  return "";
+}
+
+/// Throws InputError "SOURCE: nests arrays and objects deeper than ...; FIX" (or "holds a NUL
+/// byte ...") when json_text_problem finds one.
+inline void check_json_text(std::string_view text, const std::string& source,
+                            std::string_view fix) {
+  if (const auto problem = json_text_problem(text); !problem.empty())
     throw InputError(source + ": " + problem, std::string(fix));
 }
 
-/// The fix to print for a text nested too deeply: no real input is.
-inline constexpr std::string_view json_depth_fix =
-    "no real input nests that deep: check what wrote the file";
+/// The fix to print for a text nested too deeply or holding a NUL byte: no real input does.
+inline constexpr std::string_view json_text_fix =
+    "no real input nests that deep or holds a NUL byte: check what wrote the file";
 
 /// nlohmann's parse error `e` as tprimat tells it: "SOURCE is not valid JSON (parse error at
 /// line 2, column 3: ...); FIX".
@@ -95,54 +117,84 @@ inline InputError json_syntax_error(const nlohmann::json::exception& e, const st
   return InputError(source + " is not valid JSON (" + what + ")", std::string(fix));
 }
 
-/// nlohmann's parse of `text` from `source` after check_json_depth. A syntax error, or a number
-/// past double's range (1e400), is an InputError "SOURCE is not valid JSON (parse error at line
-/// 2, column 3: ...); FIX".
-inline nlohmann::json parse_json(std::string_view text, const std::string& source,
-                                 std::string_view fix) {
-  check_json_depth(text, source, json_depth_fix);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw json_syntax_error(e, source, fix);
-  }
-}
+/// A key given twice in one object: nlohmann would keep its last value, and tprimat does not pick
+/// one of several. problem() reads `key "x" under a.b is given twice`; what() puts the source
+/// and fix KeysOnce was made with around it.
+class RepeatedKey : public InputError {
+ public:
+  RepeatedKey(const std::string& source, std::string problem, const std::string& fix)
+      : InputError(source + ": " + problem, fix), problem_(std::move(problem)) {}
+  const std::string& problem() const { return problem_; }
 
-/// parse_json for a file a person writes (a config): a key given twice in one object, which
-/// nlohmann would read as its last value, is an InputError naming the key and where it sits.
-inline nlohmann::json parse_json_keys_once(std::string_view text, const std::string& source,
-                                           std::string_view fix) {
-  check_json_depth(text, source, json_depth_fix);
+ private:
+  std::string problem_;
+};
+
+/// The fix KeysOnce names by default.
+inline constexpr std::string_view repeated_key_fix =
+    "give each key once: tprimat does not pick one of several values";
+
+/// A parser callback (nlohmann's parse(text, callback)) that throws RepeatedKey when an object
+/// gives a key twice, at any depth. Keys are compared in a list up to a few dozen a level and in
+/// a hash set beyond, so an object of a million keys costs no more than its parse.
+class KeysOnce {
+ public:
+  explicit KeysOnce(std::string source, std::string_view fix = repeated_key_fix)
+      : source_(std::move(source)), fix_(fix) {}
+
+  bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      open_.push_back({event == E::object_start, {}, {}, {}});
+    } else if ((event == E::object_end || event == E::array_end) && !open_.empty()) {
+      open_.pop_back();
+    } else if (event == E::key && !open_.empty()) {
+      Frame& f = open_.back();
+      std::string key = parsed.get<std::string>();
+      if (!f.add(key)) {
+        std::string in;
+        for (std::size_t i = 0; i + 1 < open_.size(); ++i)
+          if (open_[i].object) in += (in.empty() ? "" : ".") + open_[i].key;
+        throw RepeatedKey(
+            source_, "key \"" + key + "\"" + (in.empty() ? "" : " under " + in) + " is given twice",
+            fix_);
+      }
+      f.key = std::move(key);
+    }
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t listed_keys = 32;
   struct Frame {
     bool object = false;
     std::string key;  ///< the key whose value is being read
-    std::vector<std::string> keys;
-  };
-  std::vector<Frame> open;
-  const auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start || event == E::array_start) {
-      open.push_back({event == E::object_start, {}, {}});
-    } else if ((event == E::object_end || event == E::array_end) && !open.empty()) {
-      open.pop_back();
-    } else if (event == E::key && !open.empty()) {
-      Frame& f = open.back();
-      const std::string key = parsed.get<std::string>();
-      if (std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) {
-        std::string in;
-        for (std::size_t i = 0; i + 1 < open.size(); ++i)
-          if (open[i].object) in += (in.empty() ? "" : ".") + open[i].key;
-        throw InputError(source + ": key \"" + key + "\"" + (in.empty() ? "" : " under " + in) +
-                             " is given twice",
-                         "give each key once: tprimat does not pick one of several values");
+    std::vector<std::string> listed;
+    std::unordered_set<std::string> hashed;
+    /// False when `key` was given already.
+    bool add(const std::string& key) {
+      if (hashed.empty() && listed.size() < listed_keys) {
+        if (std::find(listed.begin(), listed.end(), key) != listed.end()) return false;
+        listed.push_back(key);
+        return true;
       }
-      f.keys.push_back(key);
-      f.key = key;
+      if (hashed.empty()) hashed.insert(listed.begin(), listed.end());
+      return hashed.insert(key).second;
     }
-    return true;
   };
+  std::string source_;
+  std::string fix_;
+  std::vector<Frame> open_;
+};
+
+/// nlohmann's parse of `text` from `source` after check_json_text. A syntax error, or a number
+/// past double's range (1e400), is an InputError "SOURCE is not valid JSON (parse error at line
+/// 2, column 3: ...); FIX"; a key given twice in one object, a RepeatedKey.
+inline nlohmann::json parse_json(std::string_view text, const std::string& source,
+                                 std::string_view fix) {
+  check_json_text(text, source, json_text_fix);
   try {
-    return nlohmann::json::parse(text, callback);
+    return nlohmann::json::parse(text, KeysOnce(source));
   } catch (const nlohmann::json::exception& e) {
     throw json_syntax_error(e, source, fix);
   }

@@ -193,7 +193,7 @@ inline nlohmann::json parse_yaml(std::string_view text, const std::string& sourc
         if (static_cast<int>(stack.size()) + 1 > max_json_depth)
           refuse("nests mappings and lists deeper than the " + std::to_string(max_json_depth) +
                      " levels tprimat reads",
-                 at, json_depth_fix);
+                 at, json_text_fix);
         if (!stack.empty() && stack.back().value.is_object() && !stack.back().awaiting_value)
           refuse("a mapping key that is a mapping or list", at, "write each key as a plain name");
         detail::YamlFrame frame;

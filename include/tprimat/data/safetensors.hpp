@@ -235,8 +235,14 @@ class SafetensorsFile {
     const std::string_view text(reinterpret_cast<const char*>(p + 8), n);
     if (text.empty() || text.front() != '{')
       bad("not a safetensors file: the header does not start with '{'");
-    if (const auto deep = core::json_depth_problem(text); !deep.empty()) bad("the header " + deep);
-    const auto header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (const auto problem = core::json_text_problem(text); !problem.empty())
+      bad("the header " + problem);
+    nlohmann::json header;
+    try {
+      header = nlohmann::json::parse(text, core::KeysOnce("header"), /*allow_exceptions=*/false);
+    } catch (const core::RepeatedKey& e) {
+      bad("the header's " + e.problem());
+    }
     if (header.is_discarded() || !header.is_object()) bad("the header is not a JSON object");
     const std::byte* buffer = p + 8 + n;
     const std::uint64_t buffer_bytes = size - 8 - n;
@@ -396,8 +402,8 @@ class SafetensorsCheckpoint {
     const std::string fix = "an index is {\"weight_map\": {\"tensor name\": \"shard file\", ...}}";
     const std::string text = core::read_input_file(
         index, core::InputKind{"safetensors index", core::max_index_bytes, fix});
-    core::check_json_depth(text, index, fix);
-    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    core::check_json_text(text, index, fix);
+    const auto j = nlohmann::json::parse(text, core::KeysOnce(index), /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
       throw core::InputError(index + " is not a JSON object", fix);
     if (!j.contains("weight_map") || !j["weight_map"].is_object())

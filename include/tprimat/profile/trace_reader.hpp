@@ -269,12 +269,14 @@ inline Trace parse_chrome_trace(const nlohmann::json& doc, const std::string& so
 inline Trace read_chrome_trace(const std::filesystem::path& path) {
   const std::string source = "trace " + path.string();
   const std::string text = read_trace_text(path);
-  core::check_json_depth(text, source, core::json_depth_fix);
+  core::check_json_text(text, source, core::json_text_fix);
   using Event = nlohmann::json::parse_event_t;
   detail::TraceBuilder b(source);
   int events_depth = -1;  // where events sit: 1 in a bare array, 2 in the traceEvents array
   std::string key;        // the last key of the top-level object
+  core::KeysOnce keys(source, "pass the trace as the profiler wrote it");
   const auto take = [&](int depth, Event event, nlohmann::json& parsed) {
+    keys(depth, event, parsed);
     if (depth == 0 && event == Event::array_start) events_depth = 1;
     if (depth == 1 && event == Event::key) key = parsed.get<std::string>();
     if (depth == 1 && event == Event::array_start && key == "traceEvents") events_depth = 2;

@@ -416,11 +416,12 @@ inline constexpr core::InputKind result_input{"result file", core::max_result_by
 
 /// Parses and reads `text`, the contents of result `file`; throws core::InputError naming it.
 inline Result load_text(std::string_view text, const std::filesystem::path& file) {
-  if (const auto deep = core::json_depth_problem(text); !deep.empty())
-    throw core::InputError(file.string() + ": " + deep + " (skipped)");
+  if (const auto problem = core::json_text_problem(text); !problem.empty())
+    throw core::InputError(file.string() + ": " + problem + " (skipped)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text,
+                              core::KeysOnce(file.string(), "not a benchmark result (skipped)"));
   } catch (const nlohmann::json::parse_error& e) {
     throw core::InputError(file.string() + ": not valid JSON (parse error at byte " +
                            std::to_string(e.byte) + "; skipped)");

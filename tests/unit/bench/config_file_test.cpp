@@ -180,7 +180,7 @@ TEST_F(ConfigFileOnDisk, NestingIsCappedAtTheJsonDepthLimit) {
   EXPECT_EQ(config_error(path),
             "tprimat: config file " + path +
                 ": nests arrays and objects deeper than the 64 levels tprimat reads (column 111); "
-                "no real input nests that deep: check what wrote the file");
+                "no real input nests that deep or holds a NUL byte: check what wrote the file");
   // 100,000 levels segfaulted (nlohmann's recursive copy of the profiling block).
   EXPECT_NE(config_error(nested(100'000)).find("deeper than the 64 levels"), std::string::npos);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPDX-FileCopyrightText: 2026 tprimat authors
 // core/json_input.hpp: the depth limit holds at the limit, refuses one past it, never crashes,
-// and agrees with nlohmann's own nesting.
+// and agrees with nlohmann's own nesting; a key given twice in one object is refused at any
+// depth, however many keys the object has.
 #include "tprimat/core/json_input.hpp"
 
 #include <gtest/gtest.h>
@@ -54,7 +55,8 @@ TEST(JsonDepth, OnePastTheLimitIsRefusedWhereItOpens) {
   const int past = core::max_json_depth + 1;
   EXPECT_EQ(parse_problem(nested_arrays(past)),
             "tprimat: config file c.json: nests arrays and objects deeper than the 64 levels "
-            "tprimat reads (column 65); no real input nests that deep: check what wrote the file");
+            "tprimat reads (column 65); no real input nests that deep or holds a NUL byte: check "
+            "what wrote the file");
   const auto at = core::json_nesting_past(nested_objects(past));
   ASSERT_TRUE(at);
   EXPECT_EQ(at->byte, 5u * core::max_json_depth);  // the 65th "{"
@@ -73,7 +75,7 @@ TEST(JsonDepth, PositionNamesLineAndColumn) {
   ASSERT_TRUE(at);
   EXPECT_EQ(at->line, 3u);
   EXPECT_EQ(at->column, 5u + core::max_json_depth - 1);
-  EXPECT_NE(core::json_depth_problem(text).find("(line 3, column 68)"), std::string::npos);
+  EXPECT_NE(core::json_text_problem(text).find("(line 3, column 68)"), std::string::npos);
 }
 
 TEST(JsonDepth, BracketsInStringsDoNotCount) {
@@ -114,6 +116,45 @@ TEST(JsonDepth, ScanAgreesWithNlohmannOnRandomTexts) {
     if (d > 0) ASSERT_TRUE(core::json_nesting_past(text, d - 1)) << text;
   }
   EXPECT_GT(parsed, 1000);
+}
+
+TEST(JsonText, ANulByteIsRefusedWhereItSitsNotReadAsTheEnd) {
+  // nlohmann stops at a NUL as at the end of its input: what follows would go unread.
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_problem("{\"a\": 1}\0{\"b\""s),
+            "tprimat: config file c.json: holds a NUL byte (column 9), which JSON text never "
+            "does; no real input nests that deep or holds a NUL byte: check what wrote the file");
+  EXPECT_NE(parse_problem("{\n \"a\": \"x\0y\"}"s).find("(line 2, column 9)"), std::string::npos);
+  EXPECT_EQ(parse_problem(R"({"a": "x\u0000y"})"), "");  // written as JSON writes it
+  EXPECT_EQ(core::json_text_problem("[1]"), "");
+}
+
+TEST(JsonKeysOnce, AKeyGivenTwiceIsRefusedNamingWhereItSits) {
+  EXPECT_EQ(parse_problem(R"({"a": 1, "b": {"c": [{"d": 1, "e": 2}]}})"), "");
+  EXPECT_EQ(parse_problem(R"({"a": 1, "a": 2})"),
+            "tprimat: config file c.json: key \"a\" is given twice; give each key once: tprimat "
+            "does not pick one of several values");
+  EXPECT_NE(parse_problem(R"({"a": {"b": {"x": 1, "x": 1}}})").find(R"(key "x" under a.b is)"),
+            std::string::npos);
+  // Inside arrays, and the same key in sibling objects is no repeat.
+  EXPECT_NE(parse_problem(R"([{"t": 1}, {"t": 2, "t": 3}])").find(R"(key "t" is given)"),
+            std::string::npos);
+  EXPECT_EQ(parse_problem(R"({"x": {"t": 1}, "y": {"t": 2}, "t": 3})"), "");
+}
+
+TEST(JsonKeysOnce, ObjectsOfManyKeysAreCheckedAsFast) {
+  // 200,000 keys: past the listed few the check hashes (a list would take minutes).
+  std::string text = "{";
+  for (int i = 0; i < 200'000; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\": 0";
+  EXPECT_EQ(parse_problem(text + "}"), "");
+  EXPECT_NE(parse_problem(text + ", \"k77\": 1}").find(R"(key "k77" is given twice)"),
+            std::string::npos);
+  try {
+    (void)nlohmann::json::parse(R"({"w": 1, "w": 1})", core::KeysOnce("f.json"));
+    ADD_FAILURE() << "not refused";
+  } catch (const core::RepeatedKey& e) {
+    EXPECT_EQ(e.problem(), R"(key "w" is given twice)");
+  }
 }
 
 }  // namespace
