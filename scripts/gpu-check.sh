@@ -9,7 +9,7 @@
 #                        [fp8-proxy] [fp8-full] [fp8-curves] [fp8-profile]
 #                        [scaling-balanced] [scaling-balanced-full] [scaling-sp] [scaling-4gpu]
 #                        [scaling-4gpu-full] [nvidia-recipe] [recompute] [cp] [cp-cost]
-#                        [cp-recipe] [cp-long]
+#                        [cp-recipe] [cp-long] [deterministic]
 #                        (default: build test)
 # bench = bench-micro + bench-step (Google Benchmark JSON in $OUT/bench_*.json); compare: tprimat
 # and the PyTorch peer back to back (benchmarks/peer/compare.py, table in $OUT/compare/).
@@ -126,6 +126,24 @@ has peer-mbs2 && peer --mbs 2
 if has compare; then  # TPRIMAT_COMPARE_ARGS: more flags, e.g. "--modes eager" (compare.py -h)
   python3 benchmarks/peer/compare.py --cli "$build/apps/tprimat/tprimat" --output-dir "$out/compare" \
     ${TPRIMAT_COMPARE_ARGS:-} 2>&1 | tee "$out/compare.log" | tail -14
+fi
+# --deterministic: two processes of one configuration (the 8-layer Llama proxy, gbs 16) agree
+# on every loss, gradient norm and learning rate to the last bit; deterministic.log says which.
+if has deterministic; then
+  for n in 1 2; do
+    "$build/apps/tprimat/tprimat" bench --model llama --layers 8 --mbs 2 --gbs 16 --steps 4 \
+      --warmup-steps 1 --deterministic --output-dir "$out/deterministic/$n" \
+      >"$out/deterministic_$n.log" 2>&1
+  done
+  python3 - "$out/deterministic" <<'PY' 2>&1 | tee "$out/deterministic.log"
+import json, sys
+docs = [json.load(open(f"{sys.argv[1]}/{n}/benchmark_cuda_llama.json")) for n in (1, 2)]
+keys = ("raw_loss_values", "raw_grad_norms", "raw_learning_rates")
+same = all(docs[0][k] == docs[1][k] and docs[0][k] for k in keys)
+print("deterministic:", "identical" if same else "DIFFERENT",
+      *(f"{k} {docs[0][k]} / {docs[1][k]}" for k in keys))
+sys.exit(0 if same else 1)
+PY
 fi
 if has cli; then
   for m in llama qwen; do

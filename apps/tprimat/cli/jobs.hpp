@@ -20,8 +20,18 @@
 #include <utility>
 #include <vector>
 
+#include "cli/config_documents.hpp"
+#include "cli/config_settings.hpp"
+#include "cli/fit_options.hpp"
+#include "cli/layout_flags.hpp"
+#include "cli/options.hpp"
+#include "cli/output_lock.hpp"
+#include "cli/precision_flags.hpp"
+#include "cli/recompute_flags.hpp"
+#include "cli/sharding_flags.hpp"
 #include "tprimat/backend/cpu.hpp"
 #include "tprimat/backend/device_info.hpp"
+#include "tprimat/backend/environment.hpp"
 #include "tprimat/bench/config_file.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
@@ -37,15 +47,6 @@
 #include "tprimat/profile/settings.hpp"
 #include "tprimat/train/parameters.hpp"
 #include "tprimat/train/step_checks.hpp"
-#include "cli/fit_options.hpp"
-#include "cli/layout_flags.hpp"
-#include "cli/options.hpp"
-#include "cli/sharding_flags.hpp"
-#include "cli/output_lock.hpp"
-#include "cli/config_documents.hpp"
-#include "cli/config_settings.hpp"
-#include "cli/precision_flags.hpp"
-#include "cli/recompute_flags.hpp"
 
 namespace tprimat::cli {
 
@@ -181,6 +182,27 @@ inline void check_backend(const std::string& b, const backend::DeviceInfo& runni
 inline void check_attention(const std::string& a) {
   if (a != "auto" && a != "flash" && a != "cudnn")
     throw core::InputError("unknown attention '" + core::shown(a) + "'", "pick one of auto, flash, cudnn");
+}
+
+/// The attention the run asks for: --deterministic's is the flash kernels (check_deterministic
+/// refuses it beside --attention cudnn).
+inline std::string attention_asked(const BenchOptions& o) {
+  return o.deterministic ? "flash" : o.attention;
+}
+
+/// --deterministic beside a setting that undoes it is refused, not overridden.
+inline void check_deterministic(const BenchOptions& o) {
+  if (!o.deterministic) return;
+  if (o.attention == "cudnn")
+    throw core::InputError(
+        "--deterministic with --attention cudnn: cuDNN's attention backward is not "
+        "bit-reproducible run to run",
+        "drop one of them (--deterministic runs attention through tprimat's flash kernels)");
+  if (backend::gemm_tuning_setting().value_or(false))
+    throw core::InputError(
+        "--deterministic with TPRIMAT_GEMM_TUNING on: which timed GEMM candidate wins can differ "
+        "run to run",
+        "unset TPRIMAT_GEMM_TUNING, or drop --deterministic");
 }
 
 /// The data checks' settings, named by this program's flags (setting_flags).
@@ -502,7 +524,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   if (!cpu) mem.precision = precision;  // the FP8 buffers
   // The attention backward's workspace: cuDNN's (auto's choice on NVIDIA GPUs) or the flash
   // kernels' (AMD GPUs, or asked).
-  mem.attention_kernel = platform == "hip" || o.attention == "flash"
+  mem.attention_kernel = platform == "hip" || attention_asked(o) == "flash"
                              ? train::AttentionKernel::flash
                              : train::AttentionKernel::cudnn;
   mem.compute_bytes = cpu ? 4 : 2;
@@ -620,9 +642,11 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
   c.device_options.precision = run_precision;
   c.device_options.graph = !o.no_graph;
   c.device_options.overlap = !o.no_overlap;
-  c.device_options.attention = o.attention == "flash"   ? train::AttentionChoice::flash
-                               : o.attention == "cudnn" ? train::AttentionChoice::cudnn
-                                                        : train::AttentionChoice::automatic;
+  c.deterministic = o.deterministic;
+  const std::string attention = detail::attention_asked(o);
+  c.device_options.attention = attention == "flash"   ? train::AttentionChoice::flash
+                               : attention == "cudnn" ? train::AttentionChoice::cudnn
+                                                      : train::AttentionChoice::automatic;
   c.optimizer = optimizer_for(o, o.warmup_steps + o.steps);
   c.optimizer.sharding = sharding;  // the config file's, where it states one
   c.optimizer.optimizer_instances = instances;
@@ -665,6 +689,9 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   JobList out;
   detail::check_backend(o.backend, env.device);
   detail::check_attention(o.attention);
+  detail::check_deterministic(o);
+  // Before any engine plans a GEMM: the whole process keeps the first algorithms.
+  if (o.deterministic) backend::keep_first_gemm_algorithms();
   // The precision flags before anything else reads them: with --parallel all a job's bad input
   // skips its strategy, and a bad flag must not skip them all. A config file may still set fp8
   // under a lone --fp8-recipe, so the pair is judged here only without one.

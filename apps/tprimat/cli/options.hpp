@@ -119,6 +119,8 @@ struct BenchOptions {
   std::string backend = "auto";
   std::string attention = "auto";  ///< GPU attention: auto (cuDNN where supported), flash, cudnn
   bool no_graph = false;           ///< GPU: enqueue every kernel each step instead of a CUDA graph
+  /// GPU: bit-identical runs: attention through the flash kernels, every GEMM's first algorithm
+  bool deterministic = false;
   bool no_overlap = false;  ///< GPU: gradient reduction in line with the backward pass, not beside it
   /// --precision: bf16 or fp8 (cli/precision_flags.hpp reads it); "": not given (bf16, or
   /// what a --parallel config file states)
@@ -238,6 +240,12 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
+  f("--deterministic", o.deterministic,
+    "GPU: the same bits run to run on one machine and build: attention through tprimat's flash "
+    "kernels (cuDNN's backward sums in an order that varies) and the heuristic's first "
+    "cuBLASLt/hipBLASLt algorithm for every GEMM, untimed; about 7% slower on an H100 "
+    "(docs/gpu.md)",
+    "");
   f("--log-interval", o.log_interval,
     "print every Nth step's line on the console, the first and the last always (Megatron's "
     "flag; the log keeps every step) (default: 1)",

@@ -5,6 +5,9 @@
 // a run starts (check_environment) and refuse an unreadable one then, not at the first GEMM.
 #pragma once
 
+#include <atomic>
+#include <optional>
+
 #include "tprimat/core/environment.hpp"
 
 namespace tprimat::backend {
@@ -16,10 +19,31 @@ namespace tprimat::backend {
 inline constexpr int default_gemm_candidates = 16;
 inline constexpr int max_gemm_candidates = 64;
 
-/// Whether the GEMM candidates are timed: TPRIMAT_GEMM_TUNING=0 keeps the heuristic's first.
+namespace detail {
+inline std::atomic<bool>& first_gemm_algorithms_kept() {
+  static std::atomic<bool> kept{false};
+  return kept;
+}
+}  // namespace detail
+
+/// TPRIMAT_GEMM_TUNING as set: on (true), off, or not set (nullopt).
+inline std::optional<bool> gemm_tuning_setting() {
+  static const std::optional<bool> setting =
+      core::env_text("TPRIMAT_GEMM_TUNING")
+          ? std::optional<bool>(core::env_switch("TPRIMAT_GEMM_TUNING", true))
+          : std::nullopt;
+  return setting;
+}
+
+/// From now on every GEMM shape planned in this process keeps the heuristic's first candidate,
+/// untimed: which of several timed candidates wins can differ run to run, and with it the
+/// result's last bits (a program's --deterministic; call it before the first GEMM).
+inline void keep_first_gemm_algorithms() { detail::first_gemm_algorithms_kept() = true; }
+
+/// Whether the GEMM candidates are timed: not where TPRIMAT_GEMM_TUNING=0 keeps the heuristic's
+/// first, nor after keep_first_gemm_algorithms().
 inline bool gemm_tuning_enabled() {
-  static const bool on = core::env_switch("TPRIMAT_GEMM_TUNING", true);
-  return on;
+  return gemm_tuning_setting().value_or(true) && !detail::first_gemm_algorithms_kept();
 }
 
 /// The candidates asked of the heuristic (above).

@@ -90,6 +90,8 @@ struct ResultContext {
   /// GPU backends: attention policy, CUDA graph, overlap; the precision (bf16 or FP8, whose
   /// settings training_config.fp8 records) on any backend
   train::DeviceOptions device_options;
+  /// GPU backends: --deterministic (the flash kernels' attention, every GEMM's first algorithm)
+  bool deterministic = false;
   MemoryPlan predicted;
   std::string command_line;
   int nodes = 1;                                 ///< nodes the ranks ran on
@@ -337,6 +339,7 @@ inline nlohmann::json make_result(const ResultContext& c, const std::vector<RunR
     doc["training_config"]["attention"] = attention.empty() ? json(nullptr) : json(attention);
     doc["training_config"]["cuda_graph"] = graph;
     doc["training_config"]["overlap"] = c.device_options.overlap;
+    doc["training_config"]["deterministic"] = c.deterministic;
   }
   const auto& o = c.optimizer;
   doc["optimizer"] = {{"name", "adamw"},         {"lr_peak", o.lr_peak},
