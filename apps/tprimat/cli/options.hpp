@@ -240,8 +240,9 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
   f("--backend", o.backend, "auto, cpu, cuda or hip (default: auto: cuda when a GPU is present)", "");
   f("--attention", o.attention, "GPU attention: auto, flash or cudnn (default: auto)", "");
   f("--no-graph", o.no_graph, "GPU: launch every kernel each step instead of replaying a CUDA graph", "");
-  f("--deterministic", o.deterministic,
-    "GPU: the same bits run to run on one machine and build: attention through tprimat's flash "
+  f("--deterministic,--deterministic-mode", o.deterministic,
+    "GPU: the same bits run to run on one machine and build (Megatron's --deterministic-mode): "
+    "attention through tprimat's flash "
     "kernels (cuDNN's backward sums in an order that varies) and the heuristic's first "
     "cuBLASLt/hipBLASLt algorithm for every GEMM, untimed; about 7% slower on an H100 "
     "(docs/gpu.md)",
