@@ -1157,10 +1157,12 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
   put("/training_config/recompute", recompute ? *recompute : nlohmann::json(nullptr));
   put("/training_config/seed", maybe(seed));
   put("/reproduce/seed", maybe(seed));
-  // How tprimat itself runs (CUDA graph, overlap, attention kernel) and the machine's facts a log
-  // does not print: absent, not tprimat's. The starting weights are the run's: null, unknown.
+  // How tprimat itself runs (CUDA graph, overlap, attention kernel, determinism) and the machine's
+  // facts a log does not print: absent, not tprimat's. The starting weights are the run's: null,
+  // unknown.
   put("/training_config/init", nullptr);
-  for (const char* k : {"attention", "cuda_graph", "overlap"}) doc["training_config"].erase(k);
+  for (const char* k : {"attention", "cuda_graph", "overlap", "deterministic"})
+    doc["training_config"].erase(k);
   for (const char* k : {"nodes", "devices_per_node", "collective_settings", "gemm",
                         "blas_version", "dnn_version", "collectives_version"})
     doc["gpu_info"].erase(k);
