@@ -122,6 +122,10 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
                             ms(s.step_ns / s.steps) + " each on average"
                       : " (no ProfilerStep ranges: shares of the step are n/a)") +
          "\n";
+  if (s.unfinished > 0)
+    out += bullet + std::to_string(s.unfinished) +
+           " event(s) left out for a negative duration (an op still open when the profiler "
+           "stopped: PyTorch writes dur -1)\n";
   if (s.devices == 0) {
     out += bullet + "GPU: no device activity in this trace (host ranges only)\n";
   } else {

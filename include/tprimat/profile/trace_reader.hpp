@@ -29,6 +29,9 @@ struct Trace {
   TrackNames names;
   nlohmann::json metadata;  ///< tprimat's "tprimat" block; null in a foreign trace
   std::string format;       ///< "tprimat", "kineto" (PyTorch profiler) or "chrome" (other)
+  /// Events left out for a negative duration: PyTorch's profiler writes dur -1 for an op still
+  /// open when it stopped; an E before its B is read as zero-length and counted here too.
+  std::size_t unfinished = 0;
 };
 
 namespace detail {
@@ -100,17 +103,6 @@ inline std::int64_t nanoseconds(const nlohmann::json& us, const std::string& eve
         "pass a Chrome trace whose ts and dur are microseconds");
   if (us.is_number_integer() && !us.is_number_unsigned()) return us.get<std::int64_t>() * 1000;
   return std::llround(ns);
-}
-
-/// An event that ends before it starts (a negative dur, an E before its B) would count negative
-/// time into the busy and kernel sums.
-inline void refuse_reversed(const TraceEvent& e) {
-  if (e.end_ns >= e.start_ns) return;
-  throw core::InputError("event '" + e.name + "' ends " +
-                             std::to_string((e.start_ns - e.end_ns) / 1000) +
-                             " us before it starts",
-                         "pass the trace as the profiler wrote it (dur at least 0, each E after "
-                         "its B)");
 }
 
 /// A number clamped into [lo, hi]; `fallback` when absent or not a number. The bounds are
@@ -219,7 +211,10 @@ class TraceBuilder {
       if (stack.empty()) return;
       auto& begun = t_.events[stack.back()];
       begun.end_ns = nanoseconds(ev.value("ts", nlohmann::json()), begun.name, "ts");
-      refuse_reversed(begun);
+      if (begun.end_ns < begun.start_ns) {  // never negative time in the sums
+        begun.end_ns = begun.start_ns;
+        ++t_.unfinished;
+      }
       stack.pop_back();
       return;
     }
@@ -234,7 +229,10 @@ class TraceBuilder {
     e.end_ns =  // both within 2^61: the sum fits
         e.start_ns +
         (ph == "X" ? nanoseconds(ev.value("dur", nlohmann::json()), e.name, "dur") : 0);
-    refuse_reversed(e);
+    if (e.end_ns < e.start_ns) {  // an unfinished op's dur -1: no time to count
+      ++t_.unfinished;
+      return;
+    }
     read_args(args, e);
     if (ph == "B") open_[{pid, tid}].push_back(t_.events.size());
     t_.events.push_back(std::move(e));
