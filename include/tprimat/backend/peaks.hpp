@@ -4,6 +4,7 @@
 // prints, and the memory of the devices measured.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -41,12 +42,8 @@ inline constexpr double implausible_tflops_per_device = 10'000;
 /// passing --device may write "h200".
 inline bool names_part(std::string_view name, std::string_view part) {
   const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-  for (std::size_t i = 0; i + part.size() <= name.size(); ++i) {
-    std::size_t k = 0;
-    while (k < part.size() && lower(name[i + k]) == lower(part[k])) ++k;
-    if (k == part.size()) return true;
-  }
-  return false;
+  return std::search(name.begin(), name.end(), part.begin(), part.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != name.end();
 }
 
 /// Memory of one device as its runtime reports it (cudaDeviceProp::totalGlobalMem, in GiB),

@@ -135,8 +135,9 @@ inline constexpr std::string_view repeated_key_fix =
     "give each key once: tprimat does not pick one of several values";
 
 /// A parser callback (nlohmann's parse(text, callback)) that throws RepeatedKey when an object
-/// gives a key twice, at any depth. Keys are compared in a list up to a few dozen a level and in
-/// a hash set beyond, so an object of a million keys costs no more than its parse.
+/// gives a key twice, at any depth. Each open object's keys are hashed, so an object of a million
+/// keys costs no more than its parse. The key and its path are shown as messages show what a
+/// user typed (core::shown): a newline in a key cannot break the one-line message.
 class KeysOnce {
  public:
   explicit KeysOnce(std::string source, std::string_view fix = repeated_key_fix)
@@ -145,18 +146,19 @@ class KeysOnce {
   bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     if (event == E::object_start || event == E::array_start) {
-      open_.push_back({event == E::object_start, {}, {}, {}});
+      open_.push_back({event == E::object_start, {}, {}});
     } else if ((event == E::object_end || event == E::array_end) && !open_.empty()) {
       open_.pop_back();
     } else if (event == E::key && !open_.empty()) {
       Frame& f = open_.back();
       std::string key = parsed.get<std::string>();
-      if (!f.add(key)) {
+      if (!f.keys.insert(key).second) {
         std::string in;
         for (std::size_t i = 0; i + 1 < open_.size(); ++i)
-          if (open_[i].object) in += (in.empty() ? "" : ".") + open_[i].key;
+          if (open_[i].object) in += (in.empty() ? "" : ".") + shown(open_[i].key);
         throw RepeatedKey(
-            source_, "key \"" + key + "\"" + (in.empty() ? "" : " under " + in) + " is given twice",
+            source_,
+            "key \"" + shown(key) + "\"" + (in.empty() ? "" : " under " + in) + " is given twice",
             fix_);
       }
       f.key = std::move(key);
@@ -165,22 +167,10 @@ class KeysOnce {
   }
 
  private:
-  static constexpr std::size_t listed_keys = 32;
   struct Frame {
     bool object = false;
     std::string key;  ///< the key whose value is being read
-    std::vector<std::string> listed;
-    std::unordered_set<std::string> hashed;
-    /// False when `key` was given already.
-    bool add(const std::string& key) {
-      if (hashed.empty() && listed.size() < listed_keys) {
-        if (std::find(listed.begin(), listed.end(), key) != listed.end()) return false;
-        listed.push_back(key);
-        return true;
-      }
-      if (hashed.empty()) hashed.insert(listed.begin(), listed.end());
-      return hashed.insert(key).second;
-    }
+    std::unordered_set<std::string> keys;
   };
   std::string source_;
   std::string fix_;

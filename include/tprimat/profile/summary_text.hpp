@@ -52,10 +52,10 @@ inline std::string kernel_table(const Summary& s, const std::vector<const Kernel
         s.step_ns > 0 && k->total_ns <= s.step_ns ? format("%.1f", 100.0 * k->total_ns / s.step_ns)
                                                   : "n/a",
         std::to_string(k->count), format("%.1f", k->mean_ns() * 1e-3)};
-    if (with_flops)
-      r.push_back(!k->tflops()                     ? std::string("-")
-                  : plausible_tflops(*k->tflops()) ? format("%.1f", *k->tflops())
-                                                   : std::string("impossible"));
+    if (const auto rate = k->tflops(); with_flops)
+      r.push_back(!rate                     ? std::string("-")
+                  : plausible_tflops(*rate) ? format("%.1f", *rate)
+                                            : std::string("impossible"));
     // A name from the trace, printed as every report prints names (core::printable): a newline
     // or an escape sequence in it cannot break the table or drive the terminal.
     const std::string shown = core::printable(k->name);

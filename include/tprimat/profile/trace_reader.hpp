@@ -165,9 +165,8 @@ class TraceBuilder {
   void add(const nlohmann::json& ev) {
     try {
       add_event(ev);
-    } catch (const core::InputError& e) {
-      const std::string what = e.what();  // "tprimat: event '...' ..."
-      throw core::InputError("tprimat: " + source_ + ": " + what.substr(what.find(' ') + 1));
+    } catch (const core::InputError& e) {  // "event '...' ...", named in its trace
+      throw core::InputError(source_ + ": " + core::without_prefix(e.what()));
     }
   }
 

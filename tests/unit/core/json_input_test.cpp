@@ -140,10 +140,14 @@ TEST(JsonKeysOnce, AKeyGivenTwiceIsRefusedNamingWhereItSits) {
   EXPECT_NE(parse_problem(R"([{"t": 1}, {"t": 2, "t": 3}])").find(R"(key "t" is given)"),
             std::string::npos);
   EXPECT_EQ(parse_problem(R"({"x": {"t": 1}, "y": {"t": 2}, "t": 3})"), "");
+  // A key is shown as a message shows what a user typed: one line.
+  EXPECT_NE(
+      parse_problem(R"({"p\nq": {"a\nb": 1, "a\nb": 2}})").find(R"(key "a\x0ab" under p\x0aq)"),
+      std::string::npos);
 }
 
 TEST(JsonKeysOnce, ObjectsOfManyKeysAreCheckedAsFast) {
-  // 200,000 keys: past the listed few the check hashes (a list would take minutes).
+  // 200,000 keys: hashed (a list searched key by key would take minutes).
   std::string text = "{";
   for (int i = 0; i < 200'000; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\": 0";
   EXPECT_EQ(parse_problem(text + "}"), "");
