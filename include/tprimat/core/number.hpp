@@ -3,11 +3,13 @@
 // Numbers people type (flags, their environment variables): plain decimal, finite, in range.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -84,7 +86,71 @@ inline bool plain_decimal(std::string_view s, bool floating) {
   return true;
 }
 
+/// Whether the decimal number `s` spells (sign, digits, point, exponent: what from_chars read) is
+/// below 1 in magnitude: where from_chars reports result_out_of_range, that tells an underflow
+/// (1e-400, 0.000…1) from an overflow (1e400), which it reports alike.
+inline bool below_one(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  const auto digit = [&] { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  long long whole_digits = 0, zeros_after_point = 0;  // past the leading zeros
+  bool nonzero = false;
+  for (; digit(); ++i)
+    if (nonzero || s[i] != '0') {
+      nonzero = true;
+      ++whole_digits;
+    }
+  if (i < s.size() && s[i] == '.')
+    for (++i; digit(); ++i)
+      if (!nonzero) {
+        if (s[i] == '0')
+          ++zeros_after_point;
+        else
+          nonzero = true;
+      }
+  if (!nonzero) return true;
+  // The power of ten of the first nonzero digit, then the exponent (held to ±1e12: any larger
+  // is as far out of a double's range).
+  long long power = whole_digits > 0 ? whole_digits - 1 : -(zeros_after_point + 1);
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool negative = i < s.size() && s[i] == '-';
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    long long exponent = 0;
+    for (; digit(); ++i) exponent = std::min(exponent * 10 + (s[i] - '0'), 1'000'000'000'000LL);
+    power += negative ? -exponent : exponent;
+  }
+  return power < 0;
+}
+
 }  // namespace detail
+
+/// A decimal number read from the front of a text, and where it ends.
+struct DecimalRead {
+  double value;
+  std::size_t length;  ///< characters read
+};
+
+/// The decimal number `text` starts with, as from_chars reads it in general format (a leading '-',
+/// never '+' or hexadecimal; nan and inf read as such), except past a double's range: beyond its
+/// largest, ±infinity; closer to 0 than its smallest, ±0 (from_chars reports both alike).
+/// nullopt where `text` starts with no number.
+inline std::optional<DecimalRead> read_decimal(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::general);
+  if (end == text.data()) return std::nullopt;
+  const auto length = static_cast<std::size_t>(end - text.data());
+  if (ec == std::errc::result_out_of_range) {
+    const bool negative = text.front() == '-';
+    if (detail::below_one(text.substr(0, length)))
+      v = negative ? -0.0 : 0.0;
+    else
+      v = negative ? -std::numeric_limits<double>::infinity()
+                   : std::numeric_limits<double>::infinity();
+  }
+  return DecimalRead{v, length};
+}
 
 /// "from 1 to 1048576", "0.5 or more", "above 0", "above 0 and at most 100000". An integer's
 /// range names both ends (a value past either is refused, not clamped); a floating-point one
@@ -152,7 +218,8 @@ T parse_number(std::string_view flag, std::string_view text, const Range<T>& r =
   if (res.ec == std::errc::result_out_of_range) {
     if constexpr (floating)  // from_chars says so for overflow and for underflow alike
       throw InputError(std::string(flag) + " " + shown(text) +
-                           " is beyond the precision of a double (too large or too close to 0)",
+                           (detail::below_one(digits) ? " is closer to 0 than a double holds"
+                                                      : " is larger than a double holds"),
                        "pass " + std::string(flag) + " " + range_text(r));
     return out_of_range();
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tprimat/core/error.hpp"
+#include "tprimat/core/number.hpp"
 
 namespace tprimat::report {
 
@@ -96,7 +97,7 @@ inline std::string figure_text(double v) {
 }
 
 /// The decimal number `text` starts with (a leading '+' allowed; nan and inf read as such so
-/// that they can be refused; past a double's range, infinity) and the text after it; nullopt
+/// that they can be refused; past a double's range, infinity or 0) and the text after it; nullopt
 /// where it starts with none. Never hexadecimal.
 struct LeadingFigure {
   double value;
@@ -105,12 +106,9 @@ struct LeadingFigure {
 inline std::optional<LeadingFigure> leading_figure(std::string_view text) {
   std::string_view digits = text;
   if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
-  double v = 0;
-  const auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
-  if (end == digits.data()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) v = std::numeric_limits<double>::infinity();
-  return LeadingFigure{v, digits.substr(static_cast<std::size_t>(end - digits.data()))};
+  const auto read = core::read_decimal(digits);
+  if (!read) return std::nullopt;
+  return LeadingFigure{read->value, digits.substr(read->length)};
 }
 
 /// leading_figure's number alone.

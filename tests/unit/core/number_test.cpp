@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -80,11 +81,35 @@ TEST(Number, FloatingPointIsFiniteAndDecimal) {
               0u)
         << text;
   EXPECT_EQ(refusal<double>("1e400", lr),
-            "tprimat: --n 1e400 is beyond the precision of a double (too large or too close to "
-            "0); pass --n above 0");
+            "tprimat: --n 1e400 is larger than a double holds; pass --n above 0");
+  EXPECT_EQ(refusal<double>("1e-400", lr),
+            "tprimat: --n 1e-400 is closer to 0 than a double holds; pass --n above 0");
   EXPECT_EQ(refusal<double>("0", lr), "tprimat: --n 0 is out of range (above 0); pass --n above 0");
   EXPECT_EQ(refusal<double>("-1", core::between(0.01, 1.0)),
             "tprimat: --n -1 is out of range (from 0.01 to 1); pass --n from 0.01 to 1");
+}
+
+TEST(Number, ReadDecimalTellsUnderflowFromOverflow) {
+  // from_chars reports both as result_out_of_range: a log's 1e-400 had read as infinity.
+  const auto value = [](std::string_view text) { return core::read_decimal(text)->value; };
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(value("1e400"), inf);
+  EXPECT_EQ(value("-1e400"), -inf);
+  EXPECT_EQ(value("123456.7e304"), inf);
+  EXPECT_EQ(value("1e-400"), 0.0);
+  EXPECT_TRUE(std::signbit(value("-1e-400")));
+  EXPECT_EQ(value("0.0000001e-320"), 0.0);
+  EXPECT_EQ(value("1000e-330"), 0.0);
+  EXPECT_EQ(value("0.001e312"), inf);
+  EXPECT_EQ(value("1e99999999999999999999999"), inf);
+  EXPECT_EQ(value("1e-99999999999999999999999"), 0.0);
+  EXPECT_EQ(value(std::string(400, '9')), inf);
+  EXPECT_EQ(value("0." + std::string(400, '0') + "1"), 0.0);
+  EXPECT_EQ(value("2.5e-3"), 0.0025);
+  EXPECT_EQ(core::read_decimal("4.5 ms")->length, 3u);
+  EXPECT_EQ(core::read_decimal("1e-400x")->length, 6u);
+  EXPECT_FALSE(core::read_decimal("x1"));
+  EXPECT_FALSE(core::read_decimal(""));
 }
 
 TEST(Number, RangesReadShortly) {
