@@ -4,10 +4,11 @@
 // prints, and the memory of the devices measured.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
+
+#include "tprimat/core/ascii_case.hpp"
 
 namespace tprimat::backend {
 
@@ -38,14 +39,6 @@ inline constexpr std::array<DevicePeak, 7> dense_peaks{{
 /// announced are near 5,000 FP8): the bound for a rate whose device has no peak in the table.
 inline constexpr double implausible_tflops_per_device = 10'000;
 
-/// Whether `name` holds `part`, ignoring ASCII case: runtimes write "NVIDIA H200", a person
-/// passing --device may write "h200".
-inline bool names_part(std::string_view name, std::string_view part) {
-  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-  return std::search(name.begin(), name.end(), part.begin(), part.end(),
-                     [&](char a, char b) { return lower(a) == lower(b); }) != name.end();
-}
-
 /// Memory of one device as its runtime reports it (cudaDeviceProp::totalGlobalMem, in GiB),
 /// measured on the lent machines: what `tprimat plan --device` takes when --device-memory is
 /// not given. Only devices measured are listed; others need --device-memory.
@@ -59,11 +52,12 @@ inline constexpr std::array<DeviceMemory, 2> known_memory{{
     {"H100", "NVIDIA H100 80GB HBM3", 79.1},  // the SXM part; "H100 PCIe" is not measured
 }};
 
-/// GiB of one device named `device_name` from known_memory; 0 when not measured.
+/// GiB of one device named `device_name` from known_memory; 0 when not measured. Names match
+/// case aside: runtimes write "NVIDIA H200", a person passing --device may write "h200".
 inline double known_memory_gib(std::string_view device_name) {
-  if (names_part(device_name, "PCIe")) return 0;
+  if (core::contains_ignoring_case(device_name, "PCIe")) return 0;
   for (const auto& m : known_memory)
-    if (names_part(device_name, m.match)) return m.gib;
+    if (core::contains_ignoring_case(device_name, m.match)) return m.gib;
   return 0;
 }
 
@@ -73,14 +67,14 @@ inline constexpr double seeds_sparse_h100_tflops = 1979.0;
 /// Dense bf16 peak of one device named `device_name`; 0 when unknown (utilisation then n/a).
 inline double dense_peak_tflops(std::string_view device_name) {
   for (const auto& p : dense_peaks)
-    if (names_part(device_name, p.match)) return p.dense_bf16_tflops;
+    if (core::contains_ignoring_case(device_name, p.match)) return p.dense_bf16_tflops;
   return 0;
 }
 
 /// Dense FP8 peak of one device named `device_name`; 0 when unknown or without FP8.
 inline double dense_fp8_peak_tflops(std::string_view device_name) {
   for (const auto& p : dense_peaks)
-    if (names_part(device_name, p.match)) return p.dense_fp8_tflops;
+    if (core::contains_ignoring_case(device_name, p.match)) return p.dense_fp8_tflops;
   return 0;
 }
 

@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/near_name.hpp"
 #include "tprimat/model/all.hpp"
@@ -229,9 +229,7 @@ inline void check_model_facts(const nlohmann::json& root, const std::string& fil
 inline void check_optimizer(const nlohmann::json& root, const std::string& file) {
   const std::string at = "training.optimizer.";
   if (const auto* t = run_value(root, "training.optimizer.type")) {
-    std::string name = t->is_string() ? t->get<std::string>() : "";
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string name = core::ascii_lower(t->is_string() ? t->get<std::string>() : "");
     if (name != "adam" && name != "adamw")
       refuse_value(file, at + "type", *t, "tprimat runs AdamW (Megatron's \"adam\") only",
                    "write \"adam\" or \"adamw\"");
@@ -371,9 +369,7 @@ inline std::optional<train::PrecisionConfig> run_precision(const nlohmann::json&
     if (!name.value->is_string())
       detail::refuse_value(file, name.key, *name.value, "it must be \"bf16\" or \"fp8\"",
                            "write \"bf16\" or \"fp8\"");
-    p = name.value->get<std::string>();
-    std::transform(p.begin(), p.end(), p.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    p = core::ascii_lower(name.value->get<std::string>());
     if (p == "bf16-mixed" || p == "bfloat16") p = "bf16";
     if (p != "bf16" && p != "fp8")
       detail::refuse_value(file, name.key, *name.value,

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/number.hpp"
 
@@ -36,8 +37,7 @@ inline InputError unreadable_env(const char* name, const std::string& value, std
 inline bool env_switch(const char* name, bool fallback) {
   const auto v = env_text(name);
   if (!v) return fallback;
-  std::string lower;
-  for (const char c : *v) lower += (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+  const std::string lower = ascii_lower(*v);
   if (lower == "1" || lower == "true" || lower == "on" || lower == "yes") return true;
   if (lower == "0" || lower == "false" || lower == "off" || lower == "no") return false;
   throw detail::unreadable_env(name, *v, "0 or 1", fallback ? "1" : "0");

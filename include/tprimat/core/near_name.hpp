@@ -4,11 +4,12 @@
 #pragma once
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tprimat/core/ascii_case.hpp"
 
 namespace tprimat::core {
 
@@ -34,14 +35,9 @@ inline std::optional<std::string> nearest(std::string_view word,
                                           const std::vector<std::string>& names) {
   std::optional<std::string> best;
   std::size_t best_distance = std::max<std::size_t>(1, word.size() / 3) + 1;
-  const auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  const std::string w = lower(word);
+  const std::string w = ascii_lower(word);
   for (const auto& name : names) {
-    const std::string n = lower(name);  // BENCH is a slip of bench
+    const std::string n = ascii_lower(name);  // BENCH is a slip of bench
     const std::size_t d = n.rfind(w, 0) == 0 && w.size() >= 2 ? 0 : edit_distance(w, n);
     if (d < best_distance) {
       best = name;

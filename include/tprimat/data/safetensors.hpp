@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/bf16_bits.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
@@ -70,11 +71,10 @@ inline std::string_view weight_type_name(WeightType t) {
 
 /// "F32", "BF16", "f16", "bf16", "fp32" ... (case-insensitive) to a weight type, else nothing.
 inline std::optional<WeightType> weight_type_from_name(std::string_view name) {
-  std::string s(name);
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (s == "F32" || s == "FP32" || s == "FLOAT32") return WeightType::f32;
-  if (s == "F16" || s == "FP16" || s == "FLOAT16") return WeightType::f16;
-  if (s == "BF16" || s == "BFLOAT16") return WeightType::bf16;
+  const std::string s = core::ascii_lower(name);
+  if (s == "f32" || s == "fp32" || s == "float32") return WeightType::f32;
+  if (s == "f16" || s == "fp16" || s == "float16") return WeightType::f16;
+  if (s == "bf16" || s == "bfloat16") return WeightType::bf16;
   return std::nullopt;
 }
 

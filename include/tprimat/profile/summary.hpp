@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tprimat/backend/peaks.hpp"
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/profile/trace_event.hpp"
 #include "tprimat/profile/trace_reader.hpp"
 
@@ -114,14 +115,14 @@ inline bool contains(const std::string& lowered, std::initializer_list<const cha
 
 /// NCCL (and RCCL, which keeps NCCL's kernel names) collective and point-to-point kernels.
 inline bool is_communication_kernel(const std::string& name) {
-  return detail::contains(detail::lower(name), {"nccl", "rccl"});
+  return detail::contains(core::ascii_lower(name), {"nccl", "rccl"});
 }
 
 /// GEMM kernels by name: cuBLAS/cuBLASLt (gemm, sm90_xmma, nvjet, cublasLt split-K), CUTLASS,
 /// hipBLASLt (Cijk_). Attention kernels whose template arguments mention CUTLASS are not GEMMs
 /// here: they are named by their attention part.
 inline bool is_gemm_kernel(const std::string& name) {
-  const std::string n = detail::lower(name);
+  const std::string n = core::ascii_lower(name);
   if (detail::contains(n, {"flash", "fmha", "attention", "sdpa", "nccl"})) return false;
   return detail::contains(n, {"gemm", "cutlass", "xmma", "nvjet", "cublas", "matmul", "cijk_"});
 }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/profile/chrome_trace.hpp"
@@ -36,17 +37,11 @@ struct Trace {
 
 namespace detail {
 
-inline std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 /// Kineto writes "kernel", "gpu_memcpy", "gpu_memset" (older versions "Kernel", "Memcpy",
 /// "Memset"); everything else with a duration is a host range (cpu_op, user_annotation,
 /// cuda_runtime, python_function, gpu_user_annotation ...).
 inline Kind kind_of(const std::string& category) {
-  const std::string c = lower(category);
+  const std::string c = core::ascii_lower(category);
   if (c == "kernel") return Kind::kernel;
   if (c == "gpu_memcpy" || c == "memcpy") return Kind::memcpy;
   if (c == "gpu_memset" || c == "memset") return Kind::memset;

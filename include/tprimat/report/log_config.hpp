@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/number.hpp"
 
@@ -410,8 +411,7 @@ class LogConfigReader {
       return;
     }
     const auto same = [](std::string a, std::string b) {
-      for (auto* s : {&a, &b})
-        for (char& ch : *s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      for (auto* s : {&a, &b}) *s = core::ascii_lower(*s);
       const auto x = detail::leading_number(a), y = detail::leading_number(b);
       return a == b || (x && y && *x == *y && detail::first_word(a).size() == a.size() &&
                         detail::first_word(b).size() == b.size());
