@@ -288,3 +288,21 @@ TEST(ProfileSummary, OutOfRangeNumbersAreClampedOrRefused) {
             std::string::npos);
   EXPECT_EQ(refusal(R"({"ph": "M", "name": "process_name", "args": {"name": "p"}})"), "");
 }
+
+TEST(ProfileSummary, AKernelOverlappingItselfHoldsTheGpuOnce) {
+  // One name on two streams at once (NCCL beside compute does this): 100 us of kernel time in a
+  // 60 us busy span. Its share of the busy time is the 60 us it ran, not 167%.
+  const auto s = profile::summarize(profile::parse_chrome_trace(nlohmann::json::parse(R"({
+    "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 80},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 50},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 8, "ts": 20, "dur": 50},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 7, "ts": 10, "dur": 10}]})")));
+  ASSERT_EQ(s.kernels.size(), 1u);
+  EXPECT_EQ(s.kernels[0].total_ns, 110 * us);
+  EXPECT_EQ(s.kernels[0].wall_ns, 70 * us);  // 60 us on device 0, 10 on device 1
+  EXPECT_EQ(s.busy_ns, 70 * us);
+  const std::string text = profile::summary_text(s, "t.json");
+  EXPECT_NE(text.find("100.0   87.5"), std::string::npos) << text;
+  EXPECT_EQ(text.find("157.1"), std::string::npos) << text;
+}

@@ -32,6 +32,9 @@ inline bool plausible_tflops(double tflops) {
 struct KernelStats {
   std::string name;
   std::int64_t total_ns = 0;
+  /// Time at least one of its launches ran, per device, summed: launches overlapping on several
+  /// streams count once, so that its share of the busy time cannot pass 100%.
+  std::int64_t wall_ns = 0;
   int count = 0;
   bool gemm = false;
   bool communication = false;
@@ -218,6 +221,17 @@ inline Summary summarize(const Trace& trace) {
       s.largest_gap_ns = std::max(s.largest_gap_ns, gap);
     }
     busy_union[device] = std::move(u);
+  }
+
+  // Each kernel name's wall time: the union of its launches per device.
+  {
+    std::map<std::pair<std::size_t, std::int64_t>, std::vector<Interval>> launches;
+    for (const auto& e : trace.events)
+      if (e.kind == Kind::kernel)
+        launches[{by_name.at(e.name), e.pid}].emplace_back(e.start_ns, e.end_ns);
+    for (auto& [key, v] : launches)
+      for (const auto& [from, to] : detail::merged(std::move(v)))
+        detail::add(s.kernels[key.first].wall_ns, to - from);
   }
 
   // GEMM FLOPs: each host range's FLOPs go to the GEMM kernels launched inside it, split by
