@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
   cli::ProfileCommand profile_cmd;
   cli::add_profile_command(app, profile_cmd);
 
-  cli::read_numbers_plainly(app);
+  cli::require_number_rules(app);
 
   try {
     app.parse(argc, argv);

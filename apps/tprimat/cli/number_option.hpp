@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -47,29 +49,34 @@ CLI::Option* add_number(CLI::App* app, const std::string& flag, T& field, const 
   return app->add_option(flag, field, help)->transform(number(first, range));
 }
 
-/// Every numeric option under `app` (its subcommands' too) that add_number did not register is
-/// read by the same rules over its type's whole range: one reading of numbers for the whole CLI,
-/// whoever added the option. CLI11 names int and int64 alike "INT": such an option is read as an
-/// int, the type of every one of them here (a wider field registers its range with add_number).
-/// Call once, after every option is added.
-inline void read_numbers_plainly(CLI::App& app) {
+/// `--flag VALUE` stored in an optional `field` (unset where the flag is not given).
+template <class T>
+CLI::Option* add_number(CLI::App* app, const std::string& flag, std::optional<T>& field,
+                        const std::string& help, core::Range<T> range) {
+  const std::string first = flag.substr(0, flag.find(','));
+  return app->add_option(flag, field, help)->transform(number(first, range));
+}
+
+/// Stops the program at its start (std::logic_error, a programming error) where a numeric
+/// option under `app` (its subcommands' too) was added without add_number or number(): CLI11
+/// alone would read it by its own rules, and its help would print the type's range, not the
+/// option's. CLI11 names every integer type "INT", so no rule can be guessed for such an option:
+/// every one registers its type and range. Call once, after every option is added; every CLI
+/// test runs it.
+inline void require_number_rules(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0 && type.rfind("FLOAT", 0) != 0)
+      continue;
     try {
       (void)opt->get_validator(number_check_name);
-      continue;  // registered with its range
     } catch (const CLI::OptionNotFound&) {
+      throw std::logic_error("option " + opt->get_name() + " of " + app.get_name() +
+                             " reads a number without cli::add_number: register its range");
     }
-    const std::string type = opt->get_type_name();
-    const std::string name = opt->get_name();
-    if (type == "INT")
-      opt->transform(number(name, core::Range<int>{}));
-    else if (type == "UINT")
-      opt->transform(number(name, core::Range<unsigned>{}));
-    else if (type == "FLOAT")
-      opt->transform(number(name, core::Range<double>{}));
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    read_numbers_plainly(*sub);
+    require_number_rules(*sub);
 }
 
 }  // namespace tprimat::cli

@@ -125,23 +125,25 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
   cmds.import->add_option("--model", i.imp.model, "llama, qwen, mistral or tiny (for the FLOPs)")
       ->required();
   // The log's own configuration wins; these fill only what it does not state, and one that
-  // contradicts it is refused.
-  cmds.import->add_option("--num-gpus", i.imp.num_gpus,
-                          "GPUs of the run, where the log does not state them");
-  cmds.import->add_option("--global-batch-size,--gbs", i.imp.gbs,
-                          "global batch, where the log does not state it");
-  cmds.import->add_option("--sequence-length,--seq-length,--seq", i.imp.seq,
-                          "sequence length, where the log does not state it");
-  cmds.import->add_option("--micro-batch-size,--mbs", i.imp.mbs,
-                          "micro batch, where the log does not state it (else 1)");
-  cmds.import->add_option("--tp,--tensor-model-parallel-size", i.imp.tp,
-                          "tensor parallel size, where the log does not state it (else 1)");
-  cmds.import->add_option("--pp,--pipeline-model-parallel-size", i.imp.pp,
-                          "pipeline parallel size, where the log does not state it (else 1)");
-  cmds.import->add_option("--cp,--context-parallel-size", i.imp.cp,
-                          "context parallel size, where the log does not state it (else 1)");
-  cmds.import->add_option("--warmup-steps", i.imp.warmup_steps,
-                          "leading iterations left out of the statistics")
+  // contradicts it is refused. Their ranges are the ones a log's own figures are read within.
+  const auto import_gpus = core::between(1, int(report::max_gpu_count));
+  const auto import_counts = core::between(1, int(report::max_batch_or_sequence));
+  add_number(cmds.import, "--num-gpus", i.imp.num_gpus,
+             "GPUs of the run, where the log does not state them", import_gpus);
+  add_number(cmds.import, "--global-batch-size,--gbs", i.imp.gbs,
+             "global batch, where the log does not state it", import_counts);
+  add_number(cmds.import, "--sequence-length,--seq-length,--seq", i.imp.seq,
+             "sequence length, where the log does not state it", import_counts);
+  add_number(cmds.import, "--micro-batch-size,--mbs", i.imp.mbs,
+             "micro batch, where the log does not state it (else 1)", import_counts);
+  add_number(cmds.import, "--tp,--tensor-model-parallel-size", i.imp.tp,
+             "tensor parallel size, where the log does not state it (else 1)", import_gpus);
+  add_number(cmds.import, "--pp,--pipeline-model-parallel-size", i.imp.pp,
+             "pipeline parallel size, where the log does not state it (else 1)", import_gpus);
+  add_number(cmds.import, "--cp,--context-parallel-size", i.imp.cp,
+             "context parallel size, where the log does not state it (else 1)", import_gpus);
+  add_number(cmds.import, "--warmup-steps", i.imp.warmup_steps,
+             "leading iterations left out of the statistics", core::at_least(0))
       ->capture_default_str();
   cmds.import->add_option("--platform", i.imp.platform,
                           "nvd, amd or cpu (default: amd for primus, else nvd)")
@@ -155,8 +157,8 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
                           "the data the run read, as you name it (training_config.data; wins "
                           "over the path the log prints): two logs of one data set name it alike "
                           "so that compare sets them side by side");
-  cmds.import->add_option("--seed", i.imp.seed,
-                          "the run's seed, where the log does not print it");
+  add_number(cmds.import, "--seed", i.imp.seed, "the run's seed, where the log does not print it",
+             core::at_least(0LL));
   cmds.import->add_option("--output-dir", i.output_dir, "where the result JSONs go")
       ->capture_default_str();
   cmds.import->add_flag("--overwrite", i.overwrite,
