@@ -9,32 +9,37 @@
 
 namespace tprimat::core {
 
-/// The length of the UTF-8 sequence at `text[i]` (1 to 4), or 0 where the bytes there are not
-/// valid UTF-8 (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut off).
-inline std::size_t utf8_length_at(std::string_view text, std::size_t i) {
+/// The UTF-8 sequence at `text[i]`: its length (1 to 4) and code point; length 0 where the bytes
+/// there are not valid UTF-8 (a stray continuation byte, an overlong form, a surrogate, past
+/// U+10FFFF, cut off).
+struct Utf8Sequence {
+  std::size_t length;
+  unsigned code;
+};
+inline Utf8Sequence utf8_at(std::string_view text, std::size_t i) {
   const auto c = static_cast<unsigned char>(text[i]);
-  if (c < 0x80) return 1;
+  if (c < 0x80) return {1, c};
   // The length a lead byte announces, and the smallest code point that length may encode.
   const std::size_t len = c >= 0xC2 && c <= 0xDF   ? 2
                           : c >= 0xE0 && c <= 0xEF ? 3
                           : c >= 0xF0 && c <= 0xF4 ? 4
                                                    : 0;
-  if (len == 0 || i + len > text.size()) return 0;
+  if (len == 0 || i + len > text.size()) return {0, 0};
   unsigned code = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
   for (std::size_t k = 1; k < len; ++k) {
     const auto cont = static_cast<unsigned char>(text[i + k]);
-    if ((cont & 0xC0) != 0x80) return 0;
+    if ((cont & 0xC0) != 0x80) return {0, 0};
     code = (code << 6) | (cont & 0x3Fu);
   }
   const unsigned least = len == 3 ? 0x800u : len == 4 ? 0x10000u : 0x80u;
-  if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  return len;
+  if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return {0, 0};
+  return {len, code};
 }
 
 /// Whether `text` is valid UTF-8 throughout: what a JSON string may hold.
 inline bool valid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t len = utf8_length_at(text, i);
+    const std::size_t len = utf8_at(text, i).length;
     if (len == 0) return false;
     i += len;
   }
@@ -47,7 +52,7 @@ inline std::string utf8_replaced(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t len = utf8_length_at(text, i);
+    const std::size_t len = utf8_at(text, i).length;
     if (len == 0) {
       out += "\xEF\xBF\xBD";
       ++i;
@@ -85,15 +90,12 @@ inline std::string printable(std::string_view text) {
       ++i;
       continue;
     }
-    const std::size_t len = utf8_length_at(text, i);
+    const auto [len, code] = utf8_at(text, i);
     if (len == 0) {
       out += '?';
       ++i;
       continue;
     }
-    unsigned code = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-    for (std::size_t k = 1; k < len; ++k)
-      code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
     if (code < 0xA0)  // C1 controls: 0x9b starts a terminal escape sequence
       escape("\\u%04x", code);
     else
