@@ -126,22 +126,29 @@ inline void add_report_commands(CLI::App& app, ReportCommands& cmds, int argc, c
       ->required();
   // The log's own configuration wins; these fill only what it does not state, and one that
   // contradicts it is refused. Their ranges are the ones a log's own figures are read within.
-  const auto import_gpus = core::between(1, int(report::max_gpu_count));
-  const auto import_counts = core::between(1, int(report::max_batch_or_sequence));
-  add_number(cmds.import, "--num-gpus", i.imp.num_gpus,
-             "GPUs of the run, where the log does not state them", import_gpus);
-  add_number(cmds.import, "--global-batch-size,--gbs", i.imp.gbs,
-             "global batch, where the log does not state it", import_counts);
-  add_number(cmds.import, "--sequence-length,--seq-length,--seq", i.imp.seq,
-             "sequence length, where the log does not state it", import_counts);
-  add_number(cmds.import, "--micro-batch-size,--mbs", i.imp.mbs,
-             "micro batch, where the log does not state it (else 1)", import_counts);
-  add_number(cmds.import, "--tp,--tensor-model-parallel-size", i.imp.tp,
-             "tensor parallel size, where the log does not state it (else 1)", import_gpus);
-  add_number(cmds.import, "--pp,--pipeline-model-parallel-size", i.imp.pp,
-             "pipeline parallel size, where the log does not state it (else 1)", import_gpus);
-  add_number(cmds.import, "--cp,--context-parallel-size", i.imp.cp,
-             "context parallel size, where the log does not state it (else 1)", import_gpus);
+  const auto gpus = core::between(1, int(report::max_gpu_count));
+  const auto counts = core::between(1, int(report::max_batch_or_sequence));
+  const struct {
+    const char* flag;
+    std::optional<int>& field;
+    const char* help;
+    core::Range<int> range;
+  } settings[] = {
+      {"--num-gpus", i.imp.num_gpus, "GPUs of the run, where the log does not state them", gpus},
+      {"--global-batch-size,--gbs", i.imp.gbs, "global batch, where the log does not state it",
+       counts},
+      {"--sequence-length,--seq-length,--seq", i.imp.seq,
+       "sequence length, where the log does not state it", counts},
+      {"--micro-batch-size,--mbs", i.imp.mbs,
+       "micro batch, where the log does not state it (else 1)", counts},
+      {"--tp,--tensor-model-parallel-size", i.imp.tp,
+       "tensor parallel size, where the log does not state it (else 1)", gpus},
+      {"--pp,--pipeline-model-parallel-size", i.imp.pp,
+       "pipeline parallel size, where the log does not state it (else 1)", gpus},
+      {"--cp,--context-parallel-size", i.imp.cp,
+       "context parallel size, where the log does not state it (else 1)", gpus}};
+  for (const auto& setting : settings)
+    add_number(cmds.import, setting.flag, setting.field, setting.help, setting.range);
   add_number(cmds.import, "--warmup-steps", i.imp.warmup_steps,
              "leading iterations left out of the statistics", core::at_least(0))
       ->capture_default_str();
