@@ -460,7 +460,6 @@ inline void add_gib_twins(nlohmann::json& doc) {
     for (auto& run : doc["runs"]) twin(run, "peak_allocated_gb");
 }
 
-namespace detail {
 /// Every string of `doc` (keys too) made valid UTF-8, each stray byte U+FFFD: text read from a
 /// log or a file name reaches the result as JSON can hold it, never as a failed write.
 inline void replace_invalid_utf8(nlohmann::json& doc) {
@@ -481,12 +480,11 @@ inline void replace_invalid_utf8(nlohmann::json& doc) {
     doc = std::move(out);
   }
 }
-}  // namespace detail
 
 /// A result document as write_result puts it on disk, before the schema check: with its "_gib"
 /// twins and sanity warnings. An importer checks each of these before it writes any.
 inline nlohmann::json as_written(nlohmann::json doc) {
-  detail::replace_invalid_utf8(doc);
+  replace_invalid_utf8(doc);
   add_gib_twins(doc);
   set_sanity_warnings(doc);
   return doc;

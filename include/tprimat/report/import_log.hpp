@@ -877,7 +877,8 @@ inline std::optional<nlohmann::json> stated_recompute(const LogConfig& stated,
 
 /// The result document for the log `log` read from `in`: our schema, its configuration read
 /// from the log where the log states it (the flags fill the rest), what neither says null or
-/// listed under `imported.assumptions`, the log's own figures under `imported.log_*`. Throws
+/// listed under `imported.assumptions`, the log's own figures under `imported.log_*`; every
+/// string valid UTF-8 (a stray byte of the log's is U+FFFD), so that it dumps as it is. Throws
 /// InputError naming the log, the value and the fix on any problem (a stream that failed to
 /// open is "cannot read", after the options are checked).
 inline nlohmann::json import_log(std::istream& in, const std::string& log, const ImportOptions& o,
@@ -1297,6 +1298,8 @@ inline nlohmann::json import_log(std::istream& in, const std::string& log, const
                                            : nlohmann::json("assumed delayed")}}},
       {"assumptions", assumptions},
       {"not_in_log", not_in_log}};
+  // A path or name the log prints in Latin-1 reaches the document as JSON can hold it.
+  bench::replace_invalid_utf8(doc);
   return doc;
 }
 

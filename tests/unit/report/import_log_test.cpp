@@ -191,6 +191,14 @@ TEST(ImportLog, TheLogsConfigurationPricesTheRun) {
             "assumed 1: neither the log nor pipeline_model_parallel_size says");
 }
 
+TEST(ImportLog, ALatin1PathInTheLogReachesTheDocumentAsValidUtf8) {
+  // A data path the log prints in Latin-1 ("caf\xE9"): the document dumps as it is, the stray
+  // byte as U+FFFD (the fuzzer found a document that could not be dumped).
+  const auto doc = import_text(tp4_log(argument("data_path", "['/d/caf\xE9']")), llama());
+  EXPECT_EQ(doc["training_config"]["data"], "/d/caf\xEF\xBF\xBD");
+  EXPECT_NO_THROW((void)doc.dump());
+}
+
 TEST(ImportLog, FlagsFillOnlyWhatTheLogLacks) {
   auto o = llama();
   o.pp = 1;     // not in the log: filled
