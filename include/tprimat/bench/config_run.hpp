@@ -8,11 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tprimat/core/ascii_case.hpp"
 #include "tprimat/core/error.hpp"
