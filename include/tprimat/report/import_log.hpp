@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <istream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -17,13 +18,12 @@
 #include <system_error>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/memory_plan.hpp"
 #include "tprimat/bench/result.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
+#include "tprimat/core/number.hpp"
 #include "tprimat/core/stats.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
@@ -661,16 +661,12 @@ inline std::optional<double> stated_number(const std::optional<StatedText>& s,
                                            std::string_view name, const std::string& log) {
   if (!s) return std::nullopt;
   const std::string_view text = detail::first_word(s->value);
-  const auto v = detail::leading_number(text);
-  double parsed = 0;
-  const bool whole_text =
-      v && std::from_chars(text.data(), text.data() + text.size(), parsed).ptr ==
-               text.data() + text.size();
-  if (!v || !whole_text || !std::isfinite(*v) || *v < 0)
+  const auto read = core::read_decimal(text);  // the whole word, no '+' before it
+  if (!read || read->length != text.size() || !std::isfinite(read->value) || read->value < 0)
     throw core::InputError(log + ": " + std::string(name) + " " + core::shown(s->value) +
                                " at " + s->where + " is not a finite number of 0 or more",
                            "pass the log of a run whose settings it prints");
-  return *v;
+  return read->value;
 }
 
 /// The run's seed as the log writes it: a whole number of 0 or more.
