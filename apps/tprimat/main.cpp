@@ -288,12 +288,26 @@ int main(int argc, char** argv) {
   auto* plan_cmd = app.add_subcommand("plan", "print the predicted memory per GPU, run nothing");
   cli::for_each_selection_flag(plan_opts, AddOption{plan_cmd});
   // Each by its first name; its aliases (Megatron's) come with it.
-  for (auto* f :
-       {"--mbs", "--gbs", "--gradient-accumulation-steps", "--seq", "--layers", "--backend",
-        "--peak-tflops", "--distributed-optimizer", "--data-parallel-sharding-strategy",
-        "--num-distributed-optimizer-instances", "--sequence-parallel", "--recompute-granularity",
-        "--recompute-method", "--recompute-num-layers", "--recompute-modules", "--precision",
-        "--fp8-format", "--fp8-recipe"}) {
+  for (auto* f : {"--mbs",
+                  "--gbs",
+                  "--gradient-accumulation-steps",
+                  "--seq",
+                  "--layers",
+                  "--backend",
+                  "--peak-tflops",
+                  "--distributed-optimizer",
+                  "--data-parallel-sharding-strategy",
+                  "--num-distributed-optimizer-instances",
+                  "--sequence-parallel",
+                  "--recompute-granularity",
+                  "--recompute-method",
+                  "--recompute-num-layers",
+                  "--recompute-modules",
+                  "--precision",
+                  "--fp8-format",
+                  "--fp8-recipe",
+                  "--fp8-bf16-layers-at-start",
+                  "--fp8-bf16-layers-at-end"}) {
     cli::for_each_run_flag(plan_opts,
                              [&](std::string_view flag, auto& field, std::string_view help,
                                  std::string_view env, const auto&... range) {

@@ -15,7 +15,10 @@ Both sides accumulate gradients over gbs / mbs micro-batches before one clip and
 64 by default: the batch people train with; --gbs 1 x mbs gives the optimizer-bound one-sample
 step). fp8: tprimat's --precision fp8 --fp8-recipe current against the peer's --fp8 (torchao's
 tensorwise recipe in plain PyTorch, float8_linear.py): both take each tensor's scale from its own
-amax just before its cast.
+amax just before its cast, and both run the same decoder layers in FP8: every one by default (as
+torchao converts them), or with --fp8-bf16-layers-at-start/-end N the first/last N kept in bf16 on
+both sides (1 and 1 is NeMo's current-scaling recipe, tprimat's default). A row whose two sides
+ran other layers in FP8 gets no ratio.
 
 Default grid: {llama, qwen} x {mbs 1, 2} x bf16 x {eager, compile}, 8 layers, seq 2048, gbs 64,
 5 timed steps (tprimat after 2 warm-up steps, the peer after 3, or 5 compiled). Everything each
@@ -67,6 +70,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--output-dir", default="compare")
     p.add_argument("--timeout", type=float, default=300, help="seconds per run (then killed)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument("--fp8-bf16-layers-at-start", type=int, default=0,
+                   help="fp8 rows: decoder layers both sides keep in bf16 at the start (default 0)")
+    p.add_argument("--fp8-bf16-layers-at-end", type=int, default=0,
+                   help="fp8 rows: decoder layers both sides keep in bf16 at the end (default 0)")
     args = p.parse_args(argv)
     bad = [m for m in args.modes if m not in ("eager", "compile")]
     if bad:
@@ -76,7 +83,25 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown --precisions {bad}: use bf16, fp8")
     if args.gbs < 1 or any(b < 1 or args.gbs % b for b in args.mbs):
         p.error(f"--gbs {args.gbs} must be a positive multiple of every --mbs {args.mbs}")
+    kept = (args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
+    if min(kept) < 0 or sum(kept) >= args.layers:
+        p.error(f"--fp8-bf16-layers-at-start/-end {kept[0]}/{kept[1]}: each 0 or more, and together "
+                f"fewer than --layers {args.layers} (one layer at least in FP8)")
     return args
+
+
+def fp8_layer_flags(args) -> list[str]:
+    """The layers an fp8 row keeps in bf16, as both sides take them."""
+    return ["--fp8-bf16-layers-at-start", str(args.fp8_bf16_layers_at_start),
+            "--fp8-bf16-layers-at-end", str(args.fp8_bf16_layers_at_end)]
+
+
+def kept_in_bf16(args, precision: str) -> list[int] | None:
+    """The decoder layers an fp8 row asks both sides to keep in bf16; None for bf16."""
+    if precision != "fp8":
+        return None
+    return [i for i in range(args.layers) if i < args.fp8_bf16_layers_at_start
+            or i >= args.layers - args.fp8_bf16_layers_at_end]
 
 
 def run(cmd: list[str], log_path: str, timeout: float, dry_run: bool):
@@ -109,7 +134,7 @@ def ours(args, model: str, mbs: int, precision: str) -> dict | None:
            "--mbs", str(mbs), "--gbs", str(args.gbs), "--seq", str(args.seq), "--steps",
            str(args.steps), "--warmup-steps", str(args.warmup_steps), "--output-dir", out_dir]
     if precision == "fp8":
-        cmd += ["--precision", "fp8", "--fp8-recipe", "current"]
+        cmd += ["--precision", "fp8", "--fp8-recipe", "current"] + fp8_layer_flags(args)
     rc, _, seconds = run(cmd, os.path.join(out_dir, "run.log"), args.timeout, args.dry_run)
     if rc != 0 or args.dry_run:
         return None
@@ -130,6 +155,7 @@ def ours(args, model: str, mbs: int, precision: str) -> dict | None:
         "attention": r.get("training_config", {}).get("attention"),
         "cuda_graph": r.get("training_config", {}).get("cuda_graph"),
         "device": r.get("gpu_info", {}).get("device_name"),
+        "bf16_layers": (r.get("training_config", {}).get("fp8") or {}).get("bf16_layers"),
         "wall_seconds": seconds,
         "result_file": files[0],
     }
@@ -142,7 +168,7 @@ def peer(args, model: str, mbs: int, precision: str, mode: str) -> dict | None:
     if mode == "compile":
         cmd.append("--compile")
     if precision == "fp8":
-        cmd.append("--fp8")
+        cmd += ["--fp8"] + fp8_layer_flags(args)
     log_path = os.path.join(args.output_dir, f"peer_{model}_mbs{mbs}_{precision}_{mode}.log")
     rc, out, seconds = run(cmd, log_path, args.timeout, args.dry_run)
     if rc != 0 or args.dry_run:
@@ -163,6 +189,23 @@ def fmt(value, spec: str, scale: float = 1.0) -> str:
     return "failed" if value is None else format(value * scale, spec)
 
 
+def unlike(r: dict) -> str:
+    """Why row r's two sides did not run the same work ("" where they did): an fp8 row whose
+    sides kept other layers in bf16 than asked."""
+    if r["precision"] != "fp8" or not r["ours"] or not r["peer"]:
+        return ""
+    sides = {"tprimat": r["ours"].get("bf16_layers"), "peer": r["peer"].get("bf16_layers")}
+    wrong = [f"{side} kept {kept} in bf16" for side, kept in sides.items() if kept != r["bf16_layers"]]
+    return "; ".join(wrong) + (f", not {r['bf16_layers']}" if wrong else "")
+
+
+def precision_label(r: dict) -> str:
+    if r["precision"] != "fp8":
+        return r["precision"]
+    kept = r["bf16_layers"]
+    return "fp8 (every layer)" if not kept else "fp8 (bf16 layers " + ",".join(map(str, kept)) + ")"
+
+
 def table(rows: list[dict]) -> str:
     head = ["model", "mbs", "precision", "peer", "tprimat tok/s", "peer tok/s", "ratio", "tprimat MFU",
             "peer MFU", "tprimat ms/step", "peer ms/step", "tprimat peak GiB", "peer peak GiB"]
@@ -170,11 +213,12 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         o, p = r["ours"] or {}, r["peer"] or {}
         ratio = (o["tokens_per_second"] / p["tokens_per_second"]
-                 if o.get("tokens_per_second") and p.get("tokens_per_second") else None)
+                 if o.get("tokens_per_second") and p.get("tokens_per_second") and not unlike(r)
+                 else None)
         lines.append("| " + " | ".join([
-            r["model"], str(r["mbs"]), r["precision"], r["mode"],
+            r["model"], str(r["mbs"]), precision_label(r), r["mode"],
             fmt(o.get("tokens_per_second"), ",.0f"), fmt(p.get("tokens_per_second"), ",.0f"),
-            fmt(ratio, ".2f") + ("x" if ratio else ""),
+            "unlike work" if unlike(r) else fmt(ratio, ".2f") + ("x" if ratio else ""),
             fmt(o.get("mfu"), ".1%"), fmt(p.get("mfu"), ".1%"),
             fmt(o.get("step_time_mean_s"), ".1f", 1e3), fmt(p.get("step_time_mean_s"), ".1f", 1e3),
             fmt(o.get("peak_memory_gib"), ".1f"), fmt(p.get("peak_memory_gib"), ".1f"),
@@ -198,13 +242,19 @@ def main(argv=None) -> int:
                 for mode in args.modes:
                     theirs = peer(args, model, mbs, precision, mode)
                     failed |= theirs is None and not args.dry_run
-                    rows.append({"model": model, "mbs": mbs, "precision": precision,
-                                 "mode": mode, "ours": mine, "peer": theirs})
+                    row = {"model": model, "mbs": mbs, "precision": precision, "mode": mode,
+                           "bf16_layers": kept_in_bf16(args, precision), "ours": mine,
+                           "peer": theirs}
+                    if unlike(row):
+                        log(f"compare: {model} mbs {mbs} {precision} {mode}: {unlike(row)}: "
+                            "no ratio")
+                        failed = True
+                    rows.append(row)
     text = table(rows)
     setup = (f"{args.layers} layers, seq {args.seq}, gbs {args.gbs} (gradient accumulation over "
              f"gbs / mbs micro-batches, one AdamW step), {args.steps} timed steps each; tprimat: "
              f"cuDNN attention and CUDA graph where the run chose them, fp8 = --precision fp8 "
-             f"--fp8-recipe current; peer: pytorch_step.py (HF model, SDPA, bf16 autocast, fused "
+             f"--fp8-recipe current, the same decoder layers in FP8 on both sides; peer: pytorch_step.py (HF model, SDPA, bf16 autocast, fused "
              f"AdamW; fp8 = torchao's tensorwise recipe, float8_linear.py). MFU: PaLM FLOPs over "
              f"the dense bf16 peak; peak memory: tprimat's pool / torch.cuda.max_memory_allocated.")
     with open(os.path.join(args.output_dir, "compare.json"), "w") as f:

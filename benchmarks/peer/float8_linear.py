@@ -81,14 +81,20 @@ def make_float8_linear(torch):
     return Float8Linear
 
 
-def convert_to_float8(torch, model) -> int:
-    """Replaces every decoder projection of `model` by a Float8Linear; returns how many."""
+def convert_to_float8(torch, model, bf16_at_start: int = 0, bf16_at_end: int = 0) -> int:
+    """Replaces the decoder projections of `model` by Float8Linear modules, but for the first
+    `bf16_at_start` and last `bf16_at_end` decoder layers (kept in bf16, as NeMo's current-scaling
+    recipe keeps one at each end; torchao's default converts them all); returns how many."""
     float8_linear = make_float8_linear(torch)
+    layers = model.model.layers  # Hugging Face's decoder stack (Llama, Qwen2, Mistral)
     swapped = 0
-    for module in list(model.modules()):
-        for name in PROJECTIONS:
-            child = getattr(module, name, None)
-            if isinstance(child, torch.nn.Linear):
-                setattr(module, name, float8_linear(child))
-                swapped += 1
+    for index, layer in enumerate(layers):
+        if index < bf16_at_start or index >= len(layers) - bf16_at_end:
+            continue
+        for module in list(layer.modules()):
+            for name in PROJECTIONS:
+                child = getattr(module, name, None)
+                if isinstance(child, torch.nn.Linear):
+                    setattr(module, name, float8_linear(child))
+                    swapped += 1
     return swapped

@@ -126,6 +126,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--compile", action="store_true", help="wrap the model with torch.compile")
     p.add_argument("--fp8", action="store_true",
                    help="decoder projections in FP8, tensorwise dynamic scaling (float8_linear.py)")
+    p.add_argument("--fp8-bf16-layers-at-start", type=int, default=0,
+                   help="with --fp8: decoder layers kept in bf16 at the start (default: 0, "
+                        "torchao's recipe converts every layer)")
+    p.add_argument("--fp8-bf16-layers-at-end", type=int, default=0,
+                   help="with --fp8: decoder layers kept in bf16 at the end (default: 0)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--peak-tflops", type=float, default=None,
                    help="dense bf16 peak for MFU (default: by device name; H100 SXM 989.4)")
@@ -135,6 +140,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     if (args.layers < 1 or args.mbs < 1 or args.grad_accum < 1 or args.seq < 2 or args.steps < 1
             or args.warmup < 0):
         p.error("--layers, --mbs, --grad-accum, --steps must be >= 1, --seq >= 2, --warmup >= 0")
+    kept = (args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
+    if min(kept) < 0 or sum(kept) >= args.layers:
+        p.error(f"--fp8-bf16-layers-at-start/-end {kept[0]}/{kept[1]}: each 0 or more, and "
+                f"together fewer than --layers {args.layers} (one layer at least in FP8)")
+    if sum(kept) > 0 and not args.fp8:
+        p.error("--fp8-bf16-layers-at-start/-end are for an --fp8 run")
     return args
 
 
@@ -181,7 +192,8 @@ def build_config(transformers, spec: dict, layers: int):
     return config
 
 
-def build_model(torch, transformers, config, compile_model: bool, fp8: bool):
+def build_model(torch, transformers, config, compile_model: bool, fp8: bool,
+                bf16_ends: tuple[int, int] = (0, 0)):
     with torch.device("cuda"):
         try:
             model = transformers.AutoModelForCausalLM.from_config(config,
@@ -196,10 +208,11 @@ def build_model(torch, transformers, config, compile_model: bool, fp8: bool):
         raise SystemExit(f"pytorch_step: attention implementation is {attn!r}, wanted 'sdpa'")
     if fp8:
         from float8_linear import PROJECTIONS, convert_to_float8
-        swapped = convert_to_float8(torch, model)
-        if swapped != len(PROJECTIONS) * config.num_hidden_layers:
+        swapped = convert_to_float8(torch, model, *bf16_ends)
+        fp8_layers = config.num_hidden_layers - sum(bf16_ends)
+        if swapped != len(PROJECTIONS) * fp8_layers:
             raise SystemExit(f"pytorch_step: {swapped} projections in FP8, wanted "
-                             f"{len(PROJECTIONS)} in each of {config.num_hidden_layers} layers")
+                             f"{len(PROJECTIONS)} in each of {fp8_layers} layers")
     return (torch.compile(model) if compile_model else model), model
 
 
@@ -224,7 +237,8 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     config = build_config(transformers, spec, args.layers)
-    model, module = build_model(torch, transformers, config, args.compile, args.fp8)
+    model, module = build_model(torch, transformers, config, args.compile, args.fp8,
+                                (args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end))
     log(f"pytorch_step: built {spec['name']} x {args.layers} layers on {device_name} "
         f"in {time.perf_counter() - t0:.1f} s")
 
@@ -294,6 +308,9 @@ def main(argv=None) -> int:
         "seq": args.seq,
         "compile": args.compile,
         "precision": "fp8-tensorwise" if args.fp8 else "bf16",
+        "bf16_layers": ([i for i in range(args.layers)
+                         if i < args.fp8_bf16_layers_at_start
+                         or i >= args.layers - args.fp8_bf16_layers_at_end] if args.fp8 else None),
         "attn_implementation": "sdpa",
         "warmup_steps": args.warmup,
         "steps": args.steps,

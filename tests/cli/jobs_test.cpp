@@ -628,6 +628,34 @@ TEST_F(PrecisionJobs, TheCurrentRecipeNeedsALayerBetweenItsBf16Ends) {
   EXPECT_EQ(error_of(opts_), "");
 }
 
+TEST_F(PrecisionJobs, TheLayersKeptInBf16AreSetApartFromTheRecipe) {
+  on_gpu();
+  opts_.precision = "fp8";
+  opts_.fp8_recipe = "current";
+  opts_.fp8_bf16_layers_at_start = 0;
+  opts_.fp8_bf16_layers_at_end = 0;
+  auto c = only_job(opts_);
+  EXPECT_EQ(bench::make_result(c, {})["training_config"]["fp8"]["bf16_layers"],
+            nlohmann::json::array());  // every layer in FP8, as torchao's recipe runs them
+  EXPECT_EQ(bench::make_result(c, {})["training_config"]["fp8"]["fp8_layers"], 4);
+  opts_.fp8_recipe = "delayed";
+  opts_.fp8_bf16_layers_at_start = 2;
+  opts_.fp8_bf16_layers_at_end.reset();  // the delayed recipe's: none
+  c = only_job(opts_);
+  EXPECT_EQ(bench::make_result(c, {})["training_config"]["fp8"]["bf16_layers"],
+            nlohmann::json({0, 1}));
+  opts_.fp8_bf16_layers_at_end = 2;
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --fp8-bf16-layers-at-start 2 and --fp8-bf16-layers-at-end 2 keep 4 decoder "
+            "layer(s) in bf16, so 4 layer(s) run none in FP8; pass --layers 5 or more, or keep "
+            "fewer in bf16");
+  opts_.precision = "bf16";
+  opts_.fp8_recipe.clear();
+  EXPECT_EQ(error_of(opts_),
+            "tprimat: --fp8-bf16-layers-at-start was given for a bf16 run (no --precision fp8), "
+            "whose layers are all bf16; add --precision fp8, or drop it");
+}
+
 TEST_F(PrecisionJobs, AConfigFileStatesNemosFp8AndFlagsOverrideIt) {
   on_gpu();
   opts_.parallel = write("fp8.json",

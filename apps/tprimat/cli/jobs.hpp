@@ -450,7 +450,8 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
     file_recompute = c.recompute;
   }
   const train::PrecisionConfig precision =
-      precision_from_flags(with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, file_precision);
+      precision_from_flags(with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, file_precision,
+                           Fp8BoundaryLayers{o.fp8_bf16_layers_at_start, o.fp8_bf16_layers_at_end});
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
   const int cp = context_parallel_size(o, name, file_cp, o.seq);
@@ -697,8 +698,11 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   // under a lone --fp8-recipe, so the pair is judged here only without one.
   check_precision_flag_values(o.precision, o.fp8_recipe);
   if (!bench::is_config_path(o.parallel) || env.fixed)
-    check_precision_backend(precision_from_flags(with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe),
-                            env.device.platform);
+    check_precision_backend(
+        precision_from_flags(
+            with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, {},
+            Fp8BoundaryLayers{o.fp8_bf16_layers_at_start, o.fp8_bf16_layers_at_end}),
+        env.device.platform);
   check_pipeline_split_flag(o);  // before --parallel all could skip every strategy for it
   check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
   check_totals(o);

@@ -8,15 +8,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "cli/profile_flags.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/number.hpp"
-#include "cli/profile_flags.hpp"
 
 namespace tprimat::cli {
 
@@ -58,6 +59,8 @@ inline constexpr auto seq_range = core::between(1, seq);
 inline constexpr auto model_parallel_range = core::between(1, model_parallel);
 /// Layers of a pipeline stage: no model has more layers than a config file's sizes allow (2^20).
 inline constexpr auto stage_layers_range = core::between(1, 1 << 20);
+/// Layers an FP8 run keeps in bf16 at one end: 0 (none) up to the same bound.
+inline constexpr auto bf16_layers_range = core::between(0, 1 << 20);
 inline constexpr auto gpus_range = core::between(1, gpus);
 inline constexpr auto peak_tflops_range = core::above(0.0, peak_tflops);
 inline constexpr auto device_memory_range = core::above(0.0, device_memory_gib);
@@ -127,6 +130,9 @@ struct BenchOptions {
   std::string precision;
   std::string fp8_recipe;  ///< --fp8-recipe: delayed or current; "": not given (delayed)
   std::string fp8_format;  ///< --fp8-format (Megatron's): hybrid means fp8; "": not given
+  /// --fp8-bf16-layers-at-start/-end: decoder layers an FP8 run keeps in bf16 at each end;
+  /// unset: the recipe's (current 1, delayed 0)
+  std::optional<int> fp8_bf16_layers_at_start, fp8_bf16_layers_at_end;
   double peak_tflops = 0;          ///< dense bf16 peak per device for MFU; 0: the built-in table
   std::string data = "synthetic";  ///< data::parse_data_spec reads it; a blend's values are
                                    ///< joined by newlines (CLI11) or spaces (one quoted value)
@@ -268,6 +274,14 @@ void for_each_run_flag(BenchOptions& o, F&& f) {
     "with --precision fp8: how FP8 scales are chosen, delayed (amax history) or current "
     "(default: delayed)",
     "");
+  f("--fp8-bf16-layers-at-start", o.fp8_bf16_layers_at_start,
+    "with --precision fp8: decoder layers kept in bf16 at the model's start (default: the "
+    "recipe's, 1 for current, 0 for delayed)",
+    "", limits::bf16_layers_range);
+  f("--fp8-bf16-layers-at-end", o.fp8_bf16_layers_at_end,
+    "with --precision fp8: decoder layers kept in bf16 at the model's end (default: the "
+    "recipe's, 1 for current, 0 for delayed)",
+    "", limits::bf16_layers_range);
   f("--peak-tflops", o.peak_tflops,
     "dense bf16 peak TFLOP/s per device for MFU (default: by device name)", "",
     limits::peak_tflops_range);
@@ -310,6 +324,23 @@ inline std::vector<std::string_view> flag_names(std::string_view flag) {
   return out;
 }
 
+/// Whether a flag's field is an optional (a count that is unset where the flag is not given), and
+/// the number type it holds.
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
+template <class T>
+struct number_of {
+  using type = T;
+};
+template <class T>
+struct number_of<std::optional<T>> {
+  using type = T;
+};
+template <class T>
+using number_type = typename number_of<T>::type;
+
 /// The name messages use: the first.
 inline std::string flag_name(std::string_view flag) { return std::string(flag_names(flag)[0]); }
 
@@ -325,7 +356,7 @@ void parse_value(std::string_view flag, std::string_view text, T& out, const R&.
                              "pass " + flag_name(flag) + " alone");
   } else {
     static_assert(sizeof...(R) == 1, "every numeric flag has its range");
-    out = core::parse_number<T>(flag_name(flag), text, range...);
+    out = core::parse_number<number_type<T>>(flag_name(flag), text, range...);
   }
 }
 
@@ -337,7 +368,9 @@ void parse_value(std::string_view flag, std::string_view text, T& out, const R&.
 inline void check_ranges(BenchOptions o) {
   std::vector<std::string> default_text;
   auto text_of = [](const auto& v) {
-    if constexpr (std::is_floating_point_v<std::decay_t<decltype(v)>>) {
+    if constexpr (detail::is_optional<std::decay_t<decltype(v)>>) {
+      return v ? std::to_string(*v) : std::string();  // optional counts are integers
+    } else if constexpr (std::is_floating_point_v<std::decay_t<decltype(v)>>) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.17g", v);
       return std::string(buf);
@@ -358,7 +391,7 @@ inline void check_ranges(BenchOptions o) {
     if constexpr (sizeof...(range) == 1) {
       const std::string text = text_of(field);
       if (text != default_text[i++])
-        (void)core::parse_number<T>(detail::flag_name(flag), text, range...);
+        (void)core::parse_number<detail::number_type<T>>(detail::flag_name(flag), text, range...);
     }
   };
   for_each_selection_flag(o, check);

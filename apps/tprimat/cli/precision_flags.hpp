@@ -50,22 +50,40 @@ inline std::string with_fp8_format(std::string_view precision, std::string_view 
   return "fp8";
 }
 
-/// The precision `--precision` (bf16, fp8; "" not given) and `--fp8-recipe` (delayed, current;
-/// "" not given) ask for, over `base` (a config file's, else bf16): a flag given wins, as flags
-/// do over config files. A recipe for a run that is not FP8, or an unknown value, is an
-/// InputError.
+/// The layers an FP8 run keeps in bf16 at each end (`--fp8-bf16-layers-at-start/-end`); unset
+/// where the flag is not given (the recipe's, or a config file's).
+struct Fp8BoundaryLayers {
+  std::optional<int> at_start, at_end;
+  bool given() const { return at_start || at_end; }
+};
+
+/// The precision `--precision` (bf16, fp8; "" not given), `--fp8-recipe` (delayed, current; ""
+/// not given) and the bf16 boundary layers ask for, over `base` (a config file's, else bf16): a
+/// flag given wins, as flags do over config files. A recipe or boundary layers for a run that is
+/// not FP8, or an unknown value, is an InputError.
 inline train::PrecisionConfig precision_from_flags(std::string_view precision,
                                                    std::string_view recipe,
-                                                   train::PrecisionConfig base = {}) {
+                                                   train::PrecisionConfig base = {},
+                                                   Fp8BoundaryLayers bf16_layers = {}) {
   check_precision_flag_values(precision, recipe);
   if (!precision.empty())
     base.precision = precision == "fp8" ? train::Precision::fp8 : train::Precision::bf16;
-  if (recipe.empty()) return base;
-  base.fp8.recipe = recipe == "delayed" ? train::Fp8Recipe::delayed : train::Fp8Recipe::current;
+  if (!recipe.empty()) {
+    base.fp8.recipe = recipe == "delayed" ? train::Fp8Recipe::delayed : train::Fp8Recipe::current;
+    if (!base.is_fp8())
+      throw core::InputError("--fp8-recipe " + std::string(recipe) + " was given for a " +
+                                 base.name() + " run (no --precision fp8)",
+                             "add --precision fp8, or drop --fp8-recipe");
+  }
+  if (!bf16_layers.given()) return base;
   if (!base.is_fp8())
-    throw core::InputError("--fp8-recipe " + std::string(recipe) + " was given for a " +
-                               base.name() + " run (no --precision fp8)",
-                           "add --precision fp8, or drop --fp8-recipe");
+    throw core::InputError(std::string(bf16_layers.at_start ? "--fp8-bf16-layers-at-start"
+                                                            : "--fp8-bf16-layers-at-end") +
+                               " was given for a " + base.name() +
+                               " run (no --precision fp8), whose layers are all bf16",
+                           "add --precision fp8, or drop it");
+  if (bf16_layers.at_start) base.fp8.bf16_layers_at_start = bf16_layers.at_start;
+  if (bf16_layers.at_end) base.fp8.bf16_layers_at_end = bf16_layers.at_end;
   return base;
 }
 
@@ -94,15 +112,21 @@ inline void check_precision(const train::PrecisionConfig& p, std::string_view pl
         tokens % parallel::fp8_gemm_multiple != 0
             ? "pass a --seq (or --mbs) that makes mbs x seq a multiple of 16, or run bf16"
             : "pick a TP that leaves these multiples of 16, or run bf16");
-  // The current recipe keeps the first and last decoder layers in bf16: a proxy of two layers
-  // would run none in FP8 and still be labelled so.
-  const int ends = p.fp8.bf16_layers_at_each_end();
-  if (dims.layers <= 2 * ends)
+  // The layers kept in bf16 at the ends (the current recipe's first and last, or the flags'):
+  // a run that leaves none in FP8 would still be labelled FP8.
+  const int start = p.fp8.bf16_at_start(), end = p.fp8.bf16_at_end();
+  if (dims.layers > start + end) return;
+  const std::string none = ", so " + std::to_string(dims.layers) + " layer(s) run none in FP8";
+  if (!p.fp8.bf16_layers_at_start && !p.fp8.bf16_layers_at_end)
     throw core::InputError(
-        "--fp8-recipe current keeps the first and last decoder layers in bf16, "
-        "so " +
-            std::to_string(dims.layers) + " layer(s) run none in FP8",
-        "pass --layers " + std::to_string(2 * ends + 1) + " or more, or --fp8-recipe delayed");
+        "--fp8-recipe " + std::string(train::recipe_name(p.fp8.recipe)) +
+            " keeps the first and last decoder layers in bf16" + none,
+        "pass --layers " + std::to_string(start + end + 1) + " or more, or --fp8-recipe delayed");
+  throw core::InputError(
+      "--fp8-bf16-layers-at-start " + std::to_string(start) + " and --fp8-bf16-layers-at-end " +
+          std::to_string(end) + " keep " + std::to_string(start + end) +
+          " decoder layer(s) in bf16" + none,
+      "pass --layers " + std::to_string(start + end + 1) + " or more, or keep fewer in bf16");
 }
 
 }  // namespace tprimat::cli

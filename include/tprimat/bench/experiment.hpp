@@ -64,6 +64,10 @@ inline constexpr ExperimentField experiment_fields[] = {
     {"/training_config/sequence_length", "seq"},
     {"/training_config/num_layers", "layers"},
     {"/training_config/precision", "precision"},
+    // Which decoder layers an FP8 run keeps in bf16 (the current recipe's ends, or as set): the
+    // same precision over other layers is other work. Recorded with FP8 since its first result;
+    // null for a run that is not FP8 (training_config.fp8 null) and an import that does not say.
+    {"/training_config/fp8/bf16_layers", "bf16 layers", "null"},
     {"/training_config/data", "data", "", "--data LABEL"},
     {"/training_config/seed", "seed", "", "--seed N"},
     {"/training_config/init", "init"},
@@ -194,6 +198,11 @@ inline std::string experiment_label(std::size_t i, const nlohmann::json& value) 
         v += (v.empty() ? "" : " ") + part;
       }
     }
+  } else if (value.is_array() &&
+             experiment_fields[i].pointer == "/training_config/fp8/bf16_layers") {
+    // layer indices: "bf16 layers 0,31", "bf16 layers none"
+    for (const auto& item : value) v += (v.empty() ? "" : ",") + item.dump();
+    if (v.empty()) v = "none";
   } else if (value.is_array()) {  // a pipeline split: "layers per stage 17+15"
     for (const auto& item : value) v += (v.empty() ? "" : "+") + item.dump();
   } else if (value.is_number() && std::isfinite(value.get<double>())) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,7 +42,9 @@ enum class Fp8Copies : std::uint8_t { kept, recast };
 
 /// The FP8 recipe's settings. Both recipes are "hybrid": E4M3 forward (activations, weights),
 /// E5M2 backward (gradients). The defaults are NeMo's bf16_with_fp8_mixed (history 1024, max
-/// over it, margin 0) and its current-scaling recipe (first and last decoder layers in bf16).
+/// over it, margin 0) and its current-scaling recipe (first and last decoder layers in bf16);
+/// the layers kept in bf16 at each end may be set apart from the recipe (Megatron's
+/// num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16).
 struct Fp8Settings {
   Fp8Recipe recipe = Fp8Recipe::delayed;
   int amax_history = 1024;  ///< delayed: optimizer steps of amax kept per tensor
@@ -53,8 +56,20 @@ struct Fp8Settings {
   /// (backend::fp8_gemm_formats()); a test compared with it sets these to the same.
   kernels::Fp8Format forward_format = kernels::Fp8Format::e4m3;
   kernels::Fp8Format gradient_format = kernels::Fp8Format::e5m2;
-  /// Decoder layers kept in bf16 at each end of the model (NeMo's current-scaling recipe: 1).
-  constexpr int bf16_layers_at_each_end() const { return recipe == Fp8Recipe::current ? 1 : 0; }
+  /// Decoder layers kept in bf16 at the model's start and end; unset: the recipe's
+  /// (recipe_bf16_layers_at_each_end).
+  std::optional<int> bf16_layers_at_start, bf16_layers_at_end;
+
+  /// The recipe's own: NeMo's current-scaling recipe keeps one at each end, delayed none.
+  constexpr int recipe_bf16_layers_at_each_end() const {
+    return recipe == Fp8Recipe::current ? 1 : 0;
+  }
+  constexpr int bf16_at_start() const {
+    return bf16_layers_at_start.value_or(recipe_bf16_layers_at_each_end());
+  }
+  constexpr int bf16_at_end() const {
+    return bf16_layers_at_end.value_or(recipe_bf16_layers_at_each_end());
+  }
 };
 
 struct PrecisionConfig {
@@ -74,8 +89,7 @@ struct PrecisionConfig {
   /// projections in FP8.
   constexpr bool layer_in_fp8(int layer, int layers) const {
     if (!is_fp8()) return false;
-    const int ends = fp8.bf16_layers_at_each_end();
-    return layer >= ends && layer < layers - ends;
+    return layer >= fp8.bf16_at_start() && layer < layers - fp8.bf16_at_end();
   }
   /// The name a result records in training_config.precision (precision_names).
   std::string name() const {

@@ -330,9 +330,18 @@ TEST(ExperimentFields, OneListForOverwriteAndReports) {
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
     EXPECT_EQ(bench::detail::experiment_keys[i], bench::experiment_fields[i].pointer);
   const auto doc = bench::make_result(tiny_context(), {record(0.5)});
+  // An FP8 run's layers kept in bf16: null in a run that is not FP8, a list in one that is.
+  constexpr auto bf16_layers = bench::experiment_field("/training_config/fp8/bf16_layers");
   for (std::size_t i = 0; i < bench::experiment_field_count; ++i)
-    EXPECT_FALSE(bench::experiment_value(doc, i).is_null())
+    EXPECT_EQ(bench::experiment_value(doc, i).is_null(), i == bf16_layers)
         << bench::experiment_fields[i].pointer << " is not in our own result";
+  auto fp8 = tiny_context();
+  fp8.device_options.precision = train::PrecisionConfig::fp8_hybrid(train::Fp8Recipe::current);
+  fp8.precision = fp8.device_options.precision.name();
+  EXPECT_EQ(bench::experiment_value(bench::make_result(fp8, {record(0.5)}), bf16_layers),
+            nlohmann::json({0, 1}));
+  EXPECT_EQ(bench::experiment_label(bf16_layers, nlohmann::json({0, 31})), "bf16 layers 0,31");
+  EXPECT_EQ(bench::experiment_label(bf16_layers, nlohmann::json::array()), "bf16 layers none");
   constexpr auto seq = bench::experiment_field("/training_config/sequence_length");
   EXPECT_EQ(bench::experiment_label(seq, 2048), "seq 2048");
   EXPECT_EQ(bench::experiment_label(seq, nullptr), "seq n/a");

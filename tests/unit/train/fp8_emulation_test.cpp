@@ -150,6 +150,21 @@ TEST(Fp8Emulation, CurrentRecipeKeepsFirstAndLastLayersInBf16) {
   EXPECT_FALSE(stage.fp8().layer_in_fp8(1));  // global layer 3, the model's last
 }
 
+TEST(Fp8Emulation, TheLayersKeptInBf16AreSetApartFromTheRecipe) {
+  const auto d = model::dims<model::Tiny>();  // 4 layers
+  auto all = fp8(train::Fp8Recipe::current);
+  all.fp8.bf16_layers_at_start = 0;
+  all.fp8.bf16_layers_at_end = 0;
+  auto front = fp8(train::Fp8Recipe::delayed);
+  front.fp8.bf16_layers_at_start = 2;  // the end keeps the delayed recipe's none
+  train::Transformer<backend::Cpu, float> a(d, 1, 8, 0.02, 42, {}, {}, all);
+  train::Transformer<backend::Cpu, float> f(d, 1, 8, 0.02, 42, {}, {}, front);
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_TRUE(a.fp8().layer_in_fp8(l)) << l;
+    EXPECT_EQ(f.fp8().layer_in_fp8(l), l >= 2) << l;
+  }
+}
+
 // (c) Under the current recipe a 2-layer model has no FP8 layer: bit for bit the fp32 run.
 TEST(Fp8Step, CurrentRecipeOnTwoLayersIsTheFp32Run) {
   TinyStep plain(step_shape(1, 16, 2, 2), short_schedule());
