@@ -274,18 +274,23 @@ TEST(ProfileSummary, OutOfRangeNumbersAreClampedOrRefused) {
   EXPECT_NE(refusal(R"({"ph": "X", "name": "k", "ts": "5", "dur": 1})").find(R"(ts "5")"),
             std::string::npos);
   // PyTorch writes dur -1 for an op still open when the profiler stopped: left out, counted,
-  // never negative time in the sums; an E before its B, zero-length.
+  // never negative time in the sums; an E before its B, kept as zero-length and told apart.
   const auto unfinished = profile::parse_chrome_trace(nlohmann::json::parse(R"({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 4},
     {"ph": "X", "cat": "cpu_op", "name": "open", "ts": 5, "dur": -1},
     {"ph": "B", "name": "r", "ts": 5}, {"ph": "E", "ts": 2}]})"));
   ASSERT_EQ(unfinished.events.size(), 2u);
-  EXPECT_EQ(unfinished.unfinished, 2u);
+  EXPECT_EQ(unfinished.unfinished, 1u);
+  EXPECT_EQ(unfinished.reversed, 1u);
   EXPECT_EQ(unfinished.events[1].duration_ns(), 0);
   const auto unfinished_summary = profile::summarize(unfinished);
   EXPECT_EQ(unfinished_summary.kernel_ns, 4 * us);
-  EXPECT_NE(profile::summary_text(unfinished_summary, "t.json").find("2 event(s) left out"),
-            std::string::npos);
+  const std::string text = profile::summary_text(unfinished_summary, "t.json");
+  EXPECT_NE(text.find("1 event(s) left out for a negative duration"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 range(s) whose end (E) comes before their begin (B), counted as "
+                      "zero-length"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(refusal(R"({"ph": "M", "name": "process_name", "args": {"name": "p"}})"), "");
 }
 

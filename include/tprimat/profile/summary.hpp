@@ -53,6 +53,7 @@ struct Summary {
   int steps = 0;             ///< ProfilerStep#N host ranges
   std::int64_t step_ns = 0;  ///< their summed duration
   std::size_t unfinished = 0;  ///< Trace::unfinished: events left out for a negative duration
+  std::size_t reversed = 0;    ///< Trace::reversed: B/E pairs ending first, read as zero-length
   int devices = 0, streams = 0;
 
   // The GPU timeline, per device then summed: the union of kernel, memcpy and memset intervals
@@ -166,6 +167,7 @@ inline Summary summarize(const Trace& trace) {
   Summary s;
   s.format = trace.format;
   s.unfinished = trace.unfinished;
+  s.reversed = trace.reversed;
   std::map<std::int64_t, std::vector<Interval>> busy;  // per device
   std::set<std::pair<std::int64_t, std::int64_t>> streams;
   std::map<std::string, std::size_t> by_name;

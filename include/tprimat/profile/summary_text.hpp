@@ -127,6 +127,9 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
     out += bullet + std::to_string(s.unfinished) +
            " event(s) left out for a negative duration (an op still open when the profiler "
            "stopped: PyTorch writes dur -1)\n";
+  if (s.reversed > 0)
+    out += bullet + std::to_string(s.reversed) +
+           " range(s) whose end (E) comes before their begin (B), counted as zero-length\n";
   if (s.devices == 0) {
     out += bullet + "GPU: no device activity in this trace (host ranges only)\n";
   } else {

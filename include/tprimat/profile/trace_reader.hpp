@@ -30,8 +30,10 @@ struct Trace {
   nlohmann::json metadata;  ///< tprimat's "tprimat" block; null in a foreign trace
   std::string format;       ///< "tprimat", "kineto" (PyTorch profiler) or "chrome" (other)
   /// Events left out for a negative duration: PyTorch's profiler writes dur -1 for an op still
-  /// open when it stopped; an E before its B is read as zero-length and counted here too.
+  /// open when it stopped.
   std::size_t unfinished = 0;
+  /// B/E pairs whose E comes before its B: kept, read as zero-length.
+  std::size_t reversed = 0;
 };
 
 namespace detail {
@@ -206,7 +208,7 @@ class TraceBuilder {
       begun.end_ns = nanoseconds(ev.value("ts", nlohmann::json()), begun.name, "ts");
       if (begun.end_ns < begun.start_ns) {  // never negative time in the sums
         begun.end_ns = begun.start_ns;
-        ++t_.unfinished;
+        ++t_.reversed;
       }
       stack.pop_back();
       return;
