@@ -308,6 +308,25 @@ TEST(ProfileSummary, AKernelOverlappingItselfHoldsTheGpuOnce) {
   EXPECT_EQ(s.kernels[0].wall_ns, 70 * us);  // 60 us on device 0, 10 on device 1
   EXPECT_EQ(s.busy_ns, 70 * us);
   const std::string text = profile::summary_text(s, "t.json");
-  EXPECT_NE(text.find("100.0   87.5"), std::string::npos) << text;
+  // Its share of the step: one process's 80 us step on each of its two devices, 160 us of
+  // device time, of which k held 70 (not 70 of 80: the devices' times summed against one).
+  EXPECT_EQ(s.step_hosts, 1);
+  EXPECT_DOUBLE_EQ(s.device_step_ns(), 160.0 * us);
+  EXPECT_NE(text.find("100.0   43.8"), std::string::npos) << text;
   EXPECT_EQ(text.find("157.1"), std::string::npos) << text;
+}
+
+TEST(ProfileSummary, EachRanksStepIsItsDevicesStep) {
+  // Two ranks' traces merged (host pids 100 and 101, devices 0 and 1), a 100 us step each: the
+  // devices had 200 us of step between them, as many as the ranks timed.
+  const auto s = profile::summarize(profile::parse_chrome_trace(nlohmann::json::parse(R"({
+    "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 100, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 101, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 50},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 7, "ts": 10, "dur": 50}]})")));
+  EXPECT_EQ(s.step_hosts, 2);
+  EXPECT_DOUBLE_EQ(s.device_step_ns(), 200.0 * us);
+  const std::string text = profile::summary_text(s, "t.json");
+  EXPECT_NE(text.find("100.0   50.0"), std::string::npos) << text;
 }

@@ -52,9 +52,19 @@ struct Summary {
   std::string format;        ///< "tprimat", "kineto", "chrome"
   int steps = 0;             ///< ProfilerStep#N host ranges
   std::int64_t step_ns = 0;  ///< their summed duration
+  int step_hosts = 0;        ///< processes (pids) with ProfilerStep ranges: one a rank
   std::size_t unfinished = 0;  ///< Trace::unfinished: events left out for a negative duration
   std::size_t reversed = 0;    ///< Trace::reversed: B/E pairs ending first, read as zero-length
   int devices = 0, streams = 0;
+
+  /// The step time the devices had between them, the base of a kernel's "% step" (its wall time
+  /// summed over devices): each process's steps ran on its share of the devices, so the mean
+  /// step time a process times the devices (one process driving two GPUs gives each the step).
+  /// 0 where the trace has no steps.
+  double device_step_ns() const {
+    if (step_ns <= 0 || step_hosts <= 0) return 0;
+    return double(step_ns) / step_hosts * std::max(devices, 1);
+  }
 
   // The GPU timeline, per device then summed: the union of kernel, memcpy and memset intervals
   // (busy), from the device's first activity to its last (span); idle = span - busy, in gaps.
@@ -169,6 +179,7 @@ inline Summary summarize(const Trace& trace) {
   s.unfinished = trace.unfinished;
   s.reversed = trace.reversed;
   std::map<std::int64_t, std::vector<Interval>> busy;  // per device
+  std::set<std::int64_t> step_pids;
   std::set<std::pair<std::int64_t, std::int64_t>> streams;
   std::map<std::string, std::size_t> by_name;
   std::map<std::uint64_t, double> flops_of;  // external id -> FLOPs of its host range
@@ -179,6 +190,7 @@ inline Summary summarize(const Trace& trace) {
     } else if (e.name.rfind(step_range_prefix, 0) == 0 && e.category.rfind("gpu_", 0) != 0) {
       ++s.steps;  // Kineto mirrors steps onto the GPU rows as gpu_user_annotation: not counted
       detail::add(s.step_ns, e.duration_ns());
+      step_pids.insert(e.pid);
     }
     if (!e.on_gpu() && e.flops > 0 && e.external_id != 0) flops_of[e.external_id] += e.flops;
     const std::int64_t d = e.duration_ns();
@@ -206,6 +218,7 @@ inline Summary summarize(const Trace& trace) {
     }
   }
   s.devices = static_cast<int>(busy.size());
+  s.step_hosts = static_cast<int>(step_pids.size());
   s.streams = static_cast<int>(streams.size());
 
   // Busy time, span and idle gaps per device.

@@ -50,8 +50,9 @@ inline std::string kernel_table(const Summary& s, const std::vector<const Kernel
         // Shares by wall time: a kernel on several streams at once holds the GPU once.
         s.busy_ns > 0 ? format("%.1f", 100.0 * k->wall_ns / s.busy_ns) : "n/a",
         // A kernel longer than all the steps ran outside them: no share of the step.
-        s.step_ns > 0 && k->wall_ns <= s.step_ns ? format("%.1f", 100.0 * k->wall_ns / s.step_ns)
-                                                 : "n/a",
+        s.device_step_ns() > 0 && k->wall_ns <= s.device_step_ns()
+            ? format("%.1f", 100.0 * k->wall_ns / s.device_step_ns())
+            : "n/a",
         std::to_string(k->count), format("%.1f", k->mean_ns() * 1e-3)};
     if (const auto rate = k->tflops(); with_flops)
       r.push_back(!rate                     ? std::string("-")
@@ -151,8 +152,9 @@ inline std::string summary_text(const Summary& s, const std::string& source, int
                  " kernels by GPU time (% of GPU-busy time, % of step time)");
   out += top_k.empty() ? bullet + "no kernels in this trace\n"
                        : detail::kernel_table(s, top_k, false, markdown, 90);
-  if (s.step_ns > 0 && std::any_of(top_k.begin(), top_k.end(),
-                                   [&](const KernelStats* k) { return k->wall_ns > s.step_ns; }))
+  if (s.device_step_ns() > 0 && std::any_of(top_k.begin(), top_k.end(), [&](const KernelStats* k) {
+        return k->wall_ns > s.device_step_ns();
+      }))
     out += (markdown ? "\n" : "") + bullet +
            "% step n/a: a kernel ran longer than the trace's steps together (work outside its "
            "ProfilerStep ranges)\n";
