@@ -646,9 +646,9 @@ TEST_F(PrecisionJobs, TheLayersKeptInBf16AreSetApartFromTheRecipe) {
             nlohmann::json({0, 1}));
   opts_.fp8_bf16_layers_at_end = 2;
   EXPECT_EQ(error_of(opts_),
-            "tprimat: --fp8-bf16-layers-at-start 2 and --fp8-bf16-layers-at-end 2 keep 4 decoder "
-            "layer(s) in bf16, so 4 layer(s) run none in FP8; pass --layers 5 or more, or keep "
-            "fewer in bf16");
+            "tprimat: 2 decoder layer(s) kept in bf16 at the start and 2 at the end "
+            "(--fp8-bf16-layers-at-start/-end, or a config's num_layers_at_start/end_in_bf16), so "
+            "4 layer(s) run none in FP8; pass --layers 5 or more, or keep fewer in bf16");
   opts_.precision = "bf16";
   opts_.fp8_recipe.clear();
   EXPECT_EQ(error_of(opts_),
@@ -705,6 +705,50 @@ TEST_F(PrecisionJobs, AConfigFileStatesNemosFp8AndFlagsOverrideIt) {
                                  ": model.config.fp8_recipe delayed is given but "
                                  "model.config.fp8 is not \"hybrid\"; add \"fp8\": \"hybrid\", "
                                  "or drop fp8_recipe");
+  // Megatron's first_last_layers_bf16 with its counts (1 each unless given); the flags win.
+  const auto kept = [&] {
+    return bench::make_result(only_job(opts_), {})["training_config"]["fp8"]["bf16_layers"];
+  };
+  opts_.parallel = write("ends.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "first_last_layers_bf16": true, "num_layers_at_end_in_bf16": 2})");
+  EXPECT_EQ(kept(), nlohmann::json({0, 2, 3}));  // delayed, yet ends kept as the file says
+  opts_.fp8_bf16_layers_at_start = 0;
+  EXPECT_EQ(kept(), nlohmann::json({2, 3}));
+  opts_.fp8_bf16_layers_at_start.reset();
+  opts_.parallel = write("none.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "fp8_recipe": "tensorwise", "first_last_layers_bf16": false})");
+  EXPECT_EQ(kept(), nlohmann::json::array());  // current over every layer
+  opts_.parallel = write("alone.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "num_layers_at_start_in_bf16": 1})");
+  EXPECT_EQ(error_of(opts_), "tprimat: config " + opts_.parallel +
+                                 ": num_layers_at_start_in_bf16 is given without "
+                                 "first_last_layers_bf16, which Megatron needs to apply it; add "
+                                 "\"first_last_layers_bf16\": true, or drop "
+                                 "num_layers_at_start_in_bf16");
+  opts_.parallel = write("both.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "first_last_layers_bf16": false, "num_layers_at_end_in_bf16": 1})");
+  EXPECT_NE(error_of(opts_).find("num_layers_at_end_in_bf16 is given and "
+                                 "first_last_layers_bf16 is false"),
+            std::string::npos);
+  int file = 0;
+  for (const char* bad : {"-1", "1.5", "\"2\""}) {
+    opts_.parallel = write("bad" + std::to_string(++file) + ".json",
+                           std::string(R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "first_last_layers_bf16": true, "num_layers_at_start_in_bf16": )") +
+                               bad + "}");
+    EXPECT_NE(error_of(opts_).find("num_layers_at_start_in_bf16 is " + std::string(bad) +
+                                   ", not a layer count"),
+              std::string::npos)
+        << bad;
+  }
+  opts_.parallel = write("word.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
+                             "first_last_layers_bf16": "yes"})");
+  EXPECT_NE(error_of(opts_).find("first_last_layers_bf16 is \"yes\", not true or false"),
+            std::string::npos);
+  opts_.parallel = write("bf16.json", R"({"tensor_model_parallel_size": 1,
+                             "first_last_layers_bf16": true})");
+  EXPECT_NE(error_of(opts_).find("first_last_layers_bf16 is given but fp8 is not \"hybrid\""),
+            std::string::npos);
   // The CPU backend refuses a file's FP8 as it refuses the flag's.
   env_.device.platform = "cpu";
   env_.device.software_stack = "cpu";

@@ -123,9 +123,11 @@ inline void check_precision(const train::PrecisionConfig& p, std::string_view pl
             " keeps the first and last decoder layers in bf16" + none,
         "pass --layers " + std::to_string(start + end + 1) + " or more, or --fp8-recipe delayed");
   throw core::InputError(
-      "--fp8-bf16-layers-at-start " + std::to_string(start) + " and --fp8-bf16-layers-at-end " +
-          std::to_string(end) + " keep " + std::to_string(start + end) +
-          " decoder layer(s) in bf16" + none,
+      std::to_string(start) + " decoder layer(s) kept in bf16 at the start and " +
+          std::to_string(end) +
+          " at the end (--fp8-bf16-layers-at-start/-end, or a config's "
+          "num_layers_at_start/end_in_bf16)" +
+          none,
       "pass --layers " + std::to_string(start + end + 1) + " or more, or keep fewer in bf16");
 }
 

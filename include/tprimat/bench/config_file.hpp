@@ -5,7 +5,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,14 +15,12 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "tprimat/bench/config_run.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/core/near_name.hpp"
 #include "tprimat/core/yaml_input.hpp"
-#include "tprimat/bench/config_run.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/train/config.hpp"
@@ -365,14 +365,16 @@ inline const std::vector<std::string>& model_keys() {
 }
 /// NeMo's precision keys: read at the top level or under (recipe.)model.config only.
 inline const std::vector<std::string>& precision_keys() {
-  static const std::vector<std::string> keys = {"fp8", "fp8_recipe"};
+  static const std::vector<std::string> keys = {"fp8", "fp8_recipe", "first_last_layers_bf16",
+                                                "num_layers_at_start_in_bf16",
+                                                "num_layers_at_end_in_bf16"};
   return keys;
 }
 /// The top level's own keys, beside those of a strategy body: the seeds' run sections too.
 inline const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> out = {"parallelism", "profiling", "recipe", "model", "fp8",
-                                    "fp8_recipe"};
+    std::vector<std::string> out = {"parallelism", "profiling", "recipe", "model"};
+    for (const auto& k : precision_keys()) out.push_back(k);
     for (auto& k : run_section_names()) out.push_back(std::move(k));
     return out;
   }();
@@ -535,7 +537,10 @@ namespace detail {
 /// seeds' `recipe.model.config.fp8 = "hybrid"`, under `recipe` or not).
 inline const nlohmann::json* precision_block(const nlohmann::json& root, std::string* where) {
   const auto has_keys = [](const nlohmann::json& j) {
-    return j.is_object() && (j.contains("fp8") || j.contains("fp8_recipe"));
+    if (!j.is_object()) return false;
+    for (const auto& k : precision_keys())
+      if (j.contains(k)) return true;
+    return false;
   };
   if (has_keys(root)) return &root;
   for (const char* outer : {"recipe", ""}) {
@@ -555,10 +560,69 @@ inline const nlohmann::json* precision_block(const nlohmann::json& root, std::st
 
 }  // namespace detail
 
+namespace detail {
+
+/// Megatron's keys for the layers an FP8 run keeps in bf16, into `p` (see config_precision).
+inline void read_bf16_layers(const nlohmann::json& block, const std::string& file,
+                             const std::string& where, train::PrecisionConfig& p) {
+  const auto given = [&](const char* key) {
+    const auto it = block.find(key);
+    return it != block.end() && !it->is_null() ? &*it : nullptr;
+  };
+  const nlohmann::json* ends = given("first_last_layers_bf16");
+  const char* count_keys[] = {"num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"};
+  if (ends == nullptr) {
+    for (const char* key : count_keys)
+      if (given(key))
+        throw core::InputError("config " + file + ": " + where + key + " is given without " +
+                                   where +
+                                   "first_last_layers_bf16, which Megatron needs to "
+                                   "apply it",
+                               "add \"first_last_layers_bf16\": true, or drop " + std::string(key));
+    return;
+  }
+  if (!ends->is_boolean())
+    throw core::InputError("config " + file + ": " + where + "first_last_layers_bf16 is " +
+                               core::shown(ends->dump()) + ", not true or false",
+                           "write \"first_last_layers_bf16\": true or false");
+  if (!p.is_fp8())
+    throw core::InputError("config " + file + ": " + where +
+                               "first_last_layers_bf16 is given but " + where +
+                               "fp8 is not \"hybrid\"",
+                           "add \"fp8\": \"hybrid\", or drop first_last_layers_bf16");
+  std::optional<int>* fields[] = {&p.fp8.bf16_layers_at_start, &p.fp8.bf16_layers_at_end};
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json* count = given(count_keys[i]);
+    if (!ends->get<bool>()) {
+      if (count != nullptr)
+        throw core::InputError("config " + file + ": " + where + count_keys[i] + " is given and " +
+                                   where + "first_last_layers_bf16 is false",
+                               "drop one of the two");
+      *fields[i] = 0;
+      continue;
+    }
+    if (count == nullptr) {
+      *fields[i] = 1;  // Megatron's default for each end
+      continue;
+    }
+    if (!count->is_number_integer() || count->get<std::int64_t>() < 0 ||
+        count->get<std::int64_t>() > (1 << 20))
+      throw core::InputError("config " + file + ": " + where + count_keys[i] + " is " +
+                                 core::shown(count->dump()) + ", not a layer count",
+                             "write a whole number of layers, 0 or more");
+    *fields[i] = static_cast<int>(count->get<std::int64_t>());
+  }
+}
+
+}  // namespace detail
+
 /// NeMo's precision keys in a config file: `"fp8": "hybrid"` (E4M3 forward, E5M2 backward: the
 /// one format tprimat runs) or null/false (bf16), and `"fp8_recipe"`: "delayed", "current" or
 /// Megatron's name for current, "tensorwise". Other formats ("e4m3") and recipes ("mxfp8",
-/// "blockwise") are refused naming what is supported. nullopt: the file states neither.
+/// "blockwise") are refused naming what is supported. Megatron's `first_last_layers_bf16` (true:
+/// keep `num_layers_at_start_in_bf16` and `num_layers_at_end_in_bf16` layers in bf16, 1 each
+/// unless given; false: none, whatever the recipe) sets the layers kept in bf16; absent, the
+/// recipe's. nullopt: the file states none of these keys.
 inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::json& root,
                                                               const std::string& file) {
   std::string where;
@@ -597,6 +661,7 @@ inline std::optional<train::PrecisionConfig> config_precision(const nlohmann::js
                                  " is given but " + where + "fp8 is not \"hybrid\"",
                              "add \"fp8\": \"hybrid\", or drop fp8_recipe");
   }
+  detail::read_bf16_layers(*block, file, where, p);
   return p;
 }
 
