@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/profile_flags.hpp"
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/number.hpp"
+#include "cli/profile_flags.hpp"
 
 namespace tprimat::cli {
 

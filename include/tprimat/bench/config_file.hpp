@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,12 +14,14 @@
 #include <utility>
 #include <vector>
 
-#include "tprimat/bench/config_run.hpp"
+#include <nlohmann/json.hpp>
+
 #include "tprimat/core/error.hpp"
 #include "tprimat/core/input_file.hpp"
 #include "tprimat/core/json_input.hpp"
 #include "tprimat/core/near_name.hpp"
 #include "tprimat/core/yaml_input.hpp"
+#include "tprimat/bench/config_run.hpp"
 #include "tprimat/model/all.hpp"
 #include "tprimat/parallel/strategy.hpp"
 #include "tprimat/train/config.hpp"
@@ -557,10 +558,6 @@ inline const nlohmann::json* precision_block(const nlohmann::json& root, std::st
   }
   return nullptr;
 }
-
-}  // namespace detail
-
-namespace detail {
 
 /// Megatron's keys for the layers an FP8 run keeps in bf16, into `p` (see config_precision).
 inline void read_bf16_layers(const nlohmann::json& block, const std::string& file,
