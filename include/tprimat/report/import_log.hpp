@@ -10,13 +10,14 @@
 #include <cstdio>
 #include <fstream>
 #include <istream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tprimat/backend/peaks.hpp"
 #include "tprimat/bench/memory_plan.hpp"
