@@ -730,16 +730,20 @@ TEST_F(PrecisionJobs, AConfigFileStatesNemosFp8AndFlagsOverrideIt) {
   EXPECT_NE(error_of(opts_).find("num_layers_at_end_in_bf16 is given and "
                                  "first_last_layers_bf16 is false"),
             std::string::npos);
+  // A count is read as every integer key of a config file is (read_size), from 0.
   int file = 0;
-  for (const char* bad : {"-1", "1.5", "\"2\""}) {
+  for (const auto& [bad, why] :
+       {std::pair<std::string, std::string>{"-1", "must be an integer from 0 to 1048576, got -1"},
+        {"1.5", "must be an integer, got 1.5"},
+        {"\"2\"", "must be an integer, got \"2\""}}) {
     opts_.parallel = write("bad" + std::to_string(++file) + ".json",
                            std::string(R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
                              "first_last_layers_bf16": true, "num_layers_at_start_in_bf16": )") +
                                bad + "}");
-    EXPECT_NE(error_of(opts_).find("num_layers_at_start_in_bf16 is " + std::string(bad) +
-                                   ", not a layer count"),
-              std::string::npos)
-        << bad;
+    EXPECT_NE(
+        error_of(opts_).find("config " + opts_.parallel + ": num_layers_at_start_in_bf16 " + why),
+        std::string::npos)
+        << bad << ": " << error_of(opts_);
   }
   opts_.parallel = write("word.json", R"({"tensor_model_parallel_size": 1, "fp8": "hybrid",
                              "first_last_layers_bf16": "yes"})");

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -127,10 +126,10 @@ inline std::string join_keys(const nlohmann::json& j) {
 }
 
 /// Reads one integer key. Missing optional keys give `fallback`; a missing required key, a
-/// non-integer or a value outside 1 .. 2^20 is an InputError naming the file, the key path and the
-/// fix.
+/// non-integer or a value outside `least` (1 unless a count may be 0) .. 2^20 is an InputError
+/// naming the file, the key path and the fix.
 inline int read_size(const nlohmann::json& block, std::string_view key, const std::string& file,
-                     const std::string& where, bool required, int fallback) {
+                     const std::string& where, bool required, int fallback, int least = 1) {
   auto it = block.find(key);
   const std::string at = file + ": " + (where.empty() ? "" : where + ".") + std::string(key);
   if (it == block.end()) {
@@ -148,10 +147,11 @@ inline int read_size(const nlohmann::json& block, std::string_view key, const st
   constexpr long long most = 1 << 20;
   const bool in_range = it->is_number_unsigned() ? it->get<unsigned long long>() <= most
                                                  : it->get<long long>() <= most;
-  if (!in_range || it->get<long long>() < 1)
-    throw core::InputError("config " + at + " must be an integer from 1 to " +
-                               std::to_string(most) + ", got " + it->dump(),
-                           "use an integer from 1 to " + std::to_string(most));
+  if (!in_range || it->get<long long>() < least)
+    throw core::InputError(
+        "config " + at + " must be an integer from " + std::to_string(least) + " to " +
+            std::to_string(most) + ", got " + it->dump(),
+        "use an integer from " + std::to_string(least) + " to " + std::to_string(most));
   return static_cast<int>(it->get<long long>());
 }
 
@@ -598,16 +598,11 @@ inline void read_bf16_layers(const nlohmann::json& block, const std::string& fil
       *fields[i] = 0;
       continue;
     }
-    if (count == nullptr) {
-      *fields[i] = 1;  // Megatron's default for each end
-      continue;
-    }
-    if (!count->is_number_integer() || count->get<std::int64_t>() < 0 ||
-        count->get<std::int64_t>() > (1 << 20))
-      throw core::InputError("config " + file + ": " + where + count_keys[i] + " is " +
-                                 core::shown(count->dump()) + ", not a layer count",
-                             "write a whole number of layers, 0 or more");
-    *fields[i] = static_cast<int>(count->get<std::int64_t>());
+    // Megatron's default for each end is 1; a count given may be 0.
+    const std::string block_path = where.empty() ? where : where.substr(0, where.size() - 1);
+    *fields[i] = count == nullptr ? 1
+                                  : read_size(block, count_keys[i], file, block_path,
+                                              /*required=*/false, 1, /*least=*/0);
   }
 }
 
