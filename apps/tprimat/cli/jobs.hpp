@@ -156,6 +156,15 @@ inline train::OptimizerConfig optimizer_for(const BenchOptions& o, int total) {
 
 namespace detail {
 
+/// The precision the flags ask for (--precision or --fp8-format, --fp8-recipe, the bf16 layers
+/// at each end) over `base`, a config file's (precision_from_flags).
+inline train::PrecisionConfig precision_of(const BenchOptions& o,
+                                           train::PrecisionConfig base = {}) {
+  return precision_from_flags(
+      with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, base,
+      Fp8BoundaryLayers{o.fp8_bf16_layers_at_start, o.fp8_bf16_layers_at_end});
+}
+
 struct StrategyChoice {
   std::string name;        ///< built-in name, or the config spec, or the example's name
   std::string dir_suffix;  ///< "-00".."-04" for --parallel all, else ""
@@ -449,9 +458,7 @@ inline Job assemble_job(const BenchOptions& o, const Environment& env, const std
     file_cp = c.cp;
     file_recompute = c.recompute;
   }
-  const train::PrecisionConfig precision =
-      precision_from_flags(with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, file_precision,
-                           Fp8BoundaryLayers{o.fp8_bf16_layers_at_start, o.fp8_bf16_layers_at_end});
+  const train::PrecisionConfig precision = precision_of(o, file_precision);
   check_layout_flags(o, name, tp_pp, want_accum);
   if (o.grad_accum > 0) want_accum = o.grad_accum;
   const int cp = context_parallel_size(o, name, file_cp, o.seq);
@@ -698,11 +705,7 @@ inline JobList resolve_jobs(const BenchOptions& o, const Environment& env) {
   // under a lone --fp8-recipe, so the pair is judged here only without one.
   check_precision_flag_values(o.precision, o.fp8_recipe);
   if (!bench::is_config_path(o.parallel) || env.fixed)
-    check_precision_backend(
-        precision_from_flags(
-            with_fp8_format(o.precision, o.fp8_format), o.fp8_recipe, {},
-            Fp8BoundaryLayers{o.fp8_bf16_layers_at_start, o.fp8_bf16_layers_at_end}),
-        env.device.platform);
+    check_precision_backend(detail::precision_of(o), env.device.platform);
   check_pipeline_split_flag(o);  // before --parallel all could skip every strategy for it
   check_ranges(o);  // the flags' own ranges, for options filled in code as for typed ones
   check_totals(o);
