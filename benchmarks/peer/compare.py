@@ -39,6 +39,8 @@ import subprocess
 import sys
 import time
 
+from float8_linear import bf16_ends_error, kept_in_bf16
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -83,10 +85,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"unknown --precisions {bad}: use bf16, fp8")
     if args.gbs < 1 or any(b < 1 or args.gbs % b for b in args.mbs):
         p.error(f"--gbs {args.gbs} must be a positive multiple of every --mbs {args.mbs}")
-    kept = (args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
-    if min(kept) < 0 or sum(kept) >= args.layers:
-        p.error(f"--fp8-bf16-layers-at-start/-end {kept[0]}/{kept[1]}: each 0 or more, and together "
-                f"fewer than --layers {args.layers} (one layer at least in FP8)")
+    why = bf16_ends_error(args.layers, args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
+    if why:
+        p.error(why)
     return args
 
 
@@ -100,8 +101,7 @@ def kept_in_bf16(args, precision: str) -> list[int] | None:
     """The decoder layers an fp8 row asks both sides to keep in bf16; None for bf16."""
     if precision != "fp8":
         return None
-    return [i for i in range(args.layers) if i < args.fp8_bf16_layers_at_start
-            or i >= args.layers - args.fp8_bf16_layers_at_end]
+    return kept_in_bf16(args.layers, args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
 
 
 def run(cmd: list[str], log_path: str, timeout: float, dry_run: bool):

@@ -25,6 +25,19 @@ E5M2_MAX = 57344.0
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
+def kept_in_bf16(layers: int, at_start: int, at_end: int) -> list[int]:
+    """The decoder layers (0-based) kept in bf16: the first `at_start` and the last `at_end`."""
+    return [i for i in range(layers) if i < at_start or i >= layers - at_end]
+
+
+def bf16_ends_error(layers: int, at_start: int, at_end: int) -> str:
+    """Why `at_start` and `at_end` layers kept in bf16 do not suit `layers`; "" where they do."""
+    if min(at_start, at_end) < 0 or at_start + at_end >= layers:
+        return (f"--fp8-bf16-layers-at-start/-end {at_start}/{at_end}: each 0 or more, and "
+                f"together fewer than --layers {layers} (one layer at least in FP8)")
+    return ""
+
+
 def make_float8_linear(torch):
     """The nn.Module that replaces an nn.Linear (same parameters, FP8 GEMMs)."""
     e4m3, e5m2 = torch.float8_e4m3fn, torch.float8_e5m2
@@ -87,9 +100,10 @@ def convert_to_float8(torch, model, bf16_at_start: int = 0, bf16_at_end: int = 0
     recipe keeps one at each end; torchao's default converts them all); returns how many."""
     float8_linear = make_float8_linear(torch)
     layers = model.model.layers  # Hugging Face's decoder stack (Llama, Qwen2, Mistral)
+    kept = set(kept_in_bf16(len(layers), bf16_at_start, bf16_at_end))
     swapped = 0
     for index, layer in enumerate(layers):
-        if index < bf16_at_start or index >= len(layers) - bf16_at_end:
+        if index in kept:
             continue
         for module in list(layer.modules()):
             for name in PROJECTIONS:

@@ -33,6 +33,8 @@ import statistics
 import sys
 import time
 
+from float8_linear import bf16_ends_error, kept_in_bf16
+
 # Real widths of the full models (HF config.json of each model card); --layers cuts the depth.
 MODELS = {
     "llama": {
@@ -141,9 +143,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             or args.warmup < 0):
         p.error("--layers, --mbs, --grad-accum, --steps must be >= 1, --seq >= 2, --warmup >= 0")
     kept = (args.fp8_bf16_layers_at_start, args.fp8_bf16_layers_at_end)
-    if min(kept) < 0 or sum(kept) >= args.layers:
-        p.error(f"--fp8-bf16-layers-at-start/-end {kept[0]}/{kept[1]}: each 0 or more, and "
-                f"together fewer than --layers {args.layers} (one layer at least in FP8)")
+    if bf16_ends_error(args.layers, *kept):
+        p.error(bf16_ends_error(args.layers, *kept))
     if sum(kept) > 0 and not args.fp8:
         p.error("--fp8-bf16-layers-at-start/-end are for an --fp8 run")
     return args
@@ -308,9 +309,8 @@ def main(argv=None) -> int:
         "seq": args.seq,
         "compile": args.compile,
         "precision": "fp8-tensorwise" if args.fp8 else "bf16",
-        "bf16_layers": ([i for i in range(args.layers)
-                         if i < args.fp8_bf16_layers_at_start
-                         or i >= args.layers - args.fp8_bf16_layers_at_end] if args.fp8 else None),
+        "bf16_layers": (kept_in_bf16(args.layers, args.fp8_bf16_layers_at_start,
+                                     args.fp8_bf16_layers_at_end) if args.fp8 else None),
         "attn_implementation": "sdpa",
         "warmup_steps": args.warmup,
         "steps": args.steps,
